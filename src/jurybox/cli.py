@@ -1,0 +1,105 @@
+"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input, 1 other failure."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from jurybox.errors import InputError, JuryboxError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _console() -> Console:
+    return Console(stderr=True)
+
+
+def handle_errors(func: F) -> F:
+    """Turn jurybox errors into one-line messages and the documented exit statuses."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except JuryboxError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILURE)
+        except OSError as exc:
+            click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            sys.exit(EXIT_FAILURE)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="jurybox")
+def main() -> None:
+    """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), help="Overrides paths.output_dir.")
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Resume the run in DIR: completed judgments are skipped.")
+@click.option("--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls.")
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
+@handle_errors
+def run(config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None) -> None:
+    """Judge the dataset named in CONFIG (YAML) with every configured judge."""
+    from jurybox.pipeline import run_from_config
+
+    run_from_config(config, output_dir=output_dir, resume=resume, dry_run=dry_run, limit=limit, console=_console())
+
+
+@main.command()
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results/demo"), show_default=True)
+@handle_errors
+def demo(output_dir: Path) -> None:
+    """Run the bundled example end to end with the bundled local judge (no key, no network)."""
+    from jurybox.pipeline import run_demo
+
+    run_demo(output_dir, console=_console())
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the YAML config."""
+    from jurybox.config import config_json_schema
+
+    click.echo(json.dumps(config_json_schema(), indent=2))
+
+
+@main.command()
+def rubrics() -> None:
+    """List the built-in rubrics."""
+    from jurybox.rubrics import list_builtin_rubrics
+
+    for name, description in list_builtin_rubrics():
+        click.echo(f"{name}\t{description}")
+
+
+@main.command("export-pairs")
+@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="JSON file to write.")
+@click.option("--arms", nargs=2, help="Control and treatment arm names (default: the first two).")
+@handle_errors
+def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
+    """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
+    from jurybox.datasets import export_pairs, load_dataset
+
+    pairs = export_pairs(load_dataset(dataset), arms)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
+    click.echo(f"wrote {len(pairs)} pairs to {out}")

@@ -1,0 +1,241 @@
+"""Typed run configuration: pydantic models (frozen, ``extra="forbid"``), YAML loading, JSON Schema.
+
+Model names only ever come from here, and keys only from the environment variables a judge names,
+read at call time by the provider (never stored in a config object).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jurybox.errors import ConfigError
+
+ProviderName = Literal["anthropic", "openai", "google", "local", "fake"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FakeJudgeConfig(_Frozen):
+    """Scripted behaviour of the ``fake`` provider (tests, docs, dry pipelines)."""
+
+    behavior: Literal["schema", "replies", "first", "second", "longer", "random"] = Field(
+        "schema",
+        description="'schema': a valid answer drawn from the response schema, seeded by the "
+        "prompt; 'replies': cycle through `replies`; 'first'/'second'/'longer'/'random': pairwise "
+        "verdict rule, rubric scores follow the same preference.",
+    )
+    replies: tuple[str, ...] = Field((), description="Raw texts returned in turn ('replies').")
+    latency_ms: float = Field(0.0, ge=0, description="Simulated latency per call.")
+    error_rate: float = Field(0.0, ge=0, le=1, description="Share of calls that fail (transient).")
+    seed: int = Field(0, description="Seed of the fake's own randomness.")
+
+
+class JudgeConfig(_Frozen):
+    """One judge: a provider, a model and its call parameters."""
+
+    provider: ProviderName = Field(description="Which adapter calls the model.")
+    model: str | None = Field(
+        None, description="Vendor model name; optional only for `local` and `fake`."
+    )
+    api_key_env: str | None = Field(
+        None,
+        description="Name of the environment variable holding the key (read at call time). "
+        "null for servers that need none.",
+    )
+    base_url: str | None = Field(None, description="Endpoint override (OpenAI-compatible servers).")
+    temperature: float | None = Field(0.0, description="null omits the parameter.")
+    max_tokens: int | None = Field(None, gt=0, description="Overrides pipeline.max_tokens.")
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens", description="OpenAI: newer models want max_completion_tokens."
+    )
+    structured_output: bool = Field(True, description="Ask for native JSON-schema output.")
+    concurrency: int | None = Field(None, gt=0, description="Calls in flight for this judge.")
+    rpm: float | None = Field(None, gt=0, description="Requests per minute limit.")
+    tpm: float | None = Field(None, gt=0, description="Tokens per minute limit.")
+    timeout_s: float = Field(120.0, gt=0, description="Per-call timeout.")
+    price_input_per_mtok: float | None = Field(None, ge=0, description="USD per 1M input tokens.")
+    price_output_per_mtok: float | None = Field(
+        None, ge=0, description="USD per 1M output tokens."
+    )
+    price_cached_input_per_mtok: float | None = Field(
+        None, ge=0, description="USD per 1M cached input tokens (defaults to the input price)."
+    )
+    family: str | None = Field(
+        None, description="Model family, matched against dataset `authors` for self-preference."
+    )
+    model_path: str | None = Field(None, description="`local`: any .gguf (default: bundled).")
+    n_ctx: int = Field(4096, gt=0, description="`local`: context window.")
+    extra_body: dict[str, Any] | None = Field(None, description="Extra vendor body fields.")
+    fake: FakeJudgeConfig | None = Field(None, description="`fake` provider behaviour.")
+
+    @model_validator(mode="after")
+    def _model_required_for_vendors(self) -> JudgeConfig:
+        if self.provider in ("anthropic", "openai", "google") and not self.model:
+            raise ValueError(f"provider '{self.provider}' needs a `model`")
+        return self
+
+
+class TaskConfig(_Frozen):
+    """What the judges are asked to do."""
+
+    mode: Literal["rubric", "pairwise", "ranking", "criterion"] = "pairwise"
+    rubric: str = Field("general", description="Built-in rubric name or path to a rubric YAML.")
+    reference_guided: bool = Field(False, description="Show contexts and expected answer.")
+    pairwise_with_rubric: bool = Field(
+        False, description="Pairwise: score both responses per dimension, then prefer."
+    )
+    batch_size: int = Field(1, ge=1, le=20, description="Pairwise: pairs per prompt.")
+    arms: tuple[str, ...] | None = Field(
+        None, description="Arms to compare, first = control (default: the dataset's order)."
+    )
+    criteria: tuple[str, ...] = Field(
+        (), description="Criterion mode: paths to criterion YAML files (one judge each)."
+    )
+
+
+class PipelineConfig(_Frozen):
+    """How the work is scheduled and retried."""
+
+    random_seed: int = 42
+    max_tokens: int = Field(4096, gt=0)
+    concurrency: int = Field(16, gt=0, description="Default calls in flight per judge.")
+    position_bias_mode: Literal["both", "random", "fixed"] = Field(
+        "both", description="both: every pair in both orders; random: seeded coin; fixed: as given."
+    )
+    test_retest_count: int = Field(10, ge=0, description="Items judged once more (retest).")
+    test_retest_query_ids: tuple[str, ...] | None = Field(
+        None, description="Explicit retest ids (overrides test_retest_count)."
+    )
+    repeats: int = Field(1, ge=1)
+    max_retries: int = Field(5, ge=0, le=5)
+    retry_base_s: float = Field(1.0, gt=0, description="First backoff; doubles, with jitter.")
+    retry_after_cap_s: float = Field(60.0, gt=0, description="Longest Retry-After honoured.")
+    cache: bool = Field(True, description="SQLite response cache on/off.")
+    cache_path: str | None = Field(None, description="Default: <output_dir>/cache.sqlite.")
+
+
+class ScoringConfig(_Frozen):
+    request_confidence: bool = True
+    confidence_scale: tuple[int, int] = (1, 5)
+
+
+class DatasetConfig(_Frozen):
+    """How to read the dataset: column mapping from the file's names to jurybox's."""
+
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="jurybox field -> column in the file, e.g. {id: qid, question: prompt}.",
+    )
+    response_columns: dict[str, str] | None = Field(
+        None, description="Flat files: arm -> column holding that arm's response."
+    )
+
+
+class PathsConfig(_Frozen):
+    dataset: str
+    output_dir: str = "results/run"
+    human_labels: str | None = None
+
+
+class RunConfig(_Frozen):
+    """The whole YAML file."""
+
+    judges: dict[str, JudgeConfig] = Field(default_factory=dict)
+    task: TaskConfig = Field(default_factory=TaskConfig)  # type: ignore[arg-type]
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)  # type: ignore[arg-type]
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)  # type: ignore[arg-type]
+    paths: PathsConfig
+    source_path: Annotated[str | None, Field(exclude=True)] = None
+
+    @model_validator(mode="after")
+    def _judges_present(self) -> RunConfig:
+        if not self.judges:
+            raise ValueError("at least one judge is required under `judges`")
+        return self
+
+    def resolve(self, relative: str) -> Path:
+        """Resolve a path from the config relative to the config file's folder."""
+        path = Path(relative)
+        if path.is_absolute() or self.source_path is None:
+            return path
+        return Path(self.source_path).parent / path
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a YAML config; errors name the file, line and key path."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not valid UTF-8 ({exc.reason})", path=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path), line=line)
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", path=str(path))
+    return config_from_mapping(data, source=str(path), text=text)
+
+
+def config_from_mapping(
+    data: dict[str, Any], *, source: str = "<config>", text: str | None = None
+) -> RunConfig:
+    """Validate an already-parsed config mapping."""
+    try:
+        return RunConfig.model_validate({**data, "source_path": source})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key_path = ".".join(str(p) for p in error["loc"])
+        raise ConfigError(
+            _describe(error), path=source, line=_line_of(text, error["loc"]), field=key_path
+        ) from None
+
+
+def _describe(error: Any) -> str:
+    message = str(error["msg"])
+    expected = (error.get("ctx") or {}).get("expected")
+    if expected and "expected" not in message.lower():
+        message += f" (allowed: {expected})"
+    return message
+
+
+def _line_of(text: str | None, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line of the deepest key of ``loc`` that appears in the YAML text."""
+    if text is None:
+        return None
+    lines = text.splitlines()
+    start = 0
+    found: int | None = None
+    for part in loc:
+        if not isinstance(part, str):
+            continue
+        for number in range(start, len(lines)):
+            stripped = lines[number].lstrip(" -{")
+            if stripped.startswith(f"{part}:") or f" {part}:" in lines[number]:
+                found, start = number + 1, number + 1
+                break
+    return found
+
+
+def config_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the YAML config (``jurybox schema``)."""
+    schema = RunConfig.model_json_schema()
+    schema["properties"].pop("source_path", None)
+    return schema
+
+
+def dump_config(config: RunConfig) -> str:
+    """JSON snapshot of a config for the run manifest (contains env var names, never keys)."""
+    return json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True)

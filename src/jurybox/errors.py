@@ -1,0 +1,96 @@
+"""The jurybox exception tree.
+
+Every message names the file, line and field at fault where there is one, so a user can fix the
+input without reading a traceback. The CLI maps ``InputError`` subclasses to exit status 2.
+"""
+
+from __future__ import annotations
+
+
+class JuryboxError(Exception):
+    """Base class of every error jurybox raises on purpose."""
+
+
+class InputError(JuryboxError):
+    """Bad user input (config, dataset, rubric, labels): the CLI exits with status 2."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.reason = message
+        super().__init__(self._compose(message))
+
+    def _compose(self, message: str) -> str:
+        where = []
+        if self.path is not None:
+            where.append(f"{self.path}:{self.line}" if self.line is not None else self.path)
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {message}" if where else message
+
+
+class ConfigError(InputError):
+    """The YAML config (or a rubric / criterion file it names) is invalid."""
+
+
+class DatasetError(InputError):
+    """A dataset or human-label file is invalid."""
+
+
+class ParseError(JuryboxError):
+    """A judge's text could not be turned into a valid structured result.
+
+    Never fatal: the pipeline records it with ``status=unparsed``.
+    """
+
+
+class ProviderError(JuryboxError):
+    """A provider call failed. Subclasses say whether a retry may help."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        self.status_code = status_code
+        super().__init__(message)
+
+
+class AuthError(ProviderError):
+    """Missing or rejected credentials: never retried."""
+
+
+class BadRequestError(ProviderError):
+    """The request itself is wrong (bad parameter, unknown model, content filter): never retried."""
+
+
+class RateLimitError(ProviderError):
+    """HTTP 429 or an equivalent; ``retry_after`` is the server's hint in seconds, if any."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status_code: int | None = 429,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status_code=status_code)
+
+
+class TransientError(ProviderError):
+    """5xx, timeouts, dropped connections, malformed bodies: retried with backoff."""
+
+    retryable = True
+
+
+class MissingDependencyError(JuryboxError):
+    """An optional extra is not installed; the message carries the pip command that fixes it."""

@@ -1,0 +1,222 @@
+"""Frozen value types that flow through jurybox.
+
+``Item`` comes out of a dataset, ``WorkUnit`` is one judgment to make, ``CompletionRequest`` /
+``Completion`` cross the provider boundary, and ``JudgeRecord`` is one line of judgments.jsonl.
+Positions ("A", "B", ...) are what the judge saw; arms ("control", "treatment", ...) are what the
+user compares. Records keep both so that bias analysis (positions) and treatment effects (arms)
+read the same file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+RECORD_SCHEMA_VERSION = 1
+
+Mode = Literal["rubric", "pairwise", "ranking", "criterion"]
+POSITION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class Status(StrEnum):
+    """Outcome of one judgment. Only ``ok`` records enter the metrics; reports count the rest."""
+
+    OK = "ok"
+    UNPARSED = "unparsed"
+    PROVIDER_ERROR = "provider_error"
+    REFUSED = "refused"  # the judge or a vendor content filter declined to answer
+    TRUNCATED = "truncated"  # max_tokens reached before the answer was complete
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question with the responses to judge, keyed by arm (e.g. control / treatment)."""
+
+    id: str
+    question: str
+    responses: Mapping[str, str]
+    contexts: tuple[str, ...] = ()
+    expected_answer: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    authors: Mapping[str, str] = field(default_factory=dict)
+    human: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def arms(self) -> tuple[str, ...]:
+        return tuple(self.responses)
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One judgment to make: item x judge x ordering x repeat (x retest).
+
+    ``order`` lists the arms in the order they are shown (position A first). ``ordering`` is the
+    human-readable name of that order ("control_first", "treatment_first", "single", or the
+    arms joined by ">" for rankings).
+    """
+
+    item_id: str
+    judge: str
+    ordering: str
+    order: tuple[str, ...]
+    repeat: int = 0
+    retest: bool = False
+    criterion: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Stable identity used for resume; contains only what defines the judgment."""
+        parts = [self.item_id, self.judge, self.ordering, f"r{self.repeat}"]
+        if self.criterion is not None:
+            parts.append(f"c:{self.criterion}")
+        if self.retest:
+            parts.append("retest")
+        return "|".join(parts)
+
+    def positions(self) -> dict[str, str]:
+        """Map position letter -> arm, as shown to the judge."""
+        return {POSITION_LETTERS[i]: arm for i, arm in enumerate(self.order)}
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """What a provider is asked. ``system`` is static (instructions, rubric, few-shot) and comes
+    first so vendor prompt caching applies; ``user`` carries the variable content.
+
+    ``response_schema`` is a JSON Schema for native structured output where the vendor has it;
+    ``schema_name`` names it for vendors that want a name. ``temperature=None`` omits the
+    parameter. ``seed`` is passed through where a vendor supports it.
+    """
+
+    system: str
+    user: str
+    max_tokens: int
+    temperature: float | None = 0.0
+    response_schema: Mapping[str, Any] | None = None
+    schema_name: str = "judgment"
+    seed: int | None = None
+
+    def prompt_hash(self) -> str:
+        """Hash of everything the judge reads (not of the parameters)."""
+        payload = json.dumps(
+            {"system": self.system, "user": self.user, "schema": self.response_schema},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A provider's answer: raw text (never altered), usage and timing.
+
+    ``structured`` is set when the vendor returned native structured output (a parsed JSON
+    object or a forced tool call's input); the parser prefers it to ``text``.
+    """
+
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    latency_ms: float | None = None
+    finish_reason: FinishReason = "stop"
+    structured: Mapping[str, Any] | None = None
+    refusal: str | None = None
+
+
+@dataclass(frozen=True)
+class DimensionScore:
+    """One rubric dimension's score for one response, as the judge gave it."""
+
+    name: str
+    score: float
+    confidence: float | None = None
+    reasoning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class JudgeRecord:
+    """One line of judgments.jsonl: a judgment, its provenance and its raw text.
+
+    Positional fields (``preference``, ``scores_response_a`` ...) say what the judge saw;
+    arm fields (``preferred_arm``, ``scores``, ``overall``, ``ranking``) are mapped back.
+    """
+
+    key: str
+    run_id: str
+    query_id: str
+    judge_name: str
+    judge_model: str
+    judge_vendor: str
+    mode: str
+    presentation_order: str
+    positions: Mapping[str, str]
+    status: Status
+    parse_success: bool
+    raw_response: str | None
+    timestamp: str
+    repeat: int = 0
+    retest: bool = False
+    criterion: str | None = None
+    error: str | None = None
+    parse_method: str | None = None
+    holistic_fallback: bool = False
+    # pairwise, positional
+    response_a_label: str | None = None
+    response_b_label: str | None = None
+    preference: str | None = None  # "A" | "B" | "tie"
+    confidence: str | None = None  # pairwise verdict confidence: high | medium | low
+    preference_reasoning: str | None = None
+    scores_response_a: Mapping[str, Any] | None = None
+    scores_response_b: Mapping[str, Any] | None = None
+    # mapped back to arms
+    preferred_arm: str | None = None  # arm name, "tie", or None when unparsed
+    scores: Mapping[str, Mapping[str, float]] | None = None  # arm -> dimension -> score
+    confidences: Mapping[str, Mapping[str, float]] | None = None  # arm -> dimension -> conf
+    overall: Mapping[str, float] | None = None  # arm -> weighted overall after gates
+    gate_failures: Mapping[str, list[str]] | None = None  # arm -> failed gate dimensions
+    safety_flags: Mapping[str, str] | None = None  # arm -> safety pattern that fired
+    ranking: list[str] | None = None  # arms, best first
+    verdict: str | None = None  # criterion: "Pass" | "Fail"
+    # provenance and usage
+    prompt_hash: str | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    attempts: int = 1
+    cache_hit: bool = False
+    finish_reason: str | None = None
+    local_judge: bool = False
+    schema_version: int = RECORD_SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeRecord:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["status"] = Status(values["status"])
+        return cls(**values)
