@@ -51,20 +51,44 @@ def main() -> None:
 
 @main.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), help="Overrides paths.output_dir.")
-@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), help="Resume the run in DIR: completed judgments are skipped.")
-@click.option("--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls.")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Overrides paths.output_dir.",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Resume the run in DIR: completed judgments are skipped.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @handle_errors
-def run(config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None) -> None:
+def run(
+    config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None
+) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge."""
     from jurybox.pipeline import run_from_config
 
-    run_from_config(config, output_dir=output_dir, resume=resume, dry_run=dry_run, limit=limit, console=_console())
+    run_from_config(
+        config,
+        output_dir=output_dir,
+        resume=resume,
+        dry_run=dry_run,
+        limit=limit,
+        console=_console(),
+    )
 
 
 @main.command()
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results/demo"), show_default=True)
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/demo"),
+    show_default=True,
+)
 @handle_errors
 def demo(output_dir: Path) -> None:
     """Run the bundled example end to end with the bundled local judge (no key, no network)."""
@@ -92,7 +116,12 @@ def rubrics() -> None:
 
 @main.command("export-pairs")
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="JSON file to write.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="JSON file to write.",
+)
 @click.option("--arms", nargs=2, help="Control and treatment arm names (default: the first two).")
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
@@ -103,3 +132,76 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
     click.echo(f"wrote {len(pairs)} pairs to {out}")
+
+
+@main.command()
+@click.argument("judgments", type=click.Path(path_type=Path))
+@click.option(
+    "--human",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Human labels (JSONL/CSV/JSON) to calibrate the judges against.",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The judged dataset (response lengths, authors, subgroups).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for the report files.",
+)
+@click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
+@handle_errors
+def analyze(
+    judgments: Path, human: Path | None, dataset: Path | None, out_dir: Path, no_plots: bool
+) -> None:
+    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out."""
+    from jurybox.reporting import analyze_to_dir  # noqa: PLC0415 - keep `--help` fast
+
+    analyze_to_dir(
+        judgments,
+        human=human,
+        dataset=dataset,
+        out_dir=out_dir,
+        console=Console(),
+        plots=not no_plots,
+    )
+
+
+@main.command("import")
+@click.argument("kind", type=click.Choice(["llmbar", "pandalm", "judgebench", "generic"]))
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="judgments.jsonl to write.",
+)
+@click.option(
+    "--map",
+    "mappings",
+    multiple=True,
+    metavar="KEY=COLUMN",
+    help="Column mapping for the source format (repeatable).",
+)
+@handle_errors
+def import_command(kind: str, path: Path, out: Path, mappings: tuple[str, ...]) -> None:
+    """Convert PATH, published judge verdicts of format KIND, into judgments.jsonl records."""
+    from jurybox.analysis.importers import import_verdicts  # noqa: PLC0415 - keep `--help` fast
+
+    written = import_verdicts(kind, path, out, _parse_mappings(mappings))
+    click.echo(f"wrote {written} records to {out}")
+
+
+def _parse_mappings(mappings: tuple[str, ...]) -> dict[str, str]:
+    """``KEY=COLUMN`` pairs -> dict; a malformed pair is bad input (exit 2)."""
+    parsed: dict[str, str] = {}
+    for pair in mappings:
+        key, sep, column = pair.partition("=")
+        if not sep or not key.strip() or not column.strip():
+            raise InputError(f"--map expects KEY=COLUMN, got {pair!r}", field="--map")
+        parsed[key.strip()] = column.strip()
+    return parsed

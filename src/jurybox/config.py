@@ -61,9 +61,7 @@ class JudgeConfig(_Frozen):
     tpm: float | None = Field(None, gt=0, description="Tokens per minute limit.")
     timeout_s: float = Field(120.0, gt=0, description="Per-call timeout.")
     price_input_per_mtok: float | None = Field(None, ge=0, description="USD per 1M input tokens.")
-    price_output_per_mtok: float | None = Field(
-        None, ge=0, description="USD per 1M output tokens."
-    )
+    price_output_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
     price_cached_input_per_mtok: float | None = Field(
         None, ge=0, description="USD per 1M cached input tokens (defaults to the input price)."
     )
@@ -148,10 +146,10 @@ class RunConfig(_Frozen):
     """The whole YAML file."""
 
     judges: dict[str, JudgeConfig] = Field(default_factory=dict)
-    task: TaskConfig = Field(default_factory=TaskConfig)  # type: ignore[arg-type]
-    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)  # type: ignore[arg-type]
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
-    dataset: DatasetConfig = Field(default_factory=DatasetConfig)  # type: ignore[arg-type]
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     paths: PathsConfig
     source_path: Annotated[str | None, Field(exclude=True)] = None
 
@@ -183,7 +181,9 @@ def load_config(path: str | Path) -> RunConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path), line=line)
+        raise ConfigError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path), line=line
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(path))
     return config_from_mapping(data, source=str(path), text=text)

@@ -1,0 +1,276 @@
+"""Throughput: jurybox against a local OpenAI-compatible server, next to a sequential baseline.
+
+The fastest a judging run can finish is bound by the provider:
+
+    bound = max(calls x latency / calls_in_flight, calls / rate_limit)
+
+This script starts ``wire_server.py`` in its own process (so that its CPU is not counted as
+jurybox's), has jurybox judge ``--units`` pairwise work units against it through the ``openai``
+adapter (``base_url`` at the server, ``api_key_env: null``, cache off) and prints, per scenario:
+wall time / bound, the 429s the server sent, and jurybox's own CPU time per judgment
+(``time.process_time()`` of this process around the run). A sequential one-call-at-a-time run
+over ``--baseline-units`` units (extrapolated linearly to ``--units``) is measured in the same
+invocation, against the same server settings.
+
+Scenarios (``--scenarios``, comma separated):
+
+* ``latency``: no rate limit; bound = units x latency / concurrency.
+* ``rate1s``: the server admits ``rpm/60`` requests in any 1-second window (how vendors enforce
+  a per-minute limit in practice) and jurybox is told the same ``rpm``.
+* ``rate60s``: the server admits ``rpm`` requests in any 60-second window, the semantics of
+  jurybox's own limiter (takes over a minute; not in the default set).
+
+Usage: ``python bench/throughput.py [--units 2000] [--latency-s 0.2] [--concurrency 64]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from wire_server import WireConfig, spawn_server  # noqa: E402
+
+_WORDS = (
+    "the answer explains each step and cites the relevant rule before giving a final result "
+    "while noting the assumptions that were made and where they might not hold in practice"
+).split()
+
+
+def response_text(index: int, arm: str, chars: int) -> str:
+    """A deterministic response of about ``chars`` characters."""
+    words: list[str] = []
+    n = index * 7 + len(arm)
+    while sum(len(w) + 1 for w in words) < chars:
+        words.append(_WORDS[n % len(_WORDS)])
+        n += 3
+    return f"[{arm} {index}] " + " ".join(words)
+
+
+def write_dataset(path: Path, n_items: int, *, chars: int = 600) -> Path:
+    """Two-arm items (control / treatment) with responses of about ``chars`` characters."""
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n_items):
+            row = {
+                "id": f"q{i:06d}",
+                "question": f"Question {i}: how should the following situation be handled?",
+                "responses": {
+                    "control": response_text(i, "control", chars),
+                    "treatment": response_text(i, "treatment", chars + 40 * (i % 5)),
+                },
+            }
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def run_config(
+    dataset: Path, url: str, *, concurrency: int, rpm: float | None, timeout_s: float = 60.0
+) -> dict[str, Any]:
+    """A pairwise run (both orders, no retests, cache off) with one ``openai`` judge at ``url``."""
+    judge: dict[str, Any] = {
+        "provider": "openai",
+        "model": "wire-judge",
+        "base_url": url,
+        "api_key_env": None,
+        "concurrency": concurrency,
+        "timeout_s": timeout_s,
+    }
+    if rpm is not None:
+        judge["rpm"] = rpm
+    return {
+        "judges": {"wire": judge},
+        "task": {"mode": "pairwise"},
+        "pipeline": {
+            "cache": False,
+            "test_retest_count": 0,
+            "position_bias_mode": "both",
+            "concurrency": concurrency,
+        },
+        "paths": {"dataset": str(dataset)},
+    }
+
+
+@dataclass(frozen=True)
+class Measured:
+    units: int
+    wall_s: float
+    cpu_s: float
+    status_counts: dict[str, int]
+    server: dict[str, float]
+
+    @property
+    def cpu_ms_per_judgment(self) -> float:
+        return 1000.0 * self.cpu_s / self.units
+
+
+def measure_run(
+    config_map: dict[str, Any],
+    out_dir: Path,
+    server: Any,
+    *,
+    limit: int | None = None,
+    profile: Path | None = None,
+) -> Measured:
+    """One jurybox run in this process: wall and CPU time around ``run_async``."""
+    from jurybox.config import config_from_mapping
+    from jurybox.pipeline import run_async
+
+    config = config_from_mapping(config_map)
+    server.reset()
+    profiler = cProfile.Profile() if profile is not None else None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    summary = asyncio.run(run_async(config, output_dir=out_dir, limit=limit))
+    if profiler is not None:
+        profiler.disable()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    if profiler is not None and profile is not None:
+        profiler.dump_stats(profile)
+    counts = {k: v for k, v in summary.status_counts.items() if v}
+    return Measured(summary.units_run, wall, cpu, counts, server.stats())
+
+
+def bound_s(units: int, latency_s: float, concurrency: int, rpm: float | None) -> float:
+    latency_bound = units * latency_s / concurrency
+    rate_bound = units / (rpm / 60.0) if rpm else 0.0
+    return max(latency_bound, rate_bound)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    server: WireConfig
+    rpm: float | None  # told to jurybox
+
+
+def scenarios(args: argparse.Namespace) -> dict[str, Scenario]:
+    lat = args.latency_s
+    return {
+        "latency": Scenario("latency", WireConfig(latency_s=lat, seed=1), None),
+        "rate1s": Scenario(
+            "rate1s", WireConfig(latency_s=lat, rpm=args.rpm, rate_window_s=1.0, seed=1), args.rpm
+        ),
+        "rate60s": Scenario(
+            "rate60s",
+            WireConfig(latency_s=lat, rpm=args.rpm60, rate_window_s=60.0, seed=1),
+            args.rpm60,
+        ),
+    }
+
+
+def run_scenario(
+    scenario: Scenario, args: argparse.Namespace, dataset: Path, work: Path
+) -> dict[str, Any]:
+    with spawn_server(scenario.server, max_lifetime_s=1800) as server:
+        conc = run_config(dataset, server.url, concurrency=args.concurrency, rpm=scenario.rpm)
+        profile = work / f"{scenario.name}.prof" if args.profile else None
+        full = measure_run(conc, work / f"{scenario.name}-conc", server, profile=profile)
+        base = None
+        if args.baseline_units:
+            seq = run_config(dataset, server.url, concurrency=1, rpm=scenario.rpm)
+            base = measure_run(
+                seq, work / f"{scenario.name}-seq", server, limit=args.baseline_units // 2
+            )
+    bound = bound_s(full.units, args.latency_s, args.concurrency, scenario.rpm)
+    row: dict[str, Any] = {
+        "scenario": scenario.name,
+        "units": full.units,
+        "latency_s": args.latency_s,
+        "concurrency": args.concurrency,
+        "server_rpm": scenario.server.rpm,
+        "server_window_s": scenario.server.rate_window_s if scenario.server.rpm else None,
+        "jurybox_rpm": scenario.rpm,
+        "bound_s": bound,
+        "wall_s": full.wall_s,
+        "wall_over_bound": full.wall_s / bound,
+        "http_429": int(full.server["rate_limited"] + full.server["rate_429"]),
+        "requests": int(full.server["requests"]),
+        "cpu_s": full.cpu_s,
+        "cpu_ms_per_judgment": full.cpu_ms_per_judgment,
+        "server_cpu_s": full.server["cpu_s"],
+        "status_counts": full.status_counts,
+    }
+    if base is not None:
+        scale = full.units / base.units
+        row["baseline"] = {
+            "units_measured": base.units,
+            "wall_s_measured": base.wall_s,
+            "wall_s_extrapolated": base.wall_s * scale,
+            "cpu_ms_per_judgment": base.cpu_ms_per_judgment,
+            "http_429": int(base.server["rate_limited"] + base.server["rate_429"]),
+            "status_counts": base.status_counts,
+            "speedup": base.wall_s * scale / full.wall_s,
+        }
+    return row
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(
+        "| scenario | units | bound s | wall s | wall/bound | 429s | CPU ms/judgment | "
+        "sequential wall s (measured units -> extrapolated) | seq. CPU ms/judgment | speedup |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        b = r.get("baseline") or {}
+        seq = (
+            f"{b['wall_s_measured']:.1f} ({b['units_measured']}) -> {b['wall_s_extrapolated']:.0f}"
+            if b
+            else "-"
+        )
+        print(
+            f"| {r['scenario']} | {r['units']} | {r['bound_s']:.2f} | {r['wall_s']:.2f} | "
+            f"{r['wall_over_bound']:.3f} | {r['http_429']} | {r['cpu_ms_per_judgment']:.2f} | "
+            f"{seq} | {b.get('cpu_ms_per_judgment', float('nan')):.2f} | "
+            f"{b.get('speedup', float('nan')):.1f}x |"
+        )
+
+
+def print_profile(path: Path, top: int) -> None:
+    print(f"\n-- cProfile of the concurrent run ({path.stem}), top {top} by own time --")
+    stats = pstats.Stats(str(path))
+    stats.sort_stats("tottime").print_stats(top)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=2000, help="work units (pairwise, 2/item)")
+    parser.add_argument("--latency-s", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rpm", type=float, default=6000.0, help="rate1s: requests per minute")
+    parser.add_argument("--rpm60", type=float, default=1200.0, help="rate60s: requests/minute")
+    parser.add_argument("--baseline-units", type=int, default=200, help="0: no baseline")
+    parser.add_argument("--scenarios", default="latency,rate1s")
+    parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    with tempfile.TemporaryDirectory(prefix="jurybox-throughput-") as tmp:
+        work = Path(tmp)
+        dataset = write_dataset(work / "items.jsonl", args.units // 2)
+        rows = []
+        for name in args.scenarios.split(","):
+            rows.append(run_scenario(scenarios(args)[name], args, dataset, work))
+            print(json.dumps(rows[-1]), flush=True)
+        print(f"load average after: {os.getloadavg()}")
+        print_table(rows)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2))
+        if args.profile:
+            for name in args.scenarios.split(","):
+                print_profile(work / f"{name}.prof", 25)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Judgments -> tidy frame -> every metric family -> one JSON-serialisable report.
+
+Public API:
+
+- ``analyze_records(records, *, human=None, items=None, options=None) -> dict``: the report
+  (structure in ``jurybox.analysis.report``; JSON Schema: ``report_schema()``).
+- ``build_frame(...) -> AnalysisFrame`` and ``analyze_frame(frame, options) -> dict``: the same
+  in two steps, for callers that also want the tidy tables (plots).
+- ``import_verdicts(kind, path, out_path, mapping=None) -> int`` and ``load_imported(out_path)``:
+  existing verdict files (LLMBar, PandaLM, JudgeBench, generic tables) as jurybox records plus
+  a companion items file carrying the human gold.
+- ``AnalysisOptions`` / ``VerdictThresholds``: knobs and trust thresholds.
+"""
+
+from __future__ import annotations
+
+from jurybox.analysis._common import TOTAL
+from jurybox.analysis.frame import AnalysisFrame, build_frame
+from jurybox.analysis.importers import (
+    KINDS,
+    companion_items_path,
+    import_verdicts,
+    load_imported,
+    read_items,
+)
+from jurybox.analysis.labels import HumanLabels
+from jurybox.analysis.options import AnalysisOptions, VerdictThresholds
+from jurybox.analysis.report import (
+    REPORT_SCHEMA_VERSION,
+    analyze_frame,
+    analyze_records,
+    report_schema,
+)
+
+__all__ = [
+    "KINDS",
+    "REPORT_SCHEMA_VERSION",
+    "TOTAL",
+    "AnalysisFrame",
+    "AnalysisOptions",
+    "HumanLabels",
+    "VerdictThresholds",
+    "analyze_frame",
+    "analyze_records",
+    "build_frame",
+    "companion_items_path",
+    "import_verdicts",
+    "load_imported",
+    "read_items",
+    "report_schema",
+]

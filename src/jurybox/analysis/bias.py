@@ -1,0 +1,143 @@
+"""Judge biases: position (here), verbosity, self-enhancement and leniency (``content_bias``).
+
+Position bias has three readings. Swap consistency: the share of pairs judged in both orders
+where the judge prefers the same arm both times. First-position rate: among decisive verdicts
+(not ties), the share that went to whatever was shown first, with an exact binomial test against
+0.5 (Holm-adjusted across judges). Score order effect: per dimension, the score an arm gets when
+shown first minus when shown second, tested with Wilcoxon signed-rank.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, rate, skipped
+from jurybox.analysis.content_bias import analyze_leniency, analyze_self, analyze_verbosity
+from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import order_pairs
+
+SWAP_METHOD = (
+    "same preferred arm (or tie) in both presentation orders; value over pairs where both "
+    "orders succeeded; consistent_or_both_failed also counts pairs failed in both orders as "
+    "equal (the LLMBar 'equal' convention) over n_pairs_total"
+)
+
+
+def swap_consistency(pairs: pd.DataFrame) -> Json:
+    """Swap consistency of one judge's order pairs (see ``SWAP_METHOD``)."""
+    both_ok = pairs["ok_1"] & pairs["ok_2"]
+    both_failed = ~pairs["ok_1"] & ~pairs["ok_2"]
+    consistent = int((both_ok & (pairs["pref_1"] == pairs["pref_2"])).sum())
+    n = int(both_ok.sum())
+    value = rate(consistent, n)
+    return {
+        "value": value,
+        "n": n,
+        "consistent": consistent,
+        "n_pairs_total": len(pairs),
+        "both_failed": int(both_failed.sum()),
+        "one_failed": int((~both_ok & ~both_failed).sum()),
+        "consistent_or_both_failed": consistent + int(both_failed.sum()),
+        "method": SWAP_METHOD,
+        "reason": None if value is not None else "no pair succeeded in both orders",
+    }
+
+
+def _first_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Json]:
+    decisive = ok[(ok["n_positions"] == 2) & ok["preference"].isin(["A", "B"])]
+    ties = ok[(ok["n_positions"] == 2) & (ok["preference"] == "tie")].groupby("judge").size()
+    out: dict[str, Json] = {}
+    for judge, rows in decisive.groupby("judge"):
+        first = int((rows["preference"] == "A").sum())
+        metric = attempt(
+            stats.binomial_test, first, len(rows), 0.5, n=len(rows), confidence=options.confidence
+        )
+        metric["ties"] = int(ties.get(judge, 0))
+        out[str(judge)] = metric
+    _holm_in_place(list(out.values()), options.alpha)
+    return out
+
+
+def _holm_in_place(metrics: list[Json], alpha: float) -> None:
+    """Add ``p_holm`` (Holm-adjusted across the given tests) to every metric with a p-value."""
+    tested = [m for m in metrics if m.get("p_value") is not None]
+    for m in metrics:
+        m["p_holm"] = None
+    if not tested:
+        return
+    result = stats.holm([m["p_value"] for m in tested], alpha=alpha)
+    for m, adjusted in zip(tested, result.adjusted, strict=True):
+        m["p_holm"] = adjusted
+
+
+def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Json]:
+    """Ranking mode: how often the response shown first is ranked best, against 1/k."""
+    ranked = ok[ok["ranking"].notna() & (ok["n_positions"] >= 2)]
+    out: dict[str, Json] = {}
+    for (judge, _), rows in ranked.groupby(["judge", "n_positions"]):
+        k = int(rows["n_positions"].iloc[0])
+        top_first = int((rows["ranking"].str[0] == rows["first_arm"]).sum())
+        out[f"{judge}|k={k}"] = attempt(
+            stats.binomial_test,
+            top_first,
+            len(rows),
+            1 / k,
+            n=len(rows),
+            confidence=options.confidence,
+        )
+    return out
+
+
+def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, Json]:
+    rows = frame.scores[(frame.scores["judge"] == judge) & ~frame.scores["retest"]]
+    rows = rows[rows["position"].isin(["A", "B"])]
+    keys = ["query_id", "repeat", "arm", "dimension"]
+    wide = rows.pivot_table(index=keys, columns="position", values="score", aggfunc="mean")
+    if not {"A", "B"} <= set(wide.columns):
+        return {}
+    wide = wide.dropna(subset=["A", "B"])
+    out: dict[str, Json] = {}
+    for dim, part in wide.groupby(level="dimension"):
+        metric = attempt(stats.wilcoxon_signed_rank, part["A"], part["B"], n=len(part))
+        metric["mean_difference"] = float((part["A"] - part["B"]).mean())
+        metric["difference"] = "score shown first minus score shown second, same arm and item"
+        out[str(dim)] = metric
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == TOTAL, kv[0])))
+
+
+def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Position-bias section: swap consistency, first-position rate, score order effect."""
+    ok = frame.ok[~frame.ok["retest"]]
+    two_sided = ok["n_positions"] >= 2
+    if not two_sided.any():
+        return skipped(
+            "no judgment showed two or more responses (rubric/criterion modes judge "
+            "one response at a time, so there is no position to prefer)"
+        )
+    pairs = order_pairs(frame)
+    first = _first_position(ok, options)
+    judges: dict[str, Json] = {}
+    for judge in frame.judges:
+        own = pairs[pairs["judge"] == judge] if not pairs.empty else pairs
+        judges[judge] = {
+            "swap_consistency": swap_consistency(own)
+            if len(own)
+            else skipped("no item was judged in both orders (position_bias_mode is not 'both')"),
+            "first_position_rate": first.get(judge) or skipped("no decisive two-way verdict"),
+            "score_order_effect": _score_order_effect(frame, judge),
+        }
+    return computed(judges=judges, top_position_rate=_top_position(ok, options))
+
+
+def analyze_bias(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """The bias family: position, verbosity, self-enhancement, leniency."""
+    if frame.ok.empty:
+        return skipped("no successful judgment")
+    return computed(
+        position=analyze_position(frame, options),
+        verbosity=analyze_verbosity(frame, options),
+        self_enhancement=analyze_self(frame, options),
+        leniency=analyze_leniency(frame, options),
+    )

@@ -1,0 +1,244 @@
+"""Judges against humans: human calibration and accuracy against gold preferences.
+
+Human calibration: agreement among the human annotators themselves (when a label carries several),
+Cohen's kappa of each judge's preferences against the gold (per presentation order, pooled, and
+on consolidated verdicts), per-dimension kappa (judge's mean score rounded half up) and ICC(2,1)
+of the total against human scores, and for criterion verdicts TPR/TNR with Wilson intervals plus
+the Rogan-Gladen corrected pass rate over the responses no human labelled.
+
+Accuracy against gold (imported benchmarks): per judge and presentation order, ``correct`` /
+``n`` over successful judgments, and ``accuracy_all`` = ``correct`` / ``n_total`` counting
+failed judgments as wrong (the convention of LLMBar's and JudgeBench's published figures).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis.agreement import agreement_block
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import consolidated, order_pairs, pairwise_records
+
+
+def gold_preferences(frame: AnalysisFrame) -> pd.Series:
+    """query_id -> gold label (arm or "tie")."""
+    prefs = frame.labels.preferences.drop_duplicates("query_id")
+    return prefs.set_index("query_id")["label"]
+
+
+def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    annotators = frame.labels.annotators
+    if annotators.empty:
+        return skipped("no label carries several annotators")
+    matrix = annotators.drop_duplicates(["query_id", "annotator"]).pivot(
+        index="query_id", columns="annotator", values="label"
+    )
+    block = agreement_block(matrix, "nominal", options.confidence)
+    majority = majority_vote(annotators, "query_id", "label")
+    counts = majority.dropna().value_counts()
+    block["majority_counts"] = {str(k): int(v) for k, v in counts.items()}
+    block["no_majority"] = int(majority.isna().sum())
+    return block
+
+
+def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions) -> Json:
+    return attempt(
+        stats.cohen_kappa, a.to_numpy(), b.to_numpy(), n=len(a), confidence=options.confidence
+    )
+
+
+def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    gold = gold_preferences(frame)
+    if gold.empty:
+        return skipped("no gold preference (preferred_arm or annotators) in the labels")
+    ok = frame.ok[~frame.ok["retest"] & frame.ok["preferred_arm"].notna()]
+    ok = ok.assign(gold=ok["query_id"].map(gold)).dropna(subset=["gold"])
+    cons = consolidated(frame)
+    cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
+    if ok.empty:
+        return skipped("no successful preference on a labelled item")
+    judges: dict[str, Json] = {}
+    for judge, rows in ok.groupby("judge"):
+        own = cons[cons["judge"] == judge]
+        judges[str(judge)] = {
+            "orders": {
+                str(o): _kappa(r["preferred_arm"], r["gold"], options)
+                for o, r in rows.groupby("order")
+            },
+            "pooled": _kappa(rows["preferred_arm"], rows["gold"], options),
+            "consolidated": _kappa(own["label"], own["gold"], options),
+        }
+    return computed(judges=judges, n_labelled=len(gold))
+
+
+def _round_half_up(values: pd.Series) -> pd.Series:
+    return pd.Series(np.floor(values.to_numpy(float) + 0.5), index=values.index)
+
+
+def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    human = frame.labels.scores
+    if human.empty:
+        return skipped("no human scores in the labels")
+    judges: dict[str, Json] = {}
+    for dim in sorted(human["dimension"].unique()):
+        merged = judge_scores(frame, dim).merge(
+            human[human["dimension"] == dim], on=["query_id", "arm"], suffixes=("", "_human")
+        )
+        for judge, rows in merged.groupby("judge"):
+            entry = judges.setdefault(str(judge), {"dimensions": {}})
+            a, b = _round_half_up(rows["score"]), rows["score_human"]
+            metric = _kappa(a, b, options)
+            metric["weighted_quadratic"] = attempt(
+                stats.cohen_kappa,
+                a.to_numpy(),
+                b.to_numpy(),
+                "quadratic",
+                n=len(rows),
+                confidence=options.confidence,
+            )
+            entry["dimensions"][dim] = metric
+            if dim == TOTAL:
+                entry["total_icc"] = attempt(
+                    stats.icc,
+                    rows[["score", "score_human"]].to_numpy(),
+                    "2,1",
+                    n=len(rows),
+                    confidence=options.confidence,
+                )
+    if not judges:
+        return skipped("no judge scored a response that humans scored")
+    return computed(judges=judges, rounding="judge's mean score rounded half up for kappa")
+
+
+def _criterion_entry(rows: pd.DataFrame, unlabelled: pd.Series, options: AnalysisOptions) -> Json:
+    labels, preds = rows["human"] == "Pass", rows["verdict"] == "Pass"
+    n = len(rows)
+    entry: Json = {
+        "tpr_tnr": attempt(
+            stats.tpr_tnr, labels.to_numpy(), preds.to_numpy(), n=n, confidence=options.confidence
+        ),
+        "human_pass_rate": attempt(
+            stats.wilson_interval, int(labels.sum()), n, n=n, confidence=options.confidence
+        ),
+        "judge_pass_rate": attempt(
+            stats.wilson_interval, int(preds.sum()), n, n=n, confidence=options.confidence
+        ),
+    }
+    if unlabelled.empty:
+        entry["corrected_pass_rate"] = skipped(
+            "every response this judge assessed has a human label: human_pass_rate is the answer"
+        )
+    else:
+        entry["corrected_pass_rate"] = attempt(
+            stats.corrected_pass_rate,
+            labels.to_numpy(),
+            preds.to_numpy(),
+            (unlabelled == "Pass").to_numpy(),
+            n=n + len(unlabelled),
+            confidence=options.confidence,
+            rng=options.seed,
+        )
+    return entry
+
+
+def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    human = frame.labels.verdicts
+    if human.empty:
+        return skipped("no human Pass/Fail verdicts in the labels")
+    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    if ok.empty:
+        return skipped("no criterion verdicts in the records")
+    ok = ok.assign(criterion=ok["criterion"].fillna(""))
+    keyed = ok.merge(
+        human.rename(columns={"verdict": "human", "arm": "target_arm"}),
+        on=["query_id", "target_arm"],
+        how="left",
+    )
+    judges: dict[str, Json] = {}
+    for (judge, criterion), rows in keyed.groupby(["judge", "criterion"]):
+        labelled = rows.dropna(subset=["human"])
+        name = f"{judge}|{criterion}" if criterion else str(judge)
+        if labelled.empty:
+            judges[name] = skipped("no labelled response among this judge's verdicts")
+            continue
+        judges[name] = _criterion_entry(
+            labelled, rows.loc[rows["human"].isna(), "verdict"], options
+        )
+    return computed(positive_class="Pass", judges=judges)
+
+
+def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """The human-calibration family."""
+    labels = frame.labels
+    if labels.empty and labels.annotators.empty:
+        return skipped("no human labels (item `human` fields or a labels mapping)")
+    return computed(
+        inter_annotator=_inter_annotator(frame, options),
+        preferences=_preference_kappas(frame, options),
+        scores=_score_calibration(frame, options),
+        criterion=_criterion(frame, options),
+    )
+
+
+def _accuracy(correct: int, n: int, n_total: int, options: AnalysisOptions) -> Json:
+    metric = attempt(stats.wilson_interval, correct, n, n=n, confidence=options.confidence)
+    metric.update(
+        correct=correct, n_total=n_total, accuracy_all=correct / n_total if n_total else None
+    )
+    return metric
+
+
+def _judge_accuracy(
+    rows: pd.DataFrame, pairs: pd.DataFrame, cons: pd.DataFrame, options: AnalysisOptions
+) -> Json:
+    def score(part: pd.DataFrame) -> Json:
+        hit = part["ok"] & (part["preferred_arm"] == part["gold"])
+        return _accuracy(int(hit.sum()), int(part["ok"].sum()), len(part), options)
+
+    both = (
+        pairs["ok_1"]
+        & pairs["ok_2"]
+        & (pairs["pref_1"] == pairs["gold"])
+        & (pairs["pref_2"] == pairs["gold"])
+    )
+    return {
+        "orders": {str(o): score(part) for o, part in rows.groupby("order")},
+        "pooled": score(rows),
+        "consolidated": _accuracy(
+            int((cons["label"] == cons["gold"]).sum()), len(cons), len(cons), options
+        ),
+        "both_orders_correct": _accuracy(int(both.sum()), len(pairs), len(pairs), options),
+    }
+
+
+def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Accuracy of each judge against gold preferences, per presentation order and overall."""
+    gold = gold_preferences(frame)
+    if gold.empty:
+        return skipped("no gold preference in the labels (imported benchmark data carries one)")
+    recs = pairwise_records(frame)
+    recs = recs.assign(gold=recs["query_id"].map(gold)).dropna(subset=["gold"])
+    if recs.empty:
+        return skipped("no pairwise judgment of a labelled item")
+    pairs, cons = order_pairs(frame), consolidated(frame)
+    pairs = pairs.assign(gold=pairs["query_id"].map(gold)) if not pairs.empty else pairs
+    cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
+    judges = {
+        str(j): _judge_accuracy(
+            rows,
+            pairs[pairs["judge"] == j].dropna(subset=["gold"]) if not pairs.empty else pairs,
+            cons[cons["judge"] == j],
+            options,
+        )
+        for j, rows in recs.groupby("judge")
+    }
+    return computed(
+        judges=judges,
+        n_labelled=len(gold),
+        method="correct = preferred arm equals the gold label; value over successful "
+        "judgments, accuracy_all counts failures as wrong; consolidated: flip = tie",
+    )

@@ -1,0 +1,338 @@
+"""Content biases: verbosity, self-enhancement, leniency.
+
+Verbosity: Spearman's rho of response length (characters) against a judge's total score, the
+partial rho controlling for arm (a real treatment effect that also lengthens answers must not
+read as verbosity bias), and OLS ``score ~ length + C(arm)``. Pairwise: how often the longer
+response wins, and a logit of "treatment preferred" on the length difference (its intercept
+absorbs the treatment effect).
+
+Self-enhancement: a judge's family (``AnalysisOptions.judge_families``, else ``judge_vendor``)
+matches an author when the author starts with the family (case-insensitive: family "claude"
+matches author "claude-3-opus"). Raw own-vs-other means are confounded with response quality,
+so the test is relative: the judge's score minus the other judges' mean on the same response,
+own-family responses against the rest (Kruskal-Wallis); "detected" needs that to be positive and
+significant. Leniency: per-judge means on the responses every judge scored, their range, and
+Kruskal-Wallis across judges.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from statsmodels.tools.sm_exceptions import PerfectSeparationError
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, skipped, unavailable
+from jurybox.analysis.agreement import score_matrix
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import consolidated
+
+_FIT_ERRORS = (ValueError, np.linalg.LinAlgError, PerfectSeparationError)
+
+
+def _fit(
+    y: pd.Series, design: pd.DataFrame, term: str, kind: str, options: AnalysisOptions
+) -> Json:
+    """One statsmodels OLS / Logit fit (intercept added), reported as the coefficient of ``term``.
+
+    The design matrix is built here rather than through a formula: patsy's per-value type
+    sniffing dominates the run time on tens of thousands of rows.
+    """
+    n = len(y)
+    if n < 4 or design[term].nunique() < 2:
+        return unavailable(f"too few observations or no variation in {term}", n)
+    exog = sm.add_constant(design.astype(float), has_constant="add")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            if kind == "ols":
+                fit = sm.OLS(y.astype(float), exog).fit()
+            else:
+                fit = sm.Logit(y.astype(float), exog).fit(disp=0)
+    except (*_FIT_ERRORS, RuntimeWarning) as exc:
+        return unavailable(f"{kind} fit failed: {exc}", n)
+    low, high = fit.conf_int(alpha=1 - options.confidence).loc[term]
+    terms = " + ".join(design.columns)
+    return {
+        "value": float(fit.params[term]),
+        "n": int(fit.nobs),
+        "p_value": float(fit.pvalues[term]),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "r_squared": float(fit.rsquared if kind == "ols" else fit.prsquared),
+        "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}",
+        "reason": None,
+    }
+
+
+def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+    x, y, n = rows["length"].to_numpy(float), rows["score"].to_numpy(float), len(rows)
+    multi_arm = rows["arm"].nunique() > 1
+    partial = (
+        attempt(
+            stats.partial_spearman,
+            x,
+            y,
+            pd.factorize(rows["arm"])[0].astype(float),
+            n=n,
+            confidence=options.confidence,
+        )
+        if multi_arm
+        else unavailable("a single arm: nothing to control for", n)
+    )
+    design = pd.DataFrame({"length_units": rows["length"] / options.verbosity_unit_chars})
+    if multi_arm:
+        arms = pd.get_dummies(rows["arm"], prefix="arm", drop_first=True, dtype=float)
+        design = pd.concat([design, arms], axis=1)
+    ols = _fit(rows["score"], design, "length_units", "ols", options)
+    ols["length_unit_chars"] = options.verbosity_unit_chars
+    test = partial if partial.get("value") is not None else None
+    spear = attempt(stats.spearman, x, y, n=n, confidence=options.confidence)
+    test = test or spear
+    return {
+        "spearman": spear,
+        "partial_spearman": partial,
+        "ols": ols,
+        "detected": _detected(test, options.alpha),
+        "direction": None
+        if test.get("value") is None
+        else ("longer" if test["value"] > 0 else "shorter"),
+    }
+
+
+def _detected(metric: Json, alpha: float) -> bool | None:
+    p = metric.get("p_value")
+    return None if p is None else bool(p < alpha)
+
+
+def _longer_arm(frame: AnalysisFrame) -> pd.Series:
+    """The longer response's arm per two-arm item (NaN when equally long)."""
+
+    def build() -> pd.Series:
+        lengths = frame.items.pivot_table(index="query_id", columns="arm", values="length")
+        lengths = lengths[lengths.notna().sum(axis=1) == 2]
+        longer = lengths.idxmax(axis=1)
+        spread = lengths.max(axis=1) - lengths.min(axis=1)
+        return longer.where(spread > 0)
+
+    return frame.memo("longer_arm", build)
+
+
+def _verbosity_prefs(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    longer = _longer_arm(frame)
+    rows = rows.assign(longer=rows["query_id"].map(longer))
+    decisive = rows[(rows["label"] != "tie") & rows["longer"].notna()]
+    wins = int((decisive["label"] == decisive["longer"]).sum())
+    rate = attempt(
+        stats.binomial_test,
+        wins,
+        len(decisive),
+        0.5,
+        n=len(decisive),
+        confidence=options.confidence,
+    )
+    rate["method"] = (
+        f"share of decisive consolidated verdicts won by the longer response; {rate.get('method')}"
+    )
+    logit = unavailable("needs two arms", len(rows))
+    if len(frame.arms) >= 2:
+        lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
+        control, treatment = frame.arms[0], frame.arms[1]
+        if {control, treatment} <= set(lengths.columns):
+            diff = (lengths[treatment] - lengths[control]) / options.verbosity_unit_chars
+            data = rows[rows["label"].isin([control, treatment])]
+            data = data.assign(
+                prefers_treatment=(data["label"] == treatment).astype(float),
+                length_diff=data["query_id"].map(diff),
+            ).dropna(subset=["length_diff"])
+            logit = _fit(
+                data["prefers_treatment"], data[["length_diff"]], "length_diff", "logit", options
+            )
+    # The logit slope controls for a treatment effect (its intercept); the raw rate does not.
+    test = logit if logit.get("p_value") is not None else rate
+    return {
+        "longer_preferred": rate,
+        "logit": logit,
+        "detected": _detected(test, options.alpha),
+        "detected_by": "logit" if test is logit else "longer_preferred",
+    }
+
+
+def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Verbosity bias per judge (see module docstring)."""
+    if frame.items.empty:
+        return skipped("no items given: response lengths are unknown")
+    lengths = frame.items[["query_id", "arm", "length"]]
+    scores = judge_scores(frame).merge(lengths, on=["query_id", "arm"])
+    prefs = consolidated(frame)
+    judges: dict[str, Json] = {}
+    for judge in frame.judges:
+        entry: Json = {}
+        own = scores[scores["judge"] == judge]
+        if len(own):
+            entry["scores"] = _verbosity_scores(own, options)
+        own_prefs = prefs[prefs["judge"] == judge]
+        if len(own_prefs):
+            entry["preferences"] = _verbosity_prefs(own_prefs, frame, options)
+        if entry:
+            judges[judge] = entry
+    if not judges:
+        return skipped("no score or preference matches an item's responses")
+    return computed(length_unit="characters", judges=judges)
+
+
+def _own_mask(family: pd.Series, author: pd.Series) -> pd.Series:
+    """Author starts with the judge's family (both case-folded); vectorised per family."""
+    own = pd.Series(False, index=family.index)
+    folded = author.fillna("").astype(str).str.casefold()
+    for fam in family.unique():
+        if fam:
+            mask = family == fam
+            own[mask] = folded[mask].str.startswith(str(fam).casefold())
+    return own
+
+
+def _relative_delta(scores: pd.DataFrame) -> pd.Series:
+    """Score minus the mean of the other judges on the same response (NaN when alone)."""
+    grouped = scores.groupby(["query_id", "arm"])["score"]
+    total, count = grouped.transform("sum"), grouped.transform("size")
+    others = (total - scores["score"]) / (count - 1).replace(0, np.nan)
+    return scores["score"] - others
+
+
+def _self_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+    own, other = rows[rows["own"]], rows[~rows["own"]]
+    own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
+    n = len(rows)
+    rel = rows.dropna(subset=["delta"])
+    d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
+    relative = (
+        attempt(stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel))
+        if len(d_own) and len(d_other)
+        else unavailable(
+            "needs another judge scoring both own-family and other responses", len(rel)
+        )
+    )
+    excess = float(d_own.mean() - d_other.mean()) if len(d_own) and len(d_other) else None
+    relative["excess"] = excess
+    relative["method"] = (
+        "Kruskal-Wallis of (judge score - other judges' mean on the same "
+        f"response), own family vs others; {relative.get('method')}"
+    )
+    p = relative.get("p_value")
+    return {
+        "own_mean": own_mean,
+        "other_mean": other_mean,
+        "n_own": len(own),
+        "n_other": len(other),
+        "n": n,
+        "difference": own_mean - other_mean,
+        "ratio": own_mean / other_mean if other_mean else None,
+        "raw_test": attempt(
+            stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
+        ),
+        "relative_test": relative,
+        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
+    }
+
+
+def _by_author(scores: pd.DataFrame) -> dict[str, Json]:
+    out: dict[str, Json] = {}
+    for author, rows in scores.groupby("author"):
+        groups = [g["score"].to_numpy() for _, g in rows.groupby("judge")]
+        out[str(author)] = (
+            attempt(stats.kruskal_wallis, *groups, n=len(rows))
+            if len(groups) >= 2
+            else unavailable("a single judge scored these responses", len(rows))
+        )
+    return out
+
+
+def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Self-enhancement per judge family (see module docstring)."""
+    if frame.items.empty or frame.items["author"].isna().all():
+        return skipped("no response authors (dataset `authors`): self-enhancement needs them")
+    if not (frame.records["family"] != "").any():
+        return skipped("no judge family: set judge_vendor or AnalysisOptions.judge_families")
+    authors = frame.items[["query_id", "arm", "author"]].dropna()
+    scores = judge_scores(frame).merge(authors, on=["query_id", "arm"])
+    if scores.empty:
+        return skipped(
+            "no scores on responses with a known author (pairwise-only data has "
+            "no per-response score)"
+        )
+    scores = scores.assign(own=_own_mask(scores["family"], scores["author"]))
+    scores = scores.assign(delta=_relative_delta(scores))
+    judges: dict[str, Json] = {}
+    for judge, rows in scores.groupby("judge"):
+        family = str(rows["family"].iloc[0])
+        if rows["own"].any() and (~rows["own"]).any():
+            judges[str(judge)] = {"family": family, **_self_entry(rows, options)}
+        else:
+            judges[str(judge)] = skipped(
+                f"family '{family}' authored {'all' if rows['own'].all() else 'none'} of the "
+                "responses this judge scored",
+                family=family,
+            )
+    return computed(judges=judges, by_author=_by_author(scores))
+
+
+def _means(rows: pd.DataFrame) -> dict[str, Any]:
+    grouped = rows.groupby("judge")["score"]
+    return {
+        str(j): {"mean": float(m), "n": int(c)}
+        for (j, m), c in zip(grouped.mean().items(), grouped.size(), strict=True)
+    }
+
+
+def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Leniency: per-judge means on commonly scored responses, range, Kruskal-Wallis."""
+    del options  # no tunable here; kept for the family signature
+    if frame.scores.empty:
+        return skipped("no scores: leniency compares judges' score levels (pairwise-only data)")
+    matrix = score_matrix(frame, TOTAL)
+    common = matrix.dropna()
+    method = "means over the units (item x order x arm x repeat) every judge scored"
+    if common.empty or matrix.shape[1] < 2:
+        common = matrix
+        method = "means over every unit each judge scored (judges share no unit)"
+    means = common.mean()
+    dims = {
+        dim: _means(frame.scores[(frame.scores["dimension"] == dim) & ~frame.scores["retest"]])
+        for dim in frame.dimensions
+    }
+    judges = {
+        str(j): {
+            "mean": float(means[j]),
+            "n": int(common[j].notna().sum()),
+            "dimensions": {d: v.get(str(j)) for d, v in dims.items()},
+        }
+        for j in common.columns
+    }
+    if len(judges) < 2:
+        return computed(
+            judges=judges,
+            method=method,
+            range=skipped("a single judge: no range across judges"),
+            kruskal_wallis=skipped("a single judge"),
+        )
+    groups = [common[j].dropna().to_numpy() for j in common.columns]
+    spread = {
+        "value": float(means.max() - means.min()),
+        "n": len(common),
+        "reason": None,
+        "most_lenient": str(means.idxmax()),
+        "most_severe": str(means.idxmin()),
+        "method": "max minus min of per-judge mean total score",
+    }
+    return computed(
+        judges=judges,
+        method=method,
+        range=spread,
+        kruskal_wallis=attempt(stats.kruskal_wallis, *groups, n=int(sum(map(len, groups)))),
+    )

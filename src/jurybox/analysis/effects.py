@@ -1,0 +1,238 @@
+"""Treatment effects: does the treatment arm beat control?
+
+Scores: the unit is the item. Each arm's score on an item is the mean over judges, presentation
+orders and repeats (retests excluded), so items are the independent replicates. Per dimension
+and for the total: Wilcoxon signed-rank (treatment vs control), paired Cohen's d_z and the
+matched-pairs rank-biserial r, overall and per item category and difficulty (item metadata);
+Holm's adjustment across the dimensions of each subgroup. Items marked ``metadata.normal`` get a
+TOST equivalence test (margin ``AnalysisOptions.equivalence_margin`` score points). Gate failures
+(an arm fails on an item when most of its judgments report a gate failure) get McNemar's test.
+
+Pairwise: the win rate of treatment over control from consolidated verdicts (a verdict that flips
+with the order is a tie; ties count half), per judge and for the panel's majority verdict.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import consolidated
+
+
+def resolve_contrast(frame: AnalysisFrame, options: AnalysisOptions) -> tuple[str, str] | str:
+    """(control, treatment), or the reason there is no two-arm contrast."""
+    arms = frame.arms
+    if len(arms) < 2:
+        return f"a single arm ({', '.join(arms) or 'none'}): no treatment to compare"
+    control = options.control_arm or arms[0]
+    treatment = options.treatment_arm or (arms[1] if len(arms) == 2 else None)
+    if treatment is None:
+        return (
+            f"{len(arms)} arms ({', '.join(arms)}): name the treatment arm in "
+            "AnalysisOptions.treatment_arm"
+        )
+    return control, treatment
+
+
+def item_arm_scores(frame: AnalysisFrame, dimension: str, judge: str | None = None) -> pd.DataFrame:
+    """Items x arms of one dimension's score (panel mean, or one judge's)."""
+
+    def build() -> pd.DataFrame:
+        scores = judge_scores(frame, dimension)
+        if judge is not None:
+            scores = scores[scores["judge"] == judge]
+        return scores.groupby(["query_id", "arm"])["score"].mean().unstack("arm")
+
+    return frame.memo(f"item_arm_scores|{dimension}|{judge}", build)
+
+
+def paired_tests(
+    wide: pd.DataFrame, control: str, treatment: str, options: AnalysisOptions
+) -> Json:
+    """Wilcoxon, d_z and rank-biserial of treatment minus control over items with both arms."""
+    if not {control, treatment} <= set(wide.columns):
+        return skipped(f"no item has scores for both '{control}' and '{treatment}'")
+    both = wide[[control, treatment]].dropna()
+    x, y, n = both[treatment].to_numpy(), both[control].to_numpy(), len(both)
+    return {
+        "n": n,
+        "control_mean": float(y.mean()) if n else None,
+        "treatment_mean": float(x.mean()) if n else None,
+        "mean_difference": float((x - y).mean()) if n else None,
+        "wilcoxon": attempt(stats.wilcoxon_signed_rank, x, y, n=n),
+        "cohens_d": attempt(stats.cohens_d_paired, x, y, n=n, confidence=options.confidence),
+        "rank_biserial": attempt(stats.rank_biserial, x, y, n=n),
+    }
+
+
+def _holm(dims: dict[str, Json], alpha: float) -> None:
+    """Holm across the rubric dimensions (not the total) of one subgroup, in place."""
+    tested = [
+        (d, t["wilcoxon"]["p_value"])
+        for d, t in dims.items()
+        if d != TOTAL and t.get("wilcoxon", {}).get("p_value") is not None
+    ]
+    for test in dims.values():
+        if "wilcoxon" in test:
+            test["wilcoxon"]["p_holm"] = None
+    if not tested:
+        return
+    result = stats.holm([p for _, p in tested], alpha=alpha)
+    for (dim, _), adjusted, reject in zip(tested, result.adjusted, result.reject, strict=True):
+        dims[dim]["wilcoxon"]["p_holm"] = adjusted
+        dims[dim]["significant"] = bool(reject)
+    total = dims.get(TOTAL, {}).get("wilcoxon", {})
+    if total.get("p_value") is not None:
+        dims[TOTAL]["significant"] = bool(total["p_value"] < alpha)
+
+
+def _subgroup(
+    frame: AnalysisFrame, qids: pd.Index | None, contrast: tuple[str, str], options: AnalysisOptions
+) -> Json:
+    dims: dict[str, Json] = {}
+    for dim in (*frame.dimensions, TOTAL):
+        wide = item_arm_scores(frame, dim)
+        if qids is not None:
+            wide = wide[wide.index.isin(qids)]
+        dims[dim] = paired_tests(wide, *contrast, options)
+    _holm(dims, options.alpha)
+    return {
+        "n_items": max((int(t.get("n", 0)) for t in dims.values()), default=0),
+        "dimensions": dims,
+    }
+
+
+def _by_metadata(
+    frame: AnalysisFrame, column: str, contrast: tuple[str, str], options: AnalysisOptions
+) -> Json:
+    if frame.items.empty or frame.items[column].isna().all():
+        return skipped(f"no item has metadata.{column}")
+    groups = frame.items.dropna(subset=[column]).groupby(column)["query_id"].unique()
+    out: dict[str, Json] = {}
+    for value, qids in groups.items():
+        if len(qids) < options.min_items:
+            out[str(value)] = skipped(
+                f"{len(qids)} item(s), fewer than min_items={options.min_items}"
+            )
+        else:
+            out[str(value)] = _subgroup(frame, pd.Index(qids), contrast, options)
+    return computed(groups=out)
+
+
+def _equivalence(frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+    normal = (
+        frame.items.loc[frame.items["normal"], "query_id"].unique() if not frame.items.empty else []
+    )
+    if len(normal) == 0:
+        return skipped("no item is marked metadata.normal")
+    control, treatment = contrast
+    dims: dict[str, Json] = {}
+    for dim in (*frame.dimensions, TOTAL):
+        wide = item_arm_scores(frame, dim)
+        wide = wide[wide.index.isin(normal)]
+        if not {control, treatment} <= set(wide.columns):
+            dims[dim] = skipped("no normal item has scores for both arms")
+            continue
+        both = wide[[control, treatment]].dropna()
+        dims[dim] = attempt(
+            stats.tost_paired,
+            both[treatment].to_numpy(),
+            both[control].to_numpy(),
+            options.equivalence_margin,
+            n=len(both),
+            alpha=options.alpha,
+        )
+    return computed(margin=options.equivalence_margin, n_items=len(normal), dimensions=dims)
+
+
+def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> Json:
+    rows = frame.scores[(frame.scores["dimension"] == TOTAL) & ~frame.scores["retest"]]
+    rows = rows.dropna(subset=["gate_failed"])
+    if rows.empty:
+        return skipped("no gate information in the records")
+    failed = rows.groupby(["query_id", "arm"])["gate_failed"].mean().gt(0.5).unstack("arm")
+    control, treatment = contrast
+    if not {control, treatment} <= set(failed.columns):
+        return skipped("no item has gate information for both arms")
+    both = failed[[control, treatment]].dropna().astype(bool)
+    table = pd.crosstab(both[control], both[treatment]).reindex(
+        index=[False, True], columns=[False, True], fill_value=0
+    )
+    metric = attempt(stats.mcnemar, table.to_numpy(), n=len(both))
+    metric["table"] = table.to_numpy().tolist()
+    metric["table_layout"] = "rows: control passes/fails the gates; columns: treatment"
+    metric["control_failures"] = int(both[control].sum())
+    metric["treatment_failures"] = int(both[treatment].sum())
+    return metric
+
+
+def _win_rate(labels: pd.Series, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+    control, treatment = contrast
+    wins, losses = int((labels == treatment).sum()), int((labels == control).sum())
+    ties = int((labels == "tie").sum())
+    metric = attempt(
+        stats.win_rate_interval,
+        wins,
+        losses,
+        ties,
+        n=wins + losses + ties,
+        confidence=options.confidence,
+        tie_policy="half",
+    )
+    metric["flip_is_tie"] = True
+    return metric
+
+
+def _preferences(frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+    cons = consolidated(frame)
+    if cons.empty:
+        return skipped("no pairwise preferences in the records")
+    judges = {
+        str(j): _win_rate(rows["label"], contrast, options) for j, rows in cons.groupby("judge")
+    }
+    panel = majority_vote(cons, ["query_id", "repeat"], "label").fillna("tie")
+    out = computed(
+        judges=judges,
+        panel=_win_rate(panel, contrast, options),
+        panel_method="majority of the judges' consolidated verdicts; no majority = tie",
+    )
+    for column in ("category", "difficulty"):
+        if not frame.items.empty and frame.items[column].notna().any():
+            meta = frame.items.drop_duplicates("query_id").set_index("query_id")[column]
+            groups = panel.groupby(panel.index.get_level_values("query_id").map(meta.to_dict()))
+            out[f"by_{column}"] = {str(k): _win_rate(g, contrast, options) for k, g in groups}
+    return out
+
+
+def analyze_effects(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """The treatment-effect family (see module docstring)."""
+    contrast = resolve_contrast(frame, options)
+    if isinstance(contrast, str):
+        return skipped(contrast)
+    has_scores = not frame.scores.empty
+    scores = (
+        computed(
+            unit="item; arm score = mean over judges, orders and repeats (retests excluded)",
+            overall=_subgroup(frame, None, contrast, options),
+            by_category=_by_metadata(frame, "category", contrast, options),
+            by_difficulty=_by_metadata(frame, "difficulty", contrast, options),
+            per_judge={
+                j: paired_tests(item_arm_scores(frame, TOTAL, j), *contrast, options)
+                for j in frame.judges
+            },
+            equivalence=_equivalence(frame, contrast, options),
+            gate_failures=_gate_failures(frame, contrast),
+        )
+        if has_scores
+        else skipped("no scores in the records")
+    )
+    return computed(
+        control_arm=contrast[0],
+        treatment_arm=contrast[1],
+        scores=scores,
+        preferences=_preferences(frame, contrast, options),
+    )

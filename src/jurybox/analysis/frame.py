@@ -1,0 +1,340 @@
+"""Records -> tidy pandas frames, the only input of the metric families.
+
+Three tables, built in one pass over the records (the only per-record Python in the analysis):
+
+``records``  one row per record, every status. Columns: ``rec`` (row id), ``key``, ``base_key``
+    (key without ``|retest``), ``query_id``, ``judge``, ``model``, ``vendor``, ``family``,
+    ``mode``, ``order`` (presentation order name), ``first_arm`` (arm at position A),
+    ``n_positions``, ``status``, ``ok``, ``repeat``, ``retest``, ``criterion``, ``preference``
+    (position "A" / "B" / "tie"), ``preferred_arm`` (arm or "tie"), ``confidence``
+    (pairwise verdict confidence), ``verdict`` ("Pass" / "Fail"), ``target_arm`` (the arm of a
+    single-response judgment), ``ranking`` (tuple of arms, best first), ``holistic_fallback``,
+    ``local_judge``.
+``scores``   one row per ok record x arm x dimension, plus one ``TOTAL`` row per ok record x arm
+    (the record's ``overall``; without one, the unweighted mean of its dimensions). Columns:
+    ``rec``, ``query_id``, ``judge``, ``family``, ``order``, ``repeat``, ``retest``, ``arm``,
+    ``position`` (letter the arm was shown at), ``dimension``, ``score``, ``confidence``,
+    ``gate_failed`` (TOTAL rows: 1.0 / 0.0, NaN when the record has no gate information).
+``items``    one row per item x arm: ``query_id``, ``arm``, ``length`` (characters), ``author``,
+    ``category``, ``difficulty``, ``normal``.
+
+Holistic-fallback records (the judge ignored the rubric) keep their row in ``records`` but give
+no scores: they are excluded from every score metric and counted in the report.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from jurybox.analysis._common import TOTAL
+from jurybox.analysis.labels import HumanLabels, build_labels
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.records import Item, JudgeRecord, Status
+
+RETEST_SUFFIX = "|retest"
+T = TypeVar("T")
+
+_RECORD_COLUMNS = (
+    "key",
+    "query_id",
+    "judge",
+    "model",
+    "vendor",
+    "mode",
+    "order",
+    "status",
+    "repeat",
+    "retest",
+    "criterion",
+    "preference",
+    "preferred_arm",
+    "confidence",
+    "verdict",
+    "holistic_fallback",
+    "local_judge",
+    "first_arm",
+    "second_arm",
+    "n_positions",
+    "target_arm",
+    "ranking",
+)
+_SCORE_COLUMNS = ("rec", "arm", "position", "dimension", "score", "confidence", "gate_failed")
+
+
+@dataclass(frozen=True)
+class AnalysisFrame:
+    """The tidy tables every metric family reads (see the module docstring)."""
+
+    records: pd.DataFrame
+    scores: pd.DataFrame
+    items: pd.DataFrame
+    labels: HumanLabels
+    arms: tuple[str, ...]
+    dimensions: tuple[str, ...]
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, name: str, build: Callable[[], T]) -> T:
+        """Derived tables computed once per frame; callers treat them as read-only."""
+        if name not in self.cache:
+            self.cache[name] = build()
+        found: T = self.cache[name]
+        return found
+
+    @property
+    def ok(self) -> pd.DataFrame:
+        """Records that enter the metrics (status ok)."""
+        return self.records[self.records["ok"]]
+
+    @property
+    def judges(self) -> tuple[str, ...]:
+        return tuple(sorted(self.records["judge"].unique()))
+
+
+def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
+    """Each judge's score of each response on one dimension: the mean over presentation orders
+    and repeats (retests excluded). Columns: judge, family, query_id, arm, score, n_records."""
+
+    def build() -> dict[str, pd.DataFrame]:
+        rows = frame.scores[~frame.scores["retest"]]
+        keys = ["dimension", "judge", "family", "query_id", "arm"]
+        means = rows.groupby(keys, as_index=False, sort=False).agg(
+            score=("score", "mean"), n_records=("score", "size")
+        )
+        return {str(d): part.drop(columns="dimension") for d, part in means.groupby("dimension")}
+
+    found = frame.memo("judge_scores", build).get(dimension)
+    if found is None:
+        return pd.DataFrame(columns=["judge", "family", "query_id", "arm", "score", "n_records"])
+    return found
+
+
+# Column i of the records table comes from field i of _SOURCE for the first _N_PLAIN columns.
+_SOURCE = (
+    "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
+    "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
+    "verdict", "holistic_fallback", "local_judge", "positions", "ranking", "scores",
+    "confidences", "overall", "gate_failures",
+)  # fmt: skip
+_N_PLAIN = 17  # the leading fields of _SOURCE copied as they are into the records table
+_getter = operator.attrgetter(*_SOURCE)
+
+
+class _Raw(NamedTuple):
+    """The fields of one record the analysis reads, whatever the record's container."""
+
+    key: Any
+    query_id: Any
+    judge_name: Any
+    judge_model: Any
+    judge_vendor: Any
+    mode: Any
+    presentation_order: Any
+    status: Any
+    repeat: Any
+    retest: Any
+    criterion: Any
+    preference: Any
+    preferred_arm: Any
+    confidence: Any
+    verdict: Any
+    holistic_fallback: Any
+    local_judge: Any
+    positions: Any
+    ranking: Any
+    scores: Any
+    confidences: Any
+    overall: Any
+    gate_failures: Any
+
+
+def _none_if_nan(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None  # a DataFrame round trip turns missing fields into NaN
+    return value
+
+
+def _raw(record: JudgeRecord | Mapping[str, Any]) -> _Raw:
+    if isinstance(record, JudgeRecord):
+        return _Raw._make(_getter(record))
+    return _Raw._make(_none_if_nan(record.get(name)) for name in _SOURCE)
+
+
+def _record_row(raw: _Raw) -> tuple[Any, ...]:
+    positions: Mapping[str, str] = raw.positions or {}
+    n = len(positions)
+    ranking = raw.ranking
+    return (
+        *raw[:_N_PLAIN],
+        positions.get("A"),
+        positions.get("B"),
+        n,
+        positions.get("A") if n == 1 else None,
+        tuple(ranking) if ranking else None,
+    )
+
+
+def _score_rows(rec: int, raw: _Raw, out: list[tuple[Any, ...]]) -> None:
+    """Append this ok record's dimension and total rows (positions mapped back from arms)."""
+    letters = {arm: letter for letter, arm in (raw.positions or {}).items()}
+    confidences: Mapping[str, Mapping[str, float]] = raw.confidences or {}
+    gates = raw.gate_failures
+    for arm, dims in (raw.scores or {}).items():
+        conf = confidences.get(arm) or {}
+        position = letters.get(arm)
+        for dim, score in dims.items():
+            if score is not None:
+                out.append((rec, arm, position, dim, score, conf.get(dim), np.nan))
+    for arm, total in (raw.overall or {}).items():
+        if total is not None:
+            failed = np.nan if gates is None else float(bool(gates.get(arm)))
+            out.append((rec, arm, letters.get(arm), TOTAL, total, None, failed))
+
+
+def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    """Status as text; preference as "A" / "B" / "tie" (derived from the arm when absent)."""
+    frame["status"] = frame["status"].astype(str).str.removeprefix("Status.").str.lower()
+    pref = frame["preference"].astype("string").str.strip()
+    pref = pref.where(pref.str.lower() != "tie", "tie").str.upper().replace("TIE", "tie")
+    arm = frame["preferred_arm"]
+    is_tie = arm.astype("string").str.lower() == "tie"
+    frame["preferred_arm"] = arm.where(~is_tie.fillna(False), "tie")
+    derived = pd.Series(np.select(
+        [is_tie.fillna(False), arm == frame["first_arm"], arm == frame["second_arm"]],
+        ["tie", "A", "B"], default=""), index=frame.index)  # fmt: skip
+    frame["preference"] = pref.fillna(derived.replace("", pd.NA)).astype(object)
+    frame["preference"] = frame["preference"].where(frame["preference"].notna(), None)
+    return frame.drop(columns=["second_arm"])
+
+
+def _iter_records(records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame) -> Any:
+    if isinstance(records, pd.DataFrame):
+        return iter(records.to_dict("records"))
+    return iter(records)
+
+
+def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
+    """Give every (record, arm) with dimension scores but no overall a TOTAL row: the unweighted
+    mean of its dimensions (the rubric's weights are not in the records)."""
+    dims = scores[scores["dimension"] != TOTAL]
+    has_total = scores.loc[scores["dimension"] == TOTAL, ["rec", "arm"]].drop_duplicates()
+    missing = dims.merge(has_total, on=["rec", "arm"], how="left", indicator=True)
+    missing = missing[missing["_merge"] == "left_only"]
+    if missing.empty:
+        return scores
+    means = missing.groupby(["rec", "arm"], as_index=False).agg(
+        position=("position", "first"), score=("score", "mean")
+    )
+    means = means.assign(dimension=TOTAL, confidence=np.nan, gate_failed=np.nan)
+    return pd.concat([scores, means[list(_SCORE_COLUMNS)]], ignore_index=True)
+
+
+def _tables(
+    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows: list[tuple[Any, ...]] = []
+    score_rows: list[tuple[Any, ...]] = []
+    for rec, record in enumerate(_iter_records(records)):
+        raw = _raw(record)
+        rows.append(_record_row(raw))
+        if str(raw.status) == Status.OK.value and not raw.holistic_fallback:
+            _score_rows(rec, raw, score_rows)
+    frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+    frame.insert(0, "rec", np.arange(len(frame)))
+    scores = pd.DataFrame(score_rows, columns=list(_SCORE_COLUMNS))
+    scores["score"] = pd.to_numeric(scores["score"], errors="coerce").astype(float)
+    scores["confidence"] = pd.to_numeric(scores["confidence"], errors="coerce").astype(float)
+    scores["gate_failed"] = scores["gate_failed"].astype(float)
+    return frame, _fill_totals(scores.dropna(subset=["score"]))
+
+
+def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
+    frame["ok"] = frame["status"] == Status.OK.value
+    frame["repeat"] = frame["repeat"].fillna(0).astype(int)
+    for name in ("retest", "holistic_fallback", "local_judge"):
+        frame[name] = frame[name].fillna(False).astype(bool)
+    frame["query_id"] = frame["query_id"].astype(str)
+    frame["judge"] = frame["judge"].astype(str)
+    frame["base_key"] = frame["key"].astype(str).str.removesuffix(RETEST_SUFFIX)
+    vendor = frame["vendor"].fillna("").astype(str)
+    families = frame["judge"].map(dict(options.judge_families))
+    frame["family"] = families.fillna(vendor).astype(str)
+    return frame
+
+
+def _items_table(items: Sequence[Item] | None) -> pd.DataFrame:
+    columns = ["query_id", "arm", "length", "author", "category", "difficulty", "normal"]
+    rows = []
+    for item in items or ():
+        meta = item.metadata or {}
+        for arm, text in item.responses.items():
+            rows.append(
+                (
+                    str(item.id),
+                    arm,
+                    len(text or ""),
+                    (item.authors or {}).get(arm),
+                    meta.get("category"),
+                    meta.get("difficulty"),
+                    bool(meta.get("normal", False)),
+                )
+            )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def resolve_arms(
+    records: pd.DataFrame, items: Sequence[Item] | None, options: AnalysisOptions
+) -> tuple[str, ...]:
+    """Arms in analysis order, control first (see ``AnalysisOptions.control_arm``)."""
+    seen: list[str] = []
+    if items:
+        seen.extend(items[0].arms)
+    for column in ("first_arm", "preferred_arm", "target_arm"):
+        seen.extend(a for a in records[column].dropna().unique() if a != "tie")
+    for ranking in records["ranking"].dropna():
+        seen.extend(ranking)
+    arms = list(dict.fromkeys(str(a) for a in seen))
+    if not items and "control" in arms:
+        arms.remove("control")
+        arms.insert(0, "control")
+    for preferred in (options.treatment_arm, options.control_arm):
+        if preferred is not None:
+            if preferred in arms:
+                arms.remove(preferred)
+            arms.insert(0, preferred)
+    return tuple(arms)
+
+
+def build_frame(
+    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None = None,
+    items: Sequence[Item] | None = None,
+    options: AnalysisOptions | None = None,
+) -> AnalysisFrame:
+    """Build the tidy tables from records (JudgeRecord objects, their dicts, or a DataFrame of
+    them), optional items (lengths, authors, metadata, human labels) and a labels mapping."""
+    options = options or AnalysisOptions()
+    frame, scores = _tables(records)
+    frame = _finish_records(frame, options)
+    keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
+    scores = scores.merge(frame[keep], on="rec", how="left")
+    arms = resolve_arms(frame, items, options)
+    dims = [d for d in dict.fromkeys(scores["dimension"]) if d != TOTAL]
+    labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
+    return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
+
+
+def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
+    """Arms known for each query: from items, else from single-response records."""
+    found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
+    singles = records.dropna(subset=["target_arm"]).groupby("query_id")["target_arm"].unique()
+    for qid, arms in singles.items():
+        found.setdefault(str(qid), [str(a) for a in arms])
+    return found

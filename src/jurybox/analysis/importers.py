@@ -1,0 +1,130 @@
+"""Import existing verdict files as jurybox records, so that the analysis runs on them.
+
+``import_verdicts(kind, path, out_path, mapping=None) -> int`` writes ``out_path`` (JSONL, one
+``JudgeRecord`` per line) and a companion items file ``<out_path stem>.items.jsonl`` (one
+``Item`` per line: question, responses, authors, metadata and the human gold in ``human``, in the
+label format of ``jurybox.analysis.labels``). ``load_imported(out_path)`` reads both back, ready
+for ``analyze_records(records, items=items)``.
+
+Kinds:
+
+``llmbar``   A folder with ``dataset.json`` (``input``, ``output_1``, ``output_2``, ``label``
+             1|2) and ``verdicts/<judge>/result.json`` (``results[-1]`` holds ``"swap = False"``
+             (output_1 shown first) and ``"swap = True"``, each with a ``winner`` already in the
+             original numbering; null = unparsed), or a folder of such folders.
+``pandalm``  A folder with ``testset-v1.json`` (annotator1..3: 0 tie, 1, 2 -> human annotators)
+             and judge files ``<judge>-testset-v1.json`` with a ``*_result`` field ("1" | "2" |
+             "Tie" | "garbage", or 0 | 1 | 2; "garbage" = unparsed). One presentation order.
+``judgebench``  JudgeBench output JSONL (a file or a folder of them): ``pair_id``, ``question``,
+             ``response_A``, ``response_B``, ``label`` ("A>B" | "B>A"), ``judge_name`` and
+             ``judgments``: the original order first, then the swapped one whose ``decision``
+             ("A>B" | "B>A" | "A=B") names positions as shown; a null judgment is a failed call.
+``generic``  JSONL or CSV with ``mapping`` (jurybox field -> column): ``query_id``, ``judge``,
+             ``preferred`` (A | B | tie, or 1 | 2 | 0) required; optional ``swap`` (truthy = the
+             second response was shown first) or ``order`` ("AB" | "BA"), ``gold``,
+             ``question``, ``response_a``, ``response_b``, ``confidence``, ``model``,
+             ``category``. Non-column options: ``preferred_is`` ("arm", default: ``preferred``
+             is in the original numbering; "position": as shown), ``arm_a`` / ``arm_b`` (arm
+             names, default response_a / response_b).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jurybox.analysis import _import_formats as formats
+from jurybox.errors import DatasetError
+from jurybox.records import Item, JudgeRecord
+
+KINDS = ("llmbar", "pandalm", "judgebench", "generic")
+
+
+def companion_items_path(out_path: str | Path) -> Path:
+    """Where ``import_verdicts`` writes the items (with human gold) beside ``out_path``."""
+    out = Path(out_path)
+    return out.with_name(f"{out.stem}.items.jsonl")
+
+
+def _write_jsonl(path: Path, lines: Iterator[str]) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")
+            count += 1
+    return count
+
+
+def _item_json(item: Item) -> str:
+    data = asdict(item)
+    data["contexts"] = list(item.contexts)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def import_verdicts(
+    kind: str, path: str | Path, out_path: str | Path, mapping: Mapping[str, str] | None = None
+) -> int:
+    """Convert a verdict file or folder of ``kind`` into jurybox records; returns records written.
+
+    Raises:
+        DatasetError: unknown kind, missing files, or malformed content (names file and field).
+    """
+    source = Path(path)
+    if not source.exists():
+        raise DatasetError("not found", path=str(source))
+    stamp = datetime.now(UTC).isoformat()
+    readers = {
+        "llmbar": formats.read_llmbar,
+        "pandalm": formats.read_pandalm,
+        "judgebench": formats.read_judgebench,
+    }
+    if kind == "generic":
+        records, items = formats.read_generic(source, dict(mapping or {}), stamp)
+    elif kind in readers:
+        if mapping:
+            raise DatasetError(f"kind '{kind}' takes no column mapping", path=str(source))
+        records, items = readers[kind](source, stamp)
+    else:
+        raise DatasetError(f"unknown import kind '{kind}' (known: {', '.join(KINDS)})")
+    out = Path(out_path)
+    written = _write_jsonl(out, (r.to_json() for r in records))
+    _write_jsonl(companion_items_path(out), (_item_json(i) for i in items))
+    return written
+
+
+def read_items(path: str | Path) -> list[Item]:
+    """Items from a JSONL file of ``Item`` fields (as written by ``import_verdicts``)."""
+    items = []
+    source = Path(path)
+    with source.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data: dict[str, Any] = json.loads(line)
+                data["contexts"] = tuple(data.get("contexts") or ())
+                items.append(Item(**data))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise DatasetError(f"not an item: {exc}", path=str(source), line=number) from None
+    return items
+
+
+def load_imported(out_path: str | Path) -> tuple[list[JudgeRecord], list[Item]]:
+    """Records and companion items written by ``import_verdicts``."""
+    source = Path(out_path)
+    records = []
+    with source.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(JudgeRecord.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
+                raise DatasetError(f"not a record: {exc}", path=str(source), line=number) from None
+    items_path = companion_items_path(source)
+    return records, read_items(items_path) if items_path.exists() else []

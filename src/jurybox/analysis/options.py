@@ -1,0 +1,77 @@
+"""Analysis options: the knobs of ``analyze_records`` in one frozen value.
+
+Thresholds of the trust verdict live here so that a user can make the verdict stricter or looser
+without editing code, and so that the report can echo exactly which thresholds it applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class VerdictThresholds:
+    """Where a trust check passes or fails (see ``jurybox.analysis.verdict``).
+
+    Defaults follow common practice: swap consistency 0.8 (Zheng et al. 2023 report 0.65-0.9 for
+    strong judges), Cohen's kappa 0.4 ("moderate", Landis & Koch 1977), Krippendorff's alpha
+    0.667 (Krippendorff's lowest tentative level), ICC 0.5 ("poor" below, Koo & Li 2016).
+    """
+
+    swap_consistency_min: float = 0.8
+    human_kappa_min: float = 0.4
+    parse_failure_max: float = 0.05
+    inter_judge_alpha_min: float = 0.667
+    retest_icc_min: float = 0.5
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Options of ``analyze_records``.
+
+    Attributes:
+        control_arm: Arm treated as control in treatment effects. Default: the first arm of the
+            first item, else an arm named "control", else the first arm seen in the records.
+        treatment_arm: Arm compared with control. Default: the other arm (two-arm data only).
+        alpha: Significance level of every test and of Holm's adjustment.
+        confidence: Level of every confidence interval.
+        equivalence_margin: TOST margin in score points (symmetric) on items marked normal.
+        judge_families: Judge name -> model family, matched against dataset ``authors`` for
+            self-enhancement; judges not listed fall back to the record's ``judge_vendor``.
+        verbosity_unit_chars: Response length is expressed in units of this many characters in
+            the OLS coefficient, so that the slope is readable.
+        min_items: Fewest paired items a subgroup (category, difficulty) needs to be tested.
+        seed: Seed of every stochastic step (bootstrap intervals, Dawid-Skene initialisation).
+        thresholds: Where the trust verdict's checks pass or fail.
+    """
+
+    control_arm: str | None = None
+    treatment_arm: str | None = None
+    alpha: float = 0.05
+    confidence: float = 0.95
+    equivalence_margin: float = 0.5
+    judge_families: Mapping[str, str] = field(default_factory=dict)
+    verbosity_unit_chars: int = 100
+    min_items: int = 5
+    seed: int = 0
+    thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.equivalence_margin <= 0:
+            raise ValueError(f"equivalence_margin must be > 0, got {self.equivalence_margin}")
+        if self.verbosity_unit_chars <= 0:
+            raise ValueError("verbosity_unit_chars must be > 0")
+        if self.min_items < 2:
+            raise ValueError(f"min_items must be >= 2, got {self.min_items}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready echo of the options, for the report."""
+        data = asdict(self)
+        data["judge_families"] = dict(self.judge_families)
+        return data

@@ -1,0 +1,226 @@
+"""Panels: combining several judges into one verdict.
+
+Majority vote over the judges' consolidated preferences (flip = tie) and criterion verdicts; mean
+and per-judge z-normalised mean of total scores (z removes each judge's leniency and spread
+before averaging); Borda count over rankings; Dawid-Skene EM to estimate each judge's accuracy
+without gold labels; pairwise win rates with intervals between every two arms.
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis.calibration import gold_preferences
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import consolidated
+
+_ITEM = ["query_id", "repeat"]
+
+
+def _majority(
+    labels: pd.DataFrame, unit: list[str], frame: AnalysisFrame, options: AnalysisOptions
+) -> Json:
+    votes = majority_vote(labels, unit, "label")
+    counts = votes.dropna().value_counts()
+    out: Json = {
+        "n_items": len(votes),
+        "counts": {str(k): int(v) for k, v in counts.items()},
+        "no_majority": int(votes.isna().sum()),
+    }
+    gold = gold_preferences(frame)
+    if "query_id" in unit and len(gold):
+        decided = votes.dropna()
+        qids = decided.index.get_level_values("query_id")
+        target = pd.Series(qids.map(gold.to_dict()), index=decided.index).dropna()
+        hits = int((decided.loc[target.index] == target).sum())
+        out["accuracy_vs_gold"] = attempt(
+            stats.wilson_interval, hits, len(target), n=len(target), confidence=options.confidence
+        )
+    return out
+
+
+def _majority_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    out: Json = {}
+    cons = consolidated(frame)
+    if cons["judge"].nunique() >= 2:
+        out["preferences"] = _majority(cons, _ITEM, frame, options)
+    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    if ok["judge"].nunique() >= 2:
+        verdicts = ok.assign(label=ok["verdict"], criterion=ok["criterion"].fillna(""))
+        out["verdicts"] = _majority(
+            verdicts, ["query_id", "target_arm", "criterion", "repeat"], frame, options
+        )
+    if not out:
+        return skipped("fewer than two judges gave preferences or verdicts")
+    return computed(method="strict plurality; consolidated verdicts (flip = tie)", **out)
+
+
+def _score_panel(frame: AnalysisFrame) -> Json:
+    scores = judge_scores(frame, TOTAL)
+    if scores["judge"].nunique() < 2:
+        return skipped("fewer than two judges gave scores")
+    spread = scores.groupby("judge")["score"].agg(["mean", "std"])
+    flat = spread[spread["std"].fillna(0) == 0].index.tolist()
+    stats_of = scores["judge"].map(spread["mean"]), scores["judge"].map(spread["std"])
+    z = (scores["score"] - stats_of[0]) / stats_of[1].where(stats_of[1] > 0)
+    scores = scores.assign(z=z)
+    per_item = scores.groupby(["query_id", "arm"]).agg(mean=("score", "mean"), z_mean=("z", "mean"))
+    arms = per_item.groupby("arm").agg(
+        mean=("mean", "mean"), z_mean=("z_mean", "mean"), n_items=("mean", "size")
+    )
+    return computed(
+        arms={
+            str(a): {
+                "mean": float(r["mean"]),
+                "n_items": int(r["n_items"]),
+                "z_mean": None if np.isnan(r["z_mean"]) else float(r["z_mean"]),
+            }
+            for a, r in arms.iterrows()
+        },
+        judges_without_spread=[str(j) for j in flat],
+        method="per (item, arm): mean over judges of each judge's mean score; z: each judge's "
+        "scores standardised by its own mean and SD first (judges with zero SD left out)",
+    )
+
+
+def _borda(frame: AnalysisFrame) -> Json:
+    ok = frame.ok[~frame.ok["retest"] & frame.ok["ranking"].notna()]
+    if ok.empty:
+        return skipped("no rankings in the records (ranking mode)")
+
+    def borda(rankings: pd.Series) -> Json:
+        try:
+            result = stats.borda_count([tuple(r) for r in rankings])
+        except ValueError as exc:
+            return skipped(str(exc))
+        return {
+            "ranking": list(result.ranking),
+            "scores": dict(result.scores),
+            "n_rankings": result.n_rankings,
+            "method": result.method,
+        }
+
+    return computed(
+        panel=borda(ok["ranking"]),
+        judges={str(j): borda(r["ranking"]) for j, r in ok.groupby("judge")},
+    )
+
+
+def _dawid_skene_block(labels: pd.DataFrame, unit: list[str], options: AnalysisOptions) -> Json:
+    matrix = labels.drop_duplicates([*unit, "judge"]).pivot(
+        index=unit, columns="judge", values="label"
+    )
+    data = matrix.T.astype(object).where(matrix.T.notna(), None).to_numpy()
+    try:
+        result = stats.dawid_skene(data, rng=options.seed)
+    except ValueError as exc:
+        return skipped(str(exc))
+    counts = pd.Series(result.labels).value_counts()
+    return {
+        "judges": {
+            str(j): {"accuracy": float(a)}
+            for j, a in zip(matrix.columns, result.accuracy, strict=True)
+        },
+        "priors": {str(c): float(p) for c, p in zip(result.classes, result.priors, strict=True)},
+        "label_counts": {str(k): int(v) for k, v in counts.items()},
+        "n_items": matrix.shape[0],
+        "converged": result.converged,
+        "n_iter": result.n_iter,
+        "log_likelihood": result.log_likelihood,
+        "method": result.method,
+    }
+
+
+def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    out: Json = {}
+    cons = consolidated(frame)
+    if cons["judge"].nunique() >= 2:
+        out["preferences"] = _dawid_skene_block(cons, _ITEM, options)
+    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    if ok["judge"].nunique() >= 2:
+        verdicts = ok.assign(label=ok["verdict"], criterion=ok["criterion"].fillna(""))
+        out["verdicts"] = _dawid_skene_block(
+            verdicts, ["query_id", "target_arm", "criterion", "repeat"], options
+        )
+    if not out:
+        return skipped("Dawid-Skene needs labels from at least two judges")
+    return computed(**out)
+
+
+def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> Json:
+    return attempt(
+        stats.win_rate_interval,
+        wins,
+        losses,
+        ties,
+        n=wins + losses + ties,
+        confidence=options.confidence,
+        tie_policy="half",
+    )
+
+
+def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    rows: list[Json] = []
+    cons = consolidated(frame)
+    panel = majority_vote(cons, _ITEM, "label").fillna("tie") if len(cons) else pd.Series()
+    sources = [(str(j), g["label"]) for j, g in cons.groupby("judge")] + [("panel", panel)]
+    for rater, labels in sources:
+        if labels.empty:
+            continue
+        for arm, other in permutations(frame.arms[:2], 2):
+            wins, losses = int((labels == arm).sum()), int((labels == other).sum())
+            ties = int((labels == "tie").sum())
+            rows.append(
+                {
+                    "arm": arm,
+                    "opponent": other,
+                    "rater": rater,
+                    "source": "preferences",
+                    **_rate(wins, losses, ties, options),
+                }
+            )
+    ranks = _rank_table(frame)
+    for arm, other in permutations(ranks.columns, 2):
+        both = ranks[[arm, other]].dropna()
+        wins, losses = int((both[arm] < both[other]).sum()), int((both[arm] > both[other]).sum())
+        rows.append(
+            {
+                "arm": str(arm),
+                "opponent": str(other),
+                "rater": "panel",
+                "source": "rankings",
+                **_rate(wins, losses, 0, options),
+            }
+        )
+    if not rows:
+        return skipped("no preferences or rankings")
+    return computed(pairs=rows, tie_policy="ties (and order flips) count half")
+
+
+def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
+    """Ranking records x arms of rank positions (0 = best), NaN where an arm is not ranked."""
+    ranked = frame.ok[~frame.ok["retest"] & frame.ok["ranking"].notna()]
+    if ranked.empty:
+        return pd.DataFrame()
+    long = ranked[["rec", "ranking"]].explode("ranking")
+    long = long.assign(rank=long.groupby("rec").cumcount())
+    return long.pivot(index="rec", columns="ranking", values="rank")
+
+
+def analyze_panels(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """The panel family."""
+    if frame.ok.empty:
+        return skipped("no successful judgment")
+    return computed(
+        majority_vote=_majority_section(frame, options),
+        scores=_score_panel(frame),
+        borda=_borda(frame),
+        dawid_skene=_dawid_skene(frame, options),
+        win_rates=_win_rates(frame, options),
+    )

@@ -1,0 +1,249 @@
+"""Reliability: test-retest, internal consistency, confidence calibration.
+
+Test-retest pairs each retest record with the original record of the same key minus
+``|retest`` (same judge, item, order and repeat) and computes ICC(2,1) (two-way random,
+absolute agreement: a retest that drifts in level is unreliable) per dimension; preferences and
+verdicts get percent agreement and Cohen's kappa. Internal consistency is Cronbach's alpha across
+rubric dimensions (subjects = record x arm). Confidence calibration asks whether stated
+confidence tracks being right: correctness against human gold where there is some, else whether
+the verdict survived the order swap; for scores, the absolute error against the human score or,
+without one, against the other judges' mean.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, Json, attempt, computed, skipped
+from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import order_pairs
+
+_CONFIDENCE_LEVELS = {"very low": 0.0, "low": 1.0, "medium": 2.0, "high": 3.0, "very high": 4.0}
+
+
+def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
+    keys = frame.records.set_index("rec")[["key", "base_key"]]
+    scores = frame.scores.join(keys, on="rec")
+    test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
+    retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
+    return test.merge(
+        retest.rename(columns={"base_key": "key"}),
+        on=["key", "arm", "dimension"],
+        suffixes=("_test", "_retest"),
+    )
+
+
+def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
+    ok = frame.ok.dropna(subset=[column])
+    test = ok[~ok["retest"]][["key", column]]
+    retest = ok[ok["retest"]][["base_key", column]].rename(columns={"base_key": "key"})
+    return test.merge(retest, on="key", suffixes=("_test", "_retest"))
+
+
+def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> Json:
+    a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
+    return {
+        "n_pairs": n,
+        "percent_agreement": attempt(
+            stats.percent_agreement, a, b, n=n, confidence=options.confidence
+        ),
+        "cohen_kappa": attempt(stats.cohen_kappa, a, b, n=n, confidence=options.confidence),
+    }
+
+
+def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """ICC per dimension (and per judge on the total) between original and retest judgments."""
+    n_retest = int(frame.records["retest"].sum())
+    if n_retest == 0:
+        return skipped("no retest records (pipeline.test_retest_count is 0)")
+    scores = _retest_scores(frame)
+    out: Json = {"n_retest_records": n_retest}
+    if not scores.empty:
+        out["dimensions"] = {
+            str(dim): attempt(
+                stats.icc,
+                rows[["score_test", "score_retest"]].to_numpy(),
+                "2,1",
+                n=len(rows),
+                confidence=options.confidence,
+            )
+            for dim, rows in scores.groupby("dimension")
+        }
+        total = scores[scores["dimension"] == TOTAL]
+        out["judges"] = {
+            str(j): attempt(
+                stats.icc,
+                rows[["score_test", "score_retest"]].to_numpy(),
+                "2,1",
+                n=len(rows),
+                confidence=options.confidence,
+            )
+            for j, rows in total.groupby("judge")
+        }
+    for column, name in (("preferred_arm", "preferences"), ("verdict", "verdicts")):
+        pairs = _label_retests(frame, column)
+        if not pairs.empty:
+            out[name] = _label_block(pairs, column, options)
+    if len(out) == 1:
+        return skipped(
+            "no retest record has a successful original to compare with", n_retest_records=n_retest
+        )
+    return computed(**out)
+
+
+def analyze_internal_consistency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Cronbach's alpha across rubric dimensions, pooled and per judge."""
+    if len(frame.dimensions) < 2:
+        return skipped(f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two")
+    dims = frame.scores[(frame.scores["dimension"] != TOTAL) & ~frame.scores["retest"]]
+    wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
+    wide = wide.dropna()
+    pooled = attempt(
+        stats.cronbach_alpha, wide.to_numpy(), n=len(wide), confidence=options.confidence
+    )
+    judges = {
+        str(j): attempt(
+            stats.cronbach_alpha, rows.to_numpy(), n=len(rows), confidence=options.confidence
+        )
+        for j, rows in wide.groupby(level="judge")
+    }
+    return computed(
+        subjects="record x arm", dimensions=list(wide.columns), pooled=pooled, judges=judges
+    )
+
+
+def _confidence_number(values: pd.Series) -> pd.Series:
+    text = values.astype(str).str.strip().str.lower()
+    return text.map(_CONFIDENCE_LEVELS).fillna(pd.to_numeric(values, errors="coerce"))
+
+
+def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[Json]:
+    out = []
+    for value, hits in hit.groupby(level):
+        metric = attempt(
+            stats.wilson_interval,
+            int(hits.sum()),
+            len(hits),
+            n=len(hits),
+            confidence=options.confidence,
+        )
+        out.append({"confidence": float(value), **metric})
+    return out
+
+
+def _preference_targets(frame: AnalysisFrame) -> tuple[pd.DataFrame, str] | None:
+    ok = frame.ok[~frame.ok["retest"] & frame.ok["preferred_arm"].notna()]
+    ok = ok.assign(level=_confidence_number(ok["confidence"])).dropna(subset=["level"])
+    gold = frame.labels.preferences.drop_duplicates("query_id").set_index("query_id")["label"]
+    if ok.empty:
+        return None
+    if len(gold) and ok["query_id"].isin(gold.index).any():
+        ok = ok[ok["query_id"].isin(gold.index)]
+        return ok.assign(hit=ok["preferred_arm"] == ok["query_id"].map(gold)), "correct_vs_human"
+    pairs = order_pairs(frame)
+    if pairs.empty:
+        return None
+    both = pairs[pairs["ok_1"] & pairs["ok_2"]]
+    stable = pd.Series(
+        (both["pref_1"] == both["pref_2"]).to_numpy(),
+        index=pd.MultiIndex.from_frame(both[["judge", "query_id", "repeat"]]),
+    )
+    keys = pd.MultiIndex.from_frame(ok[["judge", "query_id", "repeat"]])
+    ok = ok.assign(hit=stable.reindex(keys).to_numpy()).dropna(subset=["hit"])
+    return ok.assign(hit=ok["hit"].astype(bool)), "consistent_across_orders"
+
+
+def _calibration_preferences(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    found = _preference_targets(frame)
+    if found is None:
+        return skipped(
+            "no pairwise verdict with a confidence and a target (human gold or "
+            "both presentation orders)"
+        )
+    rows, target = found
+    judges = {}
+    for judge, part in rows.groupby("judge"):
+        judges[str(judge)] = {
+            "spearman": attempt(
+                stats.spearman,
+                part["level"].to_numpy(float),
+                part["hit"].to_numpy(float),
+                n=len(part),
+                confidence=options.confidence,
+            ),
+            "bins": _bins(part["level"], part["hit"], options),
+        }
+    return computed(target=target, confidence_levels=_CONFIDENCE_LEVELS, judges=judges)
+
+
+def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
+    rows = frame.scores[~frame.scores["retest"] & frame.scores["confidence"].notna()]
+    human = frame.labels.scores
+    if not human.empty:
+        merged = rows.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
+        if not merged.empty:
+            return merged.assign(error=(merged["score"] - merged["score_human"]).abs()), "human"
+    allrows = frame.scores[~frame.scores["retest"]]
+    grouped = allrows.groupby(["query_id", "arm", "dimension", "judge"])["score"].mean()
+    per_item = grouped.groupby(level=[0, 1, 2]).agg(["sum", "size"])
+    keyed = rows.join(per_item, on=["query_id", "arm", "dimension"])
+    own = rows.join(grouped.rename("own"), on=["query_id", "arm", "dimension", "judge"])["own"]
+    others = (keyed["sum"] - own) / (keyed["size"] - 1).where(keyed["size"] > 1)
+    return keyed.assign(error=(keyed["score"] - others).abs()).dropna(
+        subset=["error"]
+    ), "other_judges_mean"
+
+
+def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    rows, target = _score_errors(frame)
+    if rows.empty:
+        return skipped(
+            "no score with a stated confidence and a reference (human score or another judge)"
+        )
+    judges = {}
+    for judge, part in rows.groupby("judge"):
+        judges[str(judge)] = {
+            "spearman": attempt(
+                stats.spearman,
+                part["confidence"].to_numpy(float),
+                part["error"].to_numpy(float),
+                n=len(part),
+                confidence=options.confidence,
+            ),
+            "bins": _bins(part["confidence"], part["error"] <= 1.0, options),
+            "mean_abs_error": float(part["error"].mean()),
+        }
+    return computed(
+        target=f"absolute error vs {target}; bins: share within one point",
+        expected_sign="negative (more confident, smaller error)",
+        judges=judges,
+    )
+
+
+def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Confidence calibration of verdicts and of dimension scores."""
+    has_pref = frame.ok["confidence"].notna().any()
+    has_score = frame.scores["confidence"].notna().any()
+    if not has_pref and not has_score:
+        return skipped("no judgment states a confidence (scoring.request_confidence is off)")
+    return computed(
+        preferences=_calibration_preferences(frame, options)
+        if has_pref
+        else skipped("no pairwise verdict states a confidence"),
+        scores=_calibration_scores(frame, options)
+        if has_score
+        else skipped("no dimension score states a confidence"),
+    )
+
+
+def analyze_reliability(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """The reliability family."""
+    if frame.ok.empty:
+        return skipped("no successful judgment")
+    return computed(
+        test_retest=analyze_test_retest(frame, options),
+        internal_consistency=analyze_internal_consistency(frame, options),
+        confidence_calibration=analyze_confidence(frame, options),
+    )

@@ -1,0 +1,181 @@
+"""Load and validate datasets (JSONL, JSON, CSV, Parquet) and human-label files.
+
+Formats are chosen by extension: ``.jsonl`` (one JSON object per line; blank lines are skipped),
+``.json`` (one JSON list of objects), ``.csv`` (a header row, then one item per record) and
+``.parquet``. An item has these fields::
+
+    id               str (ints are converted); unique within the file
+    question         non-empty str
+    responses        {arm: text} - two arms for pairwise, N for ranking, one for rubric/criterion;
+                     every item must have the same arms (they are re-ordered like the first item's)
+    contexts         list of str (a single str counts as one context)       optional
+    expected_answer  str (numbers are converted)                            optional
+    metadata         {key: any JSON value}, e.g. category, difficulty        optional
+    authors          {arm: model family}, for self-preference analysis      optional
+    human            {preferred_arm: arm | "tie", scores: {arm: {dimension: number}},
+                      verdict: {arm: "Pass" | "Fail"}, annotator: str, notes: str}   optional
+
+A number in place of an arm's score mapping means ``{"overall": number}``; with a single arm,
+``verdict`` may be a bare ``"Pass"``/``"Fail"``. Any other field is an error (a typo in
+``expected_answer`` would otherwise silently disable reference-guided judging): put extra data
+under ``metadata``.
+
+Flat files (CSV, Parquet) and renaming. ``DatasetConfig.columns`` maps a jurybox field to the
+file's column (or JSONL key), e.g. ``{id: qid, question: prompt, metadata.topic: domain}``;
+``DatasetConfig.response_columns`` maps each arm to the column holding its response. Without
+``response_columns``, responses come from a ``responses`` column or from ``responses.<arm>``
+columns. Nested fields are written either as one column holding JSON text (``metadata``,
+``human``, ``authors``, ``responses``; ``contexts`` as a JSON list or one plain string) or as
+dotted columns (``metadata.category``, ``authors.control``, ``human.preferred_arm``,
+``human.verdict.control``, ``human.scores.control.overall``). Parquet struct, map and list
+columns are read as such. In flat files an empty cell means "absent" (except a response, which
+may be empty), and a dotted ``metadata.*`` / ``human.*`` cell holding ``true``/``false`` or a
+number is read as that value, so ``metadata.normal = true`` behaves like JSON's ``true``.
+
+Errors raise :class:`jurybox.errors.DatasetError` with ``path``, ``line`` and ``field`` set:
+``line`` is the 1-based physical line for JSONL, JSON and CSV (for a CSV record spanning several
+lines, the line it starts on; for invalid UTF-8, the line of the bad byte) and the 1-based data
+row number for Parquet (the message says "Parquet row N"). Files are read as a stream (line by
+line, or in record batches for Parquet); only ``.json`` needs the whole text at once.
+
+A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
+plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,
+``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurybox.config import DatasetConfig
+from jurybox.datasets._fields import (
+    _DATASET,
+    _LABELS,
+    FIELDS,
+    HUMAN_KEYS,
+    LABEL_FIELDS,
+    OPTIONAL_FIELDS,
+    REQUIRED_FIELDS,
+    _align_arms,
+    _check_unique,
+    _human,
+    _identifier,
+    _normalise,
+    _reject_unknown,
+    _Spec,
+    _to_item,
+)
+from jurybox.datasets._readers import _records, _Where
+from jurybox.errors import DatasetError
+
+__all__ = [
+    "FIELDS",
+    "HUMAN_KEYS",
+    "LABEL_FIELDS",
+    "OPTIONAL_FIELDS",
+    "REQUIRED_FIELDS",
+    "dataset_hash",
+    "export_pairs",
+    "load_dataset",
+    "load_human_labels",
+]
+from jurybox.records import Item
+
+
+def load_dataset(path: str | Path, config: DatasetConfig | None = None) -> list[Item]:
+    """Read and validate a dataset file; see the module docstring for the formats.
+
+    Raises:
+        DatasetError: naming the file, line (Parquet: row) and field at fault.
+    """
+    spec = _Spec.build(config or DatasetConfig(), str(path))
+    items: list[Item] = []
+    seen: dict[str, int | None] = {}
+    first_where = _Where(str(path))
+    for record in _records(Path(path)):
+        item = _to_item(_normalise(record, spec, _DATASET), record.where, spec)
+        _check_unique(item.id, record.where, seen, "id")
+        if items:
+            item = _align_arms(item, items[0], first_where, record.where)
+        else:
+            first_where = record.where
+        items.append(item)
+    return items
+
+
+def load_human_labels(path: str | Path) -> dict[str, Mapping[str, Any]]:
+    """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``)."""
+    labels: dict[str, Mapping[str, Any]] = {}
+    seen: dict[str, int | None] = {}
+    for record in _records(Path(path)):
+        data, where = _normalise(record, _Spec({}, None), _LABELS), record.where
+        _reject_unknown(data, LABEL_FIELDS, where, "labels")
+        query_id = _identifier(data.get("query_id"), "query_id", where, "field")
+        _check_unique(query_id, where, seen, "query_id")
+        human = _human({k: v for k, v in data.items() if k != "query_id"}, None, where, "")
+        if not {"preferred_arm", "scores", "verdict"} & set(human):
+            raise where.error("no label: give preferred_arm, scores or verdict", field="query_id")
+        labels[query_id] = human
+    return labels
+
+
+def dataset_hash(path: str | Path) -> str:
+    """SHA-256 (hex) of the file's bytes, read in chunks."""
+    try:
+        with Path(path).open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+
+
+def export_pairs(items: Sequence[Item], arms: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Flatten a two-arm dataset into pairs for external evaluation tools.
+
+    Args:
+        items: loaded items.
+        arms: the (control, treatment) arms, A then B; default the dataset's two arms.
+
+    Returns:
+        ``{task_id, question, expected_answer, response_a, response_b, model_a, model_b}`` per
+        item; ``model_*`` is the arm's author, else the arm name.
+    """
+    if not items:
+        raise DatasetError("no items to export")
+    first, second = _pair_arms(items, arms)
+    pairs = []
+    for item in items:
+        for arm in (first, second):
+            if arm not in item.responses:
+                raise DatasetError(
+                    f"item '{item.id}' has no response for arm '{arm}'", field=f"responses.{arm}"
+                )
+        pairs.append(
+            {
+                "task_id": item.id,
+                "question": item.question,
+                "expected_answer": item.expected_answer,
+                "response_a": item.responses[first],
+                "response_b": item.responses[second],
+                "model_a": item.authors.get(first, first),
+                "model_b": item.authors.get(second, second),
+            }
+        )
+    return pairs
+
+
+def _pair_arms(items: Sequence[Item], arms: Sequence[str] | None) -> tuple[str, str]:
+    if arms is None:
+        found = items[0].arms
+        if len(found) != 2:
+            raise DatasetError(
+                f"pairs need exactly two arms but the dataset has {len(found)} "
+                f"({', '.join(found)}); name two with --arms",
+                field="arms",
+            )
+        return found[0], found[1]
+    if len(arms) != 2 or arms[0] == arms[1]:
+        raise DatasetError(f"name two different arms, got {list(arms)}", field="arms")
+    return arms[0], arms[1]

@@ -1,0 +1,341 @@
+"""Field normalisation and validation: raw records -> ``Item`` / label mappings."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jurybox.config import DatasetConfig
+from jurybox.datasets._readers import _is_number, _kind, _Record, _Where
+from jurybox.errors import DatasetError
+from jurybox.records import Item
+
+REQUIRED_FIELDS = ("id", "question", "responses")
+OPTIONAL_FIELDS = ("contexts", "expected_answer", "metadata", "authors", "human")
+FIELDS = (*REQUIRED_FIELDS, *OPTIONAL_FIELDS)
+HUMAN_KEYS = ("preferred_arm", "scores", "verdict", "annotator", "notes")
+LABEL_FIELDS = ("query_id", *HUMAN_KEYS)
+_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")  # "01234" stays text
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which fields nest (JSON cells, dotted columns) and which read literals from text cells."""
+
+    nested: tuple[str, ...]
+    literal: tuple[str, ...]
+
+
+_DATASET = _Layout(("responses", "metadata", "authors", "human"), ("metadata", "human"))
+_LABELS = _Layout(("scores", "verdict"), ("scores",))
+Arms = tuple[str, ...] | None  # None: arms unknown (a separate label file)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """A validated column mapping: jurybox field <- file column."""
+
+    columns: Mapping[str, str]
+    response_columns: Mapping[str, str] | None
+
+    @classmethod
+    def build(cls, config: DatasetConfig, path: str) -> _Spec:
+        for target, column in config.columns.items():
+            head, _, rest = target.partition(".")
+            if head not in FIELDS or (rest and head not in _DATASET.nested):
+                raise DatasetError(
+                    f"cannot map column '{column}' to unknown field '{target}' "
+                    f"(allowed: {', '.join(FIELDS)}, or metadata.<key> and the like)",
+                    path=path,
+                    field=f"dataset.columns.{target}",
+                )
+        if config.response_columns is not None and not config.response_columns:
+            raise DatasetError("is empty", path=path, field="dataset.response_columns")
+        return cls(dict(config.columns), config.response_columns)
+
+    def label(self, field: str) -> str:
+        column = self.columns.get(field)
+        return f"field (column '{column}')" if column else "field"
+
+
+def _normalise(record: _Record, spec: _Spec, layout: _Layout) -> dict[str, Any]:
+    where, data = record.where, _rename(record.data, spec, record.where)
+    if spec.response_columns is not None:
+        if "responses" in data:
+            raise where.error("given twice: by response_columns and in the file", "responses")
+        data["responses"] = _take_responses(data, spec.response_columns, where)
+    if record.flat:
+        data = {k: v for k, v in data.items() if not _blank(v) or k.startswith("responses")}
+        for name in (*layout.nested, "contexts"):
+            if name in data:
+                data[name] = _decode_cell(data[name], name, where)
+    for key in [k for k in data if "." in k]:
+        head, _, rest = key.partition(".")
+        if head in layout.nested:
+            value = data.pop(key)
+            if record.flat and head in layout.literal and isinstance(value, str):
+                value = _literal(value)
+            _set_path(data, [head, *rest.split(".")], value, where)
+    return data
+
+
+def _rename(data: Mapping[str, Any], spec: _Spec, where: _Where) -> dict[str, Any]:
+    out = dict(data)
+    for target, column in spec.columns.items():
+        if column not in data or target == column:
+            continue
+        if target in data and target not in spec.columns.values():
+            raise where.error(f"comes from column '{column}' but the file also has it", target)
+        out[target] = data[column]
+        if column not in spec.columns:
+            out.pop(column, None)
+    return out
+
+
+def _take_responses(data: dict[str, Any], columns: Mapping[str, str], where: _Where) -> Any:
+    responses = {}
+    for arm, column in columns.items():
+        if column not in data:
+            raise where.error(f"missing response column '{column}'", field=f"responses.{arm}")
+        responses[arm] = data.pop(column)
+    return responses
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _decode_cell(value: Any, name: str, where: _Where) -> Any:
+    if isinstance(value, list) and value and all(isinstance(p, tuple) for p in value):
+        value = dict(value)  # a Parquet map column arrives as (key, value) pairs
+    if isinstance(value, dict) and name != "responses":
+        return _drop_none(value)  # a Parquet struct fills absent fields with null
+    if not isinstance(value, str) or (name == "contexts" and not value.lstrip().startswith("[")):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise where.error(f"invalid JSON in cell: {exc.msg} (column {exc.colno})", name) from None
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def _literal(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if _NUMBER.fullmatch(lowered):
+        return float(lowered) if any(c in lowered for c in ".e") else int(lowered)
+    return text
+
+
+def _set_path(data: dict[str, Any], keys: list[str], value: Any, where: _Where) -> None:
+    node = data
+    for depth, key in enumerate(keys[:-1]):
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise where.error("has dotted columns but is no mapping", ".".join(keys[: depth + 1]))
+        node = child
+    node[keys[-1]] = value
+
+
+# --- validating one item -----------------------------------------------------------------------
+
+
+def _to_item(data: Mapping[str, Any], where: _Where, spec: _Spec) -> Item:
+    _reject_unknown(data, FIELDS, where, "item")
+    item_id = _identifier(data.get("id"), "id", where, spec.label("id"))
+    question = data.get("question")
+    if question is None:
+        raise where.error(f"missing {spec.label('question')}", field="question")
+    if not isinstance(question, str) or not question.strip():
+        raise where.error(f"expected non-empty text, got {_kind(question)}", field="question")
+    responses = _responses(data.get("responses"), where)
+    arms = tuple(responses)
+    return Item(
+        id=item_id,
+        question=question,
+        responses=responses,
+        contexts=_contexts(data.get("contexts"), where),
+        expected_answer=_optional_text(data.get("expected_answer"), where),
+        metadata=_mapping(_or_empty(data.get("metadata")), "metadata", where),
+        authors=_authors(_or_empty(data.get("authors")), arms, where),
+        human=_human(_or_empty(data.get("human")), arms, where, "human."),
+    )
+
+
+def _or_empty(value: Any) -> Any:
+    return {} if value is None else value
+
+
+def _reject_unknown(
+    data: Mapping[str, Any], allowed: Sequence[str], where: _Where, what: str
+) -> None:
+    unknown = [key for key in data if key not in allowed]
+    if unknown:
+        hint = "; put extra data under metadata" if what == "item" else ""
+        raise where.error(f"unknown {what} field (allowed: {', '.join(allowed)}{hint})", unknown[0])
+
+
+def _identifier(value: Any, name: str, where: _Where, label: str) -> str:
+    if value is None:
+        raise where.error(f"missing {label}", field=name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise where.error(f"expected a non-empty string or integer, got {_kind(value)}", name)
+    return value
+
+
+def _responses(value: Any, where: _Where) -> dict[str, str]:
+    if value is None:
+        raise where.error("missing field", field="responses")
+    if not isinstance(value, Mapping):
+        raise where.error(f"expected a mapping of arm -> text, got {_kind(value)}", "responses")
+    if not value:
+        raise where.error("no responses: give at least one arm", field="responses")
+    for arm, text in value.items():
+        if not isinstance(arm, str) or not arm.strip():
+            raise where.error(f"arm names must be non-empty text, got {arm!r}", "responses")
+        if not isinstance(text, str):
+            raise where.error(f"expected text, got {_kind(text)}", field=f"responses.{arm}")
+    return dict(value)
+
+
+def _contexts(value: Any, where: _Where) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list):
+        raise where.error(f"expected a list of text, got {_kind(value)}", field="contexts")
+    for index, text in enumerate(value):
+        if not isinstance(text, str):
+            raise where.error(f"expected text, got {_kind(text)}", field=f"contexts[{index}]")
+    return tuple(value)
+
+
+def _optional_text(value: Any, where: _Where) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise where.error(f"expected text, got {_kind(value)}", field="expected_answer")
+
+
+def _mapping(value: Any, name: str, where: _Where) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise where.error(f"expected a mapping, got {_kind(value)}", field=name)
+    return dict(value)
+
+
+def _authors(value: Any, arms: tuple[str, ...], where: _Where) -> dict[str, str]:
+    authors = _mapping(value, "authors", where)
+    for arm, family in authors.items():
+        _check_arm(arm, arms, where, f"authors.{arm}")
+        if not isinstance(family, str) or not family.strip():
+            raise where.error(f"expected a family name, got {_kind(family)}", f"authors.{arm}")
+    return authors
+
+
+def _check_arm(arm: str, arms: Arms, where: _Where, field: str) -> None:
+    if arms is not None and arm not in arms:
+        raise where.error(f"'{arm}' is not an arm of this item (arms: {', '.join(arms)})", field)
+
+
+def _human(value: Any, arms: Arms, where: _Where, prefix: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise where.error(f"expected a mapping, got {_kind(value)}", prefix.rstrip(".") or None)
+    labels = {key: val for key, val in value.items() if val is not None}
+    for key in labels:
+        if key not in HUMAN_KEYS:
+            allowed = ", ".join(HUMAN_KEYS)
+            raise where.error(f"unknown label (allowed: {allowed})", field=f"{prefix}{key}")
+    out: dict[str, Any] = {}
+    if "preferred_arm" in labels:
+        out["preferred_arm"] = _preferred(labels["preferred_arm"], arms, where, prefix)
+    if "scores" in labels:
+        out["scores"] = _scores(labels["scores"], arms, where, f"{prefix}scores")
+    if "verdict" in labels:
+        out["verdict"] = _verdicts(labels["verdict"], arms, where, f"{prefix}verdict")
+    for key in ("annotator", "notes"):
+        if key in labels:
+            out[key] = _label_text(labels[key], where, f"{prefix}{key}")
+    return out
+
+
+def _label_text(value: Any, where: _Where, field: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # annotator ids are often numbers
+    if not isinstance(value, str):
+        raise where.error(f"expected text, got {_kind(value)}", field=field)
+    return value
+
+
+def _preferred(value: Any, arms: Arms, where: _Where, prefix: str) -> str:
+    field = f"{prefix}preferred_arm"
+    if not isinstance(value, str) or not value.strip():
+        raise where.error(f"expected an arm name or 'tie', got {_kind(value)}", field=field)
+    if value.strip().lower() == "tie":
+        return "tie"
+    if arms is not None and value not in arms:
+        raise where.error(f"'{value}' is not an arm (allowed: {', '.join(arms)}, tie)", field)
+    return value
+
+
+def _scores(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, dict[str, float]]:
+    table = _mapping(value, field, where)
+    out: dict[str, dict[str, float]] = {}
+    for arm, given in table.items():
+        _check_arm(arm, arms, where, f"{field}.{arm}")
+        dims = _mapping({"overall": given} if _is_number(given) else given, f"{field}.{arm}", where)
+        for dim, score in dims.items():
+            if not _is_number(score):
+                raise where.error(f"expected a number, got {_kind(score)}", f"{field}.{arm}.{dim}")
+        out[arm] = {dim: float(score) for dim, score in dims.items()}
+    return out
+
+
+def _verdicts(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, str]:
+    if isinstance(value, str) and arms is not None and len(arms) == 1:
+        value = {arms[0]: value}  # one arm: a bare verdict is unambiguous
+    table = _mapping(value, field, where)
+    out = {}
+    for arm, verdict in table.items():
+        _check_arm(arm, arms, where, f"{field}.{arm}")
+        normal = verdict.strip().capitalize() if isinstance(verdict, str) else None
+        if normal not in ("Pass", "Fail"):
+            raise where.error(f"expected 'Pass' or 'Fail', got {verdict!r}", f"{field}.{arm}")
+        out[arm] = normal
+    return out
+
+
+# --- across items ------------------------------------------------------------------------------
+
+
+def _check_unique(key: str, where: _Where, seen: dict[str, int | None], field: str) -> None:
+    if key in seen:
+        unit = "row" if where.parquet else "line"
+        raise where.error(f"duplicate {field} '{key}' (first on {unit} {seen[key]})", field)
+    seen[key] = where.line
+
+
+def _align_arms(item: Item, first: Item, first_where: _Where, where: _Where) -> Item:
+    if set(item.arms) != set(first.arms):
+        unit = "row" if where.parquet else "line"
+        raise where.error(
+            f"item '{item.id}' has arms [{', '.join(item.arms)}] but the first item "
+            f"('{first.id}', {unit} {first_where.line}) has [{', '.join(first.arms)}]",
+            field="responses",
+        )
+    if item.arms == first.arms:
+        return item
+    return dataclasses.replace(item, responses={arm: item.responses[arm] for arm in first.arms})

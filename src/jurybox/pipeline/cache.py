@@ -1,0 +1,98 @@
+"""SQLite response cache: a re-run never pays twice for the same answer.
+
+The key is a sha256 of everything that decides the output (provider, model, the endpoint or
+model file that serves it, output-affecting parameters, the prompt); the value is the
+``Completion`` only, never a key or a header. Only successful completions are stored. WAL mode
+lets several runs share one cache file (``pipeline.cache_path``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from jurybox.config import JudgeConfig
+from jurybox.errors import ConfigError
+from jurybox.records import Completion, CompletionRequest
+
+CACHE_FILE = "cache.sqlite"
+_COMPLETION_FIELDS = frozenset(field.name for field in dataclasses.fields(Completion))
+
+
+def cache_key(vendor: str, model: str, judge: JudgeConfig, request: CompletionRequest) -> str:
+    """Hash of what changes a judge's answer; scheduling settings (concurrency, rpm) are not."""
+    payload = {
+        "vendor": vendor,
+        "model": model,
+        "base_url": judge.base_url,
+        "model_path": judge.model_path,
+        "structured_output": judge.structured_output,
+        "extra_body": judge.extra_body,
+        # The scripted fake's behaviour decides its answers like a model's weights would.
+        "fake": judge.fake.model_dump(mode="json") if judge.fake is not None else None,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "schema": request.response_schema,
+        "schema_name": request.schema_name,
+        "system": request.system,
+        "user": request.user,
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Completion by key in one SQLite file. All calls come from the event loop's thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a crash may lose the last commits, never corrupt the file;
+            # a lost cache entry only costs a repeat call.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                "key TEXT PRIMARY KEY, completion TEXT NOT NULL, created_at TEXT NOT NULL)"
+            )
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"not a usable SQLite cache ({exc})", path=str(path)) from None
+
+    def get(self, key: str) -> Completion | None:
+        row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return Completion(**{k: v for k, v in data.items() if k in _COMPLETION_FIELDS})
+
+    def put(self, key: str, completion: Completion) -> None:
+        value = json.dumps(dataclasses.asdict(completion), ensure_ascii=False)
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, completion, created_at) VALUES (?, ?, ?)",
+            (key, value, datetime.now(UTC).isoformat()),
+        )
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,76 @@
+"""``jurybox demo``: the bundled example, judged by the bundled local model, then analysed."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from rich.console import Console
+
+from jurybox.config import load_config
+from jurybox.errors import ConfigError
+from jurybox.pipeline.entry import run_from_config
+from jurybox.pipeline.manifest import MANIFEST_FILE
+from jurybox.pipeline.store import JUDGMENTS_FILE
+from jurybox.pipeline.summary import RunSummary
+
+DEMO_CONFIG = "demo.yaml"
+
+
+def examples_dir() -> Path:
+    """``examples/`` of the source checkout this package runs from (src layout).
+
+    Located from this module's own path: ``jurybox`` has no ``__init__.py`` of its own (a
+    namespace package), so ``jurybox.__file__`` is None.
+    """
+    return Path(__file__).resolve().parents[3] / "examples"
+
+
+def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSummary:
+    """Judge ``examples/demo.yaml`` into ``output_dir``, analyse it there, print the paths.
+
+    Running the demo again into the same folder resumes it: a finished demo makes no calls and
+    only the analysis is redone.
+    """
+    console = console or Console(stderr=True)
+    config_path = examples_dir() / DEMO_CONFIG
+    if not config_path.exists():
+        raise ConfigError(
+            "the demo config is missing; `jurybox demo` runs from a source checkout "
+            "(git clone, then `bash scripts/demo.sh`)",
+            path=str(config_path),
+        )
+    output_dir = Path(output_dir)
+    again = (output_dir / MANIFEST_FILE).exists() and (output_dir / JUDGMENTS_FILE).exists()
+    if again:
+        console.print(f"{output_dir} already holds a demo run: resuming it")
+    summary = run_from_config(
+        config_path,
+        output_dir=None if again else output_dir,
+        resume=output_dir if again else None,
+        console=console,
+    )
+    _analyse(config_path, summary, console)
+    return summary
+
+
+def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
+    try:
+        from jurybox.reporting import analyze_to_dir  # noqa: PLC0415 - guard until it lands
+    except ImportError:
+        console.print("analysis skipped: jurybox.reporting.analyze_to_dir is not available")
+        return
+    config = load_config(config_path)
+    human = config.resolve(config.paths.human_labels) if config.paths.human_labels else None
+    paths = analyze_to_dir(
+        summary.judgments_path,
+        human=human,
+        dataset=config.resolve(config.paths.dataset),
+        out_dir=summary.output_dir,
+        console=console,
+    )
+    if dataclasses.is_dataclass(paths):
+        for field in dataclasses.fields(paths):
+            console.print(f"{field.name}: {getattr(paths, field.name)}")
+    else:
+        console.print(f"report: {paths}")

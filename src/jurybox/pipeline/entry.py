@@ -1,0 +1,74 @@
+"""Synchronous entry points for the CLI: ``run_from_config`` (run, resume, dry run)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+
+from jurybox.config import load_config
+from jurybox.errors import ConfigError
+from jurybox.pipeline.dryrun import estimate_run
+from jurybox.pipeline.manifest import MANIFEST_FILE
+from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
+from jurybox.pipeline.store import JUDGMENTS_FILE
+from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
+
+
+def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path | None) -> Path:
+    if resume is None:
+        return Path(output_dir) if output_dir is not None else default
+    if output_dir is not None and Path(output_dir).resolve() != Path(resume).resolve():
+        raise ConfigError(
+            f"--resume {resume} and --output-dir {output_dir} name different directories; "
+            "give only --resume",
+            field="--output-dir",
+        )
+    return Path(resume)
+
+
+def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> RunSummary:
+    """Print units per judge and the token / cost estimate; no provider is created."""
+    estimates = estimate_run(inputs)
+    print_estimates(console, estimates)
+    return RunSummary(
+        run_id=None,
+        output_dir=directory,
+        judgments_path=directory / JUDGMENTS_FILE,
+        manifest_path=directory / MANIFEST_FILE,
+        units_total=len(inputs.units),
+        units_skipped=0,
+        units_run=0,
+        provider_calls=0,
+        dry_run=True,
+        units_per_judge=units_per_judge(inputs.units),
+        estimates=tuple(estimates),
+    )
+
+
+def run_from_config(
+    config_path: str | Path,
+    *,
+    output_dir: str | Path | None = None,
+    resume: str | Path | None = None,
+    dry_run: bool = False,
+    limit: int | None = None,
+    console: Console | None = None,
+) -> RunSummary:
+    """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
+
+    ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
+    config or dataset raises ConfigError / DatasetError before any provider call.
+    """
+    console = console or Console(stderr=True)
+    config = load_config(config_path)
+    directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
+    inputs = load_inputs(config, limit)
+    if dry_run:
+        return dry_run_summary(inputs, directory, console)
+    summary = asyncio.run(
+        execute(inputs, directory, resume=resume is not None, console=console, runtime=Runtime())
+    )
+    print_summary(console, summary)
+    return summary

@@ -1,0 +1,144 @@
+"""manifest.json: what a run was (config, dataset, versions) and what it produced (totals).
+
+Written atomically (temp file + ``os.replace``) at the start of every session and at its end, so
+a killed run still leaves a readable manifest with its run_id. Resume checks the manifest: a run
+may be continued with other scheduling settings (concurrency, limits, retries, prices), but not
+with settings that change the judgments, which would mix two experiments in one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from jurybox.config import RunConfig, dump_config
+from jurybox.errors import ConfigError, DatasetError
+from jurybox.records import JudgeRecord, Status
+
+MANIFEST_FILE = "manifest.json"
+_PACKAGES = ("jurybox", "pydantic", "openai", "anthropic", "google-genai", "llama-cpp-python")
+# Settings that only schedule or price the work: a resume may change them.
+_SCHEDULING_PIPELINE = (
+    "concurrency",
+    "max_retries",
+    "retry_base_s",
+    "retry_after_cap_s",
+    "cache",
+    "cache_path",
+)
+_SCHEDULING_JUDGE = (
+    "concurrency",
+    "rpm",
+    "tpm",
+    "timeout_s",
+    "api_key_env",
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cached_input_per_mtok",
+)
+
+
+def package_versions() -> dict[str, str]:
+    """Python and the installed versions of the packages that shape a run."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one."""
+    temp = path.with_name(path.name + ".tmp")
+    with temp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"not valid JSON ({exc.msg})", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise DatasetError("expected a JSON object", path=str(path))
+    return data
+
+
+def config_snapshot(config: RunConfig) -> dict[str, Any]:
+    snapshot: dict[str, Any] = json.loads(dump_config(config))
+    return snapshot
+
+
+def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a config snapshot that decides the judgments."""
+    pipeline = {
+        k: v for k, v in snapshot.get("pipeline", {}).items() if k not in _SCHEDULING_PIPELINE
+    }
+    judges = {
+        name: {k: v for k, v in judge.items() if k not in _SCHEDULING_JUDGE}
+        for name, judge in snapshot.get("judges", {}).items()
+    }
+    rest = {k: snapshot.get(k) for k in ("task", "scoring", "dataset")}
+    return {"pipeline": pipeline, "judges": judges, **rest}
+
+
+def check_resumable(manifest: Mapping[str, Any], config: RunConfig, dataset_hash: str) -> None:
+    """Refuse to resume a run whose judgments the new config or dataset would not reproduce."""
+    old = _judgment_settings(manifest.get("config", {}))
+    new = _judgment_settings(config_snapshot(config))
+    changed = [section for section in new if old.get(section) != new[section]]
+    if changed:
+        raise ConfigError(
+            f"cannot resume: {', '.join(changed)} differ from the run's manifest; resume with "
+            "the original config, or start a new run in another directory",
+            path=config.source_path,
+        )
+    old_hash = manifest.get("dataset", {}).get("hash")
+    if old_hash is not None and old_hash != dataset_hash:
+        raise DatasetError(
+            "cannot resume: the dataset changed since the run started (hash differs); "
+            "start a new run in another directory",
+            path=str(manifest.get("dataset", {}).get("path")),
+        )
+
+
+def totals(records: Iterable[JudgeRecord]) -> dict[str, Any]:
+    """Counts by status and token/cost totals over a judgments file."""
+    counts = {status.value: 0 for status in Status}
+    input_tokens = output_tokens = cached_hit_input = cache_hits = 0
+    cost: float | None = None
+    local = False
+    for record in records:
+        counts[record.status.value] += 1
+        input_tokens += record.input_tokens or 0
+        output_tokens += record.output_tokens or 0
+        if record.cache_hit:
+            cache_hits += 1
+            cached_hit_input += record.input_tokens or 0
+        if record.cost_usd is not None:
+            cost = (cost or 0.0) + record.cost_usd
+        local = local or record.local_judge
+    return {
+        "records": sum(counts.values()),
+        "status_counts": counts,
+        "parse_failures": counts[Status.UNPARSED.value],
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": cost,
+        "cache_hits": cache_hits,
+        "cache_input_share": cached_hit_input / input_tokens if input_tokens else None,
+        "local_judge_used": local,
+    }

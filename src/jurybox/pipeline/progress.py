@@ -1,0 +1,75 @@
+"""A rich progress bar for a run: done/total, rate, ETA, parse failures, tokens and cost.
+
+It draws only on an interactive terminal; piped or captured output (CI, tests) stays clean.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from jurybox.records import JudgeRecord, Status
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
+
+
+class RunProgress:
+    """Counts finished records and shows them; a no-op display when not on a terminal."""
+
+    def __init__(self, console: Console | None, total: int) -> None:
+        self.parse_failures = 0
+        self.provider_errors = 0
+        self.tokens = 0
+        self.cost_usd = 0.0
+        enabled = console is not None and console.is_terminal
+        self._progress = Progress(
+            TextColumn("judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _RateColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=console,
+            disable=not enabled,
+        )
+        self._task = self._progress.add_task("judging", total=total, stats=self._stats())
+
+    def _stats(self) -> str:
+        return (
+            f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
+            f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
+        )
+
+    def advance(self, record: JudgeRecord) -> None:
+        self.parse_failures += record.status == Status.UNPARSED
+        self.provider_errors += record.status == Status.PROVIDER_ERROR
+        self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)
+        self.cost_usd += record.cost_usd or 0.0
+        self._progress.update(self._task, advance=1, stats=self._stats())
+
+    def __enter__(self) -> RunProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.stop()

@@ -1,0 +1,86 @@
+"""The one retry policy: exponential backoff with full jitter, Retry-After honoured up to a cap.
+
+Adapters switch their SDK's own retries off, so this is the only place a call is repeated. What
+is retryable is the provider's call (``classify_error``): rate limits, 5xx, timeouts. An exhausted
+or permanent failure is returned as ``CallFailed`` for the runner to record, never raised past it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from jurybox.config import PipelineConfig
+from jurybox.errors import ProviderError, RateLimitError, TransientError
+from jurybox.records import Completion
+
+Sleep = Callable[[float], Awaitable[None]]
+Classify = Callable[[BaseException], ProviderError]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
+
+    max_retries: int = 5
+    base_s: float = 1.0
+    cap_s: float = 60.0
+
+    @classmethod
+    def from_config(cls, pipeline: PipelineConfig) -> RetryPolicy:
+        return cls(pipeline.max_retries, pipeline.retry_base_s, pipeline.retry_after_cap_s)
+
+    def delay(self, error: ProviderError, retry_index: int, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry_index`` (0-based)."""
+        retry_after = getattr(error, "retry_after", None)
+        if isinstance(error, RateLimitError) and retry_after is not None:
+            # Up to 10% extra so that calls told the same Retry-After do not all return at once.
+            wait = max(float(retry_after), 0.0) * (1.0 + 0.1 * rng.random())
+            return min(wait, self.cap_s)
+        return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
+
+
+@dataclass(frozen=True)
+class CallFailed:
+    """A call that did not produce a completion: the last error and how many attempts it took."""
+
+    error: ProviderError
+    attempts: int
+
+
+def safe_classify(classify: Classify, exc: BaseException) -> ProviderError:
+    """Map any exception to the ProviderError tree, without letting a classifier bug crash a run."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, TimeoutError):
+        return TransientError(f"timed out: {exc}".rstrip(": "))
+    try:
+        return classify(exc)
+    except Exception as inner:  # a broken classifier must still leave a record, not a crash
+        return ProviderError(f"{type(exc).__name__}: {exc} (classify_error failed: {inner})")
+
+
+async def call_with_retry(
+    attempt: Callable[[], Awaitable[Completion]],
+    classify: Classify,
+    policy: RetryPolicy,
+    *,
+    rng: random.Random,
+    sleep: Sleep = asyncio.sleep,
+) -> tuple[Completion, int] | CallFailed:
+    """Run ``attempt`` until it succeeds, fails permanently, or ``max_retries`` retries are spent.
+
+    Returns ``(completion, attempts)`` or ``CallFailed``. Cancellation propagates untouched.
+    """
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return await attempt(), attempts
+        except Exception as exc:
+            error = safe_classify(classify, exc)
+        if not error.retryable or attempts > policy.max_retries:
+            return CallFailed(error, attempts)
+        await sleep(policy.delay(error, attempts - 1, rng))

@@ -1,0 +1,404 @@
+"""The async run: bounded workers per judge, rate limits, retries, cache, one writer.
+
+Everything here runs on one event loop. Each judge gets ``concurrency`` worker coroutines pulling
+calls from a shared iterator, so at most that many calls are in flight per judge. A finished
+call's records are written synchronously from the worker that made it: a synchronous write
+cannot interleave with another on a single-threaded loop, so the file needs no lock or thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from jurybox.config import JudgeConfig, RunConfig
+from jurybox.datasets import dataset_hash, load_dataset
+from jurybox.errors import ConfigError
+from jurybox.pipeline import judging
+from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
+from jurybox.pipeline.manifest import (
+    MANIFEST_FILE,
+    check_resumable,
+    config_snapshot,
+    package_versions,
+    read_manifest,
+    totals,
+    write_manifest,
+)
+from jurybox.pipeline.progress import RunProgress
+from jurybox.pipeline.ratelimit import Clock, JudgeLimits
+from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
+from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
+from jurybox.pipeline.store import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
+from jurybox.pipeline.summary import RunSummary
+from jurybox.pipeline.units import make_batches, plan_units, sample_seed
+from jurybox.providers._common import estimate_tokens
+from jurybox.providers.base import Provider
+from jurybox.providers.registry import create_provider
+from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync."""
+
+    providers: Mapping[str, Provider] = field(default_factory=dict)
+    sleep: Sleep = asyncio.sleep
+    clock: Clock = time.monotonic
+    fsync_interval_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """Everything validated before a single call: items, judging context and work units."""
+
+    config: RunConfig
+    items: Mapping[str, Item]
+    units: Sequence[WorkUnit]
+    context: judging.JudgingContext
+    dataset_path: Path
+
+
+def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
+    """Load the dataset (first ``limit`` items), the rubric/criteria and plan the work units.
+
+    Raises ConfigError / DatasetError on bad input, before any provider exists.
+    """
+    dataset_path = config.resolve(config.paths.dataset)
+    items = load_dataset(dataset_path, config.dataset)
+    if limit is not None:
+        items = items[:limit]
+    context = judging.JudgingContext.from_config(config)
+    units = plan_units(config, items)
+    return RunInputs(config, {item.id: item for item in items}, units, context, dataset_path)
+
+
+def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
+    """The request for one call (one unit, or a batch of one judge's units)."""
+    config = inputs.config
+    judge = config.judges[units[0].judge]
+    max_tokens = judge.max_tokens or config.pipeline.max_tokens
+    seed = sample_seed(config.pipeline.random_seed, units[0].repeat, units[0].retest)
+    return judging.build_request(inputs.context, units, inputs.items, judge, max_tokens, seed)
+
+
+@dataclass(frozen=True)
+class _Judge:
+    name: str
+    config: JudgeConfig
+    provider: Provider
+    limits: JudgeLimits
+    workers: int
+    records: RecordContext
+
+
+@dataclass(frozen=True)
+class _Sink:
+    """Where finished records go: the file, the cache, the progress bar."""
+
+    writer: JsonlWriter
+    cache: ResponseCache | None
+    progress: RunProgress
+
+
+class _Session:
+    """One session of a run. All methods run on the event loop's thread: counters need no lock."""
+
+    def __init__(self, inputs: RunInputs, runtime: Runtime) -> None:
+        self.inputs = inputs
+        self.runtime = runtime
+        self.policy = RetryPolicy.from_config(inputs.config.pipeline)
+        self.rng = random.Random(inputs.config.pipeline.random_seed)  # backoff jitter only
+        self.started = time.monotonic()
+        self.provider_calls = 0
+        self.units_run = 0
+
+    async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
+        batches = make_batches(self.inputs.config, pending)
+        async with asyncio.TaskGroup() as group:
+            for judge in judges:
+                mine = iter([batch for batch in batches if batch[0].judge == judge.name])
+                for _ in range(judge.workers):
+                    group.create_task(self._worker(judge, mine, sink))
+
+    async def _worker(self, judge: _Judge, batches: Iterator[list[WorkUnit]], sink: _Sink) -> None:
+        # Workers share one iterator: ``next`` is synchronous, so each batch goes to one worker.
+        for batch in batches:
+            await self._judge_batch(judge, batch, sink)
+
+    async def _judge_batch(self, judge: _Judge, units: list[WorkUnit], sink: _Sink) -> None:
+        request = request_for(self.inputs, units)
+        prompt_hash = request.prompt_hash()
+        key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)
+        cached = sink.cache.get(key) if sink.cache is not None else None
+        if cached is not None:
+            self._write(
+                sink, self._records(judge, units, cached, prompt_hash, attempts=0, hit=True)
+            )
+            return
+        result = await self._call(judge, request)
+        if isinstance(result, CallFailed):
+            failed = failed_records(
+                judge.records,
+                units,
+                result.error,
+                prompt_hash=prompt_hash,
+                attempts=result.attempts,
+            )
+            self._write(sink, failed)
+            return
+        completion, attempts = result
+        if sink.cache is not None:
+            sink.cache.put(key, completion)
+        self._write(sink, self._records(judge, units, completion, prompt_hash, attempts, hit=False))
+
+    def _records(
+        self,
+        judge: _Judge,
+        units: list[WorkUnit],
+        completion: Completion,
+        prompt_hash: str,
+        attempts: int,
+        *,
+        hit: bool,
+    ) -> list[JudgeRecord]:
+        interpreted = judging.interpret(self.inputs.context, units, self.inputs.items, completion)
+        return completed_records(
+            judge.records,
+            units,
+            interpreted,
+            completion,
+            prompt_hash=prompt_hash,
+            attempts=attempts,
+            cache_hit=hit,
+        )
+
+    def _write(self, sink: _Sink, records: Sequence[JudgeRecord]) -> None:
+        for record in records:
+            sink.writer.write(record)
+            sink.progress.advance(record)
+        self.units_run += len(records)
+
+    async def _call(
+        self, judge: _Judge, request: CompletionRequest
+    ) -> tuple[Completion, int] | CallFailed:
+        estimate = estimate_tokens(request.system + request.user)
+
+        async def attempt() -> Completion:
+            settle = await judge.limits.acquire(estimate)
+            self.provider_calls += 1
+            started = time.perf_counter()
+            async with asyncio.timeout(judge.config.timeout_s):
+                completion = await judge.provider.complete(request)
+            used = (completion.input_tokens or 0) + (completion.output_tokens or 0)
+            settle(used or None)
+            if completion.latency_ms is None:
+                elapsed_ms = (time.perf_counter() - started) * 1000.0
+                completion = replace(completion, latency_ms=elapsed_ms)
+            return completion
+
+        return await call_with_retry(
+            attempt,
+            judge.provider.classify_error,
+            self.policy,
+            rng=self.rng,
+            sleep=self.runtime.sleep,
+        )
+
+
+@dataclass
+class _Output:
+    """The run directory: paths, the manifest being kept, this session's entry in it, done keys."""
+
+    directory: Path
+    judgments: Path
+    manifest_path: Path
+    manifest: dict[str, Any]
+    session: dict[str, Any]
+    done: set[str]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["run_id"])
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
+    """Prepare the run directory. Resume keeps the original run_id and repairs the file; a new
+    run refuses a directory that already holds judgments rather than mixing two runs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+    if not resume and judgments.exists() and judgments.stat().st_size > 0:
+        raise ConfigError(
+            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
+            "continue it, or choose another --output-dir",
+            field="paths.output_dir",
+        )
+    data_hash = dataset_hash(inputs.dataset_path)
+    previous = read_manifest(manifest_path) if resume else None
+    if previous is not None:
+        check_resumable(previous, inputs.config, data_hash)
+    done = prepare_resume(judgments) if resume else set()
+    manifest = previous or {"run_id": new_run_id(), "started_at": utc_now()}
+    session = {"started_at": utc_now(), "resumed": resume}
+    manifest.setdefault("sessions", []).append(session)
+    manifest.update(
+        config=config_snapshot(inputs.config),
+        config_path=inputs.config.source_path,
+        dataset={"path": str(inputs.dataset_path), "hash": data_hash, "items": len(inputs.items)},
+        units_planned=len(inputs.units),
+        units_per_judge=units_per_judge(inputs.units),
+        versions=package_versions(),
+    )
+    return _Output(directory, judgments, manifest_path, manifest, session, done)
+
+
+def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, Any]:
+    """Write the manifest with totals over the whole judgments file; returns the totals."""
+    file_totals = totals(read_records(out.judgments)) if out.judgments.exists() else totals([])
+    out.session.update(
+        status=status, units_run=session.units_run, provider_calls=session.provider_calls
+    )
+    if status != "running":
+        out.session["finished_at"] = out.manifest["finished_at"] = utc_now()
+    out.manifest.update(status=status, **file_totals)
+    write_manifest(out.manifest_path, out.manifest)
+    return file_totals
+
+
+def _make_judge(inputs: RunInputs, name: str, out: _Output, runtime: Runtime) -> _Judge:
+    config, judge = inputs.config, inputs.config.judges[name]
+    provider = runtime.providers.get(name) or create_provider(name, judge)
+    out.manifest.setdefault("judges", {})[name] = {
+        "vendor": provider.vendor,
+        "model": provider.model,
+        "local": provider.is_local,
+    }
+    # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
+    default = 1 if provider.is_local else config.pipeline.concurrency
+    return _Judge(
+        name=name,
+        config=judge,
+        provider=provider,
+        limits=JudgeLimits(judge.rpm, judge.tpm, clock=runtime.clock, sleep=runtime.sleep),
+        workers=judge.concurrency or default,
+        records=RecordContext(out.run_id, config.task.mode, name, judge, provider),
+    )
+
+
+def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
+    if not config.pipeline.cache:
+        return None
+    path = config.resolve(config.pipeline.cache_path) if config.pipeline.cache_path else None
+    return ResponseCache(path or directory / CACHE_FILE)
+
+
+async def _judge_all(
+    session: _Session,
+    out: _Output,
+    judges: Sequence[_Judge],
+    pending: Sequence[WorkUnit],
+    console: Console | None,
+) -> None:
+    cache = _open_cache(session.inputs.config, out.directory)
+    fsync_s = session.runtime.fsync_interval_s
+    try:
+        with (
+            JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
+            RunProgress(console, len(pending)) as progress,
+        ):
+            await session.run(judges, pending, _Sink(writer, cache, progress))
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+async def execute(
+    inputs: RunInputs,
+    directory: Path,
+    *,
+    resume: bool,
+    console: Console | None,
+    runtime: Runtime,
+) -> RunSummary:
+    """Run (or resume) the planned units into ``directory``; see ``run_async``."""
+    out = open_output(inputs, directory, resume=resume)
+    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    session = _Session(inputs, runtime)
+    judges: list[_Judge] = []
+    status = "interrupted"
+    try:
+        # Providers only for judges with work left: a finished run resumed builds none.
+        for name in dict.fromkeys(unit.judge for unit in pending):
+            judges.append(_make_judge(inputs, name, out, runtime))
+        _write_manifest(out, "running", session)
+        await _judge_all(session, out, judges, pending, console)
+        status = "complete"
+    finally:
+        for judge in judges:
+            if judge.name not in runtime.providers:  # injected providers belong to the caller
+                await judge.provider.aclose()
+        file_totals = _write_manifest(out, status, session)
+    return RunSummary.from_totals(
+        file_totals,
+        run_id=out.run_id,
+        output_dir=directory,
+        judgments_path=out.judgments,
+        manifest_path=out.manifest_path,
+        units_total=len(inputs.units),
+        units_skipped=len(inputs.units) - len(pending),
+        units_run=session.units_run,
+        provider_calls=session.provider_calls,
+        elapsed_s=time.monotonic() - session.started,
+        units_per_judge=units_per_judge(inputs.units),
+    )
+
+
+def units_per_judge(units: Sequence[WorkUnit]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for unit in units:
+        counts[unit.judge] = counts.get(unit.judge, 0) + 1
+    return counts
+
+
+async def run_async(
+    config: RunConfig,
+    *,
+    output_dir: str | Path,
+    resume: bool = False,
+    limit: int | None = None,
+    console: Console | None = None,
+    runtime: Runtime | None = None,
+) -> RunSummary:
+    """Judge the config's dataset into ``output_dir`` (judgments.jsonl + manifest.json).
+
+    Args:
+        config: the validated run config.
+        output_dir: the run directory; created if missing.
+        resume: continue the run already in ``output_dir``: done keys are skipped,
+            ``provider_error`` records are redone, the run_id is kept.
+        limit: judge only the first ``limit`` items.
+        console: where the progress bar goes (drawn only on a terminal).
+        runtime: injected providers / clock / sleep (tests, embedding).
+
+    Returns:
+        RunSummary with counts over the whole judgments file.
+
+    Raises ConfigError / DatasetError on bad input before any provider call.
+    """
+    inputs = load_inputs(config, limit)
+    return await execute(
+        inputs, Path(output_dir), resume=resume, console=console, runtime=runtime or Runtime()
+    )

@@ -1,0 +1,166 @@
+"""judgments.jsonl: append-only writer, streaming reader, resume repair.
+
+One record is one ``write(2)`` of one line, made from the event loop only, so records never
+interleave and a ``kill -9`` can at worst leave a torn last line (no newline). Readers skip such a
+line; resume truncates it before appending. Durability against a killed *process* needs only
+the write (the kernel keeps the page); ``fsync`` guards against power loss and is done at most
+once per ``fsync_interval_s`` and on close, because per-record fsync costs milliseconds each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from jurybox.errors import DatasetError
+from jurybox.records import JudgeRecord, Status
+
+JUDGMENTS_FILE = "judgments.jsonl"
+_TAIL_BLOCK = 1 << 16
+
+
+class JsonlWriter:
+    """Appends one JSON line per record; flushed per record, fsync'd periodically and on close."""
+
+    def __init__(self, path: Path, *, fsync_interval_s: float = 1.0) -> None:
+        self.path = path
+        self.fsync_interval_s = fsync_interval_s
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._last_sync = time.monotonic()
+        self._dirty = False
+        self.written = 0
+
+    def write(self, record: JudgeRecord) -> None:
+        data = (record.to_json() + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:  # os.write may write less than asked (signals, huge lines)
+            view = view[os.write(self._fd, view) :]
+        self.written += 1
+        self._dirty = True
+        if time.monotonic() - self._last_sync >= self.fsync_interval_s:
+            self.sync()
+
+    def sync(self) -> None:
+        if self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self.sync()
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def judgments_path(path: str | Path) -> Path:
+    """``path`` itself, or ``path/judgments.jsonl`` when it is a run directory."""
+    path = Path(path)
+    return path / JUDGMENTS_FILE if path.is_dir() else path
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """(line number, parsed object, raw line) of each complete line; a torn last one is skipped."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                return  # torn by a kill mid-write: the unit is redone on resume
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(
+                    f"not valid JSON ({exc.msg})", path=str(path), line=number
+                ) from None
+            if not isinstance(data, dict) or "key" not in data:
+                raise DatasetError("not a judgment record", path=str(path), line=number)
+            yield number, data, raw
+
+
+def read_records(path: str | Path) -> Iterator[JudgeRecord]:
+    """Stream the records of a judgments file (or run directory), skipping a torn last line."""
+    file = judgments_path(path)
+    for number, data, _ in _iter_lines(file):
+        try:
+            yield JudgeRecord.from_dict(data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
+
+
+def repair_tail(path: Path) -> int:
+    """Truncate a torn last line (bytes after the last newline); returns the bytes removed."""
+    if not path.exists():
+        return 0
+    with path.open("r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_BLOCK)
+            handle.seek(start)
+            newline = handle.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                break
+            end = start
+        else:
+            keep = 0
+        if keep < size:
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return size - keep
+
+
+def prepare_resume(path: Path) -> set[str]:
+    """Make ``path`` ready to append to and return the keys that count as done.
+
+    The torn tail is truncated. ``provider_error`` records are *not* done: they are removed (the
+    file is rewritten atomically) so the redone unit leaves exactly one line per key. If the file
+    somehow holds a key twice, the last line wins.
+    """
+    repair_tail(path)
+    if not path.exists():
+        return set()
+    last_line: dict[str, int] = {}
+    failed: set[str] = set()
+    total = 0
+    for number, data, _ in _iter_lines(path):
+        total += 1
+        last_line[data["key"]] = number
+        if data.get("status") == Status.PROVIDER_ERROR.value:
+            failed.add(data["key"])
+        else:
+            failed.discard(data["key"])
+    keep = {number for key, number in last_line.items() if key not in failed}
+    if len(keep) != total:
+        _rewrite_keeping(path, keep)
+    return set(last_line) - failed
+
+
+def _rewrite_keeping(path: Path, keep: set[int]) -> None:
+    """Atomically replace ``path`` by the lines whose numbers are in ``keep``."""
+    temp = path.with_name(path.name + ".tmp")
+    with temp.open("wb") as out:
+        for number, _, raw in _iter_lines(path):
+            if number in keep:
+                out.write(raw)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temp, path)

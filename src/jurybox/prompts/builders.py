@@ -1,0 +1,237 @@
+"""Prompt builders for the four judging modes and batch pairwise.
+
+Templates are rendered by a ``SandboxedEnvironment`` and only ever receive untrusted text as
+variables, so ``{{ 7*7 }}`` inside a response stays literal. Every variable the templates print
+goes through ``finalize``, which neutralises look-alikes of the prompt's own tags; only fenced
+blocks (``Fenced``) are printed as they are. Static text (instructions, rubric, anchors,
+few-shot examples) goes in ``system`` and the item in ``user``, so provider prompt caching
+applies across items. Nothing that identifies an arm or an author reaches either part.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import PackageLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from jurybox.prompts import schemas
+from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
+from jurybox.records import POSITION_LETTERS, Item
+from jurybox.rubrics import Criterion, Rubric
+from jurybox.rubrics.model import parse_band
+
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """A rendered prompt and the JSON Schema of the answer it asks for."""
+
+    system: str
+    user: str
+    schema: dict[str, Any]
+    schema_name: str
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Fenced):
+        return str(value)
+    if isinstance(value, str):
+        return neutralise(value)
+    return value
+
+
+@functools.cache
+def _environment() -> SandboxedEnvironment:
+    # Cached because compiling the templates dominates rendering time; the environment is
+    # configured once here and never mutated afterwards.
+    return SandboxedEnvironment(
+        loader=PackageLoader("jurybox.prompts", "templates"),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=_finalize,
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    """Render one packaged template; runs of blank lines are collapsed to one."""
+    text = _environment().get_template(template).render(**context)
+    return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
+
+
+def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
+    return {
+        "question": item.question,
+        "reference_guided": reference_guided,
+        "contexts": list(item.contexts),
+        "expected_answer": item.expected_answer,
+    }
+
+
+def _rubric_context(rubric: Rubric) -> dict[str, Any]:
+    dimensions = [
+        {
+            "name": dim.name,
+            "description": dim.description,
+            "what_it_measures": dim.what_it_measures,
+            "scoring": dim.scoring,
+            "good": dim.good,
+            "failure_modes": list(dim.failure_modes),
+            "anchors": [(band, dim.anchors[band]) for band in sorted(dim.anchors, key=parse_band)],
+            "scale": dim.scale,
+        }
+        for dim in rubric.dimensions
+    ]
+    return {"name": rubric.name, "description": rubric.description, "dimensions": dimensions}
+
+
+def _response(item: Item, arm: str, label: str) -> Fenced:
+    if arm not in item.responses:
+        raise ValueError(f"item '{item.id}' has no response for arm '{arm}'")
+    return Fenced(fence_untrusted(item.responses[arm], label))
+
+
+def pairwise_prompt(
+    item: Item,
+    order: tuple[str, str],
+    *,
+    reference_guided: bool,
+    rubric: Rubric | None,
+    request_confidence: bool,
+    confidence_scale: tuple[int, int] | None = None,
+) -> PromptParts:
+    """Blind A/B comparison; with ``rubric``, both responses are scored per dimension first.
+
+    ``order`` is (arm shown as A, arm shown as B). ``confidence_scale`` asks for a confidence
+    per dimension score (with a rubric only).
+    """
+    if len(order) != 2:
+        raise ValueError(f"pairwise needs exactly two arms, got {order}")
+    context: dict[str, Any] = {
+        **_item_context(item, reference_guided),
+        "request_confidence": request_confidence,
+        "rubric": _rubric_context(rubric) if rubric is not None else None,
+        "confidence_scale": confidence_scale if rubric is not None else None,
+    }
+    system = render("pairwise.system.j2", **context)
+    user = render(
+        "pairwise.user.j2",
+        **context,
+        response_a=_response(item, order[0], "Response A"),
+        response_b=_response(item, order[1], "Response B"),
+    )
+    if rubric is None:
+        schema = schemas.pairwise_schema(request_confidence=request_confidence)
+        return PromptParts(system, user, schema, "pairwise_verdict")
+    schema = schemas.pairwise_rubric_schema(
+        rubric, confidence_scale, request_confidence=request_confidence
+    )
+    return PromptParts(system, user, schema, "pairwise_rubric_verdict")
+
+
+def batch_pairwise_prompt(
+    pairs: Sequence[tuple[Item, tuple[str, str]]],
+    *,
+    reference_guided: bool,
+    request_confidence: bool = True,
+) -> PromptParts:
+    """Several A/B comparisons in one prompt, numbered 1..k in the order given."""
+    if not pairs:
+        raise ValueError("batch pairwise needs at least one pair")
+    examples = []
+    for number, (item, order) in enumerate(pairs, start=1):
+        if len(order) != 2:
+            raise ValueError(f"pairwise needs exactly two arms, got {order}")
+        examples.append(
+            {
+                **_item_context(item, reference_guided),
+                "response_a": _response(item, order[0], f"Example {number}, Response A"),
+                "response_b": _response(item, order[1], f"Example {number}, Response B"),
+            }
+        )
+    context = {
+        "count": len(pairs),
+        "reference_guided": reference_guided,
+        "request_confidence": request_confidence,
+    }
+    system = render("batch_pairwise.system.j2", **context)
+    user = render("batch_pairwise.user.j2", **context, examples=examples)
+    schema = schemas.batch_pairwise_schema(len(pairs), request_confidence=request_confidence)
+    return PromptParts(system, user, schema, "batch_pairwise_verdicts")
+
+
+def rubric_prompt(
+    item: Item,
+    arm: str,
+    rubric: Rubric,
+    *,
+    reference_guided: bool,
+    request_confidence: bool,
+    confidence_scale: tuple[int, int] | None,
+) -> PromptParts:
+    """Pointwise scoring of one response on every rubric dimension."""
+    scale = confidence_scale if request_confidence else None
+    context: dict[str, Any] = {
+        **_item_context(item, reference_guided),
+        "rubric": _rubric_context(rubric),
+        "confidence_scale": scale,
+    }
+    system = render("rubric.system.j2", **context)
+    user = render("rubric.user.j2", **context, response=_response(item, arm, "Response"))
+    return PromptParts(system, user, schemas.rubric_schema(rubric, scale), "rubric_judgment")
+
+
+def ranking_prompt(
+    item: Item, order: tuple[str, ...], rubric: Rubric, *, reference_guided: bool
+) -> PromptParts:
+    """Listwise: N anonymised responses ("Response A", ...) scored on the rubric, then ranked."""
+    if not 2 <= len(order) <= len(POSITION_LETTERS):
+        raise ValueError(f"ranking needs 2 to {len(POSITION_LETTERS)} arms, got {len(order)}")
+    letters = list(POSITION_LETTERS[: len(order)])
+    context: dict[str, Any] = {
+        **_item_context(item, reference_guided),
+        "rubric": _rubric_context(rubric),
+        "letters": letters,
+        "count": len(order),
+    }
+    responses = [
+        _response(item, arm, f"Response {letter}")
+        for letter, arm in zip(letters, order, strict=True)
+    ]
+    system = render("ranking.system.j2", **context)
+    user = render("ranking.user.j2", **context, responses=responses)
+    return PromptParts(system, user, schemas.ranking_schema(rubric, letters), "ranking_judgment")
+
+
+def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
+    """Binary Pass/Fail on one atomic criterion, with the criterion's few-shot examples."""
+    examples = [
+        {
+            "id": example.id or f"example-{number}",
+            "label": example.label,
+            "input": example.input,
+            "response": example.response,
+            "answer_json": json.dumps(
+                {"reasoning": example.reasoning, "answer": example.answer}, ensure_ascii=False
+            ),
+        }
+        for number, example in enumerate(criterion.examples, start=1)
+    ]
+    context: dict[str, Any] = {
+        **_item_context(item, reference_guided=False),
+        "criterion": criterion.model_dump(),
+        "criterion_name": criterion.name,
+        "examples": examples,
+    }
+    system = render("criterion.system.j2", **context)
+    user = render("criterion.user.j2", **context, response=_response(item, arm, "Response"))
+    return PromptParts(system, user, schemas.criterion_schema(), "criterion_verdict")

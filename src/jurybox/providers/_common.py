@@ -1,0 +1,232 @@
+"""Helpers shared by every provider adapter: timing, token/cost accounting, error classification.
+
+Kept small and stable on purpose: each vendor module imports from here, and none of it imports a
+vendor SDK. Conventions every adapter follows (so cost and reports read all vendors alike):
+
+* ``Completion.input_tokens`` counts *all* prompt tokens, cached ones included;
+  ``cached_input_tokens`` is the part of it served from the vendor's prompt cache.
+  (OpenAI reports it that way; an Anthropic adapter adds ``cache_read_input_tokens`` and
+  ``cache_creation_input_tokens`` to ``input_tokens``.)
+* ``Completion.output_tokens`` counts every billed output token, reasoning ones included;
+  ``reasoning_tokens`` is the part of it spent thinking.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import re
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+import pydantic
+
+from jurybox.config import JudgeConfig
+from jurybox.errors import (
+    AuthError,
+    BadRequestError,
+    MissingDependencyError,
+    ProviderError,
+    RateLimitError,
+    TransientError,
+)
+from jurybox.providers.base import read_api_key
+from jurybox.records import Completion
+
+__all__ = [
+    "MalformedResponseError",
+    "Stopwatch",
+    "classify_common",
+    "classify_status",
+    "completion_cost_usd",
+    "estimate_tokens",
+    "missing_dependency",
+    "parse_retry_after",
+    "resolve_api_key",
+    "safe_schema_name",
+    "scrub_secrets",
+]
+
+_MESSAGE_LIMIT = 300
+# Vendors echo keys back in some error bodies (and proxies echo headers); these shapes are
+# scrubbed from every message even when the exact key is not known to the caller.
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"),
+    re.compile(r"(?i)((?:api[_-]?key|x-goog-api-key|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
+)
+
+
+class MalformedResponseError(Exception):
+    """The vendor answered 2xx with a body that lacks what its wire format promises.
+
+    Adapters raise it from ``complete``; ``classify_common`` treats it as transient, because a
+    truncated or garbled body is usually a proxy or load-balancer hiccup.
+    """
+
+
+class Stopwatch:
+    """Wall-clock latency of one call, in milliseconds (monotonic clock)."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+
+    @property
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self._start) * 1000.0
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (4 characters per token) where a backend reports none."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def completion_cost_usd(judge: JudgeConfig, completion: Completion) -> float | None:
+    """USD cost of one completion from the judge's configured prices.
+
+    Cached input tokens are billed at ``price_cached_input_per_mtok`` (the input price when
+    unset). Returns ``None`` when a needed price or token count is unknown, never a guess; a
+    local judge with no prices configured costs 0.
+    """
+    price_in, price_out = judge.price_input_per_mtok, judge.price_output_per_mtok
+    if price_in is None and price_out is None and judge.provider == "local":
+        return 0.0
+    tokens_in, tokens_out = completion.input_tokens, completion.output_tokens
+    if price_in is None or price_out is None or tokens_in is None or tokens_out is None:
+        return None
+    cached = min(completion.cached_input_tokens or 0, tokens_in)
+    price_cached = judge.price_cached_input_per_mtok
+    if price_cached is None:
+        price_cached = price_in
+    total = (tokens_in - cached) * price_in + cached * price_cached + tokens_out * price_out
+    return total / 1_000_000
+
+
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: datetime | None = None
+) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP-date).
+
+    ``headers`` must look names up case-insensitively (httpx/httpx2 headers do); a plain dict
+    is also accepted with lower-case keys. Negative, unparsable or missing values give ``None``.
+    """
+    if headers is None:
+        return None
+    millis = _header(headers, "retry-after-ms")
+    if millis is not None:
+        value = _as_float(millis)
+        if value is not None:
+            return value / 1000.0
+    raw = _header(headers, "retry-after")
+    if raw is None:
+        return None
+    seconds = _as_float(raw)
+    if seconds is not None:
+        return seconds
+    return _seconds_until(raw, now)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:
+        value = headers.get(name.title())
+    return value
+
+
+def _as_float(raw: str) -> float | None:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _seconds_until(http_date: str, now: datetime | None) -> float | None:
+    try:
+        when = email.utils.parsedate_to_datetime(http_date.strip())
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    reference = now if now is not None else datetime.now(UTC)
+    return max(0.0, (when - reference).total_seconds())
+
+
+def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Remove known secrets and key-shaped strings from ``text`` and cap its length."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(_redact_match, text)
+    if len(text) > _MESSAGE_LIMIT:
+        text = text[:_MESSAGE_LIMIT] + "…"
+    return text
+
+
+def _redact_match(match: re.Match[str]) -> str:
+    # Keep a captured prefix ("Bearer ", "api_key=") so the message stays readable.
+    prefix = match.group(1) if match.re.groups and match.group(1) else ""
+    return f"{prefix}[redacted]"
+
+
+def classify_status(
+    status_code: int, message: str, *, retry_after: float | None = None
+) -> ProviderError:
+    """Map an HTTP status to the ProviderError tree (``message`` must already be scrubbed)."""
+    if status_code == 429:
+        return RateLimitError(message, retry_after=retry_after, status_code=status_code)
+    if status_code in (401, 403):
+        return AuthError(message, status_code=status_code)
+    # 408 (request timeout) and 409 (conflict, e.g. a lock) clear up on their own; vendors'
+    # own SDKs retry them too.
+    if status_code >= 500 or status_code in (408, 409):
+        return TransientError(message, status_code=status_code)
+    return BadRequestError(message, status_code=status_code)
+
+
+def classify_common(exc: BaseException, secrets: Iterable[str | None] = ()) -> ProviderError | None:
+    """Classify what is not vendor-specific; ``None`` when the adapter must decide.
+
+    ProviderErrors pass through; timeouts, dropped connections and malformed bodies (JSON or
+    pydantic validation errors, ``MalformedResponseError``) are transient.
+    """
+    if isinstance(exc, ProviderError):
+        return exc
+    detail = scrub_secrets(f"{type(exc).__name__}: {exc}", secrets)
+    if isinstance(exc, TimeoutError):
+        return TransientError(f"timed out ({detail})")
+    if isinstance(exc, ConnectionError):
+        return TransientError(f"connection failed ({detail})")
+    if isinstance(exc, json.JSONDecodeError | MalformedResponseError | pydantic.ValidationError):
+        return TransientError(f"malformed response body ({detail})")
+    return None
+
+
+def safe_schema_name(name: str) -> str:
+    """A schema/tool name vendors accept: ``^[A-Za-z0-9_-]{1,64}$``."""
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:64]
+    return cleaned or "judgment"
+
+
+def missing_dependency(provider: str, package: str, *commands: str) -> MissingDependencyError:
+    """The error for an adapter whose SDK is not installed, with the commands that fix it."""
+    return MissingDependencyError(
+        f"the '{provider}' provider needs {package}; install it with: {' and '.join(commands)}"
+    )
+
+
+def resolve_api_key(judge: JudgeConfig, judge_name: str, *, vendor_env: str) -> str | None:
+    """The judge's key, read now from the environment (never stored in config).
+
+    A judge that talks to the vendor's own endpoint (no ``base_url``) and leaves ``api_key_env``
+    out of its config reads the vendor's usual variable (``vendor_env``, e.g. OPENAI_API_KEY);
+    an explicit ``api_key_env: null`` means "no key" (local and self-hosted servers).
+    """
+    implicit = "api_key_env" not in judge.model_fields_set
+    if judge.api_key_env is None and implicit and judge.base_url is None:
+        judge = judge.model_copy(update={"api_key_env": vendor_env})
+    return read_api_key(judge, judge_name)

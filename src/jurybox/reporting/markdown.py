@@ -1,0 +1,134 @@
+"""summary_tables.md: publication-ready Markdown tables of the report.
+
+The tables are the ones report.html shows (``sections.build_sections``); numbers are rounded by
+``_format`` as ``ROUNDING_NOTE`` states at the top of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from jurybox.reporting._format import ROUNDING_NOTE
+from jurybox.reporting.plot_specs import PlotSpec
+from jurybox.reporting.sections import (
+    LEVEL_TITLES,
+    build_sections,
+    judge_verdict_table,
+    verdict_table,
+)
+from jurybox.reporting.tables import Section, Table
+
+MARKDOWN_FILE = "summary_tables.md"
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+
+
+def render_table(table: Table, level: int = 3) -> list[str]:
+    """One Markdown table with its title and notes."""
+    lines = [f"{'#' * level} {table.title}", ""]
+    if not table.rows:
+        return [*lines, "_No rows._", ""]
+    lines.append("| " + " | ".join(_escape(c) for c in table.columns) + " |")
+    numeric = table.numeric_columns()
+    lines.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(_escape(str(c)) for c in row) + " |")
+    lines.append("")
+    lines.extend(f"- {_escape(n)}" for n in table.notes)
+    if table.notes:
+        lines.append("")
+    return lines
+
+
+def render_section(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]:
+    lines = [f"## {section.title}", "", f"_{section.question}_", ""]
+    if section.status == "skipped":
+        return [*lines, f"**Not computed:** {_escape(section.reason or '')}", ""]
+    lines.extend(f"- {_escape(n)}" for n in section.notes)
+    if section.notes:
+        lines.append("")
+    for table in section.tables:
+        lines.extend(render_table(table))
+    if section.subsections_skipped:
+        lines.append("Not computed here:")
+        lines.extend(f"- {name}: {_escape(why)}" for name, why in section.subsections_skipped)
+        lines.append("")
+    for name in section.plots:
+        spec = plots.get(name)
+        if spec is not None:
+            note = f" ({_escape(spec.note)})" if spec.note else ""
+            lines.append(f"![{spec.title}](plots/{spec.filename}){note}")
+    if any(name in plots for name in section.plots):
+        lines.append("")
+    return lines
+
+
+def render_verdict(report: Mapping[str, Any]) -> list[str]:
+    verdict = report.get("verdict") or {}
+    level = str(verdict.get("level", "insufficient_evidence"))
+    lines = [
+        "## Verdict: can these judges be trusted for this comparison?",
+        "",
+        f"**{LEVEL_TITLES.get(level, level)}.**",
+        "",
+    ]
+    reasons = list(verdict.get("reasons") or []) or [str(verdict.get("answer", ""))]
+    lines.extend(f"- {_escape(reason)}" for reason in reasons if reason)
+    checks = verdict.get("checks") or []
+    untested = sorted({str(c["message"]) for c in checks if c.get("status") == "skipped"})
+    if untested:
+        lines.append(f"- Untested: {_escape('; '.join(untested))}.")
+    lines.append("")
+    lines.extend(render_table(verdict_table(report)))
+    lines.extend(render_table(judge_verdict_table(report)))
+    return lines
+
+
+def plot_index(plots: Iterable[PlotSpec]) -> list[str]:
+    specs = list(plots)
+    if not specs:
+        return []
+    lines = ["## Plots", "", "| Plot | File | Status | Note |", "|:---|---|---|---|"]
+    for spec in specs:
+        lines.append(
+            f"| {_escape(spec.title)} | plots/{spec.filename} | {spec.status} | "
+            f"{_escape(spec.note or '')} |"
+        )
+    lines += ["", "- " + _escape(PLOT_POLICY), ""]
+    return lines
+
+
+PLOT_POLICY = (
+    "Plot policy: every plot file is always written. A plot is drawn from the data that exists; "
+    "when its primary data is absent but a substitute exists (e.g. verdict shares instead of "
+    "scores for pairwise data) it is marked 'fallback'; when nothing applies the file holds a "
+    "labelled 'not applicable: <reason>' panel."
+)
+
+
+def render_markdown(
+    report: Mapping[str, Any],
+    *,
+    plots: Sequence[PlotSpec] = (),
+    source: str | None = None,
+) -> str:
+    """The whole summary_tables.md text."""
+    generated = report.get("generated_by") or {}
+    lines = [
+        "# jurybox analysis: summary tables",
+        "",
+        f"Source: `{source or 'judgments'}` · jurybox {generated.get('version', '?')} · "
+        f"report schema {report.get('schema_version', '?')}",
+        "",
+        f"_{ROUNDING_NOTE}_",
+        "",
+    ]
+    lines.extend(render_verdict(report))
+    by_name = {spec.name: spec for spec in plots}
+    for section in build_sections(report):
+        lines.extend(render_section(section, by_name))
+    lines.extend(plot_index(plots))
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,42 @@
+"""Report + tidy frame -> ``PlotSpec`` for every figure (see the policy in ``plot_specs``).
+
+Summary numbers (rates, intervals, means per arm) come from the report; raw points (one score
+per response, one pair per item) come from the analysis frame through the analysis helpers, so
+nothing here estimates anything. Numbers printed inside figures go through ``_format``.
+"""
+
+from __future__ import annotations
+
+from jurybox.analysis import AnalysisFrame
+from jurybox.reporting.plot_data_bias import (
+    agreement_matrix,
+    position_bias,
+    vendor_bias,
+    verbosity,
+)
+from jurybox.reporting.plot_data_common import Json
+from jurybox.reporting.plot_data_effects import calibration, dimension_heatmap, treatment_effect
+from jurybox.reporting.plot_specs import PlotSpec
+
+PLOT_NAMES = (
+    "position_bias",
+    "verbosity_scatter",
+    "vendor_bias",
+    "treatment_effect",
+    "dimension_heatmap",
+    "agreement_matrix",
+    "calibration",
+)
+
+
+def build_plot_specs(report: Json, frame: AnalysisFrame | None) -> list[PlotSpec]:
+    """Every figure of the report, in ``PLOT_NAMES`` order."""
+    return [
+        position_bias(report),
+        verbosity(report, frame),
+        vendor_bias(report, frame),
+        treatment_effect(report, frame),
+        dimension_heatmap(report),
+        agreement_matrix(report),
+        calibration(report),
+    ]

@@ -1,0 +1,21 @@
+"""Helpers shared by the plot-data modules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jurybox.reporting.tables import get, skip_reason
+
+Json = Mapping[str, Any]
+
+
+def value_of(metric: Any, key: str = "value") -> float | None:
+    """A number from a report metric, None when absent or not a number."""
+    value = get(metric, key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def why(node: Any, default: str) -> str:
+    """The skip reason of a report node, or ``default``."""
+    return skip_reason(node) or default

@@ -1,0 +1,114 @@
+"""Pure statistical functions for judge evaluation: arrays in, frozen results out.
+
+No I/O and no global RNG state: every stochastic function takes
+``rng: numpy.random.Generator | int | None``. Invalid or degenerate input (empty, one class, one
+rater, zero variance) raises ``ValueError`` naming the shape or value; nothing returns 0 or NaN
+silently. Every result records the variant computed in its ``method`` field.
+"""
+
+from __future__ import annotations
+
+from jurybox.stats._rng import RNGLike
+from jurybox.stats.aggregation import borda_count, dawid_skene
+from jurybox.stats.agreement import (
+    cohen_kappa,
+    cohen_kappa_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+    percent_agreement,
+)
+from jurybox.stats.correlation import partial_spearman, spearman
+from jurybox.stats.hypothesis import (
+    binomial_test,
+    cohens_d_paired,
+    holm,
+    kruskal_wallis,
+    mcnemar,
+    rank_biserial,
+    tost_paired,
+    wilcoxon_signed_rank,
+)
+from jurybox.stats.prevalence import (
+    corrected_pass_rate,
+    rogan_gladen,
+    tpr_tnr,
+    wilson_interval,
+    win_rate_interval,
+)
+from jurybox.stats.reliability import cronbach_alpha, icc
+from jurybox.stats.results import (
+    AlphaResult,
+    BinomialTestResult,
+    BordaResult,
+    CorrectedRate,
+    CorrelationResult,
+    CronbachAlphaResult,
+    DawidSkeneResult,
+    EffectSizeResult,
+    FleissKappaResult,
+    HolmResult,
+    ICCResult,
+    KappaResult,
+    KruskalResult,
+    LowDiscriminationWarning,
+    McNemarResult,
+    PercentAgreement,
+    ProportionInterval,
+    RankBiserialResult,
+    RoganGladenResult,
+    TOSTResult,
+    TprTnrResult,
+    WilcoxonResult,
+    WinRateResult,
+)
+
+__all__ = [
+    "AlphaResult",
+    "BinomialTestResult",
+    "BordaResult",
+    "CorrectedRate",
+    "CorrelationResult",
+    "CronbachAlphaResult",
+    "DawidSkeneResult",
+    "EffectSizeResult",
+    "FleissKappaResult",
+    "HolmResult",
+    "ICCResult",
+    "KappaResult",
+    "KruskalResult",
+    "LowDiscriminationWarning",
+    "McNemarResult",
+    "PercentAgreement",
+    "ProportionInterval",
+    "RNGLike",
+    "RankBiserialResult",
+    "RoganGladenResult",
+    "TOSTResult",
+    "TprTnrResult",
+    "WilcoxonResult",
+    "WinRateResult",
+    "binomial_test",
+    "borda_count",
+    "cohen_kappa",
+    "cohen_kappa_table",
+    "cohens_d_paired",
+    "corrected_pass_rate",
+    "cronbach_alpha",
+    "dawid_skene",
+    "fleiss_kappa",
+    "holm",
+    "icc",
+    "krippendorff_alpha",
+    "kruskal_wallis",
+    "mcnemar",
+    "partial_spearman",
+    "percent_agreement",
+    "rank_biserial",
+    "rogan_gladen",
+    "spearman",
+    "tost_paired",
+    "tpr_tnr",
+    "wilcoxon_signed_rank",
+    "wilson_interval",
+    "win_rate_interval",
+]

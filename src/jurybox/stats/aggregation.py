@@ -1,0 +1,205 @@
+"""Aggregating many judges: Dawid–Skene EM and Borda count."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp
+
+from jurybox.stats._rng import RNGLike, as_generator
+from jurybox.stats.results import BordaResult, DawidSkeneResult
+
+FloatArray = NDArray[np.float64]
+
+
+def dawid_skene(
+    labels_matrix: ArrayLike,
+    *,
+    classes: Sequence[Hashable] | None = None,
+    max_iter: int = 200,
+    tol: float = 1e-8,
+    smoothing: float = 0.01,
+    rng: RNGLike = None,
+) -> DawidSkeneResult:
+    """Dawid–Skene EM over a judges × items label matrix, without gold labels.
+
+    Each judge j has a confusion matrix π_j[t, l] = P(j says l | true class t); items' true
+    classes are latent with prior ρ. EM starts from the (soft) majority vote — vote shares,
+    with ties broken by a tiny seeded jitter — and alternates the M-step (ρ, π from the
+    posteriors, each count plus ``smoothing``) and the E-step (posteriors from ρ, π) until the
+    log-likelihood gains less than ``tol``.
+
+    Args:
+        labels_matrix: judges (rows) × items (columns); None or NaN = the judge did not label
+            the item. Labels may be any hashable values.
+        classes: The class set (default: sorted observed labels); at least two.
+        max_iter: EM iterations at most.
+        tol: Stop when the log-likelihood improves by less than this.
+        smoothing: Pseudo-count added to every confusion cell and class count (keeps
+            log-probabilities finite with few labels).
+        rng: Generator, seed or None (only the tie-breaking jitter of the start is random).
+
+    Returns:
+        ``DawidSkeneResult`` with priors, per-judge confusion matrices and accuracies, item
+        posteriors and MAP labels, the final log-likelihood and convergence information.
+
+    References:
+        Dawid, A. P. & Skene, A. M. (1979). Maximum likelihood estimation of observer
+        error-rates using the EM algorithm. Applied Statistics 28, 20–28.
+    """
+    if max_iter < 1 or tol <= 0 or smoothing < 0:
+        raise ValueError(
+            f"need max_iter >= 1, tol > 0 and smoothing >= 0, got {max_iter}, {tol}, {smoothing}"
+        )
+    onehot, cats = _one_hot(labels_matrix, classes)
+    generator = as_generator(rng)
+    votes = onehot.sum(axis=0)  # items × classes
+    jitter = generator.uniform(0.0, 1e-6, votes.shape)
+    post = _normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))
+    log_lik, converged, iteration = -math.inf, False, 0
+    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+        priors, confusion = _m_step(onehot, post, smoothing)
+        post, new_log_lik = _e_step(onehot, priors, confusion)
+        if new_log_lik - log_lik < tol:
+            converged, log_lik = True, new_log_lik
+            break
+        log_lik = new_log_lik
+    priors, confusion = _m_step(onehot, post, smoothing)
+    accuracy = np.einsum("t,jtt->j", priors, confusion)
+    return DawidSkeneResult(
+        classes=cats,
+        priors=priors,
+        confusion=confusion,
+        accuracy=accuracy,
+        posteriors=post,
+        labels=tuple(cats[i] for i in np.argmax(post, axis=1)),
+        log_likelihood=float(log_lik),
+        n_iter=iteration,
+        converged=converged,
+        method=f"Dawid-Skene EM (1979), majority-vote start, smoothing={smoothing:g}",
+    )
+
+
+def borda_count(rankings: Sequence[Sequence[Hashable]]) -> BordaResult:
+    """Borda count over complete rankings given best first.
+
+    With c candidates, first place earns c − 1 points and last place 0; the result ranks by
+    total points, ties kept in the order of the first ranking.
+
+    Args:
+        rankings: One ranking per judge (or per item), each an ordering of the same set of
+            at least two candidates, best first.
+
+    Returns:
+        ``BordaResult`` with the aggregate ranking (best first) and each candidate's points.
+
+    References:
+        de Borda, J.-C. (1781). Mémoire sur les élections au scrutin. Emerson, P. (2013). The
+        original Borda count and partial voting. Social Choice and Welfare 40, 353–358.
+    """
+    orders = [tuple(r) for r in rankings]
+    if not orders:
+        raise ValueError("rankings is empty")
+    first = orders[0]
+    if len(first) < 2:
+        raise ValueError(f"Borda count needs at least 2 candidates, got {len(first)}")
+    if len(set(first)) != len(first):
+        raise ValueError(f"ranking 0 lists a candidate twice: {first!r}")
+    candidates = set(first)
+    scores: dict[Hashable, float] = dict.fromkeys(first, 0.0)
+    for i, order in enumerate(orders):
+        if len(order) != len(first) or set(order) != candidates:
+            raise ValueError(
+                f"ranking {i} must order the same {len(first)} candidates as ranking 0, "
+                f"got {order!r}"
+            )
+        for position, cand in enumerate(order):
+            scores[cand] += len(order) - 1 - position
+    ranking = tuple(sorted(first, key=lambda c: -scores[c]))  # stable: ties keep ranking-0 order
+    return BordaResult(
+        ranking=ranking,
+        scores=scores,
+        n_rankings=len(orders),
+        method="Borda count (c-1 points for first ... 0 for last); ties in ranking-0 order",
+    )
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _one_hot(
+    labels_matrix: ArrayLike, classes: Sequence[Hashable] | None
+) -> tuple[FloatArray, tuple[Hashable, ...]]:
+    raw = np.asarray(labels_matrix, dtype=object)
+    if raw.ndim != 2 or raw.size == 0:
+        raise ValueError(
+            f"labels_matrix must be a non-empty judges × items matrix, got shape {raw.shape}"
+        )
+    n_judges, n_items = raw.shape
+    if n_judges < 2:
+        raise ValueError(f"Dawid-Skene needs at least 2 judges (rows), got {n_judges}")
+    cells = [(j, i, v) for (j, i), v in np.ndenumerate(raw) if not _is_missing(v)]
+    if not cells:
+        raise ValueError("labels_matrix has no labels (everything is missing)")
+    seen = {_plain(v) for _, _, v in cells}
+    cats = _sorted(seen) if classes is None else tuple(classes)
+    if len(cats) < 2 or len(set(cats)) != len(cats):
+        raise ValueError(f"need at least two distinct classes, got {cats!r}")
+    index = {c: k for k, c in enumerate(cats)}
+    unknown = seen - set(cats)
+    if unknown:
+        raise ValueError(f"labels not in classes: {sorted(map(repr, unknown))}")
+    onehot = np.zeros((n_judges, n_items, len(cats)))
+    for j, i, v in cells:
+        onehot[j, i, index[_plain(v)]] = 1.0
+    return onehot, cats
+
+
+def _sorted(values: set[Hashable]) -> tuple[Hashable, ...]:
+    try:
+        return tuple(sorted(values))  # type: ignore[type-var]
+    except TypeError:  # mixed types: any fixed order will do for nominal classes
+        return tuple(sorted(values, key=repr))
+
+
+def _plain(value: Any) -> Hashable:
+    """numpy scalars to Python ones, and integral floats to ints, so 1.0 and 1 match."""
+    item = value.item() if isinstance(value, np.generic) else value
+    if isinstance(item, float) and item.is_integer():
+        return int(item)
+    return item  # type: ignore[no-any-return]
+
+
+def _normalise(weights: FloatArray) -> FloatArray:
+    return np.asarray(weights / weights.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+def _m_step(
+    onehot: FloatArray, post: FloatArray, smoothing: float
+) -> tuple[FloatArray, FloatArray]:
+    n_classes = post.shape[1]
+    priors = (post.sum(axis=0) + smoothing) / (post.shape[0] + n_classes * smoothing)
+    counts = np.einsum("it,jil->jtl", post, onehot) + smoothing
+    totals = counts.sum(axis=2, keepdims=True)
+    confusion = np.divide(counts, totals, out=np.full_like(counts, 1 / n_classes), where=totals > 0)
+    return priors, confusion
+
+
+def _e_step(
+    onehot: FloatArray, priors: FloatArray, confusion: FloatArray
+) -> tuple[FloatArray, float]:
+    tiny = np.finfo(np.float64).tiny  # smoothing=0 can leave exact zeros
+    log_conf = np.log(np.maximum(confusion, tiny))
+    log_joint = np.log(np.maximum(priors, tiny))[None, :] + np.einsum(
+        "jil,jtl->it", onehot, log_conf
+    )
+    norm = logsumexp(log_joint, axis=1, keepdims=True)
+    return np.exp(log_joint - norm), float(norm.sum())

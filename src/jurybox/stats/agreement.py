@@ -1,0 +1,305 @@
+"""Inter-rater agreement: percent agreement, Cohen's and Fleiss' kappa, Krippendorff's alpha."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+import krippendorff
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as sps
+from statsmodels.stats import inter_rater
+
+from jurybox.stats._validate import confidence_level, labels_1d, numeric_2d
+from jurybox.stats.prevalence import wilson_interval
+from jurybox.stats.results import AlphaResult, FleissKappaResult, KappaResult, PercentAgreement
+
+Weights = Literal["linear", "quadratic"] | None
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+def percent_agreement(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -> PercentAgreement:
+    """Share of items two raters label identically, with a Wilson interval.
+
+    Args:
+        a: Labels from rater 1 (any hashable values, no missing).
+        b: Labels from rater 2, paired with ``a``.
+        confidence: Two-sided confidence level of the interval.
+
+    Returns:
+        ``PercentAgreement`` with the share, its Wilson interval and the counts.
+
+    References:
+        Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+        inference. JASA 22(158), 209–212.
+    """
+    x, y = _paired_labels(a, b)
+    agree = int(np.sum(x == y))
+    ci = wilson_interval(agree, x.size, confidence)
+    return PercentAgreement(
+        estimate=agree / x.size,
+        ci_low=ci.ci_low,
+        ci_high=ci.ci_high,
+        n_agree=agree,
+        n_items=int(x.size),
+        confidence=ci.confidence,
+        method="percent agreement; Wilson score interval",
+    )
+
+
+def cohen_kappa(
+    a: ArrayLike,
+    b: ArrayLike,
+    weights: Weights = None,
+    *,
+    categories: Sequence[Hashable] | None = None,
+    confidence: float = 0.95,
+) -> KappaResult:
+    """Cohen's kappa between two raters' labels (optionally weighted), with ASE and interval.
+
+    Args:
+        a: Labels from rater 1 (any hashable values, no missing).
+        b: Labels from rater 2, paired with ``a``.
+        weights: ``None`` (unweighted), ``"linear"`` or ``"quadratic"``; weights use the
+            position of each category in ``categories`` (so order matters for weighted kappa).
+        categories: The ordered category set; defaults to the sorted union of observed labels.
+            Categories nobody used are dropped (as R ``irr::kappa2`` does).
+        confidence: Two-sided confidence level of the Wald interval ``kappa ± z·ASE``.
+
+    Returns:
+        ``KappaResult`` (kappa, non-null ASE and interval, null ASE0 with z and p-value).
+
+    References:
+        Cohen, J. (1960). A coefficient of agreement for nominal scales. EPM 20, 37–46.
+        Fleiss, J. L., Cohen, J. & Everitt, B. S. (1969). Large sample standard errors of kappa
+        and weighted kappa. Psychological Bulletin 72, 323–327. (As in SAS PROC FREQ and
+        ``statsmodels.stats.inter_rater.cohens_kappa``, which computes the estimate here.)
+    """
+    x, y = _paired_labels(a, b)
+    cats = _category_order(np.concatenate([x, y]), categories)
+    index = {c: i for i, c in enumerate(cats)}
+    table = np.zeros((len(cats), len(cats)))
+    for u, v in zip(x.tolist(), y.tolist(), strict=True):
+        table[index[u], index[v]] += 1
+    return cohen_kappa_table(table, weights, categories=cats, confidence=confidence)
+
+
+def cohen_kappa_table(
+    table: ArrayLike,
+    weights: Weights = None,
+    *,
+    categories: Sequence[Hashable] | None = None,
+    confidence: float = 0.95,
+) -> KappaResult:
+    """Cohen's kappa from a square contingency table (rows rater 1, columns rater 2).
+
+    Args:
+        table: k × k counts; cell (i, j) = items rater 1 put in category i and rater 2 in j.
+        weights: ``None``, ``"linear"`` or ``"quadratic"`` (by row/column position).
+        categories: Names for the k categories (default ``0..k-1``).
+        confidence: Two-sided confidence level of the Wald interval.
+
+    Returns:
+        ``KappaResult``; see ``cohen_kappa``.
+
+    References:
+        Fleiss, Cohen & Everitt (1969); SAS/STAT PROC FREQ "Tests and Measures of Agreement".
+    """
+    conf = confidence_level(confidence)
+    counts = _square_table(table)
+    k = counts.shape[0]
+    cats = tuple(range(k)) if categories is None else tuple(categories)
+    if len(cats) != k:
+        raise ValueError(f"categories has {len(cats)} names but the table is {k} × {k}")
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    used = (counts.sum(axis=0) + counts.sum(axis=1)) > 0
+    counts = counts[np.ix_(used, used)]
+    cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
+    p_row, p_col = counts.sum(axis=1) / counts.sum(), counts.sum(axis=0) / counts.sum()
+    if counts.shape[0] < 2 or np.isclose(float(p_row @ p_col), 1.0):
+        raise ValueError(
+            f"kappa is undefined: both raters used only one category ({cats[0]!r}), "
+            "so chance agreement is 1"
+        )
+    res = inter_rater.cohens_kappa(counts, wt=weights)
+    kappa, ase, ase0 = float(res.kappa), float(np.sqrt(res.var_kappa)), float(res.std_kappa0)
+    z_crit = float(sps.norm.ppf(0.5 + conf / 2))
+    z = kappa / ase0 if ase0 > 0 else float("inf") * np.sign(kappa)
+    kind = "unweighted" if weights is None else f"{weights}-weighted"
+    return KappaResult(
+        kappa=kappa,
+        ase=ase,
+        ci_low=max(-1.0, kappa - z_crit * ase),
+        ci_high=min(1.0, kappa + z_crit * ase),
+        ase0=ase0,
+        z=float(z),
+        p_value=float(2 * sps.norm.sf(abs(z))),
+        n_items=int(counts.sum()),
+        categories=cats,
+        weights=weights,
+        confidence=conf,
+        method=(
+            f"Cohen's kappa, {kind}; ASE of Fleiss-Cohen-Everitt (1969); Wald interval "
+            "clipped to [-1, 1]; two-sided z-test with ASE under H0"
+        ),
+    )
+
+
+def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
+    """Fleiss' kappa from an items × categories matrix of rating counts.
+
+    Args:
+        counts: ``counts[i, j]`` = number of raters who put item i in category j. Every item
+            must have the same number of ratings (≥ 2).
+
+    Returns:
+        ``FleissKappaResult`` with kappa, observed/expected agreement and the z-test of
+        kappa = 0 using the null standard error of Fleiss, Nee & Landis (1979) (as R
+        ``irr::kappam.fleiss``).
+
+    References:
+        Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
+        Psychological Bulletin 76, 378–382.
+        Fleiss, J. L., Nee, J. C. M. & Landis, J. R. (1979). Large sample variance of kappa in
+        the case of different sets of raters. Psychological Bulletin 86, 974–977.
+    """
+    table = numeric_2d(counts, "counts")
+    if (table < 0).any() or not np.equal(np.mod(table, 1), 0).all():
+        raise ValueError("counts must be non-negative whole numbers (raters per category)")
+    per_item = table.sum(axis=1)
+    n_raters = int(per_item[0])
+    if not np.all(per_item == n_raters):
+        raise ValueError(
+            "every item must have the same number of ratings; row sums range "
+            f"{int(per_item.min())}–{int(per_item.max())}"
+        )
+    if n_raters < 2:
+        raise ValueError(f"Fleiss' kappa needs at least 2 ratings per item, got {n_raters}")
+    n_items = table.shape[0]
+    p_j = table.sum(axis=0) / (n_items * n_raters)
+    p_e = float(np.sum(p_j**2))
+    if np.isclose(p_e, 1.0):
+        raise ValueError("Fleiss' kappa is undefined: every rating is in one category")
+    p_o = float(np.mean((np.sum(table**2, axis=1) - n_raters) / (n_raters * (n_raters - 1))))
+    kappa = float(inter_rater.fleiss_kappa(table, method="fleiss"))
+    pq = p_j * (1 - p_j)
+    var0 = (2 / (pq.sum() ** 2 * n_items * n_raters * (n_raters - 1))) * (
+        pq.sum() ** 2 - np.sum(pq * ((1 - p_j) - p_j))
+    )
+    se0 = float(np.sqrt(var0))
+    z = kappa / se0
+    return FleissKappaResult(
+        kappa=kappa,
+        p_observed=p_o,
+        p_expected=p_e,
+        se0=se0,
+        z=float(z),
+        p_value=float(2 * sps.norm.sf(abs(z))),
+        n_items=n_items,
+        n_raters=n_raters,
+        n_categories=table.shape[1],
+        method="Fleiss' kappa (1971); z-test with the null SE of Fleiss, Nee & Landis (1979)",
+    )
+
+
+def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> AlphaResult:
+    """Krippendorff's alpha from a raters × units matrix (NaN or None = missing).
+
+    Units with fewer than two values are unpairable and ignored, as the coefficient defines.
+
+    Args:
+        data: raters × units values. Nominal data may be any labels (mapped to codes);
+            other levels need numbers.
+        level: ``"nominal"``, ``"ordinal"``, ``"interval"`` or ``"ratio"``.
+
+    Returns:
+        ``AlphaResult`` with alpha and the counts of pairable units and values.
+
+    References:
+        Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Annenberg School
+        for Communication, University of Pennsylvania. Computed with the ``krippendorff``
+        package (Castro, S., fast-krippendorff).
+    """
+    if level not in _LEVELS:
+        raise ValueError(f"level must be one of {', '.join(_LEVELS)}, got {level!r}")
+    matrix = _reliability_matrix(data, level)
+    n_raters = matrix.shape[0]
+    if n_raters < 2:
+        raise ValueError(f"Krippendorff's alpha needs at least 2 raters (rows), got {n_raters}")
+    per_unit = np.sum(~np.isnan(matrix), axis=0)
+    pairable = per_unit >= 2
+    if not pairable.any():
+        raise ValueError("no unit has two or more values, so no pairs can be compared")
+    values = matrix[:, pairable]
+    if np.unique(values[~np.isnan(values)]).size < 2:
+        raise ValueError("alpha is undefined: every pairable value is the same (no variation)")
+    alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    return AlphaResult(
+        alpha=alpha,
+        level=level,
+        n_units=int(pairable.sum()),
+        n_raters=n_raters,
+        n_pairable_values=int(per_unit[pairable].sum()),
+        method=f"Krippendorff's alpha, {level} metric (krippendorff package)",
+    )
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _paired_labels(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[Any], NDArray[Any]]:
+    x, y = labels_1d(a, "a"), labels_1d(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
+    return x, y
+
+
+def _category_order(
+    values: NDArray[Any], categories: Sequence[Hashable] | None
+) -> tuple[Hashable, ...]:
+    seen = set(values.tolist())
+    if categories is None:
+        try:
+            return tuple(sorted(seen))
+        except TypeError as exc:
+            raise ValueError(
+                "labels of mixed types cannot be ordered; pass categories explicitly"
+            ) from exc
+    cats = tuple(categories)
+    if len(set(cats)) != len(cats):
+        raise ValueError(f"categories contains duplicates: {cats!r}")
+    missing = seen - set(cats)
+    if missing:
+        raise ValueError(f"labels not in categories: {sorted(map(repr, missing))}")
+    return cats
+
+
+def _square_table(table: ArrayLike) -> NDArray[np.float64]:
+    counts = numeric_2d(table, "table")
+    if counts.shape[0] != counts.shape[1]:
+        raise ValueError(f"table must be square (k × k), got shape {counts.shape}")
+    if (counts < 0).any():
+        raise ValueError("table counts must be non-negative")
+    if counts.sum() == 0:
+        raise ValueError("table is empty (all counts are zero)")
+    return counts
+
+
+def _reliability_matrix(data: ArrayLike, level: str) -> NDArray[np.float64]:
+    raw = np.asarray(data, dtype=object)
+    if raw.ndim != 2 or raw.size == 0:
+        raise ValueError(f"data must be a non-empty raters × units matrix, got shape {raw.shape}")
+    missing = np.vectorize(lambda v: v is None or (isinstance(v, float) and np.isnan(v)))(raw)
+    try:
+        return np.where(missing, np.nan, raw).astype(np.float64)
+    except (TypeError, ValueError):
+        if level != "nominal":
+            raise ValueError(f"{level} alpha needs numeric values") from None
+    codes = {v: i for i, v in enumerate(sorted({str(v) for v in raw[~missing]}))}
+    coded = np.full(raw.shape, np.nan)
+    coded[~missing] = [codes[str(v)] for v in raw[~missing]]
+    return coded

@@ -1,0 +1,197 @@
+"""Score reliability: intraclass correlation and Cronbach's alpha."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as sps
+
+from jurybox.stats._validate import confidence_level, numeric_2d
+from jurybox.stats.results import CronbachAlphaResult, ICCResult
+
+ICCKind = Literal["1,1", "2,1", "3,1", "1,k", "2,k", "3,k"]
+_KINDS = ("1,1", "2,1", "3,1", "1,k", "2,k", "3,k")
+_NAMES = {
+    "1": "one-way random, absolute agreement",
+    "2": "two-way random, absolute agreement",
+    "3": "two-way mixed, consistency",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Anova:
+    n: int
+    k: int
+    msr: float  # between targets
+    msc: float  # between raters
+    mse: float  # residual (two-way)
+    msw: float  # within targets (one-way)
+
+
+def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) -> ICCResult:
+    """Intraclass correlation of a targets × raters matrix.
+
+    Args:
+        ratings: n targets (rows) × k raters (columns), complete (no NaN), n ≥ 2, k ≥ 2.
+        kind: Shrout & Fleiss form: ``"1,1"`` one-way random; ``"2,1"`` two-way random,
+            absolute agreement; ``"3,1"`` two-way mixed, consistency; ``",k"`` forms are the
+            reliability of the mean of the k raters.
+        confidence: Two-sided confidence level.
+
+    Returns:
+        ``ICCResult`` with the ICC, the F-test of ICC = 0 (one-way F for ``1,*``, two-way
+        otherwise) and the exact (``1``, ``3``) or Satterthwaite-approximate (``2``) interval.
+
+    References:
+        Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
+        reliability. Psychological Bulletin 86, 420–428.
+        McGraw, K. O. & Wong, S. P. (1996). Forming inferences about some intraclass correlation
+        coefficients. Psychological Methods 1, 30–46. (Intervals as in R ``psych::ICC``.)
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+    conf = confidence_level(confidence)
+    a = _anova(ratings, "ratings", "targets", "raters")
+    model, average = kind[0], kind.endswith("k")
+    if model == "1":
+        value, f, df2 = _icc1(a, average), a.msr / a.msw, a.n * (a.k - 1)
+    else:
+        f, df2 = a.msr / a.mse, (a.n - 1) * (a.k - 1)
+        value = _icc2(a, average) if model == "2" else _icc3(a, average)
+    df1 = a.n - 1
+    if model == "2":
+        low, high = _ci_icc2(a, value if not average else _icc2(a, False), conf, average)
+    else:
+        low, high = _ci_f(f, (df1, df2), a.k, conf, average)
+    size = "mean of k raters" if average else "single rater"
+    return ICCResult(
+        icc=value,
+        kind=kind,
+        f=f,
+        df1=float(df1),
+        df2=float(df2),
+        p_value=float(sps.f.sf(f, df1, df2)),
+        ci_low=low,
+        ci_high=high,
+        n_targets=a.n,
+        n_raters=a.k,
+        confidence=conf,
+        method=f"ICC({kind}) {_NAMES[model]}, {size}; "
+        + ("Satterthwaite (McGraw-Wong) interval" if model == "2" else "exact F interval"),
+    )
+
+
+def cronbach_alpha(data: ArrayLike, *, confidence: float = 0.95) -> CronbachAlphaResult:
+    """Cronbach's alpha of a subjects × items matrix with Feldt's interval.
+
+    Args:
+        data: n subjects (rows) × k items (columns), e.g. items × rubric dimensions; complete.
+        confidence: Two-sided confidence level.
+
+    Returns:
+        ``CronbachAlphaResult``; alpha equals ICC(3,k) of the same matrix.
+
+    References:
+        Cronbach, L. J. (1951). Coefficient alpha and the internal structure of tests.
+        Psychometrika 16, 297–334. Feldt, L. S., Woodruff, D. J. & Salih, F. A. (1987).
+        Statistical inference for coefficient alpha. Applied Psychological Measurement 11,
+        93–103.
+    """
+    conf = confidence_level(confidence)
+    x = _matrix(data, "data", "subjects", "items")
+    n, k = x.shape
+    total_var = float(np.var(x.sum(axis=1), ddof=1))
+    if total_var == 0:
+        raise ValueError("data has zero variance in subjects' total scores: alpha is undefined")
+    alpha = k / (k - 1) * (1 - float(np.var(x, axis=0, ddof=1).sum()) / total_var)
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    tail = (1 - conf) / 2
+    return CronbachAlphaResult(
+        alpha=alpha,
+        ci_low=1 - (1 - alpha) * float(sps.f.ppf(1 - tail, df1, df2)),
+        ci_high=1 - (1 - alpha) * float(sps.f.ppf(tail, df1, df2)),
+        n_subjects=n,
+        n_items=k,
+        confidence=conf,
+        method="Cronbach's alpha (sample variances); Feldt F-distribution interval",
+    )
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _matrix(data: ArrayLike, name: str, rows: str, cols: str) -> NDArray[np.float64]:
+    x = numeric_2d(data, name)
+    n, k = x.shape
+    if n < 2:
+        raise ValueError(f"{name} needs at least 2 {rows} (rows), got shape {x.shape}")
+    if k < 2:
+        raise ValueError(f"{name} needs at least 2 {cols} (columns), got shape {x.shape}")
+    return x
+
+
+def _anova(data: ArrayLike, name: str, rows: str, cols: str) -> _Anova:
+    x = _matrix(data, name, rows, cols)
+    n, k = x.shape
+    grand = x.mean()
+    ss_rows = k * float(np.sum((x.mean(axis=1) - grand) ** 2))
+    ss_cols = n * float(np.sum((x.mean(axis=0) - grand) ** 2))
+    ss_total = float(np.sum((x - grand) ** 2))
+    ss_err = ss_total - ss_rows - ss_cols
+    msw = (ss_cols + ss_err) / (n * (k - 1))
+    mse = max(ss_err, 0.0) / ((n - 1) * (k - 1))
+    if ss_total == 0 or msw == 0 or mse == 0:
+        raise ValueError(
+            f"{name} has zero within-{rows[:-1]} or residual variance (every rater agrees "
+            "perfectly or all ratings are equal): the ICC F-ratio is undefined"
+        )
+    return _Anova(n, k, ss_rows / (n - 1), ss_cols / (k - 1), mse, msw)
+
+
+def _icc1(a: _Anova, average: bool) -> float:
+    if average:
+        return (a.msr - a.msw) / a.msr
+    return (a.msr - a.msw) / (a.msr + (a.k - 1) * a.msw)
+
+
+def _icc2(a: _Anova, average: bool) -> float:
+    if average:
+        return (a.msr - a.mse) / (a.msr + (a.msc - a.mse) / a.n)
+    return (a.msr - a.mse) / (a.msr + (a.k - 1) * a.mse + a.k * (a.msc - a.mse) / a.n)
+
+
+def _icc3(a: _Anova, average: bool) -> float:
+    if average:
+        return (a.msr - a.mse) / a.msr
+    return (a.msr - a.mse) / (a.msr + (a.k - 1) * a.mse)
+
+
+def _ci_f(f: float, df: tuple[int, int], k: int, conf: float, average: bool) -> tuple[float, float]:
+    df1, df2 = df
+    tail = (1 - conf) / 2
+    f_low = f / float(sps.f.ppf(1 - tail, df1, df2))
+    f_high = f * float(sps.f.ppf(1 - tail, df2, df1))
+    if average:
+        return 1 - 1 / f_low, 1 - 1 / f_high
+    return (f_low - 1) / (f_low + k - 1), (f_high - 1) / (f_high + k - 1)
+
+
+def _ci_icc2(a: _Anova, icc21: float, conf: float, average: bool) -> tuple[float, float]:
+    """McGraw & Wong (1996) Table 7 interval for ICC(A,1); Spearman-Brown for ICC(A,k)."""
+    n, k, tail = a.n, a.k, (1 - conf) / 2
+    ratio = icc21 / (1 - icc21)
+    va, vb = k * ratio / n, 1 + k * ratio * (n - 1) / n
+    v = (va * a.msc + vb * a.mse) ** 2 / (
+        (va * a.msc) ** 2 / (k - 1) + (vb * a.mse) ** 2 / ((n - 1) * (k - 1))
+    )
+    f_up = float(sps.f.ppf(1 - tail, n - 1, v))
+    f_lo = float(sps.f.ppf(1 - tail, v, n - 1))
+    denom = k * a.msc + (k * n - k - n) * a.mse
+    low = n * (a.msr - f_up * a.mse) / (f_up * denom + n * a.msr)
+    high = n * (f_lo * a.msr - a.mse) / (denom + n * f_lo * a.msr)
+    if average:
+        return low * k / (1 + low * (k - 1)), high * k / (1 + high * (k - 1))
+    return low, high

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jurybox.errors import DatasetError
+from jurybox.pipeline import read_records
+from jurybox.pipeline.store import JsonlWriter, prepare_resume, repair_tail
+from jurybox.records import Status
+
+from .helpers import lines, record
+
+
+def test_writer_appends_one_line_per_record_and_reader_streams_them(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(record("a"))
+        writer.write(record("b", status=Status.UNPARSED, error="bad json"))
+    with JsonlWriter(path) as writer:  # a second session appends
+        writer.write(record("c"))
+    assert [r.key for r in read_records(path)] == ["a", "b", "c"]
+    assert [r.key for r in read_records(tmp_path)] == ["a", "b", "c"]  # a run folder works too
+    assert next(iter(read_records(path))).status is Status.OK
+    assert [row["status"] for row in lines(path)] == ["ok", "unparsed", "ok"]
+
+
+def test_torn_last_line_is_skipped_by_readers_and_truncated_on_repair(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(record("a"))
+        writer.write(record("b"))
+    whole = path.read_bytes()
+    torn = record("c").to_json().encode()[:37]
+    path.write_bytes(whole + torn)
+    assert [r.key for r in read_records(path)] == ["a", "b"]
+    assert repair_tail(path) == len(torn)
+    assert path.read_bytes() == whole
+    assert repair_tail(path) == 0
+
+
+def test_repair_of_a_file_with_only_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    path.write_bytes(b'{"key": "a", "sta')
+    assert prepare_resume(path) == set()
+    assert path.read_bytes() == b""
+
+
+def test_prepare_resume_redoes_provider_errors_and_keeps_one_line_per_key(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "judgments.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(record("a"))
+        writer.write(record("b", status=Status.PROVIDER_ERROR, error="429"))
+        writer.write(record("c", status=Status.UNPARSED))
+        writer.write(record("d", status=Status.PROVIDER_ERROR))
+        writer.write(record("d"))  # redone by an earlier resume: the last line wins
+    path.write_bytes(path.read_bytes() + b'{"key": "e"')
+    done = prepare_resume(path)
+    assert done == {"a", "c", "d"}
+    rows = lines(path)
+    assert [row["key"] for row in rows] == ["a", "c", "d"]
+    assert [row["status"] for row in rows] == ["ok", "unparsed", "ok"]
+    assert not (tmp_path / "judgments.jsonl.tmp").exists()
+
+
+def test_prepare_resume_leaves_a_clean_file_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(record("a"))
+    before = path.stat().st_mtime_ns, path.read_bytes()
+    assert prepare_resume(path) == {"a"}
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+    assert prepare_resume(tmp_path / "missing.jsonl") == set()
+
+
+def test_corrupt_middle_line_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.jsonl"
+    path.write_text(record("a").to_json() + "\n{oops\n" + record("b").to_json() + "\n")
+    with pytest.raises(DatasetError, match=r"judgments\.jsonl:2"):
+        list(read_records(path))
+    path.write_text(json.dumps({"no": "key"}) + "\n")
+    with pytest.raises(DatasetError, match="not a judgment record"):
+        list(read_records(path))

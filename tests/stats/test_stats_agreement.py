@@ -1,0 +1,158 @@
+"""Golden values for the agreement statistics (../shared/reference/statistics.md and cited R output)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jurybox.stats import (
+    cohen_kappa,
+    cohen_kappa_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+    percent_agreement,
+)
+
+NAN = np.nan
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", p. 8 (4 observers x 12 units).
+KRIPPENDORFF_2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+]
+# Fleiss' kappa worked example (Wikipedia): 10 subjects x 14 raters, counts per category 1..5.
+FLEISS_WIKI = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
+# Fleiss (1971) psychiatric diagnoses, 30 patients x 6 raters (R irr::diagnoses, as coded in
+# statsmodels' tests): irr::kappam.fleiss gives kappa = 0.4302445, z = 17.65183.
+DIAGNOSES = np.array(
+    [
+        [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5],
+        [2, 2, 2, 4, 4, 4], [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4],
+        [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5], [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4],
+        [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5], [3, 3, 3, 3, 3, 5],
+        [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
+        [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4],
+        [1, 4, 4, 4, 4, 5], [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4],
+        [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5],
+    ]
+)  # fmt: skip
+# R irr::anxiety (20 subjects x 3 raters), as in statsmodels' tests.
+ANXIETY = np.array(
+    [
+        [3, 3, 2], [3, 6, 1], [3, 4, 4], [4, 6, 4], [5, 2, 3], [5, 4, 2], [2, 2, 1],
+        [3, 4, 6], [5, 3, 1], [2, 3, 1], [2, 2, 1], [6, 3, 2], [1, 3, 3], [5, 3, 3],
+        [2, 2, 1], [2, 2, 1], [1, 1, 3], [2, 3, 3], [4, 3, 2], [3, 4, 2],
+    ]
+)  # fmt: skip
+
+
+def test_cohen_kappa_sas_example() -> None:
+    """SAS PROC FREQ example table: kappa 0.4842, ASE 0.1380, 95% CI 0.2137-0.7547."""
+    res = cohen_kappa_table([[0, 4, 1], [0, 8, 0], [0, 1, 5]])
+    assert round(res.kappa, 4) == 0.4842
+    assert round(res.ase, 4) == 0.1380
+    assert round(res.ci_low, 4) == 0.2137
+    assert round(res.ci_high, 4) == 0.7547
+    assert res.n_items == 19
+    assert "unweighted" in res.method
+
+
+def test_cohen_kappa_from_labels_matches_table() -> None:
+    table = np.array([[0, 4, 1], [0, 8, 0], [0, 1, 5]])
+    a = [i for i in range(3) for j in range(3) for _ in range(table[i, j])]
+    b = [j for i in range(3) for j in range(3) for _ in range(table[i, j])]
+    from_labels, from_table = cohen_kappa(a, b), cohen_kappa_table(table)
+    # rater 1 never used category 0, but rater 2 did, so the category stays
+    assert from_labels.kappa == pytest.approx(from_table.kappa)
+    assert from_labels.ase == pytest.approx(from_table.ase)
+
+
+@pytest.mark.parametrize(
+    ("weights", "kappa", "z"),
+    [
+        (None, -0.006289308, -0.0604067),
+        ("linear", 0.1459075, 1.282472),
+        ("quadratic", 0.2520325, 1.437451),
+    ],
+)
+def test_cohen_kappa_weighted_matches_r_irr(weights: str | None, kappa: float, z: float) -> None:
+    """R irr::kappa2(anxiety[, 2:3], weight = "unweighted" / "equal" / "squared")."""
+    res = cohen_kappa(ANXIETY[:, 1], ANXIETY[:, 2], weights)  # type: ignore[arg-type]
+    assert res.kappa == pytest.approx(kappa, abs=1e-7)
+    assert res.z == pytest.approx(z, abs=1e-5)
+    assert res.categories == (1, 2, 3, 4, 6)  # unused level 5 dropped, as irr does
+
+
+def test_cohen_kappa_string_labels_and_categories_order() -> None:
+    a = ["good", "bad", "good", "ok", "bad", "ok"]
+    b = ["good", "bad", "ok", "ok", "bad", "good"]
+    res = cohen_kappa(a, b, "linear", categories=["bad", "ok", "good"])
+    assert res.categories == ("bad", "ok", "good")
+    assert -1 <= res.kappa <= 1
+
+
+def test_fleiss_kappa_wikipedia() -> None:
+    res = fleiss_kappa(FLEISS_WIKI)
+    assert round(res.kappa, 3) == 0.210
+    assert res.n_items == 10 and res.n_raters == 14 and res.n_categories == 5
+
+
+def test_fleiss_kappa_matches_r_irr_diagnoses() -> None:
+    counts = np.stack([(DIAGNOSES == c).sum(axis=1) for c in range(1, 6)], axis=1)
+    res = fleiss_kappa(counts)
+    assert res.kappa == pytest.approx(0.4302445, abs=1e-7)
+    assert res.z == pytest.approx(17.65183, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("level", "published"),
+    [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)],
+)
+def test_krippendorff_2011(level: str, published: float) -> None:
+    import krippendorff
+
+    res = krippendorff_alpha(KRIPPENDORFF_2011, level)  # type: ignore[arg-type]
+    assert round(res.alpha, 3) == published
+    expected = krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement=level)
+    assert res.alpha == pytest.approx(expected)
+    assert res.n_units == 11  # unit 12 has a single value and is unpairable
+    assert res.n_pairable_values == 40
+
+
+def test_krippendorff_string_labels_nominal() -> None:
+    data = [["a", "b", None, "a"], ["a", "b", "b", "c"], ["a", "c", "b", None]]
+    codes = [[0, 1, NAN, 0], [0, 1, 1, 2], [0, 2, 1, NAN]]
+    assert krippendorff_alpha(data).alpha == pytest.approx(krippendorff_alpha(codes).alpha)
+    with pytest.raises(ValueError, match="numeric"):
+        krippendorff_alpha(data, "interval")
+
+
+def test_percent_agreement() -> None:
+    res = percent_agreement([1, 2, 3, 1], [1, 2, 1, 1])
+    assert res.estimate == 0.75
+    assert res.n_agree == 3 and res.n_items == 4
+    assert res.ci_low < 0.75 < res.ci_high
+
+
+@pytest.mark.shared_data
+def test_pandalm_annotator_kappas(shared_data: Path) -> None:
+    """PandaLM README: annotator pairs 1-2, 1-3, 2-3 have kappa 0.85, 0.88, 0.86."""
+    items = json.loads((shared_data / "pandalm" / "testset-v1.json").read_text())
+    labels = {k: [item[f"annotator{k}"] for item in items] for k in (1, 2, 3)}
+    got = [round(cohen_kappa(labels[i], labels[j]).kappa, 2) for i, j in ((1, 2), (1, 3), (2, 3))]
+    assert got == [0.85, 0.88, 0.86]
