@@ -40,12 +40,30 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from wire_server import WireConfig, spawn_server  # noqa: E402
+from wire_server import WireConfig, spawn_server
 
 _WORDS = (
-    "the answer explains each step and cites the relevant rule before giving a final result "
-    "while noting the assumptions that were made and where they might not hold in practice"
-).split()
+    "the",
+    "answer",
+    "explains",
+    "each",
+    "step",
+    "and",
+    "cites",
+    "the",
+    "rule",
+    "before",
+    "giving",
+    "a",
+    "result",
+    "while",
+    "noting",
+    "assumptions",
+    "that",
+    "might",
+    "not",
+    "hold",
+)
 
 
 def response_text(index: int, arm: str, chars: int) -> str:
@@ -127,6 +145,9 @@ def measure_run(
     from jurybox.pipeline import run_async
 
     config = config_from_mapping(config_map)
+    # Warm-up (not measured): lazy imports, SDK client classes, first connections.
+    warm_dir = out_dir.with_name(out_dir.name + "-warmup")
+    asyncio.run(run_async(config, output_dir=warm_dir, limit=10))
     server.reset()
     profiler = cProfile.Profile() if profile is not None else None
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -216,6 +237,94 @@ def run_scenario(
     return row
 
 
+def _cpu_ms(label: str, steps: dict[str, float], func: Any, n: int) -> list[Any]:
+    start = time.process_time()
+    out = [func(i) for i in range(n)]
+    steps[label] = 1000.0 * (time.process_time() - start) / n
+    return out
+
+
+async def _cpu_ms_async(label: str, steps: dict[str, float], func: Any, n: int) -> list[Any]:
+    await func(0)  # warm: connection, lazy imports
+    start = time.process_time()
+    out = [await func(i) for i in range(n)]
+    steps[label] = 1000.0 * (time.process_time() - start) / n
+    return out
+
+
+def breakdown(dataset: Path, n: int) -> dict[str, float]:
+    """CPU ms per judgment of each step of one call, run one at a time (no concurrency)."""
+    import httpx2
+
+    from jurybox.config import config_from_mapping
+    from jurybox.pipeline import judging
+    from jurybox.pipeline.cache import cache_key
+    from jurybox.pipeline.recording import RecordContext, completed_records
+    from jurybox.pipeline.runner import load_inputs, request_for
+    from jurybox.providers.openai import OpenAIProvider
+
+    steps: dict[str, float] = {}
+    with spawn_server(WireConfig(seed=1)) as server:
+        config = config_from_mapping(run_config(dataset, server.url, concurrency=1, rpm=None))
+        inputs, judge = load_inputs(config), config.judges["wire"]
+        units = list(inputs.units[:n])
+        provider = OpenAIProvider("wire", judge)
+        reqs = _cpu_ms(
+            "jurybox: build request (prompt)", steps, lambda i: request_for(inputs, [units[i]]), n
+        )
+        _cpu_ms(
+            "jurybox: prompt hash + cache key",
+            steps,
+            lambda i: (reqs[i].prompt_hash(), cache_key("openai", "wire-judge", judge, reqs[i])),
+            n,
+        )
+        params = _cpu_ms(
+            "adapter: request_params", steps, lambda i: provider.request_params(reqs[i]), n
+        )
+
+        async def calls() -> list[Any]:
+            done = await _cpu_ms_async(
+                "openai SDK call (request, HTTP, parse)",
+                steps,
+                lambda i: provider.complete(reqs[i]),
+                n,
+            )
+            async with httpx2.AsyncClient(base_url=server.url) as client:
+
+                async def plain(i: int) -> Any:
+                    reply = await client.post("/chat/completions", json=params[i])
+                    return reply.json()
+
+                await _cpu_ms_async("  of which: same POST with plain httpx2", steps, plain, n)
+            await provider.aclose()
+            return done
+
+        completions = asyncio.run(calls())
+        context = RecordContext("run", "pairwise", "wire", judge, provider)
+        fields = _cpu_ms(
+            "jurybox: parse + interpret",
+            steps,
+            lambda i: judging.interpret(inputs.context, [units[i]], inputs.items, completions[i]),
+            n,
+        )
+        records = _cpu_ms(
+            "jurybox: build JudgeRecord",
+            steps,
+            lambda i: completed_records(
+                context,
+                [units[i]],
+                fields[i],
+                completions[i],
+                prompt_hash="x",
+                attempts=1,
+                cache_hit=False,
+            )[0],
+            n,
+        )
+        _cpu_ms("jurybox: record to JSON", steps, lambda i: records[i].to_json(), n)
+    return steps
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(
         "| scenario | units | bound s | wall s | wall/bound | 429s | CPU ms/judgment | "
@@ -254,8 +363,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scenarios", default="latency,rate1s")
     parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--breakdown", type=int, default=500, help="calls for the per-step CPU breakdown (0: skip)"
+    )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    cpu0 = time.process_time()
+    import openai  # noqa: F401 - one-time start-up cost, reported apart from the runs
+
+    import jurybox.pipeline.runner
+    import jurybox.providers.openai  # noqa: F401
+
+    print(
+        f"one-time import CPU (jurybox pipeline + openai SDK): {time.process_time() - cpu0:.2f} s"
+    )
     with tempfile.TemporaryDirectory(prefix="jurybox-throughput-") as tmp:
         work = Path(tmp)
         dataset = write_dataset(work / "items.jsonl", args.units // 2)
@@ -263,10 +384,16 @@ def main(argv: list[str] | None = None) -> None:
         for name in args.scenarios.split(","):
             rows.append(run_scenario(scenarios(args)[name], args, dataset, work))
             print(json.dumps(rows[-1]), flush=True)
+        steps = breakdown(dataset, args.breakdown) if args.breakdown else {}
         print(f"load average after: {os.getloadavg()}")
         print_table(rows)
+        if steps:
+            print("\n| step (sequential, one call at a time) | CPU ms per judgment |")
+            print("|---|---|")
+            for label, value in steps.items():
+                print(f"| {label} | {value:.3f} |")
         if args.json:
-            args.json.write_text(json.dumps(rows, indent=2))
+            args.json.write_text(json.dumps({"rows": rows, "breakdown": steps}, indent=2))
         if args.profile:
             for name in args.scenarios.split(","):
                 print_profile(work / f"{name}.prof", 25)

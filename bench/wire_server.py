@@ -44,14 +44,21 @@ import threading
 import time
 import urllib.request
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 HOST = "127.0.0.1"
 FAULTS = ("rate_429", "rate_5xx", "rate_timeout", "rate_malformed", "rate_unparsable")
-_REASONS = {200: "OK", 404: "Not Found", 400: "Bad Request", 429: "Too Many Requests",
-            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+_REASONS = {
+    200: "OK",
+    404: "Not Found",
+    400: "Bad Request",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
 _MAX_BODY = 16 * 1024 * 1024
 _READY = "WIRE_SERVER_URL "
 
@@ -97,6 +104,15 @@ def _unit_float(*parts: object) -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
+def _kind(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None and "properties" in schema:
+        return "object"
+    return str(kind) if kind is not None else "string"
+
+
 class SchemaAnswer:
     """A JSON value valid under a (small) JSON Schema, drawn from a seeded RNG."""
 
@@ -113,24 +129,23 @@ class SchemaAnswer:
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 return self.value(schema[key][0], index)
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            kind = next((k for k in kind if k != "null"), "null")
-        if kind == "object" or "properties" in schema:
-            return self._object(schema, index)
-        if kind == "array":
-            return self._array(schema)
-        if kind in ("integer", "number"):
-            low = schema.get("minimum", 0)
-            high = schema.get("maximum", low + 10)
-            if kind == "integer":
-                return self.rng.randint(math.ceil(low), math.floor(high))
-            return round(self.rng.uniform(low, high), 3)
-        if kind == "boolean":
-            return self.rng.random() < 0.5
-        if kind == "null":
-            return None
-        return "Judged by the local wire server."
+        builders: dict[str, Callable[[Mapping[str, Any], int], Any]] = {
+            "object": self._object,
+            "array": self._array,
+            "integer": self._number,
+            "number": self._number,
+            "boolean": lambda _schema, _index: self.rng.random() < 0.5,
+            "null": lambda _schema, _index: None,
+        }
+        build = builders.get(_kind(schema))
+        return build(schema, index) if build is not None else "Judged by the local wire server."
+
+    def _number(self, schema: Mapping[str, Any], index: int) -> float | int:
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", low + 10)
+        if _kind(schema) == "integer":
+            return self.rng.randint(math.ceil(low), math.floor(high))
+        return round(self.rng.uniform(low, high), 3)
 
     def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         ref = schema.get("$ref")
@@ -152,7 +167,7 @@ class SchemaAnswer:
                 out[name] = self.value(sub, index)
         return out
 
-    def _array(self, schema: Mapping[str, Any]) -> list[Any]:
+    def _array(self, schema: Mapping[str, Any], index: int) -> list[Any]:
         items = self._resolve(schema.get("items", {}))
         low = int(schema.get("minItems", 1))
         high = int(schema.get("maxItems", low))
@@ -262,7 +277,9 @@ class WireServer:
             if task is not None:
                 self._tasks.discard(task)
 
-    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _one_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """Serve one request; False closes the connection."""
         try:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -313,9 +330,15 @@ class WireServer:
             return None
         wait = self._admitted[0] + window - now
         self.stats["rate_limited"] += 1
-        return _error(429, "rate limit reached (requests per minute)", "rate_limit_exceeded",
-                      {"retry-after-ms": str(max(1, math.ceil(wait * 1000))),
-                       "retry-after": str(max(1, math.ceil(wait)))})
+        return _error(
+            429,
+            "rate limit reached (requests per minute)",
+            "rate_limit_exceeded",
+            {
+                "retry-after-ms": str(max(1, math.ceil(wait * 1000))),
+                "retry-after": str(max(1, math.ceil(wait))),
+            },
+        )
 
     def _fault(self, digest: str) -> str | None:
         seen = self._seen.get(digest, 0)
@@ -340,26 +363,30 @@ class WireServer:
             return limited
         digest = hashlib.sha256(raw).hexdigest()
         fault = self._fault(digest)
+        if fault is not None:
+            self.stats[fault] += 1
+        return await self._respond(fault, body, raw, digest)
+
+    async def _respond(
+        self, fault: str | None, body: Mapping[str, Any], raw: bytes, digest: str
+    ) -> Response | None:
+        """The answer, or the fault drawn for this request (None: drop the connection)."""
         if fault == "rate_429":
-            self.stats[fault] += 1
-            seconds = self.config.retry_after_s
-            return _error(429, "simulated rate limit", "rate_limit_exceeded",
-                          {"retry-after-ms": str(max(1, round(seconds * 1000)))})
+            wait_ms = max(1, round(self.config.retry_after_s * 1000))
+            return _error(
+                429, "simulated rate limit", "rate_limit_exceeded", {"retry-after-ms": str(wait_ms)}
+            )
         if fault == "rate_timeout":
-            self.stats[fault] += 1
             await asyncio.sleep(self.config.hang_s)
             return None
         await asyncio.sleep(self._latency(digest))
         if fault == "rate_5xx":
-            self.stats[fault] += 1
             status = (500, 502, 503)[self._seen[digest] % 3]
             return _error(status, "simulated server error", "server_error")
         if fault == "rate_malformed":
-            self.stats[fault] += 1
             return _malformed(self._seen[digest])
         content = judge_answer(body, digest, self.config.seed)
         if fault == "rate_unparsable":
-            self.stats[fault] += 1
             content = "I think both responses have merit; " + content[: len(content) // 2]
         else:
             self.stats["ok"] += 1
@@ -370,8 +397,9 @@ class WireServer:
         extra = jitter * _unit_float("latency", self.config.seed, digest) if jitter else 0.0
         return self.config.latency_s + extra
 
-    def _completion(self, body: Mapping[str, Any], raw: bytes, content: str,
-                    digest: str) -> dict[str, Any]:
+    def _completion(
+        self, body: Mapping[str, Any], raw: bytes, content: str, digest: str
+    ) -> dict[str, Any]:
         prompt_tokens = max(1, len(raw) // 4)
         completion_tokens = max(1, len(content) // 4)
         return {
@@ -379,12 +407,14 @@ class WireServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": str(body.get("model") or self.config.model),
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": None},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -433,7 +463,8 @@ class ThreadedWireServer:
         return self
 
     def stats(self) -> dict[str, float]:
-        return self._call(self.server.snapshot)
+        snapshot: dict[str, float] = self._call(self.server.snapshot)
+        return snapshot
 
     def reset(self) -> None:
         self._call(self.server.reset)
@@ -494,12 +525,22 @@ class SpawnedServer:
 
 
 @contextlib.contextmanager
-def spawn_server(config: WireConfig | None = None, *, max_lifetime_s: float = 3600.0,
-                 python: str = sys.executable) -> Iterator[SpawnedServer]:
+def spawn_server(
+    config: WireConfig | None = None,
+    *,
+    max_lifetime_s: float = 3600.0,
+    python: str = sys.executable,
+) -> Iterator[SpawnedServer]:
     """Start the server in its own process; yields a ``SpawnedServer`` (url, stats, reset)."""
     config = config or WireConfig()
-    args = [python, os.path.abspath(__file__), "--config-json",
-            json.dumps(dataclasses.asdict(config)), "--max-lifetime-s", str(max_lifetime_s)]
+    args = [
+        python,
+        os.path.abspath(__file__),
+        "--config-json",
+        json.dumps(dataclasses.asdict(config)),
+        "--max-lifetime-s",
+        str(max_lifetime_s),
+    ]
     process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     handle: SpawnedServer | None = None
     try:
@@ -507,7 +548,7 @@ def spawn_server(config: WireConfig | None = None, *, max_lifetime_s: float = 36
         line = process.stdout.readline()
         if not line.startswith(_READY):
             raise RuntimeError(f"wire server failed to start: {line!r}")
-        handle = SpawnedServer(process, line[len(_READY):].strip())
+        handle = SpawnedServer(process, line[len(_READY) :].strip())
         yield handle
     finally:
         if handle is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,8 +10,9 @@ from typing import Any
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DIR = PROJECT_ROOT.parent / "shared"
+from shared_paths import PROJECT_ROOT, SHARED_DIR, require_shared
+
+__all__ = ["PROJECT_ROOT", "SHARED_DIR", "require_shared"]
 
 
 def _is_loopback(address: Any) -> bool:
@@ -47,16 +47,6 @@ def _offline_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
     yield
-
-
-def require_shared(relative: str) -> Path:
-    """Path under ../shared; skips on a user's clone, fails in CI when it is missing."""
-    path = SHARED_DIR / relative
-    if not path.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} is missing but CI=true: ../shared must sit beside the project")
-        pytest.skip(f"{path} not found (../shared is only beside the project in CI)")
-    return path
 
 
 @pytest.fixture

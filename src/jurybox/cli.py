@@ -159,7 +159,7 @@ def analyze(
     judgments: Path, human: Path | None, dataset: Path | None, out_dir: Path, no_plots: bool
 ) -> None:
     """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out."""
-    from jurybox.reporting import analyze_to_dir  # noqa: PLC0415 - keep `--help` fast
+    from jurybox.reporting import analyze_to_dir
 
     analyze_to_dir(
         judgments,
@@ -190,7 +190,7 @@ def analyze(
 @handle_errors
 def import_command(kind: str, path: Path, out: Path, mappings: tuple[str, ...]) -> None:
     """Convert PATH, published judge verdicts of format KIND, into judgments.jsonl records."""
-    from jurybox.analysis.importers import import_verdicts  # noqa: PLC0415 - keep `--help` fast
+    from jurybox.analysis.importers import import_verdicts
 
     written = import_verdicts(kind, path, out, _parse_mappings(mappings))
     click.echo(f"wrote {written} records to {out}")
@@ -205,3 +205,89 @@ def _parse_mappings(mappings: tuple[str, ...]) -> dict[str, str]:
             raise InputError(f"--map expects KEY=COLUMN, got {pair!r}", field="--map")
         parsed[key.strip()] = column.strip()
     return parsed
+
+
+# --- judge development loop (jurybox.devloop): split -> calibrate (dev, then test) -> estimate
+
+
+@main.command("split")
+@click.argument("labelled", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for train/dev/test.jsonl and split_manifest.json.",
+)
+@click.option("--train", type=float, default=0.15, show_default=True, help="Train share.")
+@click.option("--dev", type=float, default=0.425, show_default=True, help="Dev share.")
+@click.option("--test", type=float, default=0.425, show_default=True, help="Test share.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Shuffle seed.")
+@click.option("--force", is_flag=True, help="Overwrite a different split already in --out.")
+@handle_errors
+def split_command(
+    labelled: Path, out_dir: Path, *, train: float, dev: float, test: float, seed: int, force: bool
+) -> None:
+    """Split LABELLED (items with human Pass/Fail) into train / dev / test, stratified."""
+    from jurybox.devloop import split_command as run_split
+
+    fractions = {"train": train, "dev": dev, "test": test}
+    run_split(labelled, out_dir, fractions=fractions, seed=seed, force=force, echo=click.echo)
+
+
+@main.command("calibrate")
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--split", "split_name", type=click.Choice(["dev", "test"]), default="dev")
+@click.option("--freeze", is_flag=True, help="Measure test once and freeze the prompt.")
+@click.option("--force", is_flag=True, help="Measure test again with a changed prompt.")
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
+@handle_errors
+def calibrate_command(
+    config: Path, split_name: str, freeze: bool, force: bool, limit: int | None
+) -> None:
+    """TPR/TNR of each criterion of CONFIG against the split's labels, with disagreements."""
+    from jurybox.devloop import calibrate_command as run_calibrate
+
+    run_calibrate(
+        config,
+        split_name,
+        freeze=freeze,
+        force=force,
+        limit=limit,
+        echo=click.echo,
+        console=_console(),
+    )
+
+
+@main.command("estimate")
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--traces",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Unlabelled traces (default: `traces:` in CONFIG).",
+)
+@click.option(
+    "--target-half-width",
+    type=float,
+    help="Project how many more labels bring the corrected interval to ± this.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N traces.")
+@handle_errors
+def estimate_command(
+    config: Path, traces: Path | None, target_half_width: float | None, limit: int | None
+) -> None:
+    """Raw and bias-corrected pass rate of each frozen criterion on unlabelled traces."""
+    from jurybox.devloop import estimate_command as run_estimate
+
+    run_estimate(
+        config,
+        traces,
+        target_half_width=target_half_width,
+        limit=limit,
+        echo=click.echo,
+        console=_console(),
+    )
+
+
+if __name__ == "__main__":
+    main()

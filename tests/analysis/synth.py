@@ -55,7 +55,7 @@ def make_world(
 
     ``effect`` adds that many points to the treatment arm on the named dimensions.
     """
-    effect = dict(effect or {"accuracy": 1.0})
+    effect = {"accuracy": 1.0} if effect is None else dict(effect)
     world = World(items=[])
     for i in range(n_items):
         qid = f"q{i:04d}"
@@ -69,31 +69,64 @@ def make_world(
             for dim in DIMS:
                 bump = effect.get(dim, 0.0) if arm == "treatment" else 0.0
                 world.quality[(qid, arm, dim)] = base + rng.normal(0, 0.5) + bump
-        meta = {"category": ["math", "writing"][i % 2], "difficulty": ["easy", "hard"][i % 3 == 0],
-                "normal": i % 5 < 2}
+        meta = {
+            "category": ["math", "writing"][i % 2],
+            "difficulty": ["easy", "hard"][i % 3 == 0],
+            "normal": i % 5 < 2,
+        }
         labels: dict[str, Any] = {}
         if human:
-            labels = {"scores": {arm: {d: round(world.quality[(qid, arm, d)]) for d in DIMS}
-                                 for arm in ARMS}}
-        world.items.append(Item(
-            id=qid, question=f"question {i}", responses={a: "x" * n for a, n in lengths.items()},
-            metadata=meta, authors=authors, human=labels,
-        ))
+            labels = {
+                "scores": {
+                    arm: {d: int(np.clip(round(world.quality[(qid, arm, d)]), 1, 10)) for d in DIMS}
+                    for arm in ARMS
+                }
+            }
+        world.items.append(
+            Item(
+                id=qid,
+                question=f"question {i}",
+                responses={a: "x" * n for a, n in lengths.items()},
+                metadata=meta,
+                authors=authors,
+                human=labels,
+            )
+        )
     return world
 
 
-def _score(world: World, spec: JudgeSpec, qid: str, arm: str, dim: str,
-           rng: np.random.Generator) -> int:
-    own = bool(spec.family) and world.authors[(qid, arm)].startswith(spec.family)
-    value = (world.quality[(qid, arm, dim)] + spec.leniency + rng.normal(0, spec.noise)
-             + spec.verbosity * world.length_z[(qid, arm)] + (spec.self_bonus if own else 0.0))
-    return int(np.clip(round(value), 1, 10))
+def _own(world: World, spec: JudgeSpec, qid: str, arm: str) -> bool:
+    return bool(spec.family) and world.authors[(qid, arm)].startswith(spec.family)
+
+
+def _score(
+    world: World, spec: JudgeSpec, cell: tuple[str, str, str], rng: np.random.Generator
+) -> tuple[int, float]:
+    """A score and the judge's stated confidence (1-5). With ``spec.confidence`` the judge is
+    sometimes unsure: then its noise is four times larger and it says so (confidence 1)."""
+    qid, arm, dim = cell
+    own = _own(world, spec, qid, arm)
+    unsure = spec.confidence and rng.random() < 0.3
+    noise = rng.normal(0, spec.noise * (4 if unsure else 1))
+    value = (
+        world.quality[(qid, arm, dim)]
+        + spec.leniency
+        + noise
+        + spec.verbosity * world.length_z[(qid, arm)]
+        + (spec.self_bonus if own else 0.0)
+    )
+    return int(np.clip(round(value), 1, 10)), 1.0 if unsure else 5.0
 
 
 def _record(**fields: Any) -> JudgeRecord:
-    base: dict[str, Any] = {"run_id": "synthetic", "judge_model": fields["judge_name"] + "-m",
-                            "status": Status.OK, "parse_success": True, "raw_response": "{}",
-                            "timestamp": STAMP}
+    base: dict[str, Any] = {
+        "run_id": "synthetic",
+        "judge_model": fields["judge_name"] + "-m",
+        "status": Status.OK,
+        "parse_success": True,
+        "raw_response": "{}",
+        "timestamp": STAMP,
+    }
     base.update(fields)
     return JudgeRecord(**base)
 
@@ -113,18 +146,32 @@ def rubric_records(
             for arm in ARMS:
                 passes = [False] + ([True] if index < retest_items else [])
                 for retest in passes:
-                    noisy = spec if not retest or retest_noise is None else JudgeSpec(
-                        **{**spec.__dict__, "noise": retest_noise})
-                    scores = {d: _score(world, noisy, item.id, arm, d, rng) for d in DIMS}
+                    noisy = (
+                        spec
+                        if not retest or retest_noise is None
+                        else JudgeSpec(**{**spec.__dict__, "noise": retest_noise})
+                    )
+                    drawn = {d: _score(world, noisy, (item.id, arm, d), rng) for d in DIMS}
+                    scores = {d: v[0] for d, v in drawn.items()}
                     key = f"{item.id}|{name}|{arm}|r0" + ("|retest" if retest else "")
-                    out.append(_record(
-                        key=key, query_id=item.id, judge_name=name, judge_vendor=spec.family,
-                        mode="rubric", presentation_order=arm, positions={"A": arm},
-                        retest=retest, scores={arm: scores},
-                        confidences={arm: {d: 3.0 for d in DIMS}} if spec.confidence else None,
-                        overall={arm: float(np.mean(list(scores.values())))},
-                        gate_failures={arm: ["accuracy"] if scores["accuracy"] <= 2 else []},
-                    ))
+                    out.append(
+                        _record(
+                            key=key,
+                            query_id=item.id,
+                            judge_name=name,
+                            judge_vendor=spec.family,
+                            mode="rubric",
+                            presentation_order=arm,
+                            positions={"A": arm},
+                            retest=retest,
+                            scores={arm: scores},
+                            confidences={arm: {d: v[1] for d, v in drawn.items()}}
+                            if spec.confidence
+                            else None,
+                            overall={arm: float(np.mean(list(scores.values())))},
+                            gate_failures={arm: ["accuracy"] if scores["accuracy"] <= 4 else []},
+                        )
+                    )
     return out
 
 
@@ -137,9 +184,13 @@ def pairwise_records(
     for name, spec in judges.items():
         for item in world.items:
             for order in (ARMS, ARMS[::-1]):
-                totals = {arm: sum(world.quality[(item.id, arm, d)] for d in DIMS)
-                          + rng.normal(0, spec.noise * 3)
-                          + spec.verbosity * 3 * world.length_z[(item.id, arm)] for arm in ARMS}
+                totals = {
+                    arm: sum(world.quality[(item.id, arm, d)] for d in DIMS)
+                    + rng.normal(0, spec.noise * 3)
+                    + spec.verbosity * 3 * world.length_z[(item.id, arm)]
+                    + (3 * spec.self_bonus if _own(world, spec, item.id, arm) else 0.0)
+                    for arm in ARMS
+                }
                 if rng.random() < spec.first_bias:
                     arm = order[0]
                 else:
@@ -148,12 +199,18 @@ def pairwise_records(
                 if spec.confidence:
                     margin = abs(totals["control"] - totals["treatment"])
                     conf = "high" if margin > 3 else "medium" if margin > 1 else "low"
-                out.append(_record(
-                    key=f"{item.id}|{name}|{order[0]}_first|r0", query_id=item.id,
-                    judge_name=name, judge_vendor=spec.family, mode="pairwise",
-                    presentation_order=f"{order[0]}_first",
-                    positions={"A": order[0], "B": order[1]},
-                    preference="A" if arm == order[0] else "B", preferred_arm=arm,
-                    confidence=conf,
-                ))
+                out.append(
+                    _record(
+                        key=f"{item.id}|{name}|{order[0]}_first|r0",
+                        query_id=item.id,
+                        judge_name=name,
+                        judge_vendor=spec.family,
+                        mode="pairwise",
+                        presentation_order=f"{order[0]}_first",
+                        positions={"A": order[0], "B": order[1]},
+                        preference="A" if arm == order[0] else "B",
+                        preferred_arm=arm,
+                        confidence=conf,
+                    )
+                )
     return out

@@ -63,7 +63,7 @@ def record(key: str, status: Status = Status.OK, **fields: Any) -> JudgeRecord:
     return JudgeRecord(
         key=key,
         run_id="run",
-        query_id=key.split("|")[0],
+        query_id=key.split("|", maxsplit=1)[0],
         judge_name="j1",
         judge_model="m",
         judge_vendor="fake",

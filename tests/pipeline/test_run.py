@@ -20,8 +20,14 @@ from jurybox.errors import (
     DatasetError,
     RateLimitError,
 )
-from jurybox.pipeline import RunSummary, Runtime, plan_units, read_records, run_async
-from jurybox.pipeline import run_from_config
+from jurybox.pipeline import (
+    RunSummary,
+    Runtime,
+    plan_units,
+    read_records,
+    run_async,
+    run_from_config,
+)
 from jurybox.providers._common import estimate_tokens
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import Completion, CompletionRequest, Status
@@ -143,9 +149,7 @@ def test_permanent_and_exhausted_errors_become_records(
         return ConnectionResetError("dropped")
 
     judges = {"j1": {**fake_judge(), "api_key_env": "JURYBOX_TEST_KEY"}}
-    config = make_config(
-        dataset, tmp_path / "out", judges=judges, pipeline={"max_retries": 2}
-    )
+    config = make_config(dataset, tmp_path / "out", judges=judges, pipeline={"max_retries": 2})
     sleeps = Sleeps()
     runtime = Runtime(providers={"j1": FakeProvider(reply_fn=failing)}, sleep=sleeps)
     summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=runtime))
@@ -178,9 +182,7 @@ def test_provider_errors_are_redone_on_resume(tmp_path: Path, dataset: Path) -> 
 
 def test_timeouts_are_retried_then_recorded(tmp_path: Path, dataset: Path) -> None:
     judges = {"j1": {**fake_judge(latency_ms=500), "timeout_s": 0.01}}
-    config = make_config(
-        dataset, tmp_path / "out", judges=judges, pipeline={"max_retries": 1}
-    )
+    config = make_config(dataset, tmp_path / "out", judges=judges, pipeline={"max_retries": 1})
     summary = run(config, tmp_path / "out", j1=FakeProvider(latency_ms=500))
     assert summary.status_counts["provider_error"] == 26
     records = list(read_records(tmp_path / "out"))
@@ -200,7 +202,7 @@ def test_shared_cache_makes_a_second_run_free(tmp_path: Path, dataset: Path) -> 
     shared = {"cache_path": str(tmp_path / "shared.sqlite")}
     first_provider, second_provider = FakeProvider(), FakeProvider(error_rate=1.0)
     config = make_config(dataset, tmp_path / "one", pipeline=shared)
-    first = run(config, tmp_path / "one", j1=first_provider)
+    run(config, tmp_path / "one", j1=first_provider)
     second = run(config, tmp_path / "two", j1=second_provider)
     assert first_provider.calls == 26 and second_provider.calls == 0
     assert second.cache_hits == 26 and second.cache_input_share == 1.0
@@ -254,9 +256,7 @@ def test_calls_in_flight_are_bounded_per_judge(tmp_path: Path, dataset: Path) ->
     assert a.peak == 3 and b.peak == 5
 
 
-def test_local_judge_runs_one_call_at_a_time_and_is_flagged(
-    tmp_path: Path, dataset: Path
-) -> None:
+def test_local_judge_runs_one_call_at_a_time_and_is_flagged(tmp_path: Path, dataset: Path) -> None:
     local = InFlight(latency_ms=2)
     local.is_local = True
     config = make_config(dataset, tmp_path / "out")
@@ -286,7 +286,9 @@ def test_rpm_limit_holds_in_every_window(tmp_path: Path, dataset: Path) -> None:
 
     judges = {"j1": {**fake_judge(), "rpm": 7}}
     config = make_config(dataset, tmp_path / "out", judges=judges, pipeline={"concurrency": 4})
-    runtime = Runtime(providers={"j1": FakeProvider(reply_fn=stamp)}, clock=clock, sleep=clock.sleep)
+    runtime = Runtime(
+        providers={"j1": FakeProvider(reply_fn=stamp)}, clock=clock, sleep=clock.sleep
+    )
     asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=runtime))
     assert len(starts) == 26
     assert max(sum(1 for t in starts if s <= t < s + 60.0) for s in starts) == 7
@@ -367,3 +369,28 @@ def test_run_from_config_prints_paths_and_summary(tmp_path: Path, dataset: Path)
     assert not (tmp_path / "ignored").exists()
     with pytest.raises(ConfigError, match="different directories"):
         run_from_config(path, output_dir=out, resume=tmp_path / "x", console=Console())
+
+
+def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jurybox.pipeline import judging
+
+    real = judging.interpret
+    seen = Counter[str]()
+
+    def breaks_on_the_fifth(*args: Any) -> Any:
+        seen["calls"] += 1
+        if seen["calls"] == 5:
+            raise RuntimeError("interpreter bug")
+        return real(*args)
+
+    monkeypatch.setattr(judging, "interpret", breaks_on_the_fifth)
+    config = make_config(dataset, tmp_path / "out", pipeline={"concurrency": 1})
+    with pytest.raises(RuntimeError, match="interpreter bug"):
+        run(config, tmp_path / "out")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["sessions"][0]["units_run"] == 4
+    assert len(lines(tmp_path / "out" / "judgments.jsonl")) == 4
+    monkeypatch.setattr(judging, "interpret", real)
+    assert run(config, tmp_path / "out", resume=True).units_run == 26 - 4

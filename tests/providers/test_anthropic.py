@@ -26,6 +26,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers import anthropic as adapter
+from jurybox.providers._common import completion_cost_usd
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest
 
@@ -153,6 +154,10 @@ def test_forced_tool_call_returns_structured_result_and_usage(server: HTTPServer
     # Shared convention: input counts cache reads and cache writes; cached is the read part.
     assert (result.input_tokens, result.cached_input_tokens) == (1025, 1000)
     assert (result.output_tokens, result.reasoning_tokens) == (30, 4)
+    priced = judge_config(server, price_input_per_mtok=3.0, price_output_per_mtok=15.0)
+    priced = priced.model_copy(update={"price_cached_input_per_mtok": 0.3})
+    # 25 uncached x $3 + 1000 cached x $0.30 + 30 out x $15, per million tokens.
+    assert completion_cost_usd(priced, result) == pytest.approx(825e-6)
     assert result.latency_ms is not None and result.latency_ms > 0
     server.check_assertions()
 
@@ -270,24 +275,18 @@ def test_server_errors_are_transient_and_never_retried_inside_the_sdk(
     server.expect_ordered_request(aw.MESSAGES_PATH, method="POST").respond_with_json(tool_reply())
     provider = adapter.create("claude", judge_config(server))
 
-    async def go() -> list[int]:
-        requests_after_each_call = []
-        try:
-            for _ in range(3):
-                with pytest.raises(Exception) as caught:
-                    await provider.complete(completion_request())
-                error = provider.classify_error(caught.value)
-                assert isinstance(error, TransientError), error
-                assert error.status_code == status
-                requests_after_each_call.append(len(server.log))
-            result = await provider.complete(completion_request())
-            assert result.structured == VERDICT
-            requests_after_each_call.append(len(server.log))
-        finally:
-            await provider.aclose()
-        return requests_after_each_call
+    results = run_calls(provider, *[completion_request() for _ in range(4)])
 
-    assert asyncio.run(go()) == [1, 2, 3, 4]  # exactly one HTTP request per complete()
+    # The handlers are ordered and one-shot: had the SDK retried, the first call would have
+    # used them all up and returned the success itself.
+    *failures, last = results
+    for failure in failures:
+        assert isinstance(failure, Exception), failure
+        error = provider.classify_error(failure)
+        assert isinstance(error, TransientError), error
+        assert error.status_code == status
+    assert isinstance(last, Completion) and last.structured == VERDICT
+    assert len(server.log) == 4  # exactly one HTTP request per complete()
     server.check_assertions()
 
 
@@ -330,6 +329,10 @@ def test_timeout_is_transient_and_bounded(server: HTTPServer, release: threading
         ("this is not json", "application/json"),
         ("{}", "application/json"),
         ('{"type": "message", "content": 5}', "application/json"),
+        (
+            '{"type": "message", "content": [], "stop_reason": "end_turn", "usage": 5}',
+            "application/json",
+        ),
         ("<html>bad gateway</html>", "text/html"),
     ],
 )
@@ -441,7 +444,10 @@ def test_key_variable_left_out_defaults_to_anthropic_api_key(
         adapter.create("claude", config)
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    provider = adapter.create("claude", config)
+    provider = create_provider("claude", config)  # through the registry, as the pipeline does
+    assert isinstance(provider, adapter.AnthropicProvider)
+    assert (provider.vendor, provider.model, provider.is_local) == ("anthropic", MODEL, False)
+    assert KEY not in repr(provider)
     assert provider._client.api_key == KEY
     assert str(provider._client.base_url).rstrip("/") == adapter.DEFAULT_BASE_URL
     asyncio.run(provider.aclose())
@@ -459,14 +465,6 @@ def test_explicit_null_key_sends_no_credential_at_all(
     sent = server.log[-1][0]
     assert "Authorization" not in sent.headers and "x-api-key" not in sent.headers
     assert KEY not in json.dumps(dict(sent.headers))
-
-
-def test_registry_builds_the_adapter(server: HTTPServer) -> None:
-    provider = create_provider("claude", judge_config(server))
-    assert isinstance(provider, adapter.AnthropicProvider)
-    assert (provider.vendor, provider.model, provider.is_local) == ("anthropic", MODEL, False)
-    assert KEY not in repr(provider)
-    asyncio.run(provider.aclose())
 
 
 def test_missing_sdk_names_the_extra(server: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -195,6 +195,9 @@ def test_replies_cycle_and_calls_are_counted() -> None:
     assert complete(provider, request()).text == "one"
     assert provider.calls == 4
     assert len(provider.requests) == 4
+    assert not provider.classify_error(boom).retryable  # scripted bugs are not retried
+    scripted = TransientError("scripted 503", status_code=503)
+    assert provider.classify_error(scripted) is scripted
 
 
 def test_reply_fn_sees_the_request() -> None:

@@ -27,6 +27,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers import google as adapter
+from jurybox.providers._common import completion_cost_usd
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest
 
@@ -159,6 +160,10 @@ def test_json_answer_returns_structured_result_and_usage(server: HTTPServer) -> 
     # Shared convention: input includes cached tokens; output includes thinking tokens.
     assert (result.input_tokens, result.cached_input_tokens) == (1200, 1024)
     assert (result.output_tokens, result.reasoning_tokens) == (65, 25)
+    priced = judge_config(server, price_input_per_mtok=1.25, price_output_per_mtok=10.0)
+    priced = priced.model_copy(update={"price_cached_input_per_mtok": 0.3125})
+    # 176 uncached x $1.25 + 1024 cached x $0.3125 + 65 out (thinking included) x $10, per 1M.
+    assert completion_cost_usd(priced, result) == pytest.approx(1190e-6)
     assert result.latency_ms is not None and result.latency_ms > 0
     server.check_assertions()
 
@@ -202,24 +207,22 @@ def test_null_temperature_and_no_schema_are_left_out(server: HTTPServer) -> None
     assert result.text == "Verdict: A" and result.structured is None
 
 
-def test_structured_output_switched_off_in_config(server: HTTPServer) -> None:
+@pytest.mark.parametrize(
+    ("structured_output", "answer"),
+    [(False, '{"verdict": "A"}'), (True, "I think A.")],  # switched off; or not JSON at all
+)
+def test_structured_is_set_only_for_requested_json(
+    server: HTTPServer, structured_output: bool, answer: str
+) -> None:
     server.expect_oneshot_request(PATH, method="POST").respond_with_json(
-        gw.response([gw.text_part('{"verdict": "A"}')])
+        gw.response([gw.text_part(answer)])
     )
-    result = single(adapter.create("gemini", judge_config(server, structured_output=False)))
+    config = judge_config(server, structured_output=structured_output)
+    result = single(adapter.create("gemini", config))
 
-    assert "responseJsonSchema" not in body_of(server)["generationConfig"]
-    assert isinstance(result, Completion) and result.structured is None
-
-
-def test_non_json_answer_leaves_structured_empty(server: HTTPServer) -> None:
-    server.expect_oneshot_request(PATH, method="POST").respond_with_json(
-        gw.response([gw.text_part("I think A.")])
-    )
-    result = single(adapter.create("gemini", judge_config(server)))
-
+    assert ("responseJsonSchema" in body_of(server)["generationConfig"]) is structured_output
     assert isinstance(result, Completion)
-    assert (result.text, result.structured, result.finish_reason) == ("I think A.", None, "stop")
+    assert (result.text, result.structured, result.finish_reason) == (answer, None, "stop")
 
 
 def test_key_travels_only_in_the_api_key_header(server: HTTPServer) -> None:
@@ -285,24 +288,18 @@ def test_server_errors_are_transient_and_never_retried_inside_the_sdk(
     server.expect_ordered_request(PATH, method="POST").respond_with_json(json_reply())
     provider = adapter.create("gemini", judge_config(server))
 
-    async def go() -> list[int]:
-        requests_after_each_call = []
-        try:
-            for _ in range(3):
-                with pytest.raises(Exception) as caught:
-                    await provider.complete(completion_request())
-                error = provider.classify_error(caught.value)
-                assert isinstance(error, TransientError), error
-                assert error.status_code == status
-                requests_after_each_call.append(len(server.log))
-            result = await provider.complete(completion_request())
-            assert result.structured == VERDICT
-            requests_after_each_call.append(len(server.log))
-        finally:
-            await provider.aclose()
-        return requests_after_each_call
+    results = run_calls(provider, *[completion_request() for _ in range(4)])
 
-    assert asyncio.run(go()) == [1, 2, 3, 4]  # exactly one HTTP request per complete()
+    # The handlers are ordered and one-shot: had the SDK retried, the first call would have
+    # used them all up and returned the success itself.
+    *failures, last = results
+    for failure in failures:
+        assert isinstance(failure, Exception), failure
+        error = provider.classify_error(failure)
+        assert isinstance(error, TransientError), error
+        assert error.status_code == status
+    assert isinstance(last, Completion) and last.structured == VERDICT
+    assert len(server.log) == 4  # exactly one HTTP request per complete()
     server.check_assertions()
 
 
@@ -474,7 +471,9 @@ def test_key_variable_left_out_defaults_to_gemini_api_key(
     with pytest.raises(AuthError, match="GEMINI_API_KEY"):
         adapter.create("gemini", config)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    provider = adapter.create("gemini", config)
+    provider = create_provider("gemini", config)  # through the registry, as the pipeline does
+    assert isinstance(provider, adapter.GoogleProvider)
+    assert (provider.vendor, provider.model, provider.is_local) == ("google", MODEL, False)
     assert KEY not in repr(provider)
     asyncio.run(provider.aclose())
 
@@ -495,8 +494,8 @@ def test_gemini_3_warns_about_a_low_temperature(
     with caplog.at_level(logging.WARNING, logger=adapter.logger.name):
         quiet = adapter.create("g", judge_config(server, model="gemini-3-pro", temperature=None))
         loud = adapter.create("g", judge_config(server, model="gemini-3-pro", temperature=0.0))
-    assert [r.getMessage() for r in caplog.records if "temperature 1.0" in r.getMessage()] != []
-    assert len(caplog.records) == 1
+    assert len(caplog.records) == 1  # only the judge that sets a low temperature
+    assert "tuned for temperature 1.0" in caplog.records[0].getMessage()
     for provider in (quiet, loud):
         asyncio.run(provider.aclose())
 
@@ -511,14 +510,6 @@ def test_sdk_retry_layers_are_all_off(server: HTTPServer) -> None:
     assert config.automatic_continuation is False
     assert config.automatic_function_calling is not None
     assert config.automatic_function_calling.disable is True
-
-
-def test_registry_builds_the_adapter(server: HTTPServer) -> None:
-    provider = create_provider("gemini", judge_config(server))
-    assert isinstance(provider, adapter.GoogleProvider)
-    assert (provider.vendor, provider.model, provider.is_local) == ("google", MODEL, False)
-    assert KEY not in repr(provider)
-    asyncio.run(provider.aclose())
 
 
 def test_missing_sdk_names_the_extra(server: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,7 +69,7 @@ def _require_local_model() -> Path:
 
 @pytest.fixture(scope="module")
 def counted_loads() -> Iterator[list[int]]:
-    """Counts Llama constructions so the tests can check the model loads once per provider."""
+    """Counts Llama loads (once per provider) and logs reset/complete calls on each instance."""
     _require_local_model()
     import llama_cpp
 
@@ -79,7 +79,22 @@ def counted_loads() -> Iterator[list[int]]:
     class CountingLlama(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             loads.append(1)
+            self.events: list[str] = []
+            self.inside = False
             super().__init__(*args, **kwargs)
+
+        def reset(self) -> None:
+            if not self.inside:  # llama-cpp-python also resets internally on a prefix miss
+                self.events.append("reset")
+            super().reset()
+
+        def create_chat_completion(self, *args: Any, **kwargs: Any) -> Any:
+            self.events.append("complete")
+            self.inside = True
+            try:
+                return super().create_chat_completion(*args, **kwargs)
+            finally:
+                self.inside = False
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(llama_cpp, "Llama", CountingLlama)
@@ -132,6 +147,11 @@ def test_temperature_zero_is_repeatable_across_interleaved_prompts(
     first, _other, again = run(judge, CAPITAL, ARITHMETIC, CAPITAL)
     assert first.text == again.text
     assert len(counted_loads) == 1
+    # Prefix reuse often hides stale KV state, so check the contract itself as well.
+    events = judge._llama.events
+    assert events and len(events) % 2 == 0
+    assert events[0::2] == ["reset"] * (len(events) // 2)
+    assert events[1::2] == ["complete"] * (len(events) // 2)
 
 
 @pytest.mark.local_model

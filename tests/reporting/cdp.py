@@ -9,6 +9,7 @@ full-page screenshot.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import select
@@ -101,8 +102,9 @@ class Chromium:
         self._events: list[dict[str, Any]] = []
 
     # --- protocol -----------------------------------------------------------------------------
-    def send(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None) -> dict[str, Any]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> dict[str, Any]:
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
         if session:
@@ -152,15 +154,18 @@ class Chromium:
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
             session=session,
         )
+        self._events.clear()  # events of earlier pages must not count against this one
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_event("Page.loadEventFired")
         time.sleep(0.3)  # let late log entries (image decode, CSP reports) arrive
         self.evaluate(session, "1")  # flushes pending events into the buffer
-        return session, self._page_report()
+        return session, self._page_report(session)
 
-    def _page_report(self) -> PageReport:
+    def _page_report(self, session: str) -> PageReport:
         report = PageReport()
         for event in self._events:
+            if event.get("sessionId") != session:
+                continue
             params = event.get("params", {})
             if event.get("method") == "Runtime.consoleAPICalled":
                 report.console.append(params)
@@ -191,18 +196,14 @@ class Chromium:
         return path
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
             self.send("Browser.close")
-        except (RuntimeError, TimeoutError, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         for fd in (self._write_fd, self._read_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._profile.cleanup()

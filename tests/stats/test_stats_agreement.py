@@ -1,4 +1,4 @@
-"""Golden values for the agreement statistics (../shared/reference/statistics.md and cited R output)."""
+"""Golden values for agreement statistics: ../shared/reference/statistics.md and cited R output."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_fleiss_kappa_wikipedia() -> None:
 
 
 def test_fleiss_kappa_matches_r_irr_diagnoses() -> None:
-    counts = np.stack([(DIAGNOSES == c).sum(axis=1) for c in range(1, 6)], axis=1)
+    counts = np.stack([np.sum(c == DIAGNOSES, axis=1) for c in range(1, 6)], axis=1)
     res = fleiss_kappa(counts)
     assert res.kappa == pytest.approx(0.4302445, abs=1e-7)
     assert res.z == pytest.approx(17.65183, abs=1e-5)
@@ -128,15 +128,22 @@ def test_krippendorff_2011(level: str, published: float) -> None:
 
     res = krippendorff_alpha(KRIPPENDORFF_2011, level)  # type: ignore[arg-type]
     assert round(res.alpha, 3) == published
-    expected = krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement=level)
+    expected = krippendorff.alpha(
+        reliability_data=KRIPPENDORFF_2011,
+        level_of_measurement=level,  # type: ignore[arg-type]
+    )
     assert res.alpha == pytest.approx(expected)
     assert res.n_units == 11  # unit 12 has a single value and is unpairable
     assert res.n_pairable_values == 40
 
 
 def test_krippendorff_string_labels_nominal() -> None:
-    data = [["a", "b", None, "a"], ["a", "b", "b", "c"], ["a", "c", "b", None]]
-    codes = [[0, 1, NAN, 0], [0, 1, 1, 2], [0, 2, 1, NAN]]
+    data: list[list[str | None]] = [
+        ["a", "b", None, "a"],
+        ["a", "b", "b", "c"],
+        ["a", "c", "b", None],
+    ]
+    codes: list[list[float]] = [[0, 1, NAN, 0], [0, 1, 1, 2], [0, 2, 1, NAN]]
     assert krippendorff_alpha(data).alpha == pytest.approx(krippendorff_alpha(codes).alpha)
     with pytest.raises(ValueError, match="numeric"):
         krippendorff_alpha(data, "interval")

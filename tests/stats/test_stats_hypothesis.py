@@ -115,7 +115,7 @@ def test_tost_paired_against_manual_t_tests() -> None:
     assert res.p_upper == pytest.approx(sps.t.cdf((d.mean() - 0.3) / se, 39))
     assert res.p_value == max(res.p_lower, res.p_upper)
     # equivalence at alpha <=> the 90% interval lies inside the margin
-    inside = -0.3 < res.ci_low and res.ci_high < 0.3
+    inside = res.ci_low > -0.3 and res.ci_high < 0.3
     assert res.equivalent == inside
     assert (res.margin_low, res.margin_high) == (-0.3, 0.3)
 

@@ -12,21 +12,20 @@ SF = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6,
 
 
 @pytest.mark.parametrize(
-    ("kind", "value", "f", "df2", "low", "high"),
+    ("kind", "expected"),
     [
         # ICC and F from Shrout & Fleiss (1979), Table 4 and text; the intervals are those
         # printed by R psych::ICC(sf) (the same data ships as psych's `sf` example).
-        ("1,1", 0.17, 1.79, 18, -0.13, 0.72),
-        ("2,1", 0.29, 11.03, 15, 0.02, 0.76),
-        ("3,1", 0.71, 11.03, 15, 0.34, 0.95),
-        ("1,k", 0.44, 1.79, 18, -0.88, 0.91),
-        ("2,k", 0.62, 11.03, 15, 0.07, 0.93),
-        ("3,k", 0.91, 11.03, 15, 0.68, 0.99),
+        ("1,1", (0.17, 1.79, 18, -0.13, 0.72)),
+        ("2,1", (0.29, 11.03, 15, 0.02, 0.76)),
+        ("3,1", (0.71, 11.03, 15, 0.34, 0.95)),
+        ("1,k", (0.44, 1.79, 18, -0.88, 0.91)),
+        ("2,k", (0.62, 11.03, 15, 0.07, 0.93)),
+        ("3,k", (0.91, 11.03, 15, 0.68, 0.99)),
     ],
 )
-def test_icc_shrout_fleiss(
-    kind: str, value: float, f: float, df2: int, low: float, high: float
-) -> None:
+def test_icc_shrout_fleiss(kind: str, expected: tuple[float, float, int, float, float]) -> None:
+    value, f, df2, low, high = expected
     res = icc(SF, kind)  # type: ignore[arg-type]
     assert round(res.icc, 2) == value
     assert round(res.f, 2) == f

@@ -26,6 +26,7 @@ from jurybox.analysis.importers import (
 from jurybox.analysis.labels import HumanLabels
 from jurybox.analysis.options import AnalysisOptions, VerdictThresholds
 from jurybox.analysis.report import (
+    FAMILIES,
     REPORT_SCHEMA_VERSION,
     analyze_frame,
     analyze_records,
@@ -33,6 +34,7 @@ from jurybox.analysis.report import (
 )
 
 __all__ = [
+    "FAMILIES",
     "KINDS",
     "REPORT_SCHEMA_VERSION",
     "TOTAL",

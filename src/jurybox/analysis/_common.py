@@ -44,7 +44,7 @@ _PRIMARY = {
     "WinRateResult": "estimate",
     "TprTnrResult": "youden",
 }
-_N_FIELDS = ("n", "n_items", "n_targets", "n_subjects", "n_units")
+_N_FIELDS = ("n", "n_subjects", "n_targets", "n_units", "n_items")
 
 
 def skipped(reason: str, **extra: Any) -> Json:
@@ -93,6 +93,8 @@ def attempt(fn: Callable[..., Any], *args: Any, n: int, **kwargs: Any) -> Json:
         except ValueError as exc:
             return unavailable(str(exc), n)
     data = from_result(result)
+    if data.get("n") is None:
+        data["n"] = int(n)  # results without a sample-size field (e.g. McNemar's)
     if caught:
         data["warnings"] = [str(w.message) for w in caught]
     return data

@@ -8,7 +8,7 @@ scores); retests are left to reliability. Preferences are nominal (arm or tie), 
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,25 +64,28 @@ def _pair_metrics(matrix: pd.DataFrame, confidence: float) -> list[Json]:
     return out
 
 
+def _factorized(matrix: pd.DataFrame) -> tuple[np.ndarray[Any, np.dtype[np.intp]], int]:
+    """Units x raters label codes (-1 = missing) and the number of distinct labels."""
+    codes, uniques = pd.factorize(matrix.to_numpy().ravel(), use_na_sentinel=True)
+    return codes.reshape(matrix.shape), len(uniques)
+
+
 def _codes(matrix: pd.DataFrame, level: str) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Raters x units numbers for Krippendorff (NaN missing); nominal labels get arbitrary codes."""
     if level != "nominal":
         return matrix.T.to_numpy(dtype=float)
-    stacked = cast(pd.Series, matrix.stack())
-    codes, _ = pd.factorize(stacked)
-    coded = pd.Series(codes.astype(float), index=stacked.index).unstack()
-    return coded.reindex(index=matrix.index, columns=matrix.columns).T.to_numpy(dtype=float)
+    codes, _ = _factorized(matrix)
+    return np.where(codes < 0, np.nan, codes.astype(float)).T
 
 
 def _fleiss(matrix: pd.DataFrame) -> Json:
+    """Fleiss' kappa over the units every judge rated (it needs equal raters per unit)."""
     complete = matrix.dropna()
-    if complete.empty:
-        return attempt(stats.fleiss_kappa, np.empty((0, 0)), n=0)
-    stacked = cast(pd.Series, complete.stack()).rename("label").reset_index()
-    unit_ids = [str(name) for name in complete.index.names]
-    stacked["label"] = stacked["label"].astype(str)
-    counts = stacked.groupby([*unit_ids, "label"]).size().unstack(fill_value=0)
-    return attempt(stats.fleiss_kappa, counts.to_numpy(), n=len(complete))
+    codes, n_labels = _factorized(complete)
+    counts = np.zeros((len(complete), n_labels), dtype=int)
+    rows = np.repeat(np.arange(len(complete)), complete.shape[1])
+    np.add.at(counts, (rows, codes.ravel()), 1)
+    return attempt(stats.fleiss_kappa, counts, n=len(complete))
 
 
 def _all_agree(matrix: pd.DataFrame, confidence: float) -> Json:

@@ -13,10 +13,11 @@ import pandas as pd
 
 from jurybox import stats
 from jurybox.analysis._common import TOTAL, Json, attempt, computed, rate, skipped
-from jurybox.analysis.content_bias import analyze_leniency, analyze_self, analyze_verbosity
+from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import order_pairs
+from jurybox.analysis.self_enhancement import analyze_self
 
 SWAP_METHOD = (
     "same preferred arm (or tie) in both presentation orders; value over pairs where both "
@@ -50,6 +51,14 @@ def _first_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Jso
     ties = ok[(ok["n_positions"] == 2) & (ok["preference"] == "tie")].groupby("judge").size()
     out: dict[str, Json] = {}
     for judge, rows in decisive.groupby("judge"):
+        if rows["first_arm"].nunique() < 2:
+            # One arm always shown first: a first-position preference is indistinguishable
+            # from a preference for that arm.
+            out[str(judge)] = skipped(
+                f"every judgment showed '{rows['first_arm'].iloc[0]}' first: position and arm "
+                "are confounded (judge in both orders or in random order)"
+            )
+            continue
         first = int((rows["preference"] == "A").sum())
         metric = attempt(
             stats.binomial_test, first, len(rows), 0.5, n=len(rows), confidence=options.confidence
@@ -62,6 +71,7 @@ def _first_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Jso
 
 def _holm_in_place(metrics: list[Json], alpha: float) -> None:
     """Add ``p_holm`` (Holm-adjusted across the given tests) to every metric with a p-value."""
+    metrics = [m for m in metrics if m.get("status") != "skipped"]
     tested = [m for m in metrics if m.get("p_value") is not None]
     for m in metrics:
         m["p_holm"] = None

@@ -192,6 +192,14 @@ def _accuracy(correct: int, n: int, n_total: int, options: AnalysisOptions) -> J
     return metric
 
 
+def _both_orders(pairs: pd.DataFrame, options: AnalysisOptions) -> Json:
+    if pairs.empty:
+        return skipped("no item was judged in both presentation orders")
+    both = pairs["ok_1"] & pairs["ok_2"] & (pairs["pref_1"] == pairs["gold"])
+    both &= pairs["pref_2"] == pairs["gold"]
+    return _accuracy(int(both.sum()), len(pairs), len(pairs), options)
+
+
 def _judge_accuracy(
     rows: pd.DataFrame, pairs: pd.DataFrame, cons: pd.DataFrame, options: AnalysisOptions
 ) -> Json:
@@ -199,19 +207,12 @@ def _judge_accuracy(
         hit = part["ok"] & (part["preferred_arm"] == part["gold"])
         return _accuracy(int(hit.sum()), int(part["ok"].sum()), len(part), options)
 
-    both = (
-        pairs["ok_1"]
-        & pairs["ok_2"]
-        & (pairs["pref_1"] == pairs["gold"])
-        & (pairs["pref_2"] == pairs["gold"])
-    )
+    hits = int((cons["label"] == cons["gold"]).sum())
     return {
         "orders": {str(o): score(part) for o, part in rows.groupby("order")},
         "pooled": score(rows),
-        "consolidated": _accuracy(
-            int((cons["label"] == cons["gold"]).sum()), len(cons), len(cons), options
-        ),
-        "both_orders_correct": _accuracy(int(both.sum()), len(pairs), len(pairs), options),
+        "consolidated": _accuracy(hits, len(cons), len(cons), options),
+        "both_orders_correct": _both_orders(pairs, options),
     }
 
 
@@ -225,12 +226,12 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     if recs.empty:
         return skipped("no pairwise judgment of a labelled item")
     pairs, cons = order_pairs(frame), consolidated(frame)
-    pairs = pairs.assign(gold=pairs["query_id"].map(gold)) if not pairs.empty else pairs
+    pairs = pairs.assign(gold=pairs["query_id"].map(gold)).dropna(subset=["gold"])
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
     judges = {
         str(j): _judge_accuracy(
             rows,
-            pairs[pairs["judge"] == j].dropna(subset=["gold"]) if not pairs.empty else pairs,
+            pairs[pairs["judge"] == j],
             cons[cons["judge"] == j],
             options,
         )

@@ -1,4 +1,4 @@
-"""Content biases: verbosity, self-enhancement, leniency.
+"""Content biases: verbosity and leniency (self-enhancement: ``self_enhancement``).
 
 Verbosity: Spearman's rho of response length (characters) against a judge's total score, the
 partial rho controlling for arm (a real treatment effect that also lengthens answers must not
@@ -6,13 +6,8 @@ read as verbosity bias), and OLS ``score ~ length + C(arm)``. Pairwise: how ofte
 response wins, and a logit of "treatment preferred" on the length difference (its intercept
 absorbs the treatment effect).
 
-Self-enhancement: a judge's family (``AnalysisOptions.judge_families``, else ``judge_vendor``)
-matches an author when the author starts with the family (case-insensitive: family "claude"
-matches author "claude-3-opus"). Raw own-vs-other means are confounded with response quality,
-so the test is relative: the judge's score minus the other judges' mean on the same response,
-own-family responses against the rest (Kruskal-Wallis); "detected" needs that to be positive and
-significant. Leniency: per-judge means on the responses every judge scored, their range, and
-Kruskal-Wallis across judges.
+Leniency: per-judge means on the responses every judge scored, their range, and Kruskal-Wallis
+across judges.
 """
 
 from __future__ import annotations
@@ -184,102 +179,6 @@ def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     if not judges:
         return skipped("no score or preference matches an item's responses")
     return computed(length_unit="characters", judges=judges)
-
-
-def _own_mask(family: pd.Series, author: pd.Series) -> pd.Series:
-    """Author starts with the judge's family (both case-folded); vectorised per family."""
-    own = pd.Series(False, index=family.index)
-    folded = author.fillna("").astype(str).str.casefold()
-    for fam in family.unique():
-        if fam:
-            mask = family == fam
-            own[mask] = folded[mask].str.startswith(str(fam).casefold())
-    return own
-
-
-def _relative_delta(scores: pd.DataFrame) -> pd.Series:
-    """Score minus the mean of the other judges on the same response (NaN when alone)."""
-    grouped = scores.groupby(["query_id", "arm"])["score"]
-    total, count = grouped.transform("sum"), grouped.transform("size")
-    others = (total - scores["score"]) / (count - 1).replace(0, np.nan)
-    return scores["score"] - others
-
-
-def _self_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
-    own, other = rows[rows["own"]], rows[~rows["own"]]
-    own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
-    n = len(rows)
-    rel = rows.dropna(subset=["delta"])
-    d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
-    relative = (
-        attempt(stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel))
-        if len(d_own) and len(d_other)
-        else unavailable(
-            "needs another judge scoring both own-family and other responses", len(rel)
-        )
-    )
-    excess = float(d_own.mean() - d_other.mean()) if len(d_own) and len(d_other) else None
-    relative["excess"] = excess
-    relative["method"] = (
-        "Kruskal-Wallis of (judge score - other judges' mean on the same "
-        f"response), own family vs others; {relative.get('method')}"
-    )
-    p = relative.get("p_value")
-    return {
-        "own_mean": own_mean,
-        "other_mean": other_mean,
-        "n_own": len(own),
-        "n_other": len(other),
-        "n": n,
-        "difference": own_mean - other_mean,
-        "ratio": own_mean / other_mean if other_mean else None,
-        "raw_test": attempt(
-            stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
-        ),
-        "relative_test": relative,
-        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
-    }
-
-
-def _by_author(scores: pd.DataFrame) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for author, rows in scores.groupby("author"):
-        groups = [g["score"].to_numpy() for _, g in rows.groupby("judge")]
-        out[str(author)] = (
-            attempt(stats.kruskal_wallis, *groups, n=len(rows))
-            if len(groups) >= 2
-            else unavailable("a single judge scored these responses", len(rows))
-        )
-    return out
-
-
-def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
-    """Self-enhancement per judge family (see module docstring)."""
-    if frame.items.empty or frame.items["author"].isna().all():
-        return skipped("no response authors (dataset `authors`): self-enhancement needs them")
-    if not (frame.records["family"] != "").any():
-        return skipped("no judge family: set judge_vendor or AnalysisOptions.judge_families")
-    authors = frame.items[["query_id", "arm", "author"]].dropna()
-    scores = judge_scores(frame).merge(authors, on=["query_id", "arm"])
-    if scores.empty:
-        return skipped(
-            "no scores on responses with a known author (pairwise-only data has "
-            "no per-response score)"
-        )
-    scores = scores.assign(own=_own_mask(scores["family"], scores["author"]))
-    scores = scores.assign(delta=_relative_delta(scores))
-    judges: dict[str, Json] = {}
-    for judge, rows in scores.groupby("judge"):
-        family = str(rows["family"].iloc[0])
-        if rows["own"].any() and (~rows["own"]).any():
-            judges[str(judge)] = {"family": family, **_self_entry(rows, options)}
-        else:
-            judges[str(judge)] = skipped(
-                f"family '{family}' authored {'all' if rows['own'].all() else 'none'} of the "
-                "responses this judge scored",
-                family=family,
-            )
-    return computed(judges=judges, by_author=_by_author(scores))
 
 
 def _means(rows: pd.DataFrame) -> dict[str, Any]:

@@ -201,7 +201,7 @@ def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
     """Status as text; preference as "A" / "B" / "tie" (derived from the arm when absent)."""
     frame["status"] = frame["status"].astype(str).str.removeprefix("Status.").str.lower()
     pref = frame["preference"].astype("string").str.strip()
-    pref = pref.where(pref.str.lower() != "tie", "tie").str.upper().replace("TIE", "tie")
+    pref = pref.str.upper().where(~(pref.str.lower() == "tie").fillna(False), "tie")
     arm = frame["preferred_arm"]
     is_tie = arm.astype("string").str.lower() == "tie"
     frame["preferred_arm"] = arm.where(~is_tie.fillna(False), "tie")
@@ -263,8 +263,9 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
     frame["judge"] = frame["judge"].astype(str)
     frame["base_key"] = frame["key"].astype(str).str.removesuffix(RETEST_SUFFIX)
     vendor = frame["vendor"].fillna("").astype(str)
-    families = frame["judge"].map(dict(options.judge_families))
-    frame["family"] = families.fillna(vendor).astype(str)
+    named = frame["judge"].isin(list(options.judge_families))
+    mapped = frame["judge"].map(dict(options.judge_families)).astype(object)
+    frame["family"] = vendor.where(~named, mapped).astype(str)
     return frame
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from jurybox.analysis.frame import AnalysisFrame
 
 PAIR_KEY = ["judge", "query_id", "repeat"]
+PAIR_COLUMNS = [*PAIR_KEY, "ok_1", "ok_2", "pref_1", "pref_2", "order_1", "order_2"]
 
 
 def pairwise_records(frame: AnalysisFrame) -> pd.DataFrame:
@@ -50,7 +51,7 @@ def build_order_pairs(frame: AnalysisFrame) -> pd.DataFrame:
     wide.columns = [f"{column[0]}_{column[1]}" for column in wide.columns]
     wide = wide.rename(columns={"preferred_arm_1": "pref_1", "preferred_arm_2": "pref_2"})
     if "ok_2" not in wide.columns:
-        return wide.iloc[0:0].reset_index()
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in PAIR_COLUMNS})
     wide = wide.dropna(subset=["ok_1", "ok_2"]).reset_index()
     wide["ok_1"] = wide["ok_1"].astype(bool)
     wide["ok_2"] = wide["ok_2"].astype(bool)

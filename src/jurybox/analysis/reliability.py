@@ -129,7 +129,7 @@ def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[Js
             n=len(hits),
             confidence=options.confidence,
         )
-        out.append({"confidence": float(value), **metric})
+        out.append({"stated_confidence": float(value), **metric})
     return out
 
 

@@ -21,7 +21,9 @@ Report structure (``schema_version`` 1; JSON Schema in ``report_schema.json`` be
   score_order_effect}, position.top_position_rate; verbosity.judges.<judge> {scores {spearman,
   partial_spearman, ols, detected, direction}, preferences {longer_preferred, logit, detected}};
   self_enhancement.judges.<judge> {family, own_mean, other_mean, ratio, difference, raw_test,
-  relative_test, detected}, self_enhancement.by_author; leniency {judges, range,
+  relative_test, detected} (scores; empty with scores_reason when there are none),
+  self_enhancement.by_author, self_enhancement.preferences.judges.<judge> {family,
+  own_win_rate, neutral_pick_rate, excess, relative_test, detected}; leniency {judges, range,
   kruskal_wallis}),
   ``effects`` (control_arm, treatment_arm, scores {overall, by_category, by_difficulty: {groups},
   per_judge, equivalence, gate_failures}, preferences {judges, panel, by_category,

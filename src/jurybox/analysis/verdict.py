@@ -84,26 +84,40 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _untested(section: Json, what: str) -> str:
+    return f"{what} untested ({section.get('reason') or 'no data'})"
+
+
 def _position_checks(report: Json, t: Any, alpha: float) -> Iterator[Json]:
     for judge, entry in _section(report, "bias", "position", "judges").items():
         swap = entry.get("swap_consistency", {})
         value = value_of(swap)
+        message = (
+            f"{judge}: same verdict in both orders on {_pct(value)} of {swap.get('n', 0)} pairs"
+            if value is not None
+            else _untested(swap, f"{judge}: swap consistency")
+        )
         yield _check(
             "swap_consistency",
             judge,
             None if value is None else value >= t.swap_consistency_min,
             (value, t.swap_consistency_min),
-            f"{judge}: same verdict in both orders on {_pct(value)} of {swap.get('n', 0)} pairs",
+            message,
         )
         first = entry.get("first_position_rate", {})
         p = first.get("p_holm")
+        message = (
+            f"{judge}: picks the first-shown response in {_pct(value_of(first))} of decisive "
+            f"verdicts (Holm p = {p:.3g})"
+            if p is not None
+            else _untested(first, f"{judge}: first-position preference")
+        )
         yield _check(
             "first_position_bias",
             judge,
             None if p is None else p >= alpha,
             (value_of(first), alpha),
-            f"{judge}: picks the first-shown response in {_pct(value_of(first))} of "
-            f"decisive verdicts (Holm p = {p if p is None else f'{p:.3g}'})",
+            message,
         )
 
 
@@ -122,14 +136,15 @@ def _human_checks(report: Json, t: Any) -> Iterator[Json]:
     scores = _section(report, "human_calibration", "scores", "judges")
     for judge, entry in scores.items():
         for dim, metric in entry.get("dimensions", {}).items():
-            kappa = value_of(metric)
+            # Scores are ordinal: near misses count, so the quadratic-weighted kappa is judged.
+            kappa = value_of(metric.get("weighted_quadratic"))
             yield _check(
                 "human_kappa",
                 judge,
                 None if kappa is None else kappa >= t.human_kappa_min,
                 (kappa, t.human_kappa_min),
-                f"{judge}: Cohen's kappa with human {dim} "
-                f"scores = {'n/a' if kappa is None else f'{kappa:.2f}'}",
+                f"{judge}: quadratic-weighted kappa with human {dim} scores = "
+                f"{'n/a' if kappa is None else f'{kappa:.2f}'}",
             )
     if not prefs and not scores:
         yield _check(
@@ -169,17 +184,24 @@ def _content_checks(report: Json) -> Iterator[Json]:
                     f"{judge}: {'significant' if found else 'no significant'} "
                     f"length effect on {kind}",
                 )
-    for judge, entry in _section(report, "bias", "self_enhancement", "judges").items():
-        found = entry.get("detected")
-        if found is not None:
-            excess = entry.get("relative_test", {}).get("excess")
+    self_section = _section(report, "bias", "self_enhancement")
+    by_preference = _section(report, "bias", "self_enhancement", "preferences", "judges")
+    for kind, judges in (
+        ("scores", self_section.get("judges", {})),
+        ("preferences", by_preference),
+    ):
+        for judge, entry in judges.items():
+            found = entry.get("detected")
+            if found is None:
+                continue
+            excess = entry.get("excess", entry.get("relative_test", {}).get("excess"))
             yield _check(
                 "self_enhancement",
                 judge,
                 not found,
                 (excess, None),
                 f"{judge}: {'favours' if found else 'does not favour'} its own family "
-                f"({entry.get('family')})",
+                f"({entry.get('family')}) on {kind}",
             )
 
 

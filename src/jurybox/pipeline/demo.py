@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from rich.console import Console
@@ -55,22 +54,17 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
 
 
 def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
-    try:
-        from jurybox.reporting import analyze_to_dir  # noqa: PLC0415 - guard until it lands
-    except ImportError:
-        console.print("analysis skipped: jurybox.reporting.analyze_to_dir is not available")
-        return
+    """The report, written beside the judgments; ``analyze_to_dir`` prints where the files are."""
+    # The one import against the layering (pipeline < reporting): the demo is the end-to-end
+    # command, and importing here keeps the analysis stack out of plain runs.
+    from jurybox.reporting import analyze_to_dir  # noqa: PLC0415
+
     config = load_config(config_path)
     human = config.resolve(config.paths.human_labels) if config.paths.human_labels else None
-    paths = analyze_to_dir(
+    analyze_to_dir(
         summary.judgments_path,
         human=human,
         dataset=config.resolve(config.paths.dataset),
         out_dir=summary.output_dir,
         console=console,
     )
-    if dataclasses.is_dataclass(paths):
-        for field in dataclasses.fields(paths):
-            console.print(f"{field.name}: {getattr(paths, field.name)}")
-    else:
-        console.print(f"report: {paths}")

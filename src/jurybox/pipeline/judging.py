@@ -22,6 +22,7 @@ from typing import Any
 from jurybox import parsing
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
+from jurybox.evaluators import code_request
 from jurybox.prompts import (
     PromptParts,
     batch_pairwise_prompt,
@@ -63,6 +64,8 @@ class JudgingContext:
     rubric: Rubric | None
     criteria: Mapping[str, Criterion] = field(default_factory=dict)
     safety: SafetySettings = field(default_factory=SafetySettings)
+    # Folder of each criterion file: a code criterion's Python check is imported from there.
+    criterion_dirs: Mapping[str, Path] = field(default_factory=dict)
 
     @classmethod
     def from_config(
@@ -84,12 +87,16 @@ class JudgingContext:
             base_dir = Path(config.source_path).parent if config.source_path else None
             rubric = load_rubric(task.rubric, base_dir=base_dir, env=env)
         criteria: dict[str, Criterion] = {}
+        dirs: dict[str, Path] = {}
         if task.mode == "criterion":
             if not task.criteria:
                 raise ConfigError("criterion mode needs at least one file", field="task.criteria")
             for path in task.criteria:
-                criteria[Path(path).stem] = load_criterion(config.resolve(path))
-        return cls(task, config.scoring, rubric, criteria, SafetySettings.from_env(env))
+                resolved = config.resolve(path)
+                criteria[Path(path).stem] = _runnable_criterion(resolved)
+                dirs[Path(path).stem] = resolved.parent
+        safety = SafetySettings.from_env(env)
+        return cls(task, config.scoring, rubric, criteria, safety, criterion_dirs=dirs)
 
     @property
     def confidence_scale(self) -> tuple[int, int] | None:
@@ -109,6 +116,12 @@ class JudgingContext:
             raise ValueError(f"mode '{self.task.mode}' needs a rubric in the judging context")
         return self.rubric
 
+    def is_code(self, unit: WorkUnit) -> bool:
+        """Whether the unit's criterion is a code check (answered by ``CodeProvider``)."""
+        if self.task.mode != "criterion":
+            return False
+        return self.criterion(unit.criterion).kind == "code"
+
     def criterion(self, name: str | None) -> Criterion:
         """The criterion a unit names: by file stem, else by the criterion's own ``name``."""
         if name is not None and name in self.criteria:
@@ -117,6 +130,19 @@ class JudgingContext:
             if criterion.name == name:
                 return criterion
         raise ValueError(f"unknown criterion {name!r} (loaded: {sorted(self.criteria)})")
+
+
+def _runnable_criterion(path: Path) -> Criterion:
+    criterion = load_criterion(path)
+    if criterion.train_examples:
+        # Silently dropping them would judge with a different prompt than the one calibrated.
+        raise ConfigError(
+            "train_examples name items of a train split; judge this criterion with `jurybox "
+            "calibrate` / `jurybox estimate`, or write the examples inline under `examples`",
+            path=str(path),
+            field="train_examples",
+        )
+    return criterion
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -185,7 +211,16 @@ def build_request(  # noqa: PLR0917 - positional signature pinned in docs/contra
     max_tokens: int,
     seed: int | None,
 ) -> CompletionRequest:
-    """The provider request for one call; the schema is sent only for native structured output."""
+    """The provider request for one call; the schema is sent only for native structured output.
+
+    A code criterion's unit becomes a ``code_request`` (check and item as JSON) for
+    ``jurybox.evaluators.CodeProvider``; no model ever sees it.
+    """
+    if len(units) == 1 and ctx.is_code(units[0]):
+        unit = units[0]
+        criterion = ctx.criterion(unit.criterion)
+        base_dir = ctx.criterion_dirs.get(unit.criterion or "")
+        return code_request(criterion, _item(items, unit), unit.order[0], base_dir)
     parts = build_prompt(ctx, units, items)
     return CompletionRequest(
         system=parts.system,

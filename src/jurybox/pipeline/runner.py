@@ -124,11 +124,16 @@ class _Session:
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
-        async with asyncio.TaskGroup() as group:
-            for judge in judges:
-                mine = iter([batch for batch in batches if batch[0].judge == judge.name])
-                for _ in range(judge.workers):
-                    group.create_task(self._worker(judge, mine, sink))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for judge in judges:
+                    mine = iter([batch for batch in batches if batch[0].judge == judge.name])
+                    for _ in range(judge.workers):
+                        group.create_task(self._worker(judge, mine, sink))
+        except ExceptionGroup as failed:
+            # Provider failures never get here (they are records); what does is a bug or an
+            # OSError such as a full disk. Re-raise the first so callers see the plain error.
+            raise failed.exceptions[0] from None
 
     async def _worker(self, judge: _Judge, batches: Iterator[list[WorkUnit]], sink: _Sink) -> None:
         # Workers share one iterator: ``next`` is synchronous, so each batch goes to one worker.
@@ -346,19 +351,28 @@ async def execute(
         _write_manifest(out, "running", session)
         await _judge_all(session, out, judges, pending, console)
         status = "complete"
+    except Exception:
+        status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
+        raise
     finally:
         for judge in judges:
             if judge.name not in runtime.providers:  # injected providers belong to the caller
                 await judge.provider.aclose()
         file_totals = _write_manifest(out, status, session)
+    return _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+
+
+def _summary(
+    inputs: RunInputs, out: _Output, session: _Session, file_totals: dict[str, Any], *, skipped: int
+) -> RunSummary:
     return RunSummary.from_totals(
         file_totals,
         run_id=out.run_id,
-        output_dir=directory,
+        output_dir=out.directory,
         judgments_path=out.judgments,
         manifest_path=out.manifest_path,
         units_total=len(inputs.units),
-        units_skipped=len(inputs.units) - len(pending),
+        units_skipped=skipped,
         units_run=session.units_run,
         provider_calls=session.provider_calls,
         elapsed_s=time.monotonic() - session.started,

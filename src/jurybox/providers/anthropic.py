@@ -171,7 +171,14 @@ class AnthropicProvider:
             raise MalformedResponseError(
                 f"anthropic: expected a Message body, got {type(message).__name__}"
             )
-        return completion_from_message(message, model=self.model, latency_ms=watch.elapsed_ms)
+        try:
+            return completion_from_message(message, model=self.model, latency_ms=watch.elapsed_ms)
+        except (AttributeError, TypeError) as exc:
+            # The SDK builds responses without validation, so a body of the wrong shape (say,
+            # `"usage": 5`) only fails here, when a field is used.
+            raise MalformedResponseError(
+                f"anthropic: response body of unexpected shape ({type(exc).__name__})"
+            ) from exc
 
     def classify_error(self, exc: BaseException) -> ProviderError:
         if isinstance(exc, ProviderError):

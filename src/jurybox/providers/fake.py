@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jurybox.config import FakeJudgeConfig, JudgeConfig
-from jurybox.errors import ConfigError, ProviderError, TransientError
+from jurybox.errors import ConfigError, ProviderError
 from jurybox.providers._common import Stopwatch, classify_common, estimate_tokens
 from jurybox.records import Completion, CompletionRequest
 
@@ -151,7 +151,8 @@ class FakeProvider:
 
     def classify_error(self, exc: BaseException) -> ProviderError:
         known = classify_common(exc)
-        return known if known is not None else TransientError(f"fake provider: {exc!r}")
+        # Like the real adapters: an unknown failure is not retried.
+        return known if known is not None else ProviderError(f"fake provider: {exc!r}")
 
     async def aclose(self) -> None:
         self.closed = True

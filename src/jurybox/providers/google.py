@@ -240,7 +240,7 @@ class GoogleProvider:
 
 def _classify_api_error(exc: genai_errors.APIError, secrets: Sequence[str]) -> ProviderError:
     details = _error_details(exc.details)
-    message = scrub_secrets(f"gemini HTTP {exc.code} {exc.status}: {exc.message}", secrets)
+    message = scrub_secrets(f"gemini HTTP {exc.code} {exc.status}: {exc.message or ''}", secrets)
     # Gemini answers a bad key with 400 INVALID_ARGUMENT; only ErrorInfo.reason tells it apart.
     if any(item.get("reason") in _INVALID_KEY_REASONS for item in details):
         return AuthError(message, status_code=exc.code)

@@ -34,6 +34,7 @@ TEMPLATE = "report.html.j2"
 EXCERPT_CHARS = 600
 FULL_CHARS = 20_000
 MAX_FAILURES = 500
+NOWRAP_CHARS = 24
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ def _template() -> jinja2.Template:
 def _cell(value: Any, column: str, numeric: bool) -> dict[str, Any]:
     text = str(value)
     classes = ["num"] if numeric else []
+    if len(text) <= NOWRAP_CHARS:
+        classes.append("nw")  # short labels ("judge-openai", "category: math") stay whole
     if column == "Status" and text in ("fail", "warn", "pass", "skipped"):
         classes.append(f"status-{text}")
     href = value.href if isinstance(value, Link) else None

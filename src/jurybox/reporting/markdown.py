@@ -91,7 +91,7 @@ def plot_index(plots: Iterable[PlotSpec]) -> list[str]:
     specs = list(plots)
     if not specs:
         return []
-    lines = ["## Plots", "", "| Plot | File | Status | Note |", "|:---|---|---|---|"]
+    lines = ["## Plots", "", "| Plot | File | Status | Note |", "|:---|:---|:---|:---|"]
     for spec in specs:
         lines.append(
             f"| {_escape(spec.title)} | plots/{spec.filename} | {spec.status} | "

@@ -29,50 +29,54 @@ def position_bias(report: Json) -> PlotSpec:
     if not computed(node) or node is None:
         return not_applicable("position_bias", title, why(node, "no position-bias analysis"))
     judges: dict[str, Json] = dict(node.get("judges") or {})
-    names = list(judges)
-    swaps = [judges[j].get("swap_consistency") or {} for j in names]
     threshold = value_of(get(report, "options", "thresholds"), "swap_consistency_min")
-    left: BarPanel | NotApplicablePanel = BarPanel(
-        title="Swap consistency (same verdict in both orders)",
+    return PlotSpec(
+        "position_bias",
+        title,
+        (_swap_panel(judges, threshold), _first_position_panel(judges)),
+        caption="Left: share of pairs with the same verdict when the responses trade "
+        "places (labels: consistent/pairs). Right: share of decisive verdicts for the "
+        "response shown first, with 95% intervals.",
+    )
+
+
+def _swap_panel(judges: dict[str, Json], threshold: float | None) -> BarPanel | NotApplicablePanel:
+    title = "Swap consistency (same verdict in both orders)"
+    swaps = [entry.get("swap_consistency") or {} for entry in judges.values()]
+    if all(value_of(s) is None for s in swaps):
+        return NotApplicablePanel(title, why(swaps[0] if swaps else None, "no swapped pair"))
+    series = BarSeries(
+        "swap consistency",
+        [value_of(s) for s in swaps],
+        annotations=[_swap_label(s) for s in swaps],
+    )
+    return BarPanel(
+        title=title,
         ylabel="share of pairs",
-        categories=names,
-        series=[
-            BarSeries(
-                "swap consistency",
-                [value_of(s) for s in swaps],
-                annotations=[_swap_label(s) for s in swaps],
-            )
-        ],
+        categories=list(judges),
+        series=[series],
         reference=threshold,
         reference_label=None if threshold is None else f"trust threshold {fmt_rate(threshold)}",
         ylim=(0.0, 1.08),
     )
-    if all(value_of(s) is None for s in swaps):
-        left = NotApplicablePanel(left.title, why(swaps[0] if swaps else None, "no swapped pair"))
-    firsts = [judges[j].get("first_position_rate") or {} for j in names]
-    right = BarPanel(
+
+
+def _first_position_panel(judges: dict[str, Json]) -> BarPanel:
+    firsts = [entry.get("first_position_rate") or {} for entry in judges.values()]
+    series = BarSeries(
+        "first-position rate",
+        [value_of(f) for f in firsts],
+        [value_of(f, "ci_low") for f in firsts],
+        [value_of(f, "ci_high") for f in firsts],
+    )
+    return BarPanel(
         title="First-position rate (decisive verdicts)",
         ylabel="share choosing the response shown first",
-        categories=names,
-        series=[
-            BarSeries(
-                "first-position rate",
-                [value_of(f) for f in firsts],
-                [value_of(f, "ci_low") for f in firsts],
-                [value_of(f, "ci_high") for f in firsts],
-            )
-        ],
+        categories=list(judges),
+        series=[series],
         reference=0.5,
         reference_label="no position bias (0.5)",
         ylim=(0.0, 1.0),
-    )
-    return PlotSpec(
-        "position_bias",
-        title,
-        (left, right),
-        caption="Left: share of pairs with the same verdict when the responses trade "
-        "places (labels: consistent/pairs). Right: share of decisive verdicts for the "
-        "response shown first, with 95% intervals.",
     )
 
 
@@ -234,36 +238,25 @@ def agreement_matrix(report: Json) -> PlotSpec:
     kappa = _pair_matrix(judges, block["pairs"], "cohen_kappa")
     share = _pair_matrix(judges, block["pairs"], "percent_agreement")
     panels = (
-        HeatmapPanel(
-            f"Cohen's κ on {data}",
-            judges,
-            judges,
-            kappa,
-            [[fmt_rate(v) for v in row] for row in kappa],
-            "Cohen's κ",
-            vmin=-1.0,
-            vmax=1.0,
-            cmap="RdBu",
-        ),
-        HeatmapPanel(
-            f"Percent agreement on {data}",
-            judges,
-            judges,
-            share,
-            [[fmt_rate(v) for v in row] for row in share],
-            "share of units",
-            vmin=0.0,
-            vmax=1.0,
-            cmap="viridis",
+        _judge_heatmap(f"Cohen's κ on {data}", judges, kappa, "Cohen's κ", (-1.0, 1.0, "RdBu")),
+        _judge_heatmap(
+            f"Percent agreement on {data}", judges, share, "share of units", (0.0, 1.0, "viridis")
         ),
     )
-    return PlotSpec(
-        name,
-        title,
-        panels,
-        caption=f"Each cell compares two judges on the {data} "
-        "they both gave (diagonal left blank).",
-    )
+    caption = f"Each cell compares two judges on the {data} they both gave (diagonal left blank)."
+    return PlotSpec(name, title, panels, caption=caption)
+
+
+def _judge_heatmap(
+    title: str,
+    judges: list[str],
+    matrix: list[list[float | None]],
+    colorbar: str,
+    scale: tuple[float, float, str],
+) -> HeatmapPanel:
+    cells = [[fmt_rate(v) for v in row] for row in matrix]
+    low, high, cmap = scale
+    return HeatmapPanel(title, judges, judges, matrix, cells, colorbar, low, high, cmap)
 
 
 def _pair_matrix(judges: list[str], pairs: list[Json], key: str) -> list[list[float | None]]:

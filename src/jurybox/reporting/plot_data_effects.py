@@ -179,49 +179,91 @@ def calibration(report: Json) -> PlotSpec:
 
 
 def _human_panel(report: Json) -> BarPanel | None:
-    accuracy = get(report, "accuracy_vs_gold", "judges")
-    if computed(report.get("accuracy_vs_gold")) and isinstance(accuracy, Mapping) and accuracy:
-        orders = sorted({o for e in accuracy.values() for o in (e.get("orders") or {})})
-        series = [
-            _series(f"order {o}", [get(e, "orders", o) for e in accuracy.values()]) for o in orders
-        ]
-        series.append(_series("consolidated", [e.get("consolidated") for e in accuracy.values()]))
-        return BarPanel(
-            "Accuracy against the gold label",
-            "accuracy",
-            list(accuracy),
-            series,
-            reference=0.5,
-            reference_label="coin flip (0.5)",
-            ylim=(0.0, 1.0),
-        )
-    prefs = get(report, "human_calibration", "preferences", "judges")
-    if isinstance(prefs, Mapping) and prefs:
-        series = [_series("pooled κ", [e.get("pooled") for e in prefs.values()])]
-        return BarPanel(
-            "Cohen's κ with human preferences",
-            "Cohen's κ",
-            list(prefs),
-            series,
-            reference=0.4,
-            reference_label="moderate (0.4)",
-            ylim=(-0.2, 1.0),
-        )
-    criterion = get(report, "human_calibration", "criterion", "judges")
-    if isinstance(criterion, Mapping) and criterion:
-        entries = [e for e in criterion.values() if isinstance(e, Mapping)]
-        series = [
-            _series(k.upper(), [get(e, "tpr_tnr", k) for e in entries], key="estimate")
-            for k in ("tpr", "tnr")
-        ]
-        return BarPanel(
-            "Criterion verdicts vs human Pass/Fail",
-            "rate",
-            list(criterion),
-            series,
-            ylim=(0.0, 1.0),
-        )
+    """The first kind of human comparison the report holds: gold accuracy, preference κ,
+    score κ / ICC, criterion TPR / TNR."""
+    for build in (_accuracy_panel, _preference_kappa_panel, _score_kappa_panel, _criterion_panel):
+        panel = build(report)
+        if panel is not None:
+            return panel
     return None
+
+
+def _accuracy_panel(report: Json) -> BarPanel | None:
+    accuracy = get(report, "accuracy_vs_gold", "judges")
+    if (
+        not computed(report.get("accuracy_vs_gold"))
+        or not isinstance(accuracy, Mapping)
+        or not accuracy
+    ):
+        return None
+    orders = sorted({o for e in accuracy.values() for o in (e.get("orders") or {})})
+    series = [
+        _series(f"order {o}", [get(e, "orders", o) for e in accuracy.values()]) for o in orders
+    ]
+    series.append(_series("consolidated", [e.get("consolidated") for e in accuracy.values()]))
+    return BarPanel(
+        "Accuracy against the gold label",
+        "accuracy",
+        list(accuracy),
+        series,
+        reference=0.5,
+        reference_label="coin flip (0.5)",
+        ylim=(0.0, 1.0),
+    )
+
+
+def _preference_kappa_panel(report: Json) -> BarPanel | None:
+    prefs = get(report, "human_calibration", "preferences", "judges")
+    if not isinstance(prefs, Mapping) or not prefs:
+        return None
+    series = [_series("pooled κ", [e.get("pooled") for e in prefs.values()])]
+    return BarPanel(
+        "Cohen's κ with human preferences",
+        "Cohen's κ",
+        list(prefs),
+        series,
+        reference=0.4,
+        reference_label="moderate (0.4)",
+        ylim=(-0.2, 1.0),
+    )
+
+
+def _score_kappa_panel(report: Json) -> BarPanel | None:
+    judges = get(report, "human_calibration", "scores", "judges")
+    if not isinstance(judges, Mapping) or not judges:
+        return None
+    entries = list(judges.values())
+    series = [
+        _series("Cohen's κ (total, rounded)", [get(e, "dimensions", TOTAL) for e in entries]),
+        _series(
+            "quadratic κ (total)",
+            [get(e, "dimensions", TOTAL, "weighted_quadratic") for e in entries],
+        ),
+        _series("ICC(2,1) (total)", [e.get("total_icc") for e in entries]),
+    ]
+    return BarPanel(
+        "Judge vs human total scores",
+        "agreement",
+        list(judges),
+        series,
+        reference=0.4,
+        reference_label="κ moderate (0.4)",
+        ylim=(-0.2, 1.0),
+    )
+
+
+def _criterion_panel(report: Json) -> BarPanel | None:
+    criterion = get(report, "human_calibration", "criterion", "judges")
+    if not isinstance(criterion, Mapping) or not criterion:
+        return None
+    names = [n for n, e in criterion.items() if isinstance(get(e, "tpr_tnr"), Mapping)]
+    if not names:
+        return None
+    series = [
+        _series(k.upper(), [get(criterion[n], "tpr_tnr", k) for n in names], key="estimate")
+        for k in ("tpr", "tnr")
+    ]
+    return BarPanel("Criterion verdicts vs human Pass/Fail", "rate", names, series, ylim=(0.0, 1.0))
 
 
 def _series(label: str, metrics: Sequence[Any], key: str = "value") -> BarSeries:
@@ -233,32 +275,42 @@ def _series(label: str, metrics: Sequence[Any], key: str = "value") -> BarSeries
     )
 
 
+_CONFIDENCE_TITLES = {
+    "preferences": ("Stated confidence vs being right", "share right"),
+    "scores": ("Stated confidence vs score error", "share within one point of the reference"),
+}
+
+
 def _confidence_panel(report: Json) -> LinePanel | None:
-    block = get(report, "reliability", "confidence_calibration", "preferences")
-    if not computed(block) or not isinstance(get(block, "judges"), Mapping):
-        return None
-    levels = {float(v): str(k) for k, v in (block.get("confidence_levels") or {}).items()}
-    series = []
-    for judge, entry in block["judges"].items():
-        bins = [b for b in entry.get("bins") or [] if value_of(b) is not None]
-        if bins:
-            series.append(
-                LineSeries(
-                    str(judge),
-                    [float(b["confidence"]) for b in bins],
-                    [value_of(b) or 0.0 for b in bins],
-                    [value_of(b, "ci_low") for b in bins],
-                    [value_of(b, "ci_high") for b in bins],
-                )
+    """A reliability diagram: share right per stated confidence level, per judge."""
+    for kind, (title, ylabel) in _CONFIDENCE_TITLES.items():
+        block = get(report, "reliability", "confidence_calibration", kind)
+        if not computed(block) or not isinstance(get(block, "judges"), Mapping):
+            continue
+        series = [s for s in (_bin_series(j, e) for j, e in block["judges"].items()) if s]
+        if series:
+            levels = {float(v): str(k) for k, v in (block.get("confidence_levels") or {}).items()}
+            return LinePanel(
+                f"{title} ({kind})",
+                "stated confidence",
+                ylabel,
+                series,
+                xticks=levels or None,
+                ylim=(0.0, 1.05),
             )
-    if not series:
+    return None
+
+
+def _bin_series(judge: str, entry: Json) -> LineSeries | None:
+    """One judge's bins; None when the bins do not carry distinct confidence levels."""
+    bins = [b for b in entry.get("bins") or [] if value_of(b) is not None]
+    levels = [value_of(b, "level") if "level" in b else value_of(b, "confidence") for b in bins]
+    if len(bins) < 2 or None in levels or len(set(levels)) != len(levels):
         return None
-    target = "right vs human" if block.get("target") == "correct_vs_human" else "order-consistent"
-    return LinePanel(
-        "Stated confidence vs being right",
-        "stated confidence",
-        f"share {target}",
-        series,
-        xticks=levels or None,
-        ylim=(0.0, 1.05),
+    return LineSeries(
+        str(judge),
+        [float(x or 0.0) for x in levels],
+        [value_of(b) or 0.0 for b in bins],
+        [value_of(b, "ci_low") for b in bins],
+        [value_of(b, "ci_high") for b in bins],
     )

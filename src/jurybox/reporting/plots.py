@@ -136,7 +136,10 @@ def _draw_bars(ax: Axes, panel: BarPanel) -> None:
     ax.set_xticks(positions, [_wrap(c) for c in panel.categories])
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title)
-    if len(panel.series) > 1 or panel.reference_label:
+    if panel.stacked and bottom.size and bottom.max() > 0:
+        ax.set_ylim(0, bottom.max() * 1.2)  # headroom: the legend sits above the bars
+        ax.legend(fontsize=8, loc="upper center", ncol=len(panel.series))
+    elif len(panel.series) > 1 or panel.reference_label:
         ax.legend(fontsize=8, loc="best")
 
 
@@ -170,8 +173,8 @@ def _annotate_tops(ax: Axes, x: np.ndarray, values: np.ndarray, series: BarSerie
 def _draw_heatmap(ax: Axes, panel: HeatmapPanel) -> None:
     data = np.array([_as_float(row, len(panel.columns)) for row in panel.values], dtype=float)
     masked = np.ma.masked_invalid(data)
-    image = ax.imshow(masked, cmap=panel.cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="auto")
-    image.cmap.set_bad("#eeeeee")
+    cmap = matplotlib.colormaps[panel.cmap].with_extremes(bad="#eeeeee")
+    image = ax.imshow(masked, cmap=cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="auto")
     ax.set_xticks(range(len(panel.columns)), [_wrap(c, 12) for c in panel.columns])
     ax.set_yticks(range(len(panel.rows)), list(panel.rows))
     ax.grid(False)

@@ -63,6 +63,19 @@ def build_sections(report: Json) -> list[Section]:
 # --- overview ------------------------------------------------------------------------------
 
 
+RECORD_COLUMNS = (
+    "Judge",
+    "Model",
+    "Vendor",
+    "Records",
+    "OK",
+    "Failed",
+    "Failure rate",
+    "Parse-failure rate",
+    "By status",
+)
+
+
 def overview_section(report: Json) -> Section:
     summary = report.get("summary") or {}
     section = Section(
@@ -74,17 +87,7 @@ def overview_section(report: Json) -> Section:
         Table(
             id="records-by-judge",
             title="Records by judge",
-            columns=(
-                "Judge",
-                "Model",
-                "Vendor",
-                "Records",
-                "OK",
-                "Failed",
-                "Failure rate",
-                "Parse-failure rate",
-                "By status",
-            ),
+            columns=RECORD_COLUMNS,
         )
     )
     failures = summary.get("failures") or {}
@@ -199,37 +202,30 @@ def judge_verdict_table(report: Json) -> Table:
 # --- agreement -----------------------------------------------------------------------------
 
 
+AGREEMENT_COLUMNS = (
+    "Data",
+    "Level",
+    "Units (complete/all)",
+    "Krippendorff's α",
+    "Fleiss' κ",
+    "All judges agree [95% CI]",
+)
+PAIR_COLUMNS = ("Judges", "Data", "n", "Cohen's κ [95% CI]", "Percent agreement [95% CI]")
+
+
 def agreement_section(report: Json) -> Section:
     section = family_section(report, "agreement", "Do the judges agree with each other?")
     section.plots.append("agreement_matrix")
     node = report.get("agreement") or {}
     if section.status == "skipped":
         return section
-    blocks = _agreement_blocks(node)
     table = section.table(
-        Table(
-            id="agreement-per-dimension",
-            title="Agreement per dimension",
-            columns=(
-                "Data",
-                "Level",
-                "Units (complete/all)",
-                "Krippendorff's α",
-                "Fleiss' κ",
-                "All judges agree [95% CI]",
-            ),
-        )
+        Table("agreement-per-dimension", "Agreement per dimension", AGREEMENT_COLUMNS)
     )
-    pairs = section.table(
-        Table(
-            id="agreement-pairs",
-            title="Agreement per judge pair",
-            columns=("Judges", "Data", "n", "Cohen's κ [95% CI]", "Percent agreement [95% CI]"),
-        )
-    )
-    for name, block in blocks:
+    pairs = section.table(Table("agreement-pairs", "Agreement per judge pair", PAIR_COLUMNS))
+    for name, block in _agreement_blocks(node):
         if not computed(block):
-            table.add(name, "—", "—", "—", "—", "—")
+            table.add(name, *["—"] * 5)
             table.note(f"{name}: {skip_reason(block)}")
             continue
         table.add(
@@ -246,15 +242,14 @@ def agreement_section(report: Json) -> Section:
 
 
 def _agreement_blocks(node: Json) -> list[tuple[str, Any]]:
-    blocks: list[tuple[str, Any]] = []
-    if node.get("preferences") is not None:
-        blocks.append(("preferences", node["preferences"]))
+    """Computed blocks (preferences, each score dimension, verdicts); a lone skipped
+    preferences block is kept so that the table says why it is empty."""
+    blocks: list[tuple[str, Any]] = [("preferences", node.get("preferences"))]
     dims = get(node, "scores", "dimensions") or {}
     blocks.extend((f"scores: {label(d)}", dims[d]) for d in ordered_dims(dims))
-    verdicts = node.get("verdicts")
-    if verdicts is not None and computed(verdicts):
-        blocks.append(("criterion verdicts", verdicts))
-    return [(n, b) for n, b in blocks if computed(b) or n == "preferences"]
+    blocks.append(("criterion verdicts", node.get("verdicts")))
+    found = [(n, b) for n, b in blocks if computed(b)]
+    return found or [("preferences", node.get("preferences") or {"status": "skipped"})]
 
 
 def _pair_rows(table: Table, name: str, pairs: list[Json]) -> None:

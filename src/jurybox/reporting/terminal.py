@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -24,6 +25,11 @@ _STYLES = {
     "insufficient_evidence": "bold",
 }
 MAX_REASONS = 6
+_CAPTION = (
+    "swap: same verdict in both orders; 1st pos.: share of decisive verdicts for the response "
+    "shown first; accuracy: vs gold, pooled over orders; κ human: Cohen's κ with human "
+    "preferences; win rate: treatment over control; Δ total: treatment − control mean total."
+)
 
 
 def _rate(metric: Any, k: str | None = None) -> str:
@@ -34,31 +40,38 @@ def _rate(metric: Any, k: str | None = None) -> str:
     return fmt_rate(value) + counts
 
 
-# Headline columns: (title, getter(report, judge) -> formatted text).
+def _swap(r: Json, j: str) -> str:
+    return _rate(get(r, "bias", "position", "judges", j, "swap_consistency"), "consistent")
+
+
+def _first(r: Json, j: str) -> str:
+    return _rate(get(r, "bias", "position", "judges", j, "first_position_rate"))
+
+
+def _accuracy(r: Json, j: str) -> str:
+    return _rate(get(r, "accuracy_vs_gold", "judges", j, "pooled"), "correct")
+
+
+def _kappa(r: Json, j: str) -> str:
+    return _rate(get(r, "human_calibration", "preferences", "judges", j, "pooled"))
+
+
+def _win(r: Json, j: str) -> str:
+    return _rate(get(r, "effects", "preferences", "judges", j))
+
+
+def _delta(r: Json, j: str) -> str:
+    return fmt_score(get(r, "effects", "scores", "per_judge", j, "mean_difference"))
+
+
+# Headline columns: (title, getter(report, judge) -> formatted text); see _CAPTION.
 _COLUMNS: tuple[tuple[str, Callable[[Json, str], str]], ...] = (
-    (
-        "swap consistency",
-        lambda r, j: _rate(
-            get(r, "bias", "position", "judges", j, "swap_consistency"), "consistent"
-        ),
-    ),
-    (
-        "first-position rate",
-        lambda r, j: _rate(get(r, "bias", "position", "judges", j, "first_position_rate")),
-    ),
-    (
-        "accuracy (pooled)",
-        lambda r, j: _rate(get(r, "accuracy_vs_gold", "judges", j, "pooled"), "correct"),
-    ),
-    (
-        "κ vs humans",
-        lambda r, j: _rate(get(r, "human_calibration", "preferences", "judges", j, "pooled")),
-    ),
-    ("treatment win rate", lambda r, j: _rate(get(r, "effects", "preferences", "judges", j))),
-    (
-        "Δ total (treatment − control)",
-        lambda r, j: fmt_score(get(r, "effects", "scores", "per_judge", j, "mean_difference")),
-    ),
+    ("swap", _swap),
+    ("1st pos.", _first),
+    ("accuracy", _accuracy),
+    ("κ human", _kappa),
+    ("win rate", _win),
+    ("Δ total", _delta),
 )
 
 
@@ -78,11 +91,18 @@ def judges_table(report: Json) -> Table:
     judges = [str(j.get("name")) for j in get(report, "summary", "judges") or []]
     failures = get(report, "summary", "failures") or {}
     columns = [(t, fn) for t, fn in _COLUMNS if any(fn(report, j) != MISSING for j in judges)]
-    table = Table(title="Headline figures per judge", show_lines=False)
-    table.add_column("judge")
-    table.add_column("failed", justify="right")
+    table = Table(
+        title="Headline figures per judge",
+        caption=_CAPTION,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0),
+        pad_edge=False,
+    )
+    table.add_column("judge", no_wrap=True)
+    table.add_column("failed", justify="right", no_wrap=True)
     for title, _ in columns:
-        table.add_column(title, justify="right")
+        table.add_column(title, justify="right", no_wrap=True)
     for judge in judges:
         failed = get(failures, judge, "n_failed")
         total = get(failures, judge, "n_records")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+#: A raters/judges × items matrix of labels where None (or NaN) marks a missing label.
+LabelMatrix = ArrayLike | Sequence[Sequence[Any]]
 
 
 def confidence_level(confidence: float, name: str = "confidence") -> float:

@@ -7,17 +7,18 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from jurybox.stats._rng import RNGLike, as_generator
+from jurybox.stats._validate import LabelMatrix
 from jurybox.stats.results import BordaResult, DawidSkeneResult
 
 FloatArray = NDArray[np.float64]
 
 
 def dawid_skene(
-    labels_matrix: ArrayLike,
+    labels_matrix: LabelMatrix,
     *,
     classes: Sequence[Hashable] | None = None,
     max_iter: int = 200,
@@ -56,19 +57,22 @@ def dawid_skene(
             f"need max_iter >= 1, tol > 0 and smoothing >= 0, got {max_iter}, {tol}, {smoothing}"
         )
     onehot, cats = _one_hot(labels_matrix, classes)
+    n_judges, n_items, n_classes = onehot.shape
+    # items × (judge, label) indicators: both EM steps become one matrix product each
+    wide = onehot.transpose(1, 0, 2).reshape(n_items, n_judges * n_classes)
     generator = as_generator(rng)
     votes = onehot.sum(axis=0)  # items × classes
     jitter = generator.uniform(0.0, 1e-6, votes.shape)
     post = _normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))
     log_lik, converged, iteration = -math.inf, False, 0
     for iteration in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        priors, confusion = _m_step(onehot, post, smoothing)
-        post, new_log_lik = _e_step(onehot, priors, confusion)
+        priors, confusion = _m_step(wide, post, smoothing)
+        post, new_log_lik = _e_step(wide, priors, confusion)
         if new_log_lik - log_lik < tol:
             converged, log_lik = True, new_log_lik
             break
         log_lik = new_log_lik
-    priors, confusion = _m_step(onehot, post, smoothing)
+    priors, confusion = _m_step(wide, post, smoothing)
     accuracy = np.einsum("t,jtt->j", priors, confusion)
     return DawidSkeneResult(
         classes=cats,
@@ -136,7 +140,7 @@ def _is_missing(value: Any) -> bool:
 
 
 def _one_hot(
-    labels_matrix: ArrayLike, classes: Sequence[Hashable] | None
+    labels_matrix: LabelMatrix, classes: Sequence[Hashable] | None
 ) -> tuple[FloatArray, tuple[Hashable, ...]]:
     raw = np.asarray(labels_matrix, dtype=object)
     if raw.ndim != 2 or raw.size == 0:
@@ -182,24 +186,25 @@ def _normalise(weights: FloatArray) -> FloatArray:
     return np.asarray(weights / weights.sum(axis=1, keepdims=True), dtype=np.float64)
 
 
-def _m_step(
-    onehot: FloatArray, post: FloatArray, smoothing: float
-) -> tuple[FloatArray, FloatArray]:
+def _m_step(wide: FloatArray, post: FloatArray, smoothing: float) -> tuple[FloatArray, FloatArray]:
     n_classes = post.shape[1]
+    n_judges = wide.shape[1] // n_classes
     priors = (post.sum(axis=0) + smoothing) / (post.shape[0] + n_classes * smoothing)
-    counts = np.einsum("it,jil->jtl", post, onehot) + smoothing
+    # counts[j, t, l] = sum_i post[i, t] * [judge j said l on item i]
+    counts = (post.T @ wide).reshape(n_classes, n_judges, n_classes).transpose(1, 0, 2)
+    counts = counts + smoothing
     totals = counts.sum(axis=2, keepdims=True)
     confusion = np.divide(counts, totals, out=np.full_like(counts, 1 / n_classes), where=totals > 0)
     return priors, confusion
 
 
 def _e_step(
-    onehot: FloatArray, priors: FloatArray, confusion: FloatArray
+    wide: FloatArray, priors: FloatArray, confusion: FloatArray
 ) -> tuple[FloatArray, float]:
+    n_judges, n_classes, _ = confusion.shape
     tiny = np.finfo(np.float64).tiny  # smoothing=0 can leave exact zeros
-    log_conf = np.log(np.maximum(confusion, tiny))
-    log_joint = np.log(np.maximum(priors, tiny))[None, :] + np.einsum(
-        "jil,jtl->it", onehot, log_conf
-    )
+    log_conf = np.log(np.maximum(confusion, tiny))  # [j, t, l]
+    by_label = log_conf.transpose(0, 2, 1).reshape(n_judges * n_classes, n_classes)
+    log_joint = np.log(np.maximum(priors, tiny))[None, :] + wide @ by_label
     norm = logsumexp(log_joint, axis=1, keepdims=True)
     return np.exp(log_joint - norm), float(norm.sum())

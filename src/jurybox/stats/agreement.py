@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 from statsmodels.stats import inter_rater
 
-from jurybox.stats._validate import confidence_level, labels_1d, numeric_2d
+from jurybox.stats._validate import LabelMatrix, confidence_level, labels_1d, numeric_2d
 from jurybox.stats.prevalence import wilson_interval
 from jurybox.stats.results import AlphaResult, FleissKappaResult, KappaResult, PercentAgreement
 
@@ -206,7 +206,7 @@ def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
     )
 
 
-def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> AlphaResult:
+def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResult:
     """Krippendorff's alpha from a raters × units matrix (NaN or None = missing).
 
     Units with fewer than two values are unpairable and ignored, as the coefficient defines.
@@ -289,7 +289,7 @@ def _square_table(table: ArrayLike) -> NDArray[np.float64]:
     return counts
 
 
-def _reliability_matrix(data: ArrayLike, level: str) -> NDArray[np.float64]:
+def _reliability_matrix(data: LabelMatrix, level: str) -> NDArray[np.float64]:
     raw = np.asarray(data, dtype=object)
     if raw.ndim != 2 or raw.size == 0:
         raise ValueError(f"data must be a non-empty raters × units matrix, got shape {raw.shape}")

@@ -209,6 +209,11 @@ def corrected_pass_rate(
     low, high = corrected_bounds(
         cells, x, m, confidence=conf, interval=interval, n_bootstrap=draws, rng=as_generator(rng)
     )
+    if not (np.isfinite(low[0]) and np.isfinite(high[0])):
+        raise ValueError(
+            "no bootstrap draw had TPR + TNR > 1: the labelled set is too small to bound the "
+            "corrected rate"
+        )
     return CorrectedRate(
         estimate=estimate,
         ci_low=float(low[0]),

@@ -1,0 +1,393 @@
+"""Analysis at scale: ``analyze_records`` over ~66,000 synthetic judgments, then twice that.
+
+The synthetic run is rubric mode (built-in ``general`` rubric: 5 dimensions), two arms
+(control / treatment), 3 judges, ``--items`` items, every item judged once per arm by every judge,
+plus a retest of the first ``--retest-share`` of the items; 1 % of the records are failures
+(unparsed / provider_error) and the first ``--human-items`` items carry human scores. Judges have
+a planted leniency, verbosity and self-preference so that every metric family has work to do.
+
+Records are written to a judgments.jsonl and read back the way ``jurybox analyze`` reads them
+(``list(read_records(path))``); each size is then analysed in a *fresh subprocess*, which prints
+the seconds spent reading, building the frame and in each metric family, and its peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Targets: <= 20 s and <= 1.5 GB at 1x, time at
+2x <= 2.2x the time at 1x. ``--profile`` runs cProfile in the subprocess and prints the top hot
+spots (file:function) by own time and by cumulative time.
+
+Usage: ``python bench/analysis_scale.py [--items 10000] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ARMS = ("control", "treatment")
+DIMS = ("accuracy", "relevance", "completeness", "conciseness", "clarity")
+WEIGHTS = np.array([0.3, 0.2, 0.2, 0.15, 0.15])
+JUDGES = {  # name: (family, leniency, noise, verbosity, self bonus)
+    "gpt": ("openai", 0.3, 0.7, 0.4, 0.5),
+    "claude": ("anthropic", -0.2, 0.6, 0.1, 0.3),
+    "gemini": ("google", 0.0, 0.9, 0.2, 0.0),
+}
+FAMILIES = tuple(spec[0] for spec in JUDGES.values())
+STAMP = "2026-11-22T00:00:00.000+00:00"
+
+
+def _item_rows(n_items: int, rng: np.random.Generator, human_items: int) -> list[dict[str, Any]]:
+    lengths = rng.integers(200, 2400, size=(n_items, 2))
+    rows = []
+    for i in range(n_items):
+        authors = {arm: str(FAMILIES[(i + k) % 3]) for k, arm in enumerate(ARMS)}
+        row: dict[str, Any] = {
+            "id": f"q{i:06d}",
+            "question": f"Question {i}?",
+            "responses": {arm: "x" * int(lengths[i, k]) for k, arm in enumerate(ARMS)},
+            "metadata": {
+                "category": ("math", "writing", "code", "facts")[i % 4],
+                "difficulty": ("easy", "medium", "hard")[i % 3],
+                "normal": i % 5 < 2,
+            },
+            "authors": authors,
+        }
+        rows.append(row)
+    for row in rows[:human_items]:
+        row["human"] = {
+            "scores": {arm: {d: int(rng.integers(1, 11)) for d in DIMS} for arm in ARMS}
+        }
+    return rows
+
+
+def _record(
+    qid: str, judge: str, arm: str, *, retest: bool, scores: np.ndarray, status: str
+) -> dict[str, Any]:
+    family = JUDGES[judge][0]
+    ok = status == "ok"
+    by_dim = {d: float(s) for d, s in zip(DIMS, scores, strict=True)}
+    raw = json.dumps(
+        {
+            "scores": {
+                d: {
+                    "reasoning": "Adequate, with minor issues in places.",
+                    "score": int(s),
+                    "confidence": 4,
+                }
+                for d, s in by_dim.items()
+            }
+        }
+    )
+    return {
+        "key": f"{qid}|{judge}|{arm}|r0" + ("|retest" if retest else ""),
+        "run_id": "bench-analysis-scale",
+        "query_id": qid,
+        "judge_name": judge,
+        "judge_model": f"{judge}-model",
+        "judge_vendor": family,
+        "mode": "rubric",
+        "presentation_order": arm,
+        "positions": {"A": arm},
+        "status": status,
+        "parse_success": ok,
+        "raw_response": raw if status != "provider_error" else None,
+        "timestamp": STAMP,
+        "retest": retest,
+        "error": None if ok else f"simulated {status}",
+        "parse_method": "native" if ok else None,
+        "scores": {arm: by_dim} if ok else None,
+        "confidences": {arm: dict.fromkeys(DIMS, 4.0)} if ok else None,
+        "overall": {arm: float(np.dot(WEIGHTS, scores))} if ok else None,
+        "gate_failures": {arm: ["accuracy"] if scores[0] <= 2 else []} if ok else None,
+        "input_tokens": 900,
+        "output_tokens": 120,
+        "latency_ms": 850.0,
+    }
+
+
+def generate(
+    directory: Path, n_items: int, *, retest_share: float, human_items: int, seed: int = 0
+) -> tuple[Path, Path, int]:
+    """Write items.jsonl and judgments.jsonl; returns their paths and the record count."""
+    rng = np.random.default_rng(seed)
+    rows = _item_rows(n_items, rng, human_items)
+    items_path, records_path = directory / "items.jsonl", directory / "judgments.jsonl"
+    with items_path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    quality = rng.normal(6.0, 1.3, size=(n_items, 2, 1)) + rng.normal(0, 0.6, (n_items, 2, 5))
+    quality[:, 1, 0] += 0.5  # treatment is better on accuracy
+    n_retest = int(n_items * retest_share)
+    count = 0
+    with records_path.open("w", encoding="utf-8") as handle:
+        for judge, (family, leniency, noise, verbosity, bonus) in JUDGES.items():
+            for retest in (False, True):
+                n = n_retest if retest else n_items
+                lengths = np.array([[len(r["responses"][a]) for a in ARMS] for r in rows[:n]])
+                own = np.array([[r["authors"][a] == family for a in ARMS] for r in rows[:n]])
+                z = (lengths - 1300) / 630
+                raw = (
+                    quality[:n]
+                    + leniency
+                    + verbosity * z[..., None]
+                    + bonus * own[..., None]
+                    + rng.normal(0, noise, size=(n, 2, 5))
+                )
+                scores = np.clip(np.rint(raw), 1, 10)
+                fails = rng.random((n, 2))
+                for i in range(n):
+                    for k, arm in enumerate(ARMS):
+                        status = (
+                            "unparsed"
+                            if fails[i, k] < 0.005
+                            else "provider_error"
+                            if fails[i, k] < 0.01
+                            else "ok"
+                        )
+                        record = _record(
+                            rows[i]["id"],
+                            judge,
+                            arm,
+                            retest=retest,
+                            scores=scores[i, k],
+                            status=status,
+                        )
+                        handle.write(json.dumps(record) + "\n")
+                        count += 1
+    return items_path, records_path, count
+
+
+def _timed_families(timings: dict[str, float]) -> None:
+    """Wrap each metric family in ``jurybox.analysis.report`` to record its seconds."""
+    from jurybox.analysis import report
+
+    for name in [n for n in dir(report) if n.startswith("analyze_") and n != "analyze_records"]:
+        func = getattr(report, name)
+        if name == "analyze_frame" or not callable(func):
+            continue
+
+        def wrapped(*args: Any, _f: Callable[..., Any] = func, _n: str = name, **kw: Any) -> Any:
+            start = time.perf_counter()
+            timings[_n] = -1.0  # running: a failure names this family
+            result = _f(*args, **kw)
+            timings[_n] = time.perf_counter() - start
+            return result
+
+        setattr(report, name, wrapped)
+
+
+def _coincidences_matmul(value_counts: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
+    """The krippendorff package's coincidence matrix in O(N*V) memory instead of O(N*V*V).
+
+    sum_u (c_u c_u^T - diag(c_u)) / (m_u - 1) == (C / (m - 1))^T C - diag(sum_u c_u / (m_u - 1)).
+    """
+    pairable = np.maximum(value_counts.sum(axis=1), 2)
+    weighted = value_counts / (pairable - 1)[:, None]
+    result: np.ndarray = (weighted.T @ value_counts - np.diag(weighted.sum(axis=0))).astype(dtype)
+    return result
+
+
+def apply_recommended_fixes() -> None:
+    """``--patched``: the two fixes recommended to the analysis engineer, applied in-process.
+
+    1. krippendorff's ``_coincidences`` builds (units x values x values) temporaries: with the
+       continuous overall score (hundreds of distinct values) that is gigabytes. Replaced by the
+       equivalent matrix product above.
+    2. statsmodels' ``multipletests(method="holm")`` calls ``gc.collect()`` every time: a full
+       collection over every live record object. ``gc.collect`` becomes a no-op here.
+    """
+    import gc
+
+    import krippendorff.krippendorff as kd
+
+    kd._coincidences = _coincidences_matmul
+    gc.collect = lambda generation=2: 0
+
+
+def _memory_cap(gigabytes: float) -> None:
+    """Cap the address space so that a runaway allocation fails here, not on the whole machine."""
+    limit = int(gigabytes * 1024**3)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[str, Any]:
+    """Runs in a fresh subprocess: read, build the frame, analyse; times and peak RSS."""
+    t0 = time.perf_counter()
+    from jurybox.analysis import AnalysisOptions, analyze_frame, build_frame
+    from jurybox.datasets import load_dataset
+    from jurybox.pipeline.store import read_records
+
+    import_s = time.perf_counter() - t0
+    timings: dict[str, float] = {}
+    _timed_families(timings)
+    profiler = cProfile.Profile() if profile is not None else None
+    if profiler is not None:
+        profiler.enable()
+    t1 = time.perf_counter()
+    items = load_dataset(items_path)
+    t2 = time.perf_counter()
+    records = list(read_records(records_path))
+    t3 = time.perf_counter()
+    options = AnalysisOptions(control_arm="control", treatment_arm="treatment", seed=0)
+    frame = build_frame(records, human=None, items=items, options=options)
+    t4 = time.perf_counter()
+    try:
+        report = analyze_frame(frame, options)
+    except MemoryError:
+        failed = next((k for k in timings if timings[k] < 0), "?")
+        return {
+            "records": len(records),
+            "error": f"MemoryError in {failed} (address space capped)",
+            "families_s": {k: v for k, v in timings.items() if v >= 0},
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            "seconds_before_failure": time.perf_counter() - t3,
+        }
+    t5 = time.perf_counter()
+    if profiler is not None and profile is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
+    json.dumps(report)  # the report must serialise; not timed
+    return {
+        "records": len(records),
+        "import_s": import_s,
+        "load_items_s": t2 - t1,
+        "read_records_s": t3 - t2,
+        "build_frame_s": t4 - t3,
+        "analyze_frame_s": t5 - t4,
+        "analyze_records_s": t5 - t3,  # what analyze_records(records, items=...) costs
+        "total_s": t5 - t1,
+        "families_s": timings,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "verdict": report["verdict"]["level"],
+        "skipped_families": sorted(
+            k for k, v in report.items() if isinstance(v, dict) and v.get("status") == "skipped"
+        ),
+    }
+
+
+def run_worker(
+    items_path: Path, records_path: Path, profile: Path | None, options: argparse.Namespace
+) -> dict[str, Any]:
+    args = [
+        sys.executable,
+        __file__,
+        "--worker",
+        str(items_path),
+        str(records_path),
+        "--memory-cap-gb",
+        str(options.memory_cap_gb),
+    ]
+    if profile is not None:
+        args += ["--profile-out", str(profile)]
+    if options.patched:
+        args.append("--patched")
+    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"worker failed:\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def print_profile(path: Path, top: int = 25) -> None:
+    stats = pstats.Stats(str(path))
+    for key in ("tottime", "cumulative"):
+        print(f"\n-- cProfile ({path.name}), top {top} by {key} --")
+        stats.sort_stats(key).print_stats(top)
+
+
+def print_results(results: list[dict[str, Any]]) -> None:
+    print(
+        "| records | patched | read s | build_frame s | analyze_frame s | analyze_records s | "
+        "peak RSS MB | slowest families s |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        slow = sorted(r["families_s"].items(), key=lambda kv: -kv[1])[:3]
+        slowest = ", ".join(f"{k.removeprefix('analyze_')} {v:.1f}" for k, v in slow)
+        if "error" in r:
+            print(
+                f"| {r['records']} | {r['patched']} | failed: {r['error']} after "
+                f"{r['seconds_before_failure']:.1f} s | | | | {r['peak_rss_mb']:.0f} | "
+                f"{slowest} |"
+            )
+            continue
+        print(
+            f"| {r['records']} | {r['patched']} | {r['read_records_s']:.2f} | "
+            f"{r['build_frame_s']:.2f} | {r['analyze_frame_s']:.2f} | "
+            f"{r['analyze_records_s']:.2f} | {r['peak_rss_mb']:.0f} | {slowest} |"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--retest-share", type=float, default=0.1)
+    parser.add_argument("--human-items", type=int, default=500)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--patched",
+        action="store_true",
+        help="apply the recommended analysis fixes in-process (projection)",
+    )
+    parser.add_argument(
+        "--memory-cap-gb",
+        type=float,
+        default=8.0,
+        help="address-space cap of the analysing subprocess",
+    )
+    parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        _memory_cap(args.memory_cap_gb)
+        if args.patched:
+            apply_recommended_fixes()
+        print(json.dumps(worker(args.worker[0], args.worker[1], args.profile_out)))
+        return
+    print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="jurybox-analysis-scale-") as tmp:
+        for factor in (1, 2):
+            folder = Path(tmp) / f"x{factor}"
+            folder.mkdir()
+            items, records, count = generate(
+                folder,
+                args.items * factor,
+                retest_share=args.retest_share,
+                human_items=args.human_items,
+            )
+            profile = folder / "analysis.prof" if args.profile and factor == 1 else None
+            result = {
+                "factor": factor,
+                "items": args.items * factor,
+                "records_written": count,
+                "patched": args.patched,
+                **run_worker(items, records, profile, args),
+            }
+            results.append(result)
+            print(json.dumps(result), flush=True)
+            if profile is not None:
+                print_profile(profile)
+    print(f"load average after: {os.getloadavg()}")
+    print_results(results)
+    ratio = None
+    if all("error" not in r for r in results):
+        ratio = results[1]["analyze_records_s"] / results[0]["analyze_records_s"]
+        print(f"2x / 1x time ratio (analyze_records): {ratio:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "ratio": ratio}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""Self-enhancement: does a judge favour responses written by its own model family?
+
+A judge's family (``AnalysisOptions.judge_families``, else ``judge_vendor``) matches an author
+when the author starts with the family (case-insensitive: family "claude" matches author
+"claude-3-opus"). Raw own-vs-other comparisons are confounded with response quality, so both
+tests are relative to *neutral* judges (those whose family wrote neither response), which also
+keeps one judge's self-preference from leaking into another's baseline.
+
+Scores (``judges``): the judge's score minus the neutral judges' mean on the same response,
+own-family responses against the rest (Kruskal-Wallis); "detected" needs a positive excess and
+p < alpha. ``by_author``: Kruskal-Wallis across judges of the scores of each author's responses.
+
+Preferences (``preferences``): on pairs where exactly one response is the judge's family's,
+the judge's pick of that response (1, tie 0.5, 0; consolidated verdicts, flip = tie) against the
+neutral judges' mean pick of the same response, Wilcoxon signed-rank over items.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import Json, attempt, computed, skipped, unavailable
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import consolidated
+
+
+def _own_mask(family: pd.Series, author: pd.Series) -> pd.Series:
+    """Author starts with the judge's family (both case-folded); vectorised per family."""
+    own = pd.Series(False, index=family.index)
+    folded = author.fillna("").astype(str).str.casefold()
+    for fam in family.unique():
+        if fam:
+            mask = family == fam
+            own[mask] = folded[mask].str.startswith(str(fam).casefold())
+    return own
+
+
+def _relative_delta(scores: pd.DataFrame) -> pd.Series:
+    """Score minus the mean of the *neutral* other judges on the same response (NaN if none).
+
+    Neutral judges are those whose family did not author the response: another judge's own
+    self-preference must not leak into the baseline (it would make every other judge look
+    self-preferring on their own family's responses by contrast).
+    """
+    neutral = (~scores["own"]).astype(float)
+    weighted = scores["score"] * neutral
+    keys = [scores["query_id"], scores["arm"]]
+    total = weighted.groupby(keys).transform("sum") - weighted
+    count = neutral.groupby(keys).transform("sum") - neutral
+    return scores["score"] - total / count.where(count > 0)
+
+
+def _self_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+    own, other = rows[rows["own"]], rows[~rows["own"]]
+    own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
+    n = len(rows)
+    rel = rows.dropna(subset=["delta"])
+    d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
+    relative = (
+        attempt(stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel))
+        if len(d_own) and len(d_other)
+        else unavailable(
+            "needs another judge scoring both own-family and other responses", len(rel)
+        )
+    )
+    excess = float(d_own.mean() - d_other.mean()) if len(d_own) and len(d_other) else None
+    relative["excess"] = excess
+    relative["method"] = (
+        "Kruskal-Wallis of (judge score - neutral other judges' mean on the same "
+        f"response), own family vs others; {relative.get('method')}"
+    )
+    p = relative.get("p_value")
+    return {
+        "own_mean": own_mean,
+        "other_mean": other_mean,
+        "n_own": len(own),
+        "n_other": len(other),
+        "n": n,
+        "difference": own_mean - other_mean,
+        "ratio": own_mean / other_mean if other_mean else None,
+        "raw_test": attempt(
+            stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
+        ),
+        "relative_test": relative,
+        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
+    }
+
+
+def _by_author(scores: pd.DataFrame) -> dict[str, Json]:
+    out: dict[str, Json] = {}
+    for author, rows in scores.groupby("author"):
+        groups = [g["score"].to_numpy() for _, g in rows.groupby("judge")]
+        out[str(author)] = (
+            attempt(stats.kruskal_wallis, *groups, n=len(rows))
+            if len(groups) >= 2
+            else unavailable("a single judge scored these responses", len(rows))
+        )
+    return out
+
+
+def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    authors = frame.items[["query_id", "arm", "author"]].dropna()
+    scores = judge_scores(frame).merge(authors, on=["query_id", "arm"])
+    if scores.empty:
+        return skipped("no score of a response with a known author")
+    scores = scores.assign(own=_own_mask(scores["family"], scores["author"]))
+    scores = scores.assign(delta=_relative_delta(scores))
+    judges: dict[str, Json] = {}
+    for judge, rows in scores.groupby("judge"):
+        family = str(rows["family"].iloc[0])
+        if rows["own"].any() and (~rows["own"]).any():
+            judges[str(judge)] = {"family": family, **_self_entry(rows, options)}
+        else:
+            judges[str(judge)] = skipped(
+                f"family '{family}' authored {'all' if rows['own'].all() else 'none'} of the "
+                "responses this judge scored",
+                family=family,
+            )
+    return computed(judges=judges, by_author=_by_author(scores))
+
+
+def _own_rows(frame: AnalysisFrame) -> pd.DataFrame:
+    """(judge, family, query_id, arm) for every response written by the judge's family."""
+    families = frame.records.drop_duplicates("judge")[["judge", "family"]]
+    families = families[families["family"] != ""]
+    authors = frame.items[["query_id", "arm", "author"]].dropna()
+    cross = families.merge(authors, how="cross")
+    return cross[_own_mask(cross["family"], cross["author"])]
+
+
+def _pick(label: pd.Series, arm: pd.Series) -> pd.Series:
+    return (label == arm).astype(float) + 0.5 * (label == "tie").astype(float)
+
+
+def _preference_pairs(frame: AnalysisFrame) -> pd.DataFrame:
+    """Per (judge, item, repeat) with exactly one own-family arm: the judge's pick of it and the
+    neutral judges' mean pick of the same arm (NaN when no neutral judge saw the item)."""
+    cons, own = consolidated(frame), _own_rows(frame)
+    touched = own[["judge", "query_id"]].drop_duplicates().assign(touched=True)
+    single = own[own.groupby(["judge", "query_id"])["arm"].transform("size") == 1]
+    mine = cons.merge(single[["judge", "family", "query_id", "arm"]], on=["judge", "query_id"])
+    mine = mine.assign(pick=_pick(mine["label"], mine["arm"]))
+    neutral = cons.merge(touched, on=["judge", "query_id"], how="left")
+    neutral = neutral[neutral["touched"].isna()].rename(columns={"judge": "other", "label": "o"})
+    both = mine.merge(neutral[["other", "query_id", "repeat", "o"]], on=["query_id", "repeat"])
+    both = both[both["other"] != both["judge"]]
+    others = (
+        _pick(both["o"], both["arm"])
+        .groupby([both["judge"], both["query_id"], both["repeat"]])
+        .mean()
+    )
+    keys = pd.MultiIndex.from_frame(mine[["judge", "query_id", "repeat"]])
+    return mine.assign(others=others.reindex(keys).to_numpy())
+
+
+def _preference_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+    wins = int((rows["label"] == rows["arm"]).sum())
+    ties = int((rows["label"] == "tie").sum())
+    paired = rows.dropna(subset=["others"])
+    test = (
+        attempt(
+            stats.wilcoxon_signed_rank,
+            paired["pick"].to_numpy(),
+            paired["others"].to_numpy(),
+            n=len(paired),
+        )
+        if len(paired)
+        else unavailable("no neutral judge (whose family wrote neither response) to compare", 0)
+    )
+    excess = float((paired["pick"] - paired["others"]).mean()) if len(paired) else None
+    p = test.get("p_value")
+    return {
+        "family": str(rows["family"].iloc[0]),
+        "own_win_rate": attempt(
+            stats.win_rate_interval,
+            wins,
+            len(rows) - wins - ties,
+            ties,
+            n=len(rows),
+            confidence=options.confidence,
+        ),
+        "neutral_pick_rate": float(paired["others"].mean()) if len(paired) else None,
+        "excess": excess,
+        "relative_test": test,
+        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
+    }
+
+
+def _preference_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    if consolidated(frame).empty:
+        return skipped("no pairwise preferences")
+    rows = _preference_pairs(frame)
+    if rows.empty:
+        return skipped("no pair with exactly one response by a judge's own family")
+    judges = {str(j): _preference_entry(part, options) for j, part in rows.groupby("judge")}
+    return computed(
+        judges=judges,
+        method="pick = 1 own-family response preferred, 0.5 tie, 0 other; excess = judge's pick "
+        "minus the neutral judges' mean pick of the same response",
+    )
+
+
+def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+    """Self-enhancement per judge family (see module docstring)."""
+    if frame.items.empty or frame.items["author"].isna().all():
+        return skipped("no response authors (dataset `authors`): self-enhancement needs them")
+    if not (frame.records["family"] != "").any():
+        return skipped("no judge family: set judge_vendor or AnalysisOptions.judge_families")
+    scores = _score_section(frame, options)
+    prefs = _preference_section(frame, options)
+    if scores["status"] == "skipped" and prefs["status"] == "skipped":
+        return skipped(f"{scores['reason']}; {prefs['reason']}")
+    return computed(
+        judges=scores.get("judges", {}),
+        by_author=scores.get("by_author", {}),
+        scores_reason=scores["reason"],
+        preferences=prefs,
+    )

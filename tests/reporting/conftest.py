@@ -1,0 +1,46 @@
+"""Fixtures: synthetic worlds analysed once per session, and their written report folders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybox.analysis import AnalysisFrame, AnalysisOptions
+from jurybox.reporting import ReportPaths, build_report, write_reports
+
+from .synthetic import World, pairwise_world, rubric_world
+
+
+@dataclass
+class Built:
+    world: World
+    report: dict[str, Any]
+    frame: AnalysisFrame
+    paths: ReportPaths
+
+
+def _build(world: World, out: Path) -> Built:
+    report, frame = build_report(
+        world.records, human=world.human, items=world.items, options=AnalysisOptions()
+    )
+    paths = write_reports(report, frame, out, records=world.records, source="synthetic.jsonl")
+    return Built(world, report, frame, paths)
+
+
+@pytest.fixture(scope="session")
+def rubric(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _build(rubric_world(), tmp_path_factory.mktemp("rubric"))
+
+
+@pytest.fixture(scope="session")
+def pairwise(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _build(pairwise_world(), tmp_path_factory.mktemp("pairwise"))
+
+
+@pytest.fixture(params=["rubric", "pairwise"])
+def built(request: pytest.FixtureRequest) -> Built:
+    value: Built = request.getfixturevalue(request.param)
+    return value

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from jurybox.reporting import ReportSchemaError, report_schema, validate_report
+from jurybox.reporting.json_report import REPORT_FILE, write_json_report
+
+from .conftest import Built
+
+
+def test_written_report_validates_against_the_published_schema(built: Built) -> None:
+    data = json.loads(built.paths.json.read_text(encoding="utf-8"))
+    jsonschema.validate(data, report_schema())
+    assert data["schema_version"] == 1
+    assert data == json.loads(json.dumps(built.report))  # full precision, nothing rounded
+    assert set(data["summary"]["excluded"]["by_status"]) <= {
+        "unparsed",
+        "provider_error",
+        "refused",
+        "truncated",
+        "skipped",
+    }
+
+
+def test_excluded_counts_by_status_are_in_the_report(rubric: Built) -> None:
+    excluded = rubric.report["summary"]["excluded"]
+    assert excluded["by_status"] == {"unparsed": 2, "provider_error": 1}
+    assert excluded["total"] == 3
+
+
+def test_invalid_report_is_refused_before_anything_is_written(
+    rubric: Built, tmp_path: Path
+) -> None:
+    broken = copy.deepcopy(rubric.report)
+    del broken["verdict"]
+    with pytest.raises(ReportSchemaError, match="verdict"):
+        write_json_report(broken, tmp_path)
+    assert not (tmp_path / REPORT_FILE).exists()
+    broken = copy.deepcopy(rubric.report)
+    broken["agreement"]["status"] = "maybe"
+    with pytest.raises(ReportSchemaError, match="agreement"):
+        validate_report(broken)
+
+
+def test_nan_is_refused(rubric: Built) -> None:
+    broken = copy.deepcopy(rubric.report)
+    broken["summary"]["failures"]["judge-openai"]["failure_rate"] = math.nan
+    with pytest.raises(ReportSchemaError, match="non-finite"):
+        validate_report(broken)
+
+
+def test_atomic_write_leaves_no_temporary_file_and_honours_the_umask(
+    rubric: Built, tmp_path: Path
+) -> None:
+    old = os.umask(0o022)
+    try:
+        path = write_json_report(rubric.report, tmp_path)
+        write_json_report(rubric.report, tmp_path)  # replacing an existing file
+    finally:
+        os.umask(old)
+    assert [p.name for p in tmp_path.iterdir()] == [REPORT_FILE]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

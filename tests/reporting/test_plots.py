@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+
+from jurybox.reporting import PLOT_NAMES
+from jurybox.reporting.plot_data import build_plot_specs
+from jurybox.reporting.plot_specs import NotApplicablePanel, PlotSpec, not_applicable
+from jurybox.reporting.plots import render_png
+
+from .conftest import Built
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_png(path: Path) -> None:
+    """A valid PNG of sensible size: signature, decodes, >= 400x300 px, < 1 MB."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE, path
+    assert len(data) < 1_000_000, path
+    pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
+    height, width = pixels.shape[:2]
+    assert width >= 400 and height >= 300, (path, width, height)
+    assert pixels.std() > 0.01, f"{path} is blank"
+
+
+def test_every_plot_is_written_and_is_a_valid_png(built: Built) -> None:
+    assert built.paths.plots_dir is not None
+    assert [p.stem for p in built.paths.plots] == list(PLOT_NAMES)
+    for path in built.paths.plots:
+        check_png(path)
+
+
+def test_rubric_data_draws_every_plot_from_its_primary_data(rubric: Built) -> None:
+    specs = {s.name: s for s in build_plot_specs(rubric.report, rubric.frame)}
+    statuses = {name: spec.status for name, spec in specs.items()}
+    # Rubric mode judges one response at a time: there is no position to prefer.
+    assert statuses.pop("position_bias") == "not_applicable"
+    assert set(statuses.values()) == {"drawn"}, statuses
+
+
+def test_pairwise_data_uses_labelled_fallbacks(pairwise: Built) -> None:
+    specs = {s.name: s for s in build_plot_specs(pairwise.report, pairwise.frame)}
+    assert specs["position_bias"].status == "drawn"
+    assert specs["agreement_matrix"].status == "drawn"
+    assert specs["calibration"].status == "drawn"
+    for name in ("verbosity_scatter", "vendor_bias", "treatment_effect"):
+        assert specs[name].status == "fallback", name
+        assert specs[name].note and specs[name].note.startswith("fallback:")
+    heatmap = specs["dimension_heatmap"]
+    assert heatmap.status == "not_applicable"
+    assert heatmap.note and heatmap.note.startswith("not applicable:")
+    assert isinstance(heatmap.panels[0], NotApplicablePanel)
+
+
+def test_plots_without_a_frame_still_render(pairwise: Built) -> None:
+    for spec in build_plot_specs(pairwise.report, None):
+        assert render_png(spec)[:8] == PNG_SIGNATURE
+
+
+def test_not_applicable_panel_renders(tmp_path: Path) -> None:
+    spec = not_applicable("x", "Nothing here", "pairwise data has no per-dimension scores")
+    path = tmp_path / spec.filename
+    path.write_bytes(render_png(spec))
+    check_png(path)
+
+
+def test_rendering_is_deterministic_and_leaks_no_pyplot_state(rubric: Built) -> None:
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    spec: PlotSpec = build_plot_specs(rubric.report, rubric.frame)[2]
+    assert render_png(spec) == render_png(spec)
+    assert plt.get_fignums() == before == []
+
+
+def test_markdown_and_html_name_each_plot_status(pairwise: Built) -> None:
+    markdown = pairwise.paths.markdown.read_text(encoding="utf-8")
+    html = pairwise.paths.html.read_text(encoding="utf-8")
+    for name in PLOT_NAMES:
+        assert f"plots/{name}.png" in markdown
+        assert f"plots/{name}.png" in html
+    assert "not applicable: " in markdown and "not applicable: " in html
+    assert "fallback: pairwise data has no scores" in markdown
+
+
+@pytest.mark.parametrize("plots", [False])
+def test_no_plots_when_not_requested(rubric: Built, tmp_path: Path, plots: bool) -> None:
+    from jurybox.reporting import write_reports
+
+    paths = write_reports(rubric.report, rubric.frame, tmp_path, plots=plots)
+    assert paths.plots_dir is None and paths.plots == ()
+    assert not (tmp_path / "plots").exists()
+    assert "data:image/png" not in paths.html.read_text(encoding="utf-8")

@@ -1,0 +1,73 @@
+"""Dawid-Skene on a synthetic panel with known accuracies, and Borda count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jurybox.stats import borda_count, dawid_skene
+
+ACCURACIES = np.array([0.92, 0.85, 0.75, 0.65, 0.6])
+
+
+def _panel(seed: int, n_items: int = 3000, missing: float = 0.15) -> tuple[np.ndarray, np.ndarray]:
+    """Binary items (40% pass); judge j is right with probability ACCURACIES[j]."""
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n_items) < 0.4).astype(int)
+    right = rng.random((ACCURACIES.size, n_items)) < ACCURACIES[:, None]
+    labels = np.where(right, truth, 1 - truth).astype(float)
+    labels[rng.random(labels.shape) < missing] = np.nan
+    return labels, truth
+
+
+def test_dawid_skene_recovers_known_accuracies() -> None:
+    labels, truth = _panel(0)
+    res = dawid_skene(labels, rng=0)
+    assert res.converged
+    assert res.classes == (0, 1)
+    np.testing.assert_allclose(res.accuracy, ACCURACIES, atol=0.025)
+    assert res.priors[1] == pytest.approx(0.4, abs=0.03)
+    assert res.confusion.shape == (5, 2, 2)
+    np.testing.assert_allclose(res.confusion.sum(axis=2), 1.0)
+    np.testing.assert_allclose(res.posteriors.sum(axis=1), 1.0)
+    ds_acc = np.mean(np.array(res.labels) == truth)
+    vote = np.nanmean(labels, axis=0) > 0.5
+    assert ds_acc > np.mean(vote == truth)  # weighting judges beats the plain majority
+
+
+def test_dawid_skene_is_deterministic_per_seed_and_takes_any_labels() -> None:
+    labels, _ = _panel(1, n_items=400)
+    words = np.where(labels == 1, "Pass", "Fail").astype(object)
+    words[np.isnan(labels)] = None
+    a, b = dawid_skene(words, rng=3), dawid_skene(words, rng=3)
+    assert a.classes == ("Fail", "Pass")
+    np.testing.assert_array_equal(a.posteriors, b.posteriors)
+    numeric = dawid_skene(labels, rng=3)
+    np.testing.assert_allclose(a.accuracy, numeric.accuracy)
+
+
+def test_dawid_skene_three_classes() -> None:
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 3, 1500)
+    acc = np.array([0.9, 0.8, 0.7, 0.6])
+    right = rng.random((4, 1500)) < acc[:, None]
+    wrong = (truth + rng.integers(1, 3, (4, 1500))) % 3
+    res = dawid_skene(np.where(right, truth, wrong), rng=0)
+    np.testing.assert_allclose(res.accuracy, acc, atol=0.03)
+
+
+def test_borda_count() -> None:
+    res = borda_count([["a", "b", "c"], ["b", "a", "c"], ["a", "c", "b"]])
+    assert res.ranking == ("a", "b", "c")
+    assert dict(res.scores) == {"a": 5.0, "b": 3.0, "c": 1.0}
+    assert res.n_rankings == 3
+
+
+def test_borda_ties_keep_first_ranking_order() -> None:
+    res = borda_count([["x", "y"], ["y", "x"]])
+    assert res.ranking == ("x", "y") and res.scores["x"] == res.scores["y"] == 1.0
+
+
+def test_borda_rejects_inconsistent_rankings() -> None:
+    with pytest.raises(ValueError, match="same 3 candidates"):
+        borda_count([["a", "b", "c"], ["a", "b", "d"]])

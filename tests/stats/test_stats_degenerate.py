@@ -1,0 +1,114 @@
+"""Every public estimator raises ValueError, saying why, on empty or degenerate input."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import jurybox.stats as st
+
+NAN = np.nan
+CASES: list[tuple[str, Callable[[], Any], str]] = [
+    ("percent_agreement", lambda: st.percent_agreement([], []), "empty"),
+    ("percent_agreement", lambda: st.percent_agreement([1, 2], [1]), "same length"),
+    ("cohen_kappa", lambda: st.cohen_kappa([], []), "empty"),
+    ("cohen_kappa", lambda: st.cohen_kappa([1, 1, 1], [1, 1, 1]), "only one category"),
+    ("cohen_kappa", lambda: st.cohen_kappa(np.array([1, None]), [1, 2]), "missing"),
+    ("cohen_kappa_table", lambda: st.cohen_kappa_table([[0, 0], [0, 0]]), "empty"),
+    ("cohen_kappa_table", lambda: st.cohen_kappa_table([[4, 0], [0, 0]]), "only one category"),
+    ("cohen_kappa_table", lambda: st.cohen_kappa_table([[1, 2, 3]]), "square"),
+    ("fleiss_kappa", lambda: st.fleiss_kappa(np.empty((0, 3))), "empty"),
+    ("fleiss_kappa", lambda: st.fleiss_kappa([[3, 0], [3, 0]]), "one category"),
+    ("fleiss_kappa", lambda: st.fleiss_kappa([[1, 0], [0, 1]]), "at least 2 ratings"),
+    ("fleiss_kappa", lambda: st.fleiss_kappa([[2, 1], [1, 1]]), "same number of ratings"),
+    ("krippendorff_alpha", lambda: st.krippendorff_alpha(np.empty((2, 0))), "non-empty"),
+    ("krippendorff_alpha", lambda: st.krippendorff_alpha([[1, 2, 3]]), "at least 2 raters"),
+    ("krippendorff_alpha", lambda: st.krippendorff_alpha([[1, 1], [1, 1]]), "no variation"),
+    ("krippendorff_alpha", lambda: st.krippendorff_alpha([[1, NAN], [NAN, 2]]), "no unit"),
+    ("icc", lambda: st.icc(np.empty((0, 3))), "empty"),
+    ("icc", lambda: st.icc([[1], [2], [3]]), "at least 2 raters"),
+    ("icc", lambda: st.icc([[2, 2], [2, 2], [2, 2]]), "zero"),
+    ("icc", lambda: st.icc([[1.0, NAN], [2.0, 3.0]]), "NaN"),
+    ("cronbach_alpha", lambda: st.cronbach_alpha(np.empty((0, 2))), "empty"),
+    ("cronbach_alpha", lambda: st.cronbach_alpha([[1], [2]]), "at least 2 items"),
+    ("cronbach_alpha", lambda: st.cronbach_alpha([[3, 3], [3, 3]]), "zero variance"),
+    ("wilcoxon_signed_rank", lambda: st.wilcoxon_signed_rank([]), "empty"),
+    ("wilcoxon_signed_rank", lambda: st.wilcoxon_signed_rank([1, 2], [1, 2]), "every difference"),
+    ("cohens_d_paired", lambda: st.cohens_d_paired([], []), "empty"),
+    ("cohens_d_paired", lambda: st.cohens_d_paired([1, 2, 3], [0, 1, 2]), "zero variance"),
+    ("rank_biserial", lambda: st.rank_biserial([]), "empty"),
+    ("rank_biserial", lambda: st.rank_biserial([0, 0, 0]), "every difference"),
+    ("tost_paired", lambda: st.tost_paired([], [], 1.0), "empty"),
+    ("tost_paired", lambda: st.tost_paired([1, 2, 3], [0, 1, 2], 1.0), "zero variance"),
+    ("tost_paired", lambda: st.tost_paired([1, 2, 4], [0, 1, 2], -1.0), "positive"),
+    ("mcnemar", lambda: st.mcnemar(np.empty((0, 0))), "empty"),
+    ("mcnemar", lambda: st.mcnemar([[5, 0], [0, 5]]), "no discordant"),
+    ("spearman", lambda: st.spearman([], []), "empty"),
+    ("spearman", lambda: st.spearman([1, 1, 1, 1], [1, 2, 3, 4]), "constant"),
+    ("partial_spearman", lambda: st.partial_spearman([], [], []), "empty"),
+    (
+        "partial_spearman",
+        lambda: st.partial_spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], [1, 1, 1, 1, 1]),
+        "constant",
+    ),
+    ("kruskal_wallis", lambda: st.kruskal_wallis([1, 2, 3]), "at least 2 groups"),
+    ("kruskal_wallis", lambda: st.kruskal_wallis([], [1]), "empty"),
+    ("kruskal_wallis", lambda: st.kruskal_wallis([2, 2], [2, 2]), "identical"),
+    ("binomial_test", lambda: st.binomial_test(0, 0), "n must be"),
+    ("binomial_test", lambda: st.binomial_test(5, 3), "exceed"),
+    ("wilson_interval", lambda: st.wilson_interval(0, 0), "n must be"),
+    ("tpr_tnr", lambda: st.tpr_tnr([], []), "empty"),
+    ("tpr_tnr", lambda: st.tpr_tnr([1, 1, 1], [1, 0, 1]), "all pass"),
+    ("tpr_tnr", lambda: st.tpr_tnr([1, 0, 2], [1, 0, 1]), "0/1"),
+    ("rogan_gladen", lambda: st.rogan_gladen(0.5, 0.4, 0.5), "no better than chance"),
+    ("rogan_gladen", lambda: st.rogan_gladen(1.5, 0.9, 0.9), "proportion"),
+    ("corrected_pass_rate", lambda: st.corrected_pass_rate([1, 0], [1, 0], []), "empty"),
+    ("corrected_pass_rate", lambda: st.corrected_pass_rate([0, 0], [1, 0], [1]), "all fail"),
+    (
+        "corrected_pass_rate",
+        lambda: st.corrected_pass_rate([1, 0], [1, 0], [1], n_bootstrap=10),
+        "at least 1000",
+    ),
+    ("holm", lambda: st.holm([]), "empty"),
+    ("holm", lambda: st.holm([0.2, 1.2]), r"\[0, 1\]"),
+    ("dawid_skene", lambda: st.dawid_skene(np.empty((0, 0))), "non-empty"),
+    ("dawid_skene", lambda: st.dawid_skene([[1, 0, 1]]), "at least 2 judges"),
+    ("dawid_skene", lambda: st.dawid_skene([[1, 1], [1, 1]]), "two distinct classes"),
+    ("dawid_skene", lambda: st.dawid_skene([[None, None], [None, None]]), "no labels"),
+    ("borda_count", lambda: st.borda_count([]), "empty"),
+    ("borda_count", lambda: st.borda_count([["a"]]), "at least 2 candidates"),
+    ("win_rate_interval", lambda: st.win_rate_interval(0, 0), "no comparisons"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "message"), CASES, ids=[f"{n}-{m}" for n, _, m in CASES])
+def test_raises_value_error_saying_why(name: str, call: Callable[[], Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_every_public_function_has_a_degenerate_case() -> None:
+    public = {
+        name
+        for name in st.__all__
+        if inspect.isfunction(getattr(st, name)) and not name[0].isupper()
+    }
+    covered = {name for name, _, _ in CASES}
+    assert public - covered == set()
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, 1.5, -0.1])
+def test_confidence_must_be_a_proportion(bad: float) -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        st.wilson_interval(3, 10, bad)
+    with pytest.raises(ValueError, match="confidence"):
+        st.cohen_kappa([1, 2, 1], [1, 2, 2], confidence=bad)
+
+
+def test_rng_argument_rejects_other_types() -> None:
+    with pytest.raises(ValueError, match="rng"):
+        st.dawid_skene([[1, 0], [0, 1]], rng="seed")  # type: ignore[arg-type]
