@@ -204,6 +204,7 @@ class JudgeRecord:
     cache_hit: bool = False
     finish_reason: str | None = None
     local_judge: bool = False
+    judge_family: str | None = None  # config `family`, matched against dataset authors
     schema_version: int = RECORD_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

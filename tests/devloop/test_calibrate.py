@@ -66,8 +66,11 @@ def test_dev_figures_and_disagreements(loop_config: Path, example_split: Path) -
     assert result.rates.tnr.estimate == pytest.approx(11 / 12)
     assert result.rates.tpr.ci_low < 11 / 13 < result.rates.tpr.ci_high
     kinds = {d.item_id: d.kind for d in result.disagreements}
-    assert kinds == {false_fails[0]: "false fail", false_fails[1]: "false fail",
-                     false_pass[0]: "false pass"}  # fmt: skip
+    assert kinds == {
+        false_fails[0]: "false fail",
+        false_fails[1]: "false fail",
+        false_pass[0]: "false pass",
+    }
     assert all(d.reasoning.startswith("scripted for") for d in result.disagreements)
     assert "TPR 0.846  [" in text and "target 0.85: BELOW" in text
     assert "TNR 0.917  [" in text and "target 0.85: met" in text
@@ -79,9 +82,9 @@ def test_dev_figures_and_disagreements(loop_config: Path, example_split: Path) -
 
 
 def test_each_iteration_is_recorded_with_its_prompt_hash(loop_config: Path) -> None:
-    first, _ = _run(loop_config, "dev", scripted_judge())
+    _run(loop_config, "dev", scripted_judge())
     judge = scripted_judge()
-    again, _ = _run(loop_config, "dev", judge)
+    _run(loop_config, "dev", judge)
     assert judge.calls == 0  # same prompt: the run folder is resumed, nothing is re-judged
     _edit_prompt(loop_config)
     third, text = _run(loop_config, "dev", scripted_judge())
@@ -135,7 +138,8 @@ def test_refreezing_a_changed_prompt_is_refused_without_force(
         main, ["calibrate", str(loop_config), "--split", "test", "--freeze", "--force"]
     )
     assert forced.exit_code == 0, forced.output
-    assert "TEST SET REUSED" in forced.output and first.criteria[0].prompt_hash[:12] in forced.output
+    assert "TEST SET REUSED" in forced.output
+    assert first.criteria[0].prompt_hash[:12] in forced.output
     frozen = json.loads((loop_config.parent / "runs" / "next_step" / "frozen.json").read_text())
     assert frozen["test_reused"] is True and len(frozen["test_prompt_hashes"]) == 2
     history = list(read_history(loop_config.parent / "runs"))
@@ -188,14 +192,18 @@ def test_model_is_part_of_the_prompt_hash(tmp_path: Path, example_split: Path) -
 
 
 def test_several_criteria_in_one_report_code_first(tmp_path: Path, example_split: Path) -> None:
-    criteria = copy_criteria(tmp_path / "c", "next_step.yaml", "has_pointer.yaml",
-                             "imperative_step.yaml")  # fmt: skip
+    criteria = copy_criteria(
+        tmp_path / "c", "next_step.yaml", "has_pointer.yaml", "imperative_step.yaml"
+    )
     config = write_loop(tmp_path / "loop.yaml", example_split, criteria, judge=FAKE)
     report, text = _run(config, "dev", scripted_judge())
     names = [result.criterion for result in report.criteria]
     assert names == ["has_pointer", "imperative_step", "next_step"]
     assert text.index("criterion has_pointer") < text.index("criterion next_step")
-    assert [r.describe for r in report.criteria] == ["code: regex", "code: python",
-                                                     "llm: fake/scripted"]  # fmt: skip
+    assert [r.describe for r in report.criteria] == [
+        "code: regex",
+        "code: python",
+        "llm: fake/scripted",
+    ]
     history = list(read_history(tmp_path / "runs"))
     assert [h["criterion"] for h in history] == names

@@ -57,17 +57,13 @@ def test_tutorial_test_set_gives_an_interval_around_it() -> None:
 
 
 def test_a_chance_level_judge_has_no_corrected_rate() -> None:
-    result, note, _ = corrected_from(
-        _frozen(10, 5, 10, 5), _traces(5, 10), confidence=0.95, seed=0
-    )
+    result, note, _ = corrected_from(_frozen(10, 5, 10, 5), _traces(5, 10), confidence=0.95, seed=0)
     assert result is None and note is not None and "no better than chance" in note
 
 
 def test_projection_reaches_the_target_with_more_labels() -> None:
     frozen = _frozen(50, 42, 50, 45)
-    projection = project_labels(
-        frozen, 720, 1000, target_half_width=0.05, confidence=0.95, seed=3
-    )
+    projection = project_labels(frozen, 720, 1000, target_half_width=0.05, confidence=0.95, seed=3)
     assert projection.n_labelled == 100
     assert projection.current_half_width > 0.05
     assert projection.n_labelled_needed is not None and projection.additional is not None
@@ -84,8 +80,9 @@ def test_projection_reaches_the_target_with_more_labels() -> None:
 def test_projection_is_monotone_in_the_target() -> None:
     frozen = _frozen(50, 42, 50, 45)
     needed = [
-        project_labels(frozen, 720, 1000, target_half_width=h, confidence=0.95, seed=3)
-        .n_labelled_needed
+        project_labels(
+            frozen, 720, 1000, target_half_width=h, confidence=0.95, seed=3
+        ).n_labelled_needed
         for h in (0.1, 0.07, 0.05)
     ]
     assert all(n is not None for n in needed)
@@ -118,3 +115,9 @@ def test_delta_method_formula() -> None:
     room = (0.05 / z) ** 2 * (tpr + tnr - 1) ** 2 - p * (1 - p) / m
     expected = int(np.ceil(per_label / room))
     assert delta_method_labels((share, tpr, tnr), p, m, 0.05, 0.95) == expected
+
+
+def test_no_answered_test_item_gives_no_corrected_rate() -> None:
+    empty = FrozenJudge("c", "h" * 64, "t", (), (), False, (), Path("f"))
+    result, note, _ = corrected_from(empty, _traces(5, 10), confidence=0.95, seed=0)
+    assert result is None and note is not None and "answered no labelled test item" in note

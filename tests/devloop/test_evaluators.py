@@ -97,8 +97,14 @@ def test_invalid_check_specs_are_config_errors(tmp_path: Path) -> None:
         {"type": "sql"},
     ]
     for spec in bad:
-        data = {"name": "c", "kind": "code", "definition": "d", "pass_definition": "p",
-                "fail_definition": "f", "check": spec}  # fmt: skip
+        data = {
+            "name": "c",
+            "kind": "code",
+            "definition": "d",
+            "pass_definition": "p",
+            "fail_definition": "f",
+            "check": spec,
+        }
         path = tmp_path / "c.yaml"
         path.write_text(yaml.safe_dump(data))
         with pytest.raises(ConfigError):
@@ -113,7 +119,7 @@ def test_kind_and_check_must_agree() -> None:
         Criterion.model_validate({**base, "check": {"type": "json"}})
 
 
-USER_CHECKS = '''
+USER_CHECKS = """
 def short(response):
     return len(response) < 10
 
@@ -131,7 +137,7 @@ def wrong(response):
 
 def strange(answer):
     return True
-'''
+"""
 
 
 @pytest.fixture
@@ -184,13 +190,21 @@ def test_fingerprint_follows_the_check_and_its_source(checks_dir: Path) -> None:
 
 def test_code_provider_answers_like_a_judge() -> None:
     criterion = Criterion.model_validate(
-        {"name": "digits", "kind": "code", "definition": "d", "pass_definition": "p",
-         "fail_definition": "f", "check": {"type": "regex", "pattern": r"\d"}}  # fmt: skip
+        {
+            "name": "digits",
+            "kind": "code",
+            "definition": "d",
+            "pass_definition": "p",
+            "fail_definition": "f",
+            "check": {"type": "regex", "pattern": r"\d"},
+        }
     )
     request = code_request(criterion, _item("room 101"), "a", None)
     completion = asyncio.run(CodeProvider().complete(request))
-    assert completion.structured == {"reasoning": "pattern found: '1' at character 5",
-                                     "answer": "Pass"}  # fmt: skip
+    assert completion.structured == {
+        "reasoning": "pattern found: '1' at character 5",
+        "answer": "Pass",
+    }
     assert json.loads(completion.text)["answer"] == "Pass"
 
 
@@ -198,13 +212,21 @@ def test_code_criterion_through_the_pipeline_writes_judge_records(tmp_path: Path
     criterion = tmp_path / "has_digit.yaml"
     criterion.write_text(
         yaml.safe_dump(
-            {"name": "has_digit", "kind": "code", "definition": "d", "pass_definition": "p",
-             "fail_definition": "f", "check": {"type": "regex", "pattern": r"\d"}}  # fmt: skip
+            {
+                "name": "has_digit",
+                "kind": "code",
+                "definition": "d",
+                "pass_definition": "p",
+                "fail_definition": "f",
+                "check": {"type": "regex", "pattern": r"\d"},
+            }
         )
     )
     dataset = tmp_path / "data.jsonl"
-    rows = [{"id": f"q{i}", "question": "q?", "responses": {"a": f"answer {'7' * (i % 2)}"}}
-            for i in range(4)]  # fmt: skip
+    rows = [
+        {"id": f"q{i}", "question": "q?", "responses": {"a": f"answer {'7' * (i % 2)}"}}
+        for i in range(4)
+    ]
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = config_from_mapping(
         {
@@ -214,11 +236,49 @@ def test_code_criterion_through_the_pipeline_writes_judge_records(tmp_path: Path
             "paths": {"dataset": str(dataset), "output_dir": str(tmp_path / "out")},
         }
     )
-    provider = CodeProvider()
-    runtime = Runtime(providers={"code": provider})
-    summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=runtime))
+    # the judge is a fake model: the runner answers code criteria with a CodeProvider instead
+    summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=Runtime()))
     records = sorted(read_records(summary.judgments_path), key=lambda r: r.query_id)
     assert [r.verdict for r in records] == ["Fail", "Pass", "Fail", "Pass"]
     assert {r.judge_vendor for r in records} == {"code"}
-    assert {r.criterion for r in records} == {"has_digit"} and provider.calls == 4
+    assert {r.criterion for r in records} == {"has_digit"}
     assert all(r.status.value == "ok" and r.prompt_hash for r in records)
+
+
+def test_plain_run_mixes_code_and_llm_criteria(tmp_path: Path) -> None:
+    """`jurybox run` in criterion mode: code criteria are answered by their check, LLM
+    criteria by the judge, in one judgments file."""
+    from jurybox.pipeline.entry import run_from_config
+
+    code = {
+        "name": "short",
+        "kind": "code",
+        "definition": "d",
+        "pass_definition": "p",
+        "fail_definition": "f",
+        "check": {"type": "length", "max": 3},
+    }
+    llm = {"name": "polite", "definition": "d", "pass_definition": "p", "fail_definition": "f"}
+    (tmp_path / "short.yaml").write_text(yaml.safe_dump(code))
+    (tmp_path / "polite.yaml").write_text(yaml.safe_dump(llm))
+    rows = [
+        {"id": f"q{i}", "question": "q?", "responses": {"a": "word " * (i + 2)}} for i in range(3)
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = {
+        "judges": {"model": {"provider": "fake"}},
+        "task": {"mode": "criterion", "criteria": ["short.yaml", "polite.yaml"]},
+        "pipeline": {"test_retest_count": 0},
+        "paths": {"dataset": "data.jsonl", "output_dir": "out"},
+    }
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    summary = run_from_config(tmp_path / "run.yaml")
+    records = list(read_records(summary.judgments_path))
+    by_criterion: dict[str, list[Any]] = {}
+    for record in records:
+        by_criterion.setdefault(record.criterion or "", []).append(record)
+    short = sorted(by_criterion["short"], key=lambda r: r.query_id)
+    assert [r.verdict for r in short] == ["Pass", "Pass", "Fail"]
+    assert {r.judge_vendor for r in short} == {"code"} and short[0].judge_name == "model"
+    assert {r.judge_vendor for r in by_criterion["polite"]} == {"fake"}
+    assert all(r.status.value == "ok" for r in records)

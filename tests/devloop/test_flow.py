@@ -42,8 +42,12 @@ def test_code_evaluators_end_to_end(tmp_path: Path) -> None:
     config = tmp_path / "loop.yaml"
     config.write_text(
         yaml.safe_dump(
-            {"split": str(split), "run_dir": "runs", "traces": str(TRACES),
-             "criteria": [str(c) for c in criteria]}  # fmt: skip
+            {
+                "split": str(split),
+                "run_dir": "runs",
+                "traces": str(TRACES),
+                "criteria": [str(c) for c in criteria],
+            }
         )
     )
     dev = _invoke("calibrate", str(config), "--split", "dev")
@@ -70,13 +74,18 @@ def test_code_evaluators_end_to_end(tmp_path: Path) -> None:
         assert len(records) == 25 + 25 + 40
     history = list(read_history(runs))
     assert [(h["criterion"], h["split"]) for h in history] == [
-        ("has_pointer", "dev"), ("imperative_step", "dev"),
-        ("has_pointer", "test"), ("imperative_step", "test"),
-    ]  # fmt: skip
+        ("has_pointer", "dev"),
+        ("imperative_step", "dev"),
+        ("has_pointer", "test"),
+        ("imperative_step", "test"),
+    ]
     # the same figures again, read from the run folders
-    assert _invoke("calibrate", str(config), "--split", "dev").split("history")[0].replace(
-        "iteration 2", "iteration 1"
-    ) == dev.split("history")[0]
+    assert (
+        _invoke("calibrate", str(config), "--split", "dev")
+        .split("history")[0]
+        .replace("iteration 2", "iteration 1")
+        == dev.split("history")[0]
+    )
 
 
 def test_the_example_config_and_its_criteria_are_valid() -> None:
@@ -108,10 +117,15 @@ def test_local_judge_end_to_end(tmp_path: Path) -> None:
     config = tmp_path / "loop.yaml"
     config.write_text(
         yaml.safe_dump(
-            {"split": str(split), "run_dir": "runs", "traces": str(TRACES),
-             "judge": {"provider": "local"}, "max_tokens": 160,
-             "criteria": [str(folder / "next_step.yaml"), str(folder / "has_pointer.yaml")]}
-        )  # fmt: skip
+            {
+                "split": str(split),
+                "run_dir": "runs",
+                "traces": str(TRACES),
+                "judge": {"provider": "local"},
+                "max_tokens": 160,
+                "criteria": [str(folder / "next_step.yaml"), str(folder / "has_pointer.yaml")],
+            }
+        )
     )
     limit = str(LOCAL_LIMIT)
     dev = _invoke("calibrate", str(config), "--split", "dev", "--limit", limit)

@@ -36,8 +36,13 @@ def _criterion(**changes: Any) -> Criterion:
 
 
 def _inline(question: str, response: str, example_id: str = "copied") -> dict[str, Any]:
-    return {"id": example_id, "question": question, "response": response, "answer": "Pass",
-            "reasoning": "r"}  # fmt: skip
+    return {
+        "id": example_id,
+        "question": question,
+        "response": response,
+        "answer": "Pass",
+        "reasoning": "r",
+    }
 
 
 def test_train_examples_are_written_out_from_train(split_dir: Path) -> None:

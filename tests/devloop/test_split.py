@@ -31,7 +31,9 @@ def test_split_is_stratified_and_complete(tmp_path: Path) -> None:
         "dev": {"Pass": 13, "Fail": 12},
         "test": {"Pass": 13, "Fail": 12},
     }
-    ids = [item.id for name in ("train", "dev", "test") for item in load_dataset(result.files[name])]
+    ids = [
+        item.id for name in ("train", "dev", "test") for item in load_dataset(result.files[name])
+    ]
     assert sorted(ids) == sorted(item.id for item in load_dataset(LABELLED))
 
 
@@ -72,20 +74,28 @@ def test_normalisation_ignores_whitespace_case_and_typography() -> None:
     a = content_hash("How do I  reset it?", "Open Settings → Profile.\n")
     b = content_hash("how do i reset it?", "  OPEN settings  → profile.")
     assert a == b
-    assert normalise_text("It’s “fine” — really") == "it's \"fine\" - really"
+    assert normalise_text("It’s “fine” — really") == 'it\'s "fine" - really'
     assert content_hash("q", "a b") != content_hash("q a", "b")  # the separator is kept
 
 
 def test_duplicates_stay_in_one_split(tmp_path: Path) -> None:
     rows = [
-        {"id": f"d{i}", "question": "Same?", "responses": {"a": "Same answer."},
-         "human": {"verdict": "Pass"}}
+        {
+            "id": f"d{i}",
+            "question": "Same?",
+            "responses": {"a": "Same answer."},
+            "human": {"verdict": "Pass"},
+        }
         for i in range(3)
     ] + [
-        {"id": f"u{i}", "question": f"Q{i}?", "responses": {"a": f"Answer {i}."},
-         "human": {"verdict": "Pass" if i % 2 else "Fail"}}
+        {
+            "id": f"u{i}",
+            "question": f"Q{i}?",
+            "responses": {"a": f"Answer {i}."},
+            "human": {"verdict": "Pass" if i % 2 else "Fail"},
+        }
         for i in range(20)
-    ]  # fmt: skip
+    ]
     source = tmp_path / "dups.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     for seed in range(5):
@@ -128,8 +138,12 @@ def test_unlabelled_or_multi_arm_items_are_refused(tmp_path: Path) -> None:
     source.write_text(json.dumps({"id": "x", "question": "q", "responses": {"a": "r"}}) + "\n")
     with pytest.raises(DatasetError, match="no human Pass/Fail verdict"):
         split_labelled(source, tmp_path / "s")
-    row = {"id": "x", "question": "q", "responses": {"a": "r", "b": "s"},
-           "human": {"verdict": {"a": "Pass", "b": "Fail"}}}  # fmt: skip
+    row = {
+        "id": "x",
+        "question": "q",
+        "responses": {"a": "r", "b": "s"},
+        "human": {"verdict": {"a": "Pass", "b": "Fail"}},
+    }
     source.write_text(json.dumps(row) + "\n")
     with pytest.raises(DatasetError, match="one response per item"):
         split_labelled(source, tmp_path / "s")
@@ -137,13 +151,28 @@ def test_unlabelled_or_multi_arm_items_are_refused(tmp_path: Path) -> None:
 
 def test_cli_split_prints_counts_and_writes_files(tmp_path: Path) -> None:
     out = tmp_path / "split"
-    args = ["split", str(LABELLED), "--out", str(out), "--train", "0.2", "--dev", "0.4",
-            "--test", "0.4", "--seed", "3"]  # fmt: skip
+    args = [
+        "split",
+        str(LABELLED),
+        "--out",
+        str(out),
+        "--train",
+        "0.2",
+        "--dev",
+        "0.4",
+        "--test",
+        "0.4",
+        "--seed",
+        "3",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "train   12 items  (Pass 6, Fail 6)" in result.output
     assert {p.name for p in out.iterdir()} == {
-        "train.jsonl", "dev.jsonl", "test.jsonl", "split_manifest.json"
-    }  # fmt: skip
+        "train.jsonl",
+        "dev.jsonl",
+        "test.jsonl",
+        "split_manifest.json",
+    }
     bad = CliRunner().invoke(main, ["split", str(LABELLED), "--out", str(out), "--train", "0.5"])
     assert bad.exit_code == 2 and "sum to 1" in bad.output

@@ -411,6 +411,20 @@ def _generic_item(
     )
 
 
+def _swapped(row: Mapping[str, Any], mapping: Mapping[str, str]) -> bool:
+    """Whether the second response was shown first (``swap`` truthy, or ``order`` "BA")."""
+    if "swap" in mapping:
+        return _truthy(row.get(mapping["swap"]))
+    if "order" in mapping:
+        return str(row.get(mapping["order"], "AB")).strip().upper().startswith("B")
+    return False
+
+
+def _optional(row: Mapping[str, Any], mapping: Mapping[str, str], name: str) -> str | None:
+    value = row.get(mapping[name]) if name in mapping else None
+    return None if value in (None, "") else str(value)
+
+
 def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
     """A JSONL/CSV table of verdicts with a column mapping (see the importers docstring)."""
     _check_mapping(mapping, source)
@@ -421,27 +435,14 @@ def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
     seen: dict[tuple[str, str, str], int] = {}
     for line, row in _generic_rows(source):
         where = (source, line)
-        qid, judge = (
-            str(_cell(row, mapping, "query_id", where)),
-            str(_cell(row, mapping, "judge", where)),
-        )
-        swapped = (
-            _truthy(row.get(mapping["swap"]))
-            if "swap" in mapping
-            else (
-                str(row.get(mapping["order"], "AB")).strip().upper().startswith("B")
-                if "order" in mapping
-                else False
-            )
-        )
-        shown = (arms[1], arms[0]) if swapped else arms
+        qid = str(_cell(row, mapping, "query_id", where))
+        judge = str(_cell(row, mapping, "judge", where))
+        shown = (arms[1], arms[0]) if _swapped(row, mapping) else arms
         pref = _ab(_cell(row, mapping, "preferred", where))
         letters = {"A": shown[0], "B": shown[1]} if positional else {"A": arms[0], "B": arms[1]}
         winner = None if pref is None else ("tie" if pref == "tie" else letters[pref])
-        repeat = seen.get((qid, judge, shown[0]), -1) + 1
-        seen[(qid, judge, shown[0])] = repeat
-        conf = row.get(mapping["confidence"]) if "confidence" in mapping else None
-        model = row.get(mapping["model"]) if "model" in mapping else None
+        # The same judge, item and order again is a repeat, not a duplicate.
+        repeat = seen[(qid, judge, shown[0])] = seen.get((qid, judge, shown[0]), -1) + 1
         records.append(
             pair_record(
                 run_id=f"import-generic-{source.stem}",
@@ -452,8 +453,8 @@ def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
                 winner=winner,
                 status=Status.OK if winner else Status.UNPARSED,
                 repeat=repeat,
-                confidence=None if conf in (None, "") else str(conf),
-                model=model or None,
+                confidence=_optional(row, mapping, "confidence"),
+                model=_optional(row, mapping, "model"),
             )
         )
         items.setdefault(qid, _generic_item(qid, row, mapping, arms))

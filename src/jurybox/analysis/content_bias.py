@@ -189,6 +189,21 @@ def _means(rows: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def _lenient_judges(frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series) -> Json:
+    dims = {
+        dim: _means(frame.scores[(frame.scores["dimension"] == dim) & ~frame.scores["retest"]])
+        for dim in frame.dimensions
+    }
+    return {
+        str(j): {
+            "mean": float(means[j]),
+            "n": int(common[j].notna().sum()),
+            "dimensions": {d: v.get(str(j)) for d, v in dims.items()},
+        }
+        for j in common.columns
+    }
+
+
 def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     """Leniency: per-judge means on commonly scored responses, range, Kruskal-Wallis."""
     del options  # no tunable here; kept for the family signature
@@ -201,18 +216,7 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
         common = matrix
         method = "means over every unit each judge scored (judges share no unit)"
     means = common.mean()
-    dims = {
-        dim: _means(frame.scores[(frame.scores["dimension"] == dim) & ~frame.scores["retest"]])
-        for dim in frame.dimensions
-    }
-    judges = {
-        str(j): {
-            "mean": float(means[j]),
-            "n": int(common[j].notna().sum()),
-            "dimensions": {d: v.get(str(j)) for d, v in dims.items()},
-        }
-        for j in common.columns
-    }
+    judges = _lenient_judges(frame, common, means)
     if len(judges) < 2:
         return computed(
             judges=judges,

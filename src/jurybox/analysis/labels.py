@@ -106,7 +106,11 @@ def _pass_fail(value: Any, qid: str) -> str:
 def _score_rows(qid: str, label: Mapping[str, Any]) -> list[tuple[str, str, str, float]]:
     rows: list[tuple[str, str, str, float]] = []
     for arm, dims in (label.get("scores") or {}).items():
-        rows.extend((qid, str(arm), str(dim), float(s)) for dim, s in dims.items())
+        # datasets.load_human_labels stores a bare per-arm number as {"overall": n}: the total.
+        rows.extend(
+            (qid, str(arm), TOTAL if dim == "overall" else str(dim), float(s))
+            for dim, s in dims.items()
+        )
     for arm, total in (label.get("overall") or {}).items():
         rows.append((qid, str(arm), TOTAL, float(total)))
     return rows

@@ -12,7 +12,7 @@ from jurybox.devloop.calibrate import CalibrationReport, calibrate
 from jurybox.devloop.config import load_devloop
 from jurybox.devloop.estimate import EstimateOptions, EstimateReport, estimate
 from jurybox.devloop.report import calibration_lines, estimate_lines, write_report
-from jurybox.devloop.split import SPLITS, SplitName, SplitResult, split_labelled
+from jurybox.devloop.split import SPLITS, SplitResult, split_labelled
 from jurybox.errors import ConfigError
 from jurybox.providers.base import Provider
 
@@ -23,7 +23,7 @@ def split_command(
     labelled: Path,
     out_dir: Path,
     *,
-    fractions: Mapping[SplitName, float],
+    fractions: Mapping[str, float],
     seed: int,
     force: bool,
     echo: Echo,

@@ -198,6 +198,8 @@ def corrected_from(
     frozen: FrozenJudge, unlabelled: Sequence[int], *, confidence: float, seed: int
 ) -> tuple[CorrectedRate | None, str | None, tuple[str, ...]]:
     """``corrected_pass_rate`` with its refusals and warnings turned into report text."""
+    if not frozen.labels:
+        return None, "corrected rate undefined: the judge answered no labelled test item", ()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -259,13 +261,13 @@ def _estimate_one(
         providers=options.providers,
     )
     verdicts = [int(v == "Pass") for v in judged.verdicts.values()]
-    seed, level = loop.config.random_seed, loop.config.confidence
+    level = loop.config.confidence
     raw = wilson_interval(sum(verdicts), len(verdicts), level) if verdicts else None
-    corrected: CorrectedRate | None = None
-    note: str | None = "no trace was judged"
-    caught: tuple[str, ...] = ()
+    corrected, note, caught = None, "no trace was judged", ()
     if verdicts:
-        corrected, note, caught = corrected_from(frozen, verdicts, confidence=level, seed=seed)
+        corrected, note, caught = corrected_from(
+            frozen, verdicts, confidence=level, seed=loop.config.random_seed
+        )
     projection = None
     if corrected is not None and options.target_half_width is not None:
         projection = project_labels(
@@ -274,7 +276,7 @@ def _estimate_one(
             len(verdicts),
             target_half_width=options.target_half_width,
             confidence=level,
-            seed=seed,
+            seed=loop.config.random_seed,
         )
     return CriterionEstimate(
         criterion=setup.name,

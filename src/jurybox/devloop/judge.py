@@ -28,8 +28,9 @@ from jurybox.pipeline.store import read_records
 from jurybox.providers.base import Provider
 from jurybox.records import JudgeRecord, Status
 
-# Stands in for a code criterion's judge in the run config; CodeProvider is injected for it, so
-# this fake is never built (records say judge_vendor "code").
+# Stands in for a code criterion's judge in the run config. The runner answers code criteria with
+# a CodeProvider (records say judge_vendor "code"); injecting one here also keeps this fake from
+# ever being built.
 _CODE_JUDGE = JudgeConfig(provider="fake", model="code")
 
 

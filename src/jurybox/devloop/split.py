@@ -32,7 +32,7 @@ SplitName = Literal["train", "dev", "test"]
 SPLITS: tuple[SplitName, ...] = ("train", "dev", "test")
 MANIFEST = "split_manifest.json"
 FORMAT = "jurybox-split/1"
-DEFAULT_FRACTIONS: Mapping[SplitName, float] = {"train": 0.15, "dev": 0.425, "test": 0.425}
+DEFAULT_FRACTIONS: Mapping[str, float] = {"train": 0.15, "dev": 0.425, "test": 0.425}
 NORMALISATION = (
     "Unicode NFKC, typographic quotes and dashes to ASCII, casefold, whitespace collapsed; "
     "content_hash = sha256(question + U+001F + response), response_hash = sha256(response)"
@@ -89,8 +89,8 @@ class SplitEntry:
     response_hash: str
 
 
-def check_fractions(fractions: Mapping[SplitName, float]) -> dict[SplitName, float]:
-    values = {name: float(fractions[name]) for name in SPLITS}
+def check_fractions(fractions: Mapping[str, float]) -> dict[str, float]:
+    values: dict[str, float] = {name: float(fractions[name]) for name in SPLITS}
     if any(not 0.0 <= value <= 1.0 for value in values.values()):
         raise ConfigError(f"split fractions must be within [0, 1], got {values}", field="--train")
     if not math.isclose(sum(values.values()), 1.0, abs_tol=1e-6):
@@ -100,7 +100,7 @@ def check_fractions(fractions: Mapping[SplitName, float]) -> dict[SplitName, flo
     return values
 
 
-def _allocate(n: int, fractions: Mapping[SplitName, float]) -> list[SplitName]:
+def _allocate(n: int, fractions: Mapping[str, float]) -> list[SplitName]:
     """n slots over the splits by largest remainder; ties go to the earlier split."""
     exact = [n * fractions[name] for name in SPLITS]
     counts = [math.floor(x) for x in exact]
@@ -111,7 +111,7 @@ def _allocate(n: int, fractions: Mapping[SplitName, float]) -> list[SplitName]:
 
 
 def assign_splits(
-    items: Sequence[Item], fractions: Mapping[SplitName, float], rng: np.random.Generator
+    items: Sequence[Item], fractions: Mapping[str, float], rng: np.random.Generator
 ) -> list[SplitEntry]:
     """Stratified by label, duplicates (same normalised content) kept together; seeded."""
     groups: dict[str, list[Item]] = {}
@@ -191,7 +191,7 @@ def split_labelled(
     labelled: str | Path,
     out_dir: str | Path,
     *,
-    fractions: Mapping[SplitName, float] = DEFAULT_FRACTIONS,
+    fractions: Mapping[str, float] = DEFAULT_FRACTIONS,
     seed: int = 42,
     force: bool = False,
 ) -> SplitResult:
@@ -238,7 +238,7 @@ def _manifest(
     *,
     files: Mapping[SplitName, Path],
     counts: Mapping[SplitName, Mapping[str, int]],
-    fractions: Mapping[SplitName, float],
+    fractions: Mapping[str, float],
     seed: int,
 ) -> dict[str, Any]:
     return {

@@ -53,6 +53,7 @@ def _identity(ctx: RecordContext, unit: WorkUnit) -> dict[str, Any]:
         "retest": unit.retest,
         "criterion": unit.criterion,
         "local_judge": ctx.provider.is_local,
+        "judge_family": ctx.judge.family,
     }
 
 

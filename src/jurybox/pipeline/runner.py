@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from rich.console import Console
 from jurybox.config import JudgeConfig, RunConfig
 from jurybox.datasets import dataset_hash, load_dataset
 from jurybox.errors import ConfigError
+from jurybox.evaluators import CodeProvider
 from jurybox.pipeline import judging
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.manifest import (
@@ -140,7 +142,22 @@ class _Session:
         for batch in batches:
             await self._judge_batch(judge, batch, sink)
 
+    @cached_property
+    def _code(self) -> CodeProvider:
+        return CodeProvider()  # one per session: it keeps user check functions loaded
+
+    def _code_judge(self, judge: _Judge) -> _Judge:
+        """The judge with its model swapped for a ``CodeProvider`` and no rate limits: a code
+        criterion's check answers, never the model; records then say judge_vendor "code"."""
+        code = self._code
+        limits = JudgeLimits(None, None, clock=self.runtime.clock, sleep=self.runtime.sleep)
+        return replace(
+            judge, provider=code, limits=limits, records=replace(judge.records, provider=code)
+        )
+
     async def _judge_batch(self, judge: _Judge, units: list[WorkUnit], sink: _Sink) -> None:
+        if self.inputs.context.is_code(units[0]):
+            judge = self._code_judge(judge)
         request = request_for(self.inputs, units)
         prompt_hash = request.prompt_hash()
         key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)

@@ -97,6 +97,11 @@ def _records(judgments: Path) -> tuple[Path, list[JudgeRecord]]:
     return path, records
 
 
+def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
+    """Judge name -> the `family` its config gave (recorded per record); the rest use vendor."""
+    return {r.judge_name: r.judge_family for r in records if r.judge_family}
+
+
 def _items(path: Path, dataset: Path | None) -> list[Item] | None:
     """The dataset if given, else the companion items an ``import`` wrote beside the records."""
     if dataset is not None:
@@ -155,7 +160,7 @@ def analyze_to_dir(
         records,
         human=labels,
         items=items,
-        options=options or AnalysisOptions(),
+        options=options or AnalysisOptions(judge_families=_recorded_families(records)),
         label_source=str(human) if human is not None else None,
     )
     paths = write_reports(

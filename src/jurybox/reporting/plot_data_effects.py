@@ -304,7 +304,7 @@ def _confidence_panel(report: Json) -> LinePanel | None:
 def _bin_series(judge: str, entry: Json) -> LineSeries | None:
     """One judge's bins; None when the bins do not carry distinct confidence levels."""
     bins = [b for b in entry.get("bins") or [] if value_of(b) is not None]
-    levels = [value_of(b, "level") if "level" in b else value_of(b, "confidence") for b in bins]
+    levels = [value_of(b, "stated_confidence") for b in bins]
     if len(bins) < 2 or None in levels or len(set(levels)) != len(levels):
         return None
     return LineSeries(
