@@ -275,24 +275,43 @@ def evaluate(check: CodeCheck, item: Item, arm: str, base_dir: Path | None = Non
 
 
 def _file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+
+
+def _source_file(check: PythonCheck, base_dir: Path | None) -> Path | None:
+    """The file a user function lives in, found without executing it."""
+    module = check.function.partition(":")[0]
+    file = _module_file(module, base_dir)
+    if file is not None:
+        return file
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin else None
 
 
 def check_payload(check: CodeCheck, base_dir: Path | None) -> dict[str, Any]:
     """The check as JSON plus a hash of every file it reads, so editing the file shows up."""
     payload: dict[str, Any] = {"check": check.model_dump(mode="json")}
     if isinstance(check, PythonCheck):
-        _, file = load_function(check, base_dir)  # fails here, before any run, when it is broken
+        file = _source_file(check, base_dir)
         payload["source_sha256"] = _file_digest(file) if file is not None else None
-    if isinstance(check, JsonCheck):
-        _load_schema(check, base_dir)
-        if check.json_schema_file is not None:
-            payload["schema_sha256"] = _file_digest(_relative(check.json_schema_file, base_dir))
+    if isinstance(check, JsonCheck) and check.json_schema_file is not None:
+        payload["schema_sha256"] = _file_digest(_relative(check.json_schema_file, base_dir))
     return payload
 
 
 def check_fingerprint(check: CodeCheck, base_dir: Path | None) -> str:
-    """sha256 of ``check_payload``: the code criterion's "prompt hash"."""
+    """sha256 of ``check_payload``: the code criterion's "prompt hash". Imports the function /
+    reads the schema first, so a broken check fails here, before any run."""
+    if isinstance(check, PythonCheck):
+        load_function(check, base_dir)
+    if isinstance(check, JsonCheck):
+        _load_schema(check, base_dir)
     text = json.dumps(check_payload(check, base_dir), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -207,3 +207,11 @@ def test_several_criteria_in_one_report_code_first(tmp_path: Path, example_split
     ]
     history = list(read_history(tmp_path / "runs"))
     assert [h["criterion"] for h in history] == names
+
+
+def test_refreeze_is_refused_even_when_the_history_is_lost(loop_config: Path) -> None:
+    _run(loop_config, "test", scripted_judge(), freeze=True)
+    (loop_config.parent / "runs" / "history.jsonl").unlink()
+    _edit_prompt(loop_config)
+    with pytest.raises(ConfigError, match="already measured with prompt"):
+        _run(loop_config, "test", scripted_judge(), freeze=True)

@@ -156,6 +156,14 @@ def disagreements(items: Mapping[str, Item], judged: Judged) -> tuple[Disagreeme
     return tuple(sorted(found, key=lambda d: (d.kind, d.item_id)))
 
 
+@dataclass(frozen=True)
+class _Options:
+    limit: int | None
+    console: Console | None
+    providers: Mapping[str, Provider] | None
+    force: bool
+
+
 def _measure(
     loop: Devloop,
     setup: CriterionSetup,
@@ -201,16 +209,8 @@ def _measure(
     )
 
 
-@dataclass(frozen=True)
-class _Options:
-    limit: int | None
-    console: Console | None
-    providers: Mapping[str, Provider] | None
-    force: bool
-
-
 def history_entry(
-    result: CriterionCalibration, setup: CriterionSetup, loop: Devloop, options: _Options
+    result: CriterionCalibration, setup: CriterionSetup, options: _Options
 ) -> dict[str, Any]:
     c, rates = result.confusion, result.rates
     return {
@@ -301,7 +301,7 @@ def calibrate(
     for setup in loop.criteria:
         use = uses.get(setup.name)
         result = _measure(loop, setup, name, options, use)
-        append_history(loop.run_dir, history_entry(result, setup, loop, options))
+        append_history(loop.run_dir, history_entry(result, setup, options))
         if name == "test":
             state = frozen_state(result, setup, loop, use or test_use(loop.run_dir, setup.name))
             write_frozen(loop.criterion_dir(setup), state)

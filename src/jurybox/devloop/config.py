@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +83,8 @@ class DevloopConfig(_Frozen):
         path = Path(relative)
         if path.is_absolute() or self.source_path is None:
             return path
-        return Path(self.source_path).parent / path
+        # normpath: "examples/devloop/../../results" prints as "results"
+        return Path(os.path.normpath(Path(self.source_path).parent / path))
 
 
 @dataclass(frozen=True)

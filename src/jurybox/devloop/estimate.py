@@ -198,6 +198,8 @@ def corrected_from(
     frozen: FrozenJudge, unlabelled: Sequence[int], *, confidence: float, seed: int
 ) -> tuple[CorrectedRate | None, str | None, tuple[str, ...]]:
     """``corrected_pass_rate`` with its refusals and warnings turned into report text."""
+    if not unlabelled:
+        return None, "corrected rate undefined: no trace was judged", ()
     if not frozen.labels:
         return None, "corrected rate undefined: the judge answered no labelled test item", ()
     with warnings.catch_warnings(record=True) as caught:
@@ -208,7 +210,7 @@ def corrected_from(
             )
         except ValueError as exc:
             return None, f"corrected rate undefined: {exc}", ()
-    return result, None, tuple(str(w.message) for w in caught)
+    return result, None, tuple(dict.fromkeys(str(w.message) for w in caught))  # deduplicated
 
 
 @dataclass(frozen=True)
@@ -263,11 +265,9 @@ def _estimate_one(
     verdicts = [int(v == "Pass") for v in judged.verdicts.values()]
     level = loop.config.confidence
     raw = wilson_interval(sum(verdicts), len(verdicts), level) if verdicts else None
-    corrected, note, caught = None, "no trace was judged", ()
-    if verdicts:
-        corrected, note, caught = corrected_from(
-            frozen, verdicts, confidence=level, seed=loop.config.random_seed
-        )
+    corrected, note, caught = corrected_from(
+        frozen, verdicts, confidence=level, seed=loop.config.random_seed
+    )
     projection = None
     if corrected is not None and options.target_half_width is not None:
         projection = project_labels(

@@ -69,6 +69,7 @@ class TestUse:
 
 
 def test_use(run_dir: Path, criterion: str) -> TestUse:
+    """From the history, and from frozen.json in case the history was lost."""
     hashes: list[str] = []
     first: str | None = None
     for entry in read_history(run_dir):
@@ -76,6 +77,11 @@ def test_use(run_dir: Path, criterion: str) -> TestUse:
             first = first or entry.get("timestamp")
             if entry["prompt_hash"] not in hashes:
                 hashes.append(entry["prompt_hash"])
+    frozen = frozen_path(run_dir / criterion)
+    if frozen.exists():
+        data = json.loads(frozen.read_text(encoding="utf-8"))
+        first = first or data.get("frozen_at")
+        hashes += [h for h in data.get("test_prompt_hashes", []) if h not in hashes]
     return TestUse(tuple(hashes), first)
 
 

@@ -152,10 +152,12 @@ def corrected_pass_rate(
       Jeffreys posteriors Beta(k + ½, n − k + ½) — a smoothed Bayesian bootstrap of the
       labelled positives, labelled negatives and unlabelled verdicts — maps them through
       Rogan–Gladen and takes the equal-tailed percentiles. Draws with TPR + TNR ≤ 1 are
-      discarded (the prior is truncated to judges better than chance). Coverage 93–97%
-      across the grid in bench/corrected_pass_rate.py, where the plain percentile bootstrap
-      falls to ~85% when TPR and TNR are high and the labelled set small (an estimated TPR
-      of 1.0 has no bootstrap variance).
+      discarded (the prior is truncated to judges better than chance). Over the 432-point
+      grid of bench/corrected_pass_rate.py (labelled n 50–500, unlabelled n 100–100,000,
+      TPR/TNR 0.7–0.95, prevalence 0.2–0.8; 1,000 data sets each) its coverage is 0.947 on
+      average, 0.920–0.973 per point, 98% of points in [0.93, 0.97]; the plain percentile
+      bootstrap falls to 0.83 when TPR and TNR are high and the labelled set small (an
+      estimated TPR of 1.0 has no bootstrap variance).
     - ``"percentile-bootstrap"``: nonparametric resampling of the labelled set (multinomial
       over its four cells) and of the unlabelled set (binomial), percentile interval.
     - ``"lang-reiczigel"``: the adjusted Wald interval of Lang & Reiczigel (2014), as R
