@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -186,34 +187,6 @@ def _timed_families(timings: dict[str, float]) -> None:
         setattr(report, name, wrapped)
 
 
-def _coincidences_matmul(value_counts: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
-    """The krippendorff package's coincidence matrix in O(N*V) memory instead of O(N*V*V).
-
-    sum_u (c_u c_u^T - diag(c_u)) / (m_u - 1) == (C / (m - 1))^T C - diag(sum_u c_u / (m_u - 1)).
-    """
-    pairable = np.maximum(value_counts.sum(axis=1), 2)
-    weighted = value_counts / (pairable - 1)[:, None]
-    result: np.ndarray = (weighted.T @ value_counts - np.diag(weighted.sum(axis=0))).astype(dtype)
-    return result
-
-
-def apply_recommended_fixes() -> None:
-    """``--patched``: the two fixes recommended to the analysis engineer, applied in-process.
-
-    1. krippendorff's ``_coincidences`` builds (units x values x values) temporaries: with the
-       continuous overall score (hundreds of distinct values) that is gigabytes. Replaced by the
-       equivalent matrix product above.
-    2. statsmodels' ``multipletests(method="holm")`` calls ``gc.collect()`` every time: a full
-       collection over every live record object. ``gc.collect`` becomes a no-op here.
-    """
-    import gc
-
-    import krippendorff.krippendorff as kd
-
-    kd._coincidences = _coincidences_matmul
-    gc.collect = lambda generation=2: 0
-
-
 def _memory_cap(gigabytes: float) -> None:
     """Cap the address space so that a runaway allocation fails here, not on the whole machine."""
     limit = int(gigabytes * 1024**3)
@@ -243,11 +216,13 @@ def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[s
     t4 = time.perf_counter()
     try:
         report = analyze_frame(frame, options)
-    except MemoryError:
+    except MemoryError as exc:
         failed = next((k for k in timings if timings[k] < 0), "?")
+        frames = traceback.extract_tb(exc.__traceback__)[-2:]
+        where = " <- ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(frames))
         return {
             "records": len(records),
-            "error": f"MemoryError in {failed} (address space capped)",
+            "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "seconds_before_failure": time.perf_counter() - t3,
@@ -289,8 +264,6 @@ def run_worker(
     ]
     if profile is not None:
         args += ["--profile-out", str(profile)]
-    if options.patched:
-        args.append("--patched")
     done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=1800)
     if done.returncode != 0:
         raise RuntimeError(f"worker failed:\n{done.stderr[-4000:]}")
@@ -307,22 +280,22 @@ def print_profile(path: Path, top: int = 25) -> None:
 
 def print_results(results: list[dict[str, Any]]) -> None:
     print(
-        "| records | patched | read s | build_frame s | analyze_frame s | analyze_records s | "
+        "| records | read s | build_frame s | analyze_frame s | analyze_records s | "
         "peak RSS MB | slowest families s |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
         slow = sorted(r["families_s"].items(), key=lambda kv: -kv[1])[:3]
         slowest = ", ".join(f"{k.removeprefix('analyze_')} {v:.1f}" for k, v in slow)
         if "error" in r:
             print(
-                f"| {r['records']} | {r['patched']} | failed: {r['error']} after "
+                f"| {r['records']} | failed: {r['error']} after "
                 f"{r['seconds_before_failure']:.1f} s | | | | {r['peak_rss_mb']:.0f} | "
                 f"{slowest} |"
             )
             continue
         print(
-            f"| {r['records']} | {r['patched']} | {r['read_records_s']:.2f} | "
+            f"| {r['records']} | {r['read_records_s']:.2f} | "
             f"{r['build_frame_s']:.2f} | {r['analyze_frame_s']:.2f} | "
             f"{r['analyze_records_s']:.2f} | {r['peak_rss_mb']:.0f} | {slowest} |"
         )
@@ -336,11 +309,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument(
-        "--patched",
-        action="store_true",
-        help="apply the recommended analysis fixes in-process (projection)",
-    )
-    parser.add_argument(
         "--memory-cap-gb",
         type=float,
         default=8.0,
@@ -351,8 +319,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.worker:
         _memory_cap(args.memory_cap_gb)
-        if args.patched:
-            apply_recommended_fixes()
         print(json.dumps(worker(args.worker[0], args.worker[1], args.profile_out)))
         return
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
@@ -372,7 +338,6 @@ def main(argv: list[str] | None = None) -> None:
                 "factor": factor,
                 "items": args.items * factor,
                 "records_written": count,
-                "patched": args.patched,
                 **run_worker(items, records, profile, args),
             }
             results.append(result)

@@ -263,9 +263,34 @@ async def _cpu_ms_async(label: str, steps: dict[str, float], func: Any, n: int) 
     return out
 
 
+def _raw_client(url: str, params: list[dict[str, Any]]) -> Any:
+    """One keep-alive connection, hand-written HTTP/1.1: what a call costs without a library."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    streams: list[Any] = []
+
+    async def call(i: int) -> Any:
+        if not streams:
+            streams.extend(await asyncio.open_connection(host, int(port)))
+        reader, writer = streams
+        payload = json.dumps(params[i]).encode()
+        head = (
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: wire\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        )
+        writer.write(head.encode() + payload)
+        lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
+        length = next(
+            int(x.split(b":")[1]) for x in lines if x.lower().startswith(b"content-length")
+        )
+        return json.loads(await reader.readexactly(length))
+
+    return call
+
+
 def breakdown(dataset: Path, n: int) -> dict[str, float]:
     """CPU ms per judgment of each step of one call, run one at a time (no concurrency)."""
     import httpx2
+    from openai.types.chat import ChatCompletion
 
     from jurybox.config import config_from_mapping
     from jurybox.pipeline import judging
@@ -300,13 +325,27 @@ def breakdown(dataset: Path, n: int) -> dict[str, float]:
                 lambda i: provider.complete(reqs[i]),
                 n,
             )
+            sdk = provider._get_client()
+
+            async def no_transform(i: int) -> Any:
+                return await sdk.post("/chat/completions", body=params[i], cast_to=ChatCompletion)
+
+            await _cpu_ms_async(
+                "  alternative: SDK client.post(), no param transform", steps, no_transform, n
+            )
             async with httpx2.AsyncClient(base_url=server.url) as client:
 
                 async def plain(i: int) -> Any:
                     reply = await client.post("/chat/completions", json=params[i])
                     return reply.json()
 
-                await _cpu_ms_async("  of which: same POST with plain httpx2", steps, plain, n)
+                await _cpu_ms_async("  alternative: plain httpx2 POST + .json()", steps, plain, n)
+            await _cpu_ms_async(
+                "  alternative: raw asyncio HTTP/1.1 (lower bound)",
+                steps,
+                _raw_client(server.url, params),
+                n,
+            )
             await provider.aclose()
             return done
 
@@ -394,7 +433,7 @@ def main(argv: list[str] | None = None) -> None:
         work = Path(tmp)
         dataset = write_dataset(work / "items.jsonl", args.units // 2)
         rows = []
-        for name in args.scenarios.split(","):
+        for name in filter(None, args.scenarios.split(",")):
             rows.append(run_scenario(scenarios(args)[name], args, dataset, work))
             print(json.dumps(rows[-1]), flush=True)
         steps = breakdown(dataset, args.breakdown) if args.breakdown else {}
@@ -408,7 +447,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.json:
             args.json.write_text(json.dumps({"rows": rows, "breakdown": steps}, indent=2))
         if args.profile:
-            for name in args.scenarios.split(","):
+            for name in filter(None, args.scenarios.split(",")):
                 print_profile(work / f"{name}.prof", 60)
 
 

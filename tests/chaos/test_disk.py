@@ -8,8 +8,9 @@ path under a regular file (root ignores permission bits, so ``chmod 0o500`` prov
 
 What must hold: a non-zero exit; stderr is one line (no traceback); judgments.jsonl stays
 readable (every complete line valid JSON) and a later ``--resume`` completes it with one record
-per unit; manifest.json is the previous valid one or absent. Two stricter requirements are
-marked ``xfail`` until the pipeline meets them (see each test).
+per unit; manifest.json is the previous valid one or absent. Stricter still: the error names the
+judgments file, and the writer truncates a short write back to the last complete record, so the
+file ends with a newline (strictly valid JSON Lines).
 """
 
 from __future__ import annotations
@@ -110,11 +111,6 @@ def test_disk_full_exits_non_zero_with_one_line(disk_full: DiskFull) -> None:
     assert lines[0].startswith("error:")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="pipeline: an OSError from os.write has no filename, so the CLI prints "
-    "'error: File too large' without the path (store.JsonlWriter.write should name it)",
-)
 def test_disk_full_error_names_the_judgments_file(disk_full: DiskFull) -> None:
     assert str(disk_full.run_dir / "judgments.jsonl") in disk_full.stderr
 
@@ -136,11 +132,6 @@ def test_disk_full_leaves_readable_files_and_resume_completes(disk_full: DiskFul
     assert set(keys) == set(planned_keys(disk_full.config))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="pipeline: a short write before EFBIG/ENOSPC leaves a torn last line; "
-    "store.JsonlWriter.write should truncate back to the last complete record on OSError",
-)
 def test_disk_full_leaves_strictly_valid_jsonl(disk_full: DiskFull) -> None:
     assert disk_full.judgments_bytes.endswith(b"\n")
 

@@ -81,15 +81,16 @@ def test_answers_are_a_function_of_body_and_seed(wire_server: StartServer) -> No
 
 
 def test_rate_limit_answers_429_with_retry_after(wire_server: StartServer) -> None:
-    server = wire_server(rpm=600, rate_window_s=1.0)  # 10 in any second
+    server = wire_server(rpm=10)  # 10 in any 60-second window: no timing luck involved
     statuses = []
     for index in range(14):
         status, headers, _ = _post(server.server.port, _body(None, f"u{index}"))
         statuses.append(status)
         if status == 429:
-            assert 0 < int(headers["retry-after-ms"]) <= 1000 and headers["retry-after"] == "1"
-    assert statuses[:10] == [200] * 10 and 429 in statuses[10:]
-    assert server.stats()["rate_limited"] == statuses.count(429)
+            assert 0 < int(headers["retry-after-ms"]) <= 60_000
+            assert 1 <= int(headers["retry-after"]) <= 60
+    assert statuses == [200] * 10 + [429] * 4
+    assert server.stats()["rate_limited"] == 4
 
 
 def test_faults_follow_their_rates_and_replay(wire_server: StartServer) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.pipeline import manifest
 from jurybox.pipeline.manifest import (
     check_resumable,
     config_snapshot,
@@ -74,3 +76,28 @@ def test_totals_count_statuses_tokens_cost_and_cache_share() -> None:
     assert result["local_judge_used"] is False
     assert totals([record("x", local_judge=True)])["local_judge_used"] is True
     assert totals([])["cost_usd"] is None and totals([])["cache_input_share"] is None
+
+
+def test_failed_write_keeps_the_old_manifest_and_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "manifest.json"
+    write_manifest(path, {"run_id": "one"})
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(manifest.os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left") as failed:
+        write_manifest(path, {"run_id": "two", "big": "x" * 10_000})
+    assert failed.value.filename == str(path)
+    assert json.loads(path.read_text())["run_id"] == "one"
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]  # no manifest.json.tmp
+
+
+def test_unwritable_directory_names_the_manifest(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OSError) as failed:
+        write_manifest(blocker / "manifest.json", {"run_id": "one"})
+    assert failed.value.filename == str(blocker / "manifest.json")

@@ -6,8 +6,15 @@ from collections.abc import Callable
 
 import pytest
 
+from jurybox.config import PipelineConfig
 from jurybox.errors import BadRequestError, ProviderError, RateLimitError, TransientError
-from jurybox.pipeline.retry import CallFailed, RetryPolicy, call_with_retry, safe_classify
+from jurybox.pipeline.retry import (
+    MAX_RATE_LIMIT_WAITS,
+    CallFailed,
+    RetryPolicy,
+    call_with_retry,
+    safe_classify,
+)
 from jurybox.records import Completion
 
 OK = Completion(text="{}", model="m")
@@ -113,3 +120,46 @@ def test_cancellation_propagates() -> None:
 
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(call_with_retry(cancelled, classify, RetryPolicy(), rng=random.Random(0)))
+
+
+def test_honest_rate_limits_have_their_own_budget() -> None:
+    waits = [RateLimitError("429", retry_after=0.01)] * MAX_RATE_LIMIT_WAITS
+    errors = [*waits[:10], TransientError("503"), *waits[10:], TransientError("timeout")]
+    script, sleeps = Script(*errors), Sleeps()
+    result = run(script, RetryPolicy(max_retries=2, base_s=0.01), sleeps, classify)
+    # 20 rate-limit waits and 2 failures fit their budgets: the call ends ok.
+    assert result == (OK, MAX_RATE_LIMIT_WAITS + 3)
+    assert len(sleeps.waits) == MAX_RATE_LIMIT_WAITS + 2
+
+
+def test_rate_limit_waits_are_capped_too() -> None:
+    errors = [RateLimitError("429", retry_after=0.01)] * (MAX_RATE_LIMIT_WAITS + 5)
+    script, sleeps = Script(*errors), Sleeps()
+    result = run(script, RetryPolicy(max_retries=5), sleeps, classify)
+    assert isinstance(result, CallFailed) and isinstance(result.error, RateLimitError)
+    assert result.attempts == MAX_RATE_LIMIT_WAITS + 1 == script.calls
+    assert len(sleeps.waits) == MAX_RATE_LIMIT_WAITS
+
+
+def test_rate_limit_without_retry_after_is_a_failure() -> None:
+    script, sleeps = Script(*[RateLimitError("429")] * 10), Sleeps()
+    result = run(script, RetryPolicy(max_retries=5, base_s=0.01), sleeps, classify)
+    assert isinstance(result, CallFailed) and result.attempts == 6  # at most 5 retries
+
+
+def test_failures_keep_at_most_max_retries_between_rate_limits() -> None:
+    limited = RateLimitError("429", retry_after=0.01)
+    errors = [TransientError("500"), limited] * 10
+    script, sleeps = Script(*errors), Sleeps()
+    result = run(script, RetryPolicy(max_retries=5, base_s=0.01), sleeps, classify)
+    assert isinstance(result, CallFailed) and isinstance(result.error, TransientError)
+    assert result.attempts == 11  # 6 failures (5 retries) and the 5 waits between them
+
+
+def test_zero_max_retries_never_repeats_a_call() -> None:
+    policy = RetryPolicy.from_config(PipelineConfig(max_retries=0))
+    assert policy.max_rate_limit_waits == 0
+    script, sleeps = Script(RateLimitError("429", retry_after=0.01)), Sleeps()
+    result = run(script, policy, sleeps, classify)
+    assert isinstance(result, CallFailed) and result.attempts == 1 and sleeps.waits == []
+    assert RetryPolicy.from_config(PipelineConfig()).max_rate_limit_waits == MAX_RATE_LIMIT_WAITS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import json
 import math
@@ -394,3 +395,31 @@ def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
     assert len(lines(tmp_path / "out" / "judgments.jsonl")) == 4
     monkeypatch.setattr(judging, "interpret", real)
     assert run(config, tmp_path / "out", resume=True).units_run == 26 - 4
+
+
+def test_a_full_disk_reports_the_judgments_error_not_the_manifest_one(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jurybox.pipeline import runner
+    from jurybox.pipeline.store import JsonlWriter
+
+    real_manifest = runner.write_manifest
+    statuses: list[str] = []
+
+    def manifest_then_full(path: Path, data: dict[str, Any]) -> None:
+        statuses.append(data["status"])
+        if len(statuses) > 1:  # the disk is full by the time the final manifest is written
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_manifest(path, data)
+
+    def full(self: JsonlWriter, record: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
+
+    monkeypatch.setattr(runner, "write_manifest", manifest_then_full)
+    monkeypatch.setattr(JsonlWriter, "write", full)
+    with pytest.raises(OSError, match="No space left") as failed:
+        run(make_config(dataset, tmp_path / "out"), tmp_path / "out")
+    assert failed.value.filename == str(tmp_path / "out" / "judgments.jsonl")
+    assert statuses == ["running", "failed"]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "running"  # the last good manifest stays readable

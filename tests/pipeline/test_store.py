@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import errno
 import json
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from jurybox.errors import DatasetError
-from jurybox.pipeline import read_records
+from jurybox.pipeline import read_records, store
 from jurybox.pipeline.store import JsonlWriter, prepare_resume, repair_tail
 from jurybox.records import Status
 
@@ -84,3 +88,59 @@ def test_corrupt_middle_line_names_the_line(tmp_path: Path) -> None:
     path.write_text(json.dumps({"no": "key"}) + "\n")
     with pytest.raises(DatasetError, match="not a judgment record"):
         list(read_records(path))
+
+
+def test_periodic_sync_runs_off_the_calling_thread_and_close_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "judgments.jsonl"
+    started, release = threading.Event(), threading.Event()
+    synced: list[tuple[int, int]] = []
+    real_fstat = os.fstat
+
+    def slow_sync(fd: int) -> None:
+        started.set()
+        assert release.wait(10)
+        real_fstat(fd)  # the descriptor is still open: close has not run under the sync
+        synced.append((threading.get_ident(), fd))
+
+    monkeypatch.setattr(store.os, "fdatasync", slow_sync, raising=False)
+    writer = JsonlWriter(path, fsync_interval_s=0.0)
+    writer.write(record("a"))  # starts a sync that blocks until released...
+    assert started.wait(10)
+    writer.write(record("b"))  # ... yet writing goes on, and no second sync piles up
+    assert [r.key for r in read_records(path)] == ["a", "b"]
+    closer = threading.Thread(target=writer.close)
+    closer.start()
+    time.sleep(0.05)
+    assert closer.is_alive()  # close waits for the sync before closing the descriptor
+    release.set()
+    closer.join(10)
+    assert len(synced) == 1 and synced[0][0] != threading.get_ident()
+
+
+def test_failed_write_truncates_to_the_last_record_and_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "judgments.jsonl"
+    with JsonlWriter(path) as writer:
+        writer.write(record("a"))
+    whole = path.read_bytes()
+    real_write = os.write
+
+    def write_then_fill_up(fd: int, data: bytes | memoryview) -> int:
+        if len(data) > 20:  # a short write, like a disk filling up mid-record ...
+            return real_write(fd, bytes(data[:20]))
+        raise OSError(errno.EFBIG, "File too large")  # ... then the error
+
+    with JsonlWriter(path) as writer:
+        writer.write(record("b"))
+        monkeypatch.setattr(store.os, "write", write_then_fill_up)
+        with pytest.raises(OSError, match="File too large") as failed:
+            writer.write(record("c"))
+        assert failed.value.filename == str(path) and failed.value.errno == errno.EFBIG
+        with pytest.raises(OSError):  # a broken writer stays broken, it never appends again
+            writer.write(record("d"))
+        monkeypatch.undo()
+    assert path.read_bytes() == whole + (record("b").to_json() + "\n").encode()
+    assert [r.key for r in read_records(path)] == ["a", "b"]

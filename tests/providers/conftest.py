@@ -10,6 +10,7 @@ two ``conftest`` modules (tests/ and tests/providers/) cannot both be imported b
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -73,6 +74,32 @@ def wire_server() -> Iterator[HTTPServer]:
         server.clear()
         if server.is_running():
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def module_wire_server() -> Iterator[HTTPServer]:
+    """One threaded server on 127.0.0.1 per test module (a stalled handler cannot block the
+    next test, and there is no per-test shutdown wait); ``server`` hands it out cleared."""
+    running = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    running.start()
+    yield running
+    running.clear()
+    running.stop()
+
+
+@pytest.fixture
+def server(module_wire_server: HTTPServer) -> HTTPServer:
+    """The module's wire server, cleared of the previous test's expectations and log."""
+    module_wire_server.clear()
+    return module_wire_server
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """An event a stalling handler waits on; set at teardown to free the server thread."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import wire_google as gw
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
+from wire_common import SCHEMA, body_of, run_calls, wait_for_log
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import (
@@ -35,16 +35,6 @@ KEY = "AIza-LEAKCHECK-123"
 KEY_ENV = "JURYBOX_TEST_GEMINI_KEY"
 MODEL = "gemini-test"
 PATH = gw.generate_path(MODEL)
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdict": {"type": "string", "enum": ["A", "B", "TIE"]},
-        "confidence": {"type": ["string", "null"]},
-        "reasoning": {"type": "string"},
-    },
-    "required": ["verdict", "reasoning"],
-    "additionalProperties": False,
-}
 VERDICT = {"verdict": "A", "confidence": "medium", "reasoning": "A is complete."}
 SYSTEM = "You are a careful judge. Rubric: accuracy first."
 USER = "Question: 2+2? Response A: 4. Response B: five."
@@ -76,23 +66,6 @@ def completion_request(**overrides: Any) -> CompletionRequest:
     return CompletionRequest(**values)
 
 
-@pytest.fixture(scope="module")
-def _module_server() -> Iterator[HTTPServer]:
-    # One threaded server on 127.0.0.1 per module (a stalled handler cannot block the next
-    # test, and there is no per-test shutdown wait); each test starts from a cleared one.
-    running = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    running.start()
-    yield running
-    running.clear()
-    running.stop()
-
-
-@pytest.fixture
-def server(_module_server: HTTPServer) -> HTTPServer:
-    _module_server.clear()
-    return _module_server
-
-
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -104,33 +77,8 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://192.0.2.1:9")
 
 
-def run_calls(
-    provider: adapter.GoogleProvider, *requests: CompletionRequest
-) -> list[Completion | BaseException]:
-    """Run calls in order on one event loop; an exception is returned in place of a result."""
-
-    async def go() -> list[Completion | BaseException]:
-        results: list[Completion | BaseException] = []
-        try:
-            for req in requests:
-                try:
-                    results.append(await provider.complete(req))
-                except Exception as exc:
-                    results.append(exc)
-        finally:
-            await provider.aclose()
-        return results
-
-    return asyncio.run(go())
-
-
 def single(provider: adapter.GoogleProvider, req: CompletionRequest | None = None) -> Any:
     return run_calls(provider, req or completion_request())[0]
-
-
-def body_of(server: HTTPServer, index: int = -1) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(server.log[index][0].get_data())
-    return data
 
 
 def json_reply() -> dict[str, Any]:
@@ -303,13 +251,6 @@ def test_server_errors_are_transient_and_never_retried_inside_the_sdk(
     server.check_assertions()
 
 
-@pytest.fixture
-def release() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()  # free the server thread
-
-
 def test_timeout_is_transient_and_bounded(server: HTTPServer, release: threading.Event) -> None:
     def stall(_: Request) -> Response:
         release.wait(10)
@@ -322,10 +263,7 @@ def test_timeout_is_transient_and_bounded(server: HTTPServer, release: threading
     result = single(provider)
     elapsed = time.monotonic() - started
     release.set()
-    # Let the stalled handler finish here, so its log entry cannot land in the next test.
-    deadline = time.monotonic() + 5
-    while not server.log and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for_log(server)
 
     assert isinstance(result, Exception)
     error = provider.classify_error(result)

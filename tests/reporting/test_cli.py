@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from shared_paths import require_shared
 from jurybox.cli import main
+from shared_paths import require_shared
 
 from .synthetic import ARMS, rubric_world, write_jsonl
 

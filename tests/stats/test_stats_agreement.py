@@ -163,3 +163,33 @@ def test_pandalm_annotator_kappas(shared_data: Path) -> None:
     labels = {k: [item[f"annotator{k}"] for item in items] for k in (1, 2, 3)}
     got = [round(cohen_kappa(labels[i], labels[j]).kappa, 2) for i, j in ((1, 2), (1, 3), (2, 3))]
     assert got == [0.85, 0.88, 0.86]
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("seed", range(8))
+def test_krippendorff_matches_package_on_random_data_with_missing(level: str, seed: int) -> None:
+    """The matrix-product coincidences agree with the ``krippendorff`` package to 1e-9."""
+    import krippendorff
+
+    rng = np.random.default_rng(seed)
+    n_raters, n_units = int(rng.integers(2, 6)), int(rng.integers(5, 40))
+    n_values = int(rng.integers(2, 12))
+    # values include 0 (ratio's 0/0 case) and non-integers (continuous scores)
+    domain = np.round(rng.uniform(0, 10, size=n_values), 2) if seed % 2 else np.arange(n_values)
+    data = rng.choice(domain, size=(n_raters, n_units)).astype(float)
+    data[rng.random(data.shape) < 0.3] = np.nan
+    data[:, 0] = [domain[0], domain[-1]] + [np.nan] * (n_raters - 2)  # ≥ 2 distinct pairable
+    res = krippendorff_alpha(data, level)  # type: ignore[arg-type]
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)  # type: ignore[arg-type]
+    assert res.alpha == pytest.approx(float(expected), abs=1e-9)
+
+
+def test_krippendorff_many_values_is_memory_light() -> None:
+    """~170 distinct continuous values over 20,000 units: the package's (units × values²)
+    temporaries would be ~5 GB; the matrix product needs megabytes."""
+    rng = np.random.default_rng(0)
+    truth = rng.normal(6, 1.3, size=20_000)
+    data = np.round(truth + rng.normal(0, 0.5, size=(3, truth.size)), 1)
+    res = krippendorff_alpha(data, "ordinal")
+    assert np.unique(data).size > 100
+    assert 0.5 < res.alpha < 1

@@ -170,3 +170,22 @@ def test_holm_hand_computed() -> None:
     res = holm([0.01, 0.04, 0.03, 0.2])
     assert res.adjusted == pytest.approx((0.04, 0.09, 0.09, 0.2))
     assert res.reject == (True, False, False, False)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_holm_matches_statsmodels(seed: int) -> None:
+    """Random families, including ties, a single value, zeros, ones and values at alpha / k."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(seed)
+    size = 1 if seed == 0 else int(rng.integers(2, 60))
+    p = rng.beta(0.4, 1.5, size=size)
+    if size > 3:
+        p[rng.integers(0, size, size=size // 3)] = p[0]  # ties
+        p[1], p[2] = 0.0, 1.0
+        p[3] = 0.05 / size  # exactly at the first threshold
+    for alpha in (0.05, 0.2):
+        res = holm(p, alpha=alpha)
+        reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
+        np.testing.assert_allclose(res.adjusted, adjusted, rtol=0, atol=1e-12)
+        assert res.reject == tuple(bool(r) for r in reject)

@@ -14,6 +14,9 @@ with the order is a tie; ties count half), per judge and for the panel's majorit
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pandas as pd
 
 from jurybox import stats
@@ -90,6 +93,15 @@ def _holm(dims: dict[str, Json], alpha: float) -> None:
         dims[TOTAL]["significant"] = bool(total["p_value"] < alpha)
 
 
+def _in_items(index: pd.Index, qids: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``index.isin(qids)`` through a hash table: pandas' arrow-string ``isin`` builds a
+    pyarrow scalar per wanted id in Python (most of this family's time at 10,000 items)."""
+    mask: np.ndarray[Any, np.dtype[np.bool_]] = index.astype(object).isin(
+        np.asarray(qids, dtype=object)
+    )
+    return mask
+
+
 def _subgroup(
     frame: AnalysisFrame, qids: pd.Index | None, contrast: tuple[str, str], options: AnalysisOptions
 ) -> Json:
@@ -97,7 +109,7 @@ def _subgroup(
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
         if qids is not None:
-            wide = wide[wide.index.isin(qids)]
+            wide = wide[_in_items(wide.index, qids)]
         dims[dim] = paired_tests(wide, *contrast, options)
     _holm(dims, options.alpha)
     return {
@@ -133,7 +145,7 @@ def _equivalence(frame: AnalysisFrame, contrast: tuple[str, str], options: Analy
     dims: dict[str, Json] = {}
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
-        wide = wide[wide.index.isin(normal)]
+        wide = wide[_in_items(wide.index, normal)]
         if not {control, treatment} <= set(wide.columns):
             dims[dim] = skipped("no normal item has scores for both arms")
             continue

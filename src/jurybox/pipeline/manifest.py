@@ -8,6 +8,7 @@ with settings that change the judgments, which would mix two experiments in one 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -55,14 +56,23 @@ def package_versions() -> dict[str, str]:
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one."""
+    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one.
+
+    On any ``OSError`` (disk full, unwritable directory) the temp file is removed, the old
+    manifest is left as it was, and the error raised names ``path``.
+    """
     temp = path.with_name(path.name + ".tmp")
-    with temp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
+    try:
+        with temp.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

@@ -3,6 +3,12 @@
 Adapters switch their SDK's own retries off, so this is the only place a call is repeated. What
 is retryable is the provider's call (``classify_error``): rate limits, 5xx, timeouts. An exhausted
 or permanent failure is returned as ``CallFailed`` for the runner to record, never raised past it.
+
+Two budgets: failures (5xx, timeouts, a 429 *without* Retry-After) get ``max_retries`` retries
+with backoff. A 429 that says how long to wait (Retry-After) is the server pacing us, not a
+failure: those waits are counted separately, up to ``MAX_RATE_LIMIT_WAITS`` (20) per call, so a
+long but honest rate limit ends in ok records instead of ``provider_error``. ``max_retries: 0``
+still means "never repeat a call".
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from jurybox.records import Completion
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
 
+MAX_RATE_LIMIT_WAITS = 20
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -27,10 +35,12 @@ class RetryPolicy:
     max_retries: int = 5
     base_s: float = 1.0
     cap_s: float = 60.0
+    max_rate_limit_waits: int = MAX_RATE_LIMIT_WAITS
 
     @classmethod
     def from_config(cls, pipeline: PipelineConfig) -> RetryPolicy:
-        return cls(pipeline.max_retries, pipeline.retry_base_s, pipeline.retry_after_cap_s)
+        waits = MAX_RATE_LIMIT_WAITS if pipeline.max_retries else 0
+        return cls(pipeline.max_retries, pipeline.retry_base_s, pipeline.retry_after_cap_s, waits)
 
     def delay(self, error: ProviderError, retry_index: int, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry_index`` (0-based)."""
@@ -70,17 +80,32 @@ async def call_with_retry(
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
 ) -> tuple[Completion, int] | CallFailed:
-    """Run ``attempt`` until it succeeds, fails permanently, or ``max_retries`` retries are spent.
+    """Run ``attempt`` until it succeeds, fails permanently, or its retry budget is spent.
 
-    Returns ``(completion, attempts)`` or ``CallFailed``. Cancellation propagates untouched.
+    A 429 with Retry-After spends the rate-limit budget (``max_rate_limit_waits``); any other
+    retryable error spends ``max_retries``. Returns ``(completion, attempts)`` or ``CallFailed``;
+    ``attempts`` counts every call made. Cancellation propagates untouched.
     """
-    attempts = 0
+    attempts = failures = waits = 0
     while True:
         attempts += 1
         try:
             return await attempt(), attempts
         except Exception as exc:
             error = safe_classify(classify, exc)
-        if not error.retryable or attempts > policy.max_retries:
+        if not error.retryable:
             return CallFailed(error, attempts)
-        await sleep(policy.delay(error, attempts - 1, rng))
+        if is_paced(error):
+            waits += 1
+            if waits > policy.max_rate_limit_waits:
+                return CallFailed(error, attempts)
+        else:
+            failures += 1
+            if failures > policy.max_retries:
+                return CallFailed(error, attempts)
+        await sleep(policy.delay(error, failures - 1 if failures else 0, rng))
+
+
+def is_paced(error: ProviderError) -> bool:
+    """A 429 that says when to come back: a wait, not a failure."""
+    return isinstance(error, RateLimitError) and getattr(error, "retry_after", None) is not None

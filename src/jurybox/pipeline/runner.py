@@ -375,7 +375,12 @@ async def execute(
         for judge in judges:
             if judge.name not in runtime.providers:  # injected providers belong to the caller
                 await judge.provider.aclose()
-        file_totals = _write_manifest(out, status, session)
+        try:
+            file_totals = _write_manifest(out, status, session)
+        except OSError:
+            if status == "complete":
+                raise
+            # The run is already failing (often the same full disk): report its error, not this.
     return _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
 
 

@@ -3,16 +3,25 @@
 One record is one ``write(2)`` of one line, made from the event loop only, so records never
 interleave and a ``kill -9`` can at worst leave a torn last line (no newline). Readers skip such a
 line; resume truncates it before appending. Durability against a killed *process* needs only
-the write (the kernel keeps the page); ``fsync`` guards against power loss and is done at most
-once per ``fsync_interval_s`` and on close, because per-record fsync costs milliseconds each.
+the write (the kernel keeps the page); ``fdatasync`` guards against power loss and is done at most
+once per ``fsync_interval_s`` and on close, because per-record sync costs milliseconds each. The
+periodic sync runs on the writer's own thread (it can take ~80 ms, which would stall the event
+loop): a sync only flushes what ``write(2)`` already put in the page cache, so it cannot tear a
+record, and ``close`` waits for it before the descriptor is closed (never reused under it).
+
+A failed write (disk full, EFBIG past ``RLIMIT_FSIZE``) truncates the file back to the end of the
+last complete record and raises an ``OSError`` that names the file, so the CLI's one-line error
+says where, and the file stays strictly valid JSON Lines for ``--resume``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,35 +34,76 @@ _TAIL_BLOCK = 1 << 16
 
 
 class JsonlWriter:
-    """Appends one JSON line per record; flushed per record, fsync'd periodically and on close."""
+    """Appends one JSON line per record; synced periodically (off-thread) and on close."""
 
     def __init__(self, path: Path, *, fsync_interval_s: float = 1.0) -> None:
         self.path = path
         self.fsync_interval_s = fsync_interval_s
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._end = os.fstat(self._fd).st_size  # end of the last complete record
         self._last_sync = time.monotonic()
         self._dirty = False
+        self._syncer: ThreadPoolExecutor | None = None
+        self._pending: Future[None] | None = None
+        self._failed: OSError | None = None
         self.written = 0
 
     def write(self, record: JudgeRecord) -> None:
+        if self._failed is not None:
+            raise self._failed
         data = (record.to_json() + "\n").encode("utf-8")
         view = memoryview(data)
-        while view:  # os.write may write less than asked (signals, huge lines)
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:  # os.write may write less than asked (signals, huge lines)
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            raise self._fail(exc) from None
+        self._end += len(data)
         self.written += 1
         self._dirty = True
         if time.monotonic() - self._last_sync >= self.fsync_interval_s:
             self.sync()
 
+    def _fail(self, exc: OSError) -> OSError:
+        """Cut a partly written record off and remember an error that names the file."""
+        # If even this fails, readers and resume still skip a torn last line.
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
+        self._failed = OSError(exc.errno, exc.strerror or str(exc), str(self.path))
+        return self._failed
+
     def sync(self) -> None:
-        if self._dirty:
-            os.fsync(self._fd)
-            self._dirty = False
+        """Start a background ``fdatasync`` unless one is still running (it then covers it)."""
         self._last_sync = time.monotonic()
+        if not self._dirty or (self._pending is not None and not self._pending.done()):
+            return
+        self._check_pending()
+        if self._syncer is None:
+            self._syncer = ThreadPoolExecutor(1, thread_name_prefix="jurybox-fsync")
+        self._dirty = False
+        self._pending = self._syncer.submit(_datasync, self._fd)
+
+    def _check_pending(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            error = pending.exception()  # waits if still running
+            if isinstance(error, OSError):
+                raise self._fail(error)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            self.sync()
+        if self._fd < 0:
+            return
+        try:
+            if self._syncer is not None:
+                self._syncer.shutdown(wait=True)  # no sync may outlive the descriptor
+            self._check_pending()
+            if self._dirty and self._failed is None:
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    raise self._fail(exc) from None
+                self._dirty = False
+        finally:
             os.close(self._fd)
             self._fd = -1
 
@@ -67,6 +117,11 @@ class JsonlWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _datasync(fd: int) -> None:
+    sync = getattr(os, "fdatasync", os.fsync)  # fdatasync: Linux; macOS/Windows: fsync
+    sync(fd)
 
 
 def judgments_path(path: str | Path) -> Path:

@@ -18,7 +18,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
 import pydantic
@@ -40,6 +40,7 @@ __all__ = [
     "Stopwatch",
     "classify_common",
     "classify_status",
+    "classify_vendor_error",
     "completion_cost_usd",
     "estimate_tokens",
     "missing_dependency",
@@ -204,6 +205,26 @@ def classify_common(exc: BaseException, secrets: Iterable[str | None] = ()) -> P
     if isinstance(exc, json.JSONDecodeError | MalformedResponseError | pydantic.ValidationError):
         return TransientError(f"malformed response body ({detail})")
     return None
+
+
+def classify_vendor_error(
+    exc: BaseException,
+    vendor: str,
+    classify_sdk: Callable[[BaseException], ProviderError | None],
+    secrets: Iterable[str | None] = (),
+) -> ProviderError:
+    """An adapter's ``classify_error``: ProviderErrors pass through, then the vendor SDK's own
+    exceptions (``classify_sdk``), then ``classify_common``; anything else is a ProviderError
+    that names ``vendor``."""
+    if isinstance(exc, ProviderError):
+        return exc
+    secrets = tuple(secrets)
+    classified = classify_sdk(exc) or classify_common(exc, secrets)
+    if classified is not None:
+        return classified
+    return ProviderError(
+        scrub_secrets(f"{vendor}: unexpected {type(exc).__name__}: {exc}", secrets)
+    )
 
 
 def safe_schema_name(name: str) -> str:

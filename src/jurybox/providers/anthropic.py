@@ -35,8 +35,8 @@ from jurybox.errors import ProviderError, TransientError
 from jurybox.providers._common import (
     MalformedResponseError,
     Stopwatch,
-    classify_common,
     classify_status,
+    classify_vendor_error,
     missing_dependency,
     parse_retry_after,
     resolve_api_key,
@@ -181,14 +181,7 @@ class AnthropicProvider:
             ) from exc
 
     def classify_error(self, exc: BaseException) -> ProviderError:
-        if isinstance(exc, ProviderError):
-            return exc
-        classified = self._classify_sdk_error(exc) or classify_common(exc, self._secrets)
-        if classified is not None:
-            return classified
-        return ProviderError(
-            scrub_secrets(f"anthropic: unexpected {type(exc).__name__}: {exc}", self._secrets)
-        )
+        return classify_vendor_error(exc, "anthropic", self._classify_sdk_error, self._secrets)
 
     def _classify_sdk_error(self, exc: BaseException) -> ProviderError | None:
         if isinstance(exc, anthropic.APIStatusError):

@@ -40,8 +40,8 @@ from jurybox.errors import AuthError, ProviderError, TransientError
 from jurybox.providers._common import (
     MalformedResponseError,
     Stopwatch,
-    classify_common,
     classify_status,
+    classify_vendor_error,
     missing_dependency,
     parse_retry_after,
     resolve_api_key,
@@ -210,14 +210,7 @@ class GoogleProvider:
         )
 
     def classify_error(self, exc: BaseException) -> ProviderError:
-        if isinstance(exc, ProviderError):
-            return exc
-        classified = self._classify_sdk_error(exc) or classify_common(exc, self._secrets)
-        if classified is not None:
-            return classified
-        return ProviderError(
-            scrub_secrets(f"gemini: unexpected {type(exc).__name__}: {exc}", self._secrets)
-        )
+        return classify_vendor_error(exc, "gemini", self._classify_sdk_error, self._secrets)
 
     def _classify_sdk_error(self, exc: BaseException) -> ProviderError | None:
         if isinstance(exc, genai_errors.APIError):

@@ -80,12 +80,21 @@ class OpenAIProvider:
     async def complete(self, request: CompletionRequest) -> Completion:
         client = self._get_client()
         watch = Stopwatch()
-        params = self.request_params(request)
-        response = await client.chat.completions.create(**params)
-        return self._to_completion(response, watch.elapsed_ms, native="response_format" in params)
+        body = self.request_params(request)
+        # ``chat.completions.create`` would walk the (multi-KB) messages through the SDK's
+        # TypedDict transform on every call (~0.8 ms CPU) only to send the same plain JSON; the
+        # client's own ``post`` sends ``body`` as is, with the same auth, timeout and (no) retries.
+        extra_body = body.pop("extra_body", None)
+        response = await client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=self._sdk.types.chat.ChatCompletion,
+            options=_request_options(extra_body),
+        )
+        return self._to_completion(response, watch.elapsed_ms, native="response_format" in body)
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
-        """The keyword arguments for ``chat.completions.create``."""
+        """The JSON body of the call, plus ``extra_body`` (merged into it by the SDK)."""
         messages = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -156,6 +165,14 @@ class OpenAIProvider:
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _request_options(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What ``chat.completions.create`` passes as ``options``: bearer auth and ``extra_body``."""
+    options: dict[str, Any] = {"security": {"bearer_auth": True}}
+    if extra_body is not None:
+        options["extra_json"] = extra_body
+    return options
 
 
 def create(judge_name: str, judge: JudgeConfig) -> OpenAIProvider:

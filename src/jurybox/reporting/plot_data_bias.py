@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.frame import judge_scores
 from jurybox.reporting._format import fmt_count, fmt_rate
-from jurybox.reporting.plot_data_common import Json, value_of, why
+from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
 from jurybox.reporting.plot_specs import (
     BarPanel,
     BarSeries,
@@ -63,12 +63,7 @@ def _swap_panel(judges: dict[str, Json], threshold: float | None) -> BarPanel | 
 
 def _first_position_panel(judges: dict[str, Json]) -> BarPanel:
     firsts = [entry.get("first_position_rate") or {} for entry in judges.values()]
-    series = BarSeries(
-        "first-position rate",
-        [value_of(f) for f in firsts],
-        [value_of(f, "ci_low") for f in firsts],
-        [value_of(f, "ci_high") for f in firsts],
-    )
+    series = interval_series("first-position rate", firsts)
     return BarPanel(
         title="First-position rate (decisive verdicts)",
         ylabel="share choosing the response shown first",
@@ -130,12 +125,10 @@ def _verbosity_fallback(node: Json, name: str, title: str) -> PlotSpec:
         ylabel="share won by the longer response",
         categories=list(judges),
         series=[
-            BarSeries(
+            interval_series(
                 "longer wins",
-                [value_of(m) for m in metrics],
-                [value_of(m, "ci_low") for m in metrics],
-                [value_of(m, "ci_high") for m in metrics],
-                [fmt_count(m.get("successes"), m.get("n")) for m in metrics],
+                metrics,
+                annotations=[fmt_count(m.get("successes"), m.get("n")) for m in metrics],
             )
         ],
         reference=0.5,

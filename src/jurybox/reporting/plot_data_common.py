@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jurybox.reporting.plot_specs import BarSeries
 from jurybox.reporting.tables import get, skip_reason
 
 Json = Mapping[str, Any]
@@ -19,3 +20,20 @@ def value_of(metric: Any, key: str = "value") -> float | None:
 def why(node: Any, default: str) -> str:
     """The skip reason of a report node, or ``default``."""
     return skip_reason(node) or default
+
+
+def interval_series(
+    label: str,
+    metrics: Sequence[Any],
+    *,
+    key: str = "value",
+    annotations: Sequence[str] | None = None,
+) -> BarSeries:
+    """One bar series of report metrics, each bar with its ``ci_low``–``ci_high`` interval."""
+    return BarSeries(
+        label,
+        [value_of(m, key) for m in metrics],
+        [value_of(m, "ci_low") for m in metrics],
+        [value_of(m, "ci_high") for m in metrics],
+        annotations,
+    )

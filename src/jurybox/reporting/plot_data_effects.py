@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
 from jurybox.reporting._format import fmt_rate, fmt_score
-from jurybox.reporting.plot_data_common import Json, value_of, why
+from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
 from jurybox.reporting.plot_specs import (
     BarPanel,
-    BarSeries,
     HeatmapPanel,
     LinePanel,
     LineSeries,
@@ -70,12 +68,8 @@ def _effect_fallback(
         ylabel="win rate (ties count half)",
         categories=list(raters),
         series=[
-            BarSeries(
-                "win rate",
-                [value_of(m) for m in metrics],
-                [value_of(m, "ci_low") for m in metrics],
-                [value_of(m, "ci_high") for m in metrics],
-                [fmt_rate(value_of(m)) for m in metrics],
+            interval_series(
+                "win rate", metrics, annotations=[fmt_rate(value_of(m)) for m in metrics]
             )
         ],
         reference=0.5,
@@ -198,9 +192,12 @@ def _accuracy_panel(report: Json) -> BarPanel | None:
         return None
     orders = sorted({o for e in accuracy.values() for o in (e.get("orders") or {})})
     series = [
-        _series(f"order {o}", [get(e, "orders", o) for e in accuracy.values()]) for o in orders
+        interval_series(f"order {o}", [get(e, "orders", o) for e in accuracy.values()])
+        for o in orders
     ]
-    series.append(_series("consolidated", [e.get("consolidated") for e in accuracy.values()]))
+    series.append(
+        interval_series("consolidated", [e.get("consolidated") for e in accuracy.values()])
+    )
     return BarPanel(
         "Accuracy against the gold label",
         "accuracy",
@@ -216,7 +213,7 @@ def _preference_kappa_panel(report: Json) -> BarPanel | None:
     prefs = get(report, "human_calibration", "preferences", "judges")
     if not isinstance(prefs, Mapping) or not prefs:
         return None
-    series = [_series("pooled κ", [e.get("pooled") for e in prefs.values()])]
+    series = [interval_series("pooled κ", [e.get("pooled") for e in prefs.values()])]
     return BarPanel(
         "Cohen's κ with human preferences",
         "Cohen's κ",
@@ -234,12 +231,14 @@ def _score_kappa_panel(report: Json) -> BarPanel | None:
         return None
     entries = list(judges.values())
     series = [
-        _series("Cohen's κ (total, rounded)", [get(e, "dimensions", TOTAL) for e in entries]),
-        _series(
+        interval_series(
+            "Cohen's κ (total, rounded)", [get(e, "dimensions", TOTAL) for e in entries]
+        ),
+        interval_series(
             "quadratic κ (total)",
             [get(e, "dimensions", TOTAL, "weighted_quadratic") for e in entries],
         ),
-        _series("ICC(2,1) (total)", [e.get("total_icc") for e in entries]),
+        interval_series("ICC(2,1) (total)", [e.get("total_icc") for e in entries]),
     ]
     return BarPanel(
         "Judge vs human total scores",
@@ -260,19 +259,10 @@ def _criterion_panel(report: Json) -> BarPanel | None:
     if not names:
         return None
     series = [
-        _series(k.upper(), [get(criterion[n], "tpr_tnr", k) for n in names], key="estimate")
+        interval_series(k.upper(), [get(criterion[n], "tpr_tnr", k) for n in names], key="estimate")
         for k in ("tpr", "tnr")
     ]
     return BarPanel("Criterion verdicts vs human Pass/Fail", "rate", names, series, ylim=(0.0, 1.0))
-
-
-def _series(label: str, metrics: Sequence[Any], key: str = "value") -> BarSeries:
-    return BarSeries(
-        label,
-        [value_of(m, key) for m in metrics],
-        [value_of(m, "ci_low") for m in metrics],
-        [value_of(m, "ci_high") for m in metrics],
-    )
 
 
 _CONFIDENCE_TITLES = {

@@ -6,8 +6,8 @@ from jurybox.reporting.tables import (
     Json,
     Section,
     Table,
+    add_parts,
     cell,
-    computed,
     family_section,
     fmt_num,
     fmt_p,
@@ -16,7 +16,6 @@ from jurybox.reporting.tables import (
     fmt_text,
     get,
     label,
-    note_skipped_parts,
     p_cell,
     rate_with_counts,
     skip_reason,
@@ -33,21 +32,20 @@ def bias_section(report: Json) -> Section:
     section.plots.extend(["position_bias", "verbosity_scatter", "vendor_bias"])
     if section.status == "skipped":
         return section
-    node = report.get("bias") or {}
-    position = node.get("position")
-    if computed(position):
-        _position_table(section, position)
-        _order_effect_table(section, position)
-        _top_position_table(section, position)
-    verbosity = node.get("verbosity")
-    if computed(verbosity):
-        _verbosity_tables(section, verbosity)
-    if computed(node.get("self_enhancement")):
-        _self_table(section, node["self_enhancement"])
-    if computed(node.get("leniency")):
-        _leniency_table(section, node["leniency"])
-    note_skipped_parts(section, node, ("position", "verbosity", "self_enhancement", "leniency"))
+    parts = (
+        ("position", _position_tables),
+        ("verbosity", _verbosity_tables),
+        ("self_enhancement", _self_table),
+        ("leniency", _leniency_table),
+    )
+    add_parts(section, report.get("bias") or {}, parts)
     return section
+
+
+def _position_tables(section: Section, position: Json) -> None:
+    _position_table(section, position)
+    _order_effect_table(section, position)
+    _top_position_table(section, position)
 
 
 def _position_table(section: Section, position: Json) -> None:

@@ -8,6 +8,7 @@ from jurybox.reporting.tables import (
     Json,
     Section,
     Table,
+    add_parts,
     cell,
     computed,
     family_section,
@@ -49,22 +50,21 @@ def effects_section(report: Json) -> Section:
     section.notes.append(
         f"Control: {node.get('control_arm', '—')}; treatment: {node.get('treatment_arm', '—')}."
     )
-    scores = node.get("scores")
-    if computed(scores):
-        _effect_tables(section, scores)
-        _per_judge_effects(section, scores.get("per_judge") or {})
-        _equivalence_table(section, scores.get("equivalence"))
-        _gate_table(section, scores.get("gate_failures"))
-        note_skipped_parts(
-            section,
-            scores,
-            ("by_category", "by_difficulty", "equivalence", "gate_failures"),
-            "scores: ",
-        )
-    if computed(node.get("preferences")):
-        _win_rates(section, node["preferences"])
-    note_skipped_parts(section, node, ("scores", "preferences"))
+    add_parts(section, node, (("scores", _score_tables), ("preferences", _win_rates)))
     return section
+
+
+def _score_tables(section: Section, scores: Json) -> None:
+    _effect_tables(section, scores)
+    _per_judge_effects(section, scores.get("per_judge") or {})
+    _equivalence_table(section, scores.get("equivalence"))
+    _gate_table(section, scores.get("gate_failures"))
+    note_skipped_parts(
+        section,
+        scores,
+        ("by_category", "by_difficulty", "equivalence", "gate_failures"),
+        "scores: ",
+    )
 
 
 def _effect_tables(section: Section, scores: Json) -> None:

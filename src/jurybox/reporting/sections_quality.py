@@ -8,6 +8,7 @@ from jurybox.reporting.tables import (
     Json,
     Section,
     Table,
+    add_parts,
     cell,
     computed,
     family_section,
@@ -17,7 +18,6 @@ from jurybox.reporting.tables import (
     fmt_score,
     get,
     label,
-    note_skipped_parts,
     ordered_items,
     p_cell,
     skip_reason,
@@ -30,16 +30,12 @@ def reliability_section(report: Json) -> Section:
     section = family_section(report, "reliability", "Would the judges say the same thing again?")
     if section.status == "skipped":
         return section
-    node = report.get("reliability") or {}
-    if computed(node.get("test_retest")):
-        _retest_tables(section, node["test_retest"])
-    if computed(node.get("internal_consistency")):
-        _consistency_table(section, node["internal_consistency"])
-    if computed(node.get("confidence_calibration")):
-        _confidence_table(section, node["confidence_calibration"])
-    note_skipped_parts(
-        section, node, ("test_retest", "internal_consistency", "confidence_calibration")
+    parts = (
+        ("test_retest", _retest_tables),
+        ("internal_consistency", _consistency_table),
+        ("confidence_calibration", _confidence_table),
     )
+    add_parts(section, report.get("reliability") or {}, parts)
     return section
 
 
@@ -114,16 +110,13 @@ def human_section(report: Json) -> Section:
     section.plots.append("calibration")
     if section.status == "skipped":
         return section
-    node = report.get("human_calibration") or {}
-    if computed(node.get("inter_annotator")):
-        _annotator_table(section, node["inter_annotator"])
-    if computed(node.get("preferences")):
-        _human_pref_table(section, node["preferences"])
-    if computed(node.get("scores")):
-        _human_score_table(section, node["scores"])
-    if computed(node.get("criterion")):
-        _criterion_table(section, node["criterion"])
-    note_skipped_parts(section, node, ("inter_annotator", "preferences", "scores", "criterion"))
+    parts = (
+        ("inter_annotator", _annotator_table),
+        ("preferences", _human_pref_table),
+        ("scores", _human_score_table),
+        ("criterion", _criterion_table),
+    )
+    add_parts(section, report.get("human_calibration") or {}, parts)
     return section
 
 

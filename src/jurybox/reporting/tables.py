@@ -9,7 +9,7 @@ as a table note, never silently 0.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -194,6 +194,20 @@ def note_skipped_parts(
             section.subsections_skipped.append((prefix + key.replace("_", " "), reason))
 
 
+def add_parts(
+    section: Section,
+    node: Json,
+    parts: Sequence[tuple[str, Callable[[Section, Json], None]]],
+    prefix: str = "",
+) -> None:
+    """Build each computed part of ``node`` with its builder, then note the skipped ones."""
+    for key, build in parts:
+        part = node.get(key)
+        if computed(part):
+            build(section, part)
+    note_skipped_parts(section, node, tuple(key for key, _ in parts), prefix)
+
+
 def ordered_items(mapping: Json) -> list[tuple[str, Any]]:
     return [(d, mapping[d]) for d in ordered_dims(mapping)]
 
@@ -205,6 +219,7 @@ __all__ = [
     "Link",
     "Section",
     "Table",
+    "add_parts",
     "cell",
     "computed",
     "family_section",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
@@ -221,8 +220,10 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
 
     References:
         Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Annenberg School
-        for Communication, University of Pennsylvania. Computed with the ``krippendorff``
-        package (Castro, S., fast-krippendorff).
+        for Communication, University of Pennsylvania. Coincidences are summed over coder
+        pairs (memory O(coders × units)); tests check the result against the ``krippendorff``
+        package (Castro, S., fast-krippendorff), whose own ``_coincidences`` needs
+        O(units × values²) memory (gigabytes for a continuous overall score).
     """
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, got {level!r}")
@@ -237,14 +238,18 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
     values = matrix[:, pairable]
     if np.unique(values[~np.isnan(values)]).size < 2:
         raise ValueError("alpha is undefined: every pairable value is the same (no variation)")
-    alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    domain, observed = _coincidences(values)
+    n_v = observed.sum(axis=0)
+    expected = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
+    delta = _distances(domain, n_v, level)
+    alpha = float(1 - np.sum(observed * delta) / np.sum(expected * delta))
     return AlphaResult(
         alpha=alpha,
         level=level,
         n_units=int(pairable.sum()),
         n_raters=n_raters,
         n_pairable_values=int(per_unit[pairable].sum()),
-        method=f"Krippendorff's alpha, {level} metric (krippendorff package)",
+        method=f"Krippendorff's alpha, {level} metric (Krippendorff 2011 coincidences)",
     )
 
 
@@ -289,7 +294,59 @@ def _square_table(table: ArrayLike) -> NDArray[np.float64]:
     return counts
 
 
+def _coincidences(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[Any]]:
+    """Sorted value domain and the coincidence matrix o_ck of Krippendorff (2011).
+
+    o_ck = Σ_u Σ_{raters i ≠ j} [v_iu = c][v_ju = k] / (m_u − 1): one weighted ``bincount`` per
+    rater over its pairs with every other rater, O(raters² × units) time and O(raters × units)
+    memory (the ``krippendorff`` package builds units × values² arrays: gigabytes for a
+    continuous score with hundreds of distinct values).
+    """
+    present = ~np.isnan(values)
+    domain, inverse = np.unique(values[present], return_inverse=True)
+    codes = np.full(values.shape, -1, dtype=np.intp)
+    codes[present] = inverse.ravel()
+    size = domain.size
+    weight = np.broadcast_to(1.0 / (present.sum(axis=0) - 1), values.shape)
+    observed = np.zeros(size * size)
+    for rater in range(values.shape[0]):
+        both = present[rater] & present
+        both[rater] = False
+        others = codes[both]
+        mine = np.broadcast_to(codes[rater], values.shape)[both]
+        observed += np.bincount(mine * size + others, weights=weight[both], minlength=size**2)
+    return domain, observed.reshape(size, size)
+
+
+def _distances(domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str) -> NDArray[Any]:
+    """Squared difference function δ²_ck of Krippendorff (2011) for every pair of values."""
+    c, k = domain[:, None], domain[None, :]
+    if level == "nominal":
+        return 1.0 - np.eye(domain.size)  # the domain is unique: c != k off the diagonal
+    if level == "interval":
+        squared: NDArray[np.float64] = (c - k) ** 2
+        return squared
+    if level == "ratio":
+        total = np.broadcast_to(c + k, (domain.size, domain.size))
+        diff = np.broadcast_to(c - k, total.shape)
+        ratio: NDArray[np.float64] = np.divide(
+            diff, total, out=np.zeros(total.shape), where=total != 0
+        )
+        return ratio**2
+    idx = np.arange(domain.size)
+    low, high = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+    cumulative = np.concatenate([[0.0], np.cumsum(n_v)])
+    between: NDArray[np.float64] = cumulative[high + 1] - cumulative[low]
+    return (between - (n_v[low] + n_v[high]) / 2) ** 2
+
+
 def _reliability_matrix(data: LabelMatrix, level: str) -> NDArray[np.float64]:
+    if isinstance(data, np.ndarray) and data.dtype.kind in "fiub" and data.ndim == 2:
+        if data.size == 0:
+            raise ValueError(
+                f"data must be a non-empty raters × units matrix, got shape {data.shape}"
+            )
+        return data.astype(np.float64)  # numeric already: NaN is the only missing value
     raw = np.asarray(data, dtype=object)
     if raw.ndim != 2 or raw.size == 0:
         raise ValueError(f"data must be a non-empty raters × units matrix, got shape {raw.shape}")
