@@ -8,11 +8,44 @@ from __future__ import annotations
 
 import re
 
-ACTION_VERBS = (
-    "add ask book call check choose clear close contact do download email go install keep list "
-    "make open pour practise put report rest send set sign sit start switch tap try turn unscrew "
-    "use wait write"
-).split()
+ACTION_VERBS = [
+    "add",
+    "ask",
+    "book",
+    "call",
+    "check",
+    "choose",
+    "clear",
+    "close",
+    "contact",
+    "do",
+    "download",
+    "email",
+    "go",
+    "install",
+    "keep",
+    "list",
+    "make",
+    "open",
+    "pour",
+    "practise",
+    "put",
+    "report",
+    "rest",
+    "send",
+    "set",
+    "sign",
+    "sit",
+    "start",
+    "switch",
+    "tap",
+    "try",
+    "turn",
+    "unscrew",
+    "use",
+    "wait",
+    "write",
+]
 _CLAUSE_START = re.compile(r"(?:^|[.;:!?—]\s*|,\s*(?:then|and)\s+|\bthen\s+|\band\s+)(\w+)", re.I)
 
 
