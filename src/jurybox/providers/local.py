@@ -13,6 +13,7 @@ on the previous prompt).
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import json
 import os
@@ -100,6 +101,7 @@ class LocalProvider:
                 from llama_cpp import Llama  # noqa: PLC0415 - optional extra, imported on use
             except ImportError:
                 raise _missing_llama() from None
+            _close_llama_null_files_at_exit()
             self._llama = Llama(
                 model_path=str(self.model_path),
                 n_ctx=self._judge.n_ctx,
@@ -194,3 +196,20 @@ def _json_object(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+@functools.cache  # once per process, however many local judges load a model
+def _close_llama_null_files_at_exit() -> None:
+    """Close llama-cpp-python's module-level /dev/null handles before interpreter shutdown.
+
+    ``llama_cpp._utils`` opens them at import and never closes them, so every process that used
+    the local judge ended with two "unclosed file" ResourceWarnings on stderr.
+    """
+    import atexit  # noqa: PLC0415 - only needed once the optional extra is in use
+
+    from llama_cpp import _utils  # noqa: PLC0415 - optional extra, imported on use
+
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(_utils, name, None)
+        if handle is not None:
+            atexit.register(handle.close)
