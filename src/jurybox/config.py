@@ -7,11 +7,19 @@ read at call time by the provider (never stored in a config object).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from jurybox.errors import ConfigError
 
@@ -153,11 +161,12 @@ class RunConfig(_Frozen):
     paths: PathsConfig
     source_path: Annotated[str | None, Field(exclude=True)] = None
 
-    @model_validator(mode="after")
-    def _judges_present(self) -> RunConfig:
-        if not self.judges:
+    @field_validator("judges")
+    @classmethod
+    def _judges_present(cls, judges: dict[str, JudgeConfig]) -> dict[str, JudgeConfig]:
+        if not judges:
             raise ValueError("at least one judge is required under `judges`")
-        return self
+        return judges
 
     def resolve(self, relative: str) -> Path:
         """Resolve a path from the config relative to the config file's folder."""
@@ -221,12 +230,19 @@ def _line_of(text: str | None, loc: tuple[Any, ...]) -> int | None:
     for part in loc:
         if not isinstance(part, str):
             continue
+        # A key starts a line (block style) or follows "{" / "," (flow style); text inside a
+        # value such as `base_url: 'http://x/ concurrency: 3'` must not match.
+        key = re.compile(rf"(^\s*(-\s+)?|[{{,]\s*){re.escape(part)}\s*:")
         for number in range(start, len(lines)):
-            stripped = lines[number].lstrip(" -{")
-            if stripped.startswith(f"{part}:") or f" {part}:" in lines[number]:
+            if key.search(_without_quoted(lines[number])):
                 found, start = number + 1, number + 1
                 break
     return found
+
+
+def _without_quoted(line: str) -> str:
+    """The line with quoted strings blanked, so keys are only found outside values."""
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "''", line)
 
 
 def config_json_schema() -> dict[str, Any]:

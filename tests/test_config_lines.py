@@ -1,0 +1,39 @@
+"""Config errors point at the line of the offending key, not at text that merely contains it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jurybox.config import load_config
+from jurybox.errors import ConfigError
+
+
+def _error(tmp_path: Path, text: str) -> ConfigError:
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    return caught.value
+
+
+def test_empty_judges_names_the_judges_key_and_its_line(tmp_path: Path) -> None:
+    error = _error(tmp_path, "paths: {dataset: x.jsonl}\njudges: {}\n")
+    assert (error.field, error.line) == ("judges", 2)
+
+
+def test_key_text_inside_a_quoted_value_is_not_taken_for_the_key(tmp_path: Path) -> None:
+    error = _error(
+        tmp_path,
+        "judges:\n  a:\n    provider: openai\n    model: m\n"
+        "    base_url: 'http://x/ concurrency: 3'\n    concurrency: -1\n"
+        "paths: {dataset: x.jsonl}\n",
+    )
+    assert (error.field, error.line) == ("judges.a.concurrency", 6)
+
+
+def test_flow_style_keys_are_found(tmp_path: Path) -> None:
+    error = _error(tmp_path, "judges: {a: {provider: fake}}\npaths: {dataset: 3, output_dir: o}\n")
+    assert error.field == "paths.dataset"
+    assert error.line == 2
