@@ -34,21 +34,18 @@ def _require_local_judge() -> None:
 @pytest.mark.local_model
 def test_demo_report_shows_the_local_judges_first_position_preference(tmp_path: Path) -> None:
     _require_local_judge()
-    quiet = Console(file=open(os.devnull, "w"))  # noqa: SIM115 - closed with the console below
-    try:
-        summary = run_from_config(
-            EXAMPLES / "demo.yaml", output_dir=tmp_path / "run", limit=8, console=quiet
-        )
-        paths = analyze_to_dir(
-            summary.judgments_path,
-            human=EXAMPLES / "human_labels.jsonl",
-            dataset=EXAMPLES / "items.jsonl",
-            out_dir=tmp_path / "report",
-            console=quiet,
-            plots=False,
-        )
-    finally:
-        quiet.file.close()
+    quiet = Console(quiet=True)
+    summary = run_from_config(
+        EXAMPLES / "demo.yaml", output_dir=tmp_path / "run", limit=8, console=quiet
+    )
+    paths = analyze_to_dir(
+        summary.judgments_path,
+        human=EXAMPLES / "human_labels.jsonl",
+        dataset=EXAMPLES / "items.jsonl",
+        out_dir=tmp_path / "report",
+        console=quiet,
+        plots=False,
+    )
     assert summary.local_judge
     report = json.loads(paths.json.read_text(encoding="utf-8"))
     position = report["bias"]["position"]["judges"]["local"]

@@ -23,6 +23,20 @@ from jurybox.analysis.pairs import order_pairs
 _CONFIDENCE_LEVELS = {"very low": 0.0, "low": 1.0, "medium": 2.0, "high": 3.0, "very high": 4.0}
 
 
+def _retest_icc_by(scores: pd.DataFrame, column: str, options: AnalysisOptions) -> Json:
+    """ICC(2,1) of test vs retest scores for each value of ``column``."""
+    return {
+        str(key): attempt(
+            stats.icc,
+            rows[["score_test", "score_retest"]].to_numpy(),
+            "2,1",
+            n=len(rows),
+            confidence=options.confidence,
+        )
+        for key, rows in scores.groupby(column)
+    }
+
+
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     keys = frame.records.set_index("rec")[["key", "base_key"]]
     scores = frame.scores.join(keys, on="rec")
@@ -61,27 +75,8 @@ def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     scores = _retest_scores(frame)
     out: Json = {"n_retest_records": n_retest}
     if not scores.empty:
-        out["dimensions"] = {
-            str(dim): attempt(
-                stats.icc,
-                rows[["score_test", "score_retest"]].to_numpy(),
-                "2,1",
-                n=len(rows),
-                confidence=options.confidence,
-            )
-            for dim, rows in scores.groupby("dimension")
-        }
-        total = scores[scores["dimension"] == TOTAL]
-        out["judges"] = {
-            str(j): attempt(
-                stats.icc,
-                rows[["score_test", "score_retest"]].to_numpy(),
-                "2,1",
-                n=len(rows),
-                confidence=options.confidence,
-            )
-            for j, rows in total.groupby("judge")
-        }
+        out["dimensions"] = _retest_icc_by(scores, "dimension", options)
+        out["judges"] = _retest_icc_by(scores[scores["dimension"] == TOTAL], "judge", options)
     for column, name in (("preferred_arm", "preferences"), ("verdict", "verdicts")):
         pairs = _label_retests(frame, column)
         if not pairs.empty:
