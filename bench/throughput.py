@@ -5,12 +5,18 @@ The fastest a judging run can finish is bound by the provider:
     bound = max(calls x latency / calls_in_flight, calls / rate_limit)
 
 This script starts ``wire_server.py`` in its own process (so that its CPU is not counted as
-jurybox's), has jurybox judge ``--units`` pairwise work units against it through the ``openai``
-adapter (``base_url`` at the server, ``api_key_env: null``, cache off) and prints, per scenario:
-wall time / bound, the 429s the server sent, and jurybox's own CPU time per judgment
-(``time.process_time()`` of this process around the run). A sequential one-call-at-a-time run
-over ``--baseline-units`` units (extrapolated linearly to ``--units``) is measured in the same
+jurybox's), has jurybox judge ``--units`` pairwise work units against it through each adapter in
+``--providers`` (``openai_compatible``: the lean aiohttp client; ``openai``: the official SDK;
+``base_url`` at the server, ``api_key_env: null``, cache off) and prints, per scenario and
+adapter: wall time / bound, the 429s the server sent, and the CPU time of the jurybox process per
+judgment (``time.process_time()`` around the run: jurybox's code, the HTTP client and the
+kernel's share of the sockets, all threads). A sequential one-call-at-a-time run over
+``--baseline-units`` units (extrapolated linearly to ``--units``) is measured in the same
 invocation, against the same server settings.
+
+Two reference figures come with it: the same run with the ``fake`` provider (no HTTP at all:
+the CPU of jurybox's own code per judgment), and ``--breakdown``, the CPU of each step of one
+call and of bare HTTP clients, one call at a time and paced like a rate-limited run.
 
 Scenarios (``--scenarios``, comma separated):
 
@@ -42,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import http_clients
 from wire_server import WireConfig, spawn_server
 
 _WORDS = (
@@ -95,11 +102,17 @@ def write_dataset(path: Path, n_items: int, *, chars: int = 600) -> Path:
 
 
 def run_config(
-    dataset: Path, url: str, *, concurrency: int, rpm: float | None, timeout_s: float = 60.0
+    dataset: Path,
+    url: str,
+    *,
+    concurrency: int,
+    rpm: float | None,
+    provider: str = "openai_compatible",
+    timeout_s: float = 60.0,
 ) -> dict[str, Any]:
-    """A pairwise run (both orders, no retests, cache off) with one ``openai`` judge at ``url``."""
+    """A pairwise run (both orders, no retests, cache off) with one judge at ``url``."""
     judge: dict[str, Any] = {
-        "provider": "openai",
+        "provider": provider,
         "model": "wire-judge",
         "base_url": url,
         "api_key_env": None,
@@ -202,22 +215,26 @@ def scenarios(args: argparse.Namespace) -> dict[str, Scenario]:
 
 
 def run_scenario(
-    scenario: Scenario, args: argparse.Namespace, dataset: Path, work: Path
+    scenario: Scenario, provider: str, args: argparse.Namespace, dataset: Path, work: Path
 ) -> dict[str, Any]:
+    label = f"{scenario.name}-{provider}"
     with spawn_server(scenario.server, max_lifetime_s=1800) as server:
-        conc = run_config(dataset, server.url, concurrency=args.concurrency, rpm=scenario.rpm)
-        profile = work / f"{scenario.name}.prof" if args.profile else None
-        full = measure_run(conc, work / f"{scenario.name}-conc", server, profile=profile)
+        conc = run_config(
+            dataset, server.url, concurrency=args.concurrency, rpm=scenario.rpm, provider=provider
+        )
+        profile = work / f"{label}.prof" if args.profile else None
+        full = measure_run(conc, work / f"{label}-conc", server, profile=profile)
         base = None
         if args.baseline_units and scenario.baseline:
-            seq = run_config(dataset, server.url, concurrency=1, rpm=scenario.rpm)
-            base = measure_run(
-                seq, work / f"{scenario.name}-seq", server, limit=args.baseline_units // 2
+            seq = run_config(
+                dataset, server.url, concurrency=1, rpm=scenario.rpm, provider=provider
             )
+            base = measure_run(seq, work / f"{label}-seq", server, limit=args.baseline_units // 2)
     latency = scenario.server.latency_s
     bound = bound_s(full.units, latency, args.concurrency, scenario.rpm)
     row: dict[str, Any] = {
         "scenario": scenario.name,
+        "provider": provider,
         "units": full.units,
         "latency_s": latency,
         "concurrency": args.concurrency,
@@ -255,132 +272,143 @@ def _cpu_ms(label: str, steps: dict[str, float], func: Any, n: int) -> list[Any]
     return out
 
 
-async def _cpu_ms_async(label: str, steps: dict[str, float], func: Any, n: int) -> list[Any]:
-    await func(0)  # warm: connection, lazy imports
-    start = time.process_time()
-    out = [await func(i) for i in range(n)]
-    steps[label] = 1000.0 * (time.process_time() - start) / n
-    return out
-
-
-def _raw_client(url: str, params: list[dict[str, Any]]) -> Any:
-    """One keep-alive connection, hand-written HTTP/1.1: what a call costs without a library."""
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    streams: list[Any] = []
-
-    async def call(i: int) -> Any:
-        if not streams:
-            streams.extend(await asyncio.open_connection(host, int(port)))
-        reader, writer = streams
-        payload = json.dumps(params[i]).encode()
-        head = (
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: wire\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
-        )
-        writer.write(head.encode() + payload)
-        lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
-        length = next(
-            int(x.split(b":")[1]) for x in lines if x.lower().startswith(b"content-length")
-        )
-        return json.loads(await reader.readexactly(length))
-
-    return call
-
-
-def breakdown(dataset: Path, n: int) -> dict[str, float]:
-    """CPU ms per judgment of each step of one call, run one at a time (no concurrency)."""
-    import httpx2
-    from openai.types.chat import ChatCompletion
-
+def breakdown(dataset: Path, n: int, paced_rpm: float, latency_s: float) -> dict[str, float]:
+    """CPU ms per judgment of each step of one call, one call at a time, then paced."""
     from jurybox.config import config_from_mapping
-    from jurybox.pipeline import judging
-    from jurybox.pipeline.cache import cache_key
-    from jurybox.pipeline.recording import RecordContext, completed_records
     from jurybox.pipeline.runner import load_inputs, request_for
-    from jurybox.providers.openai import OpenAIProvider
 
     steps: dict[str, float] = {}
     with spawn_server(WireConfig(seed=1)) as server:
         config = config_from_mapping(run_config(dataset, server.url, concurrency=1, rpm=None))
-        inputs, judge = load_inputs(config), config.judges["wire"]
+        inputs = load_inputs(config)
         units = list(inputs.units[:n])
-        provider = OpenAIProvider("wire", judge)
         reqs = _cpu_ms(
             "jurybox: build request (prompt)", steps, lambda i: request_for(inputs, [units[i]]), n
         )
-        _cpu_ms(
-            "jurybox: prompt hash + cache key",
-            steps,
-            lambda i: (reqs[i].prompt_hash(), cache_key("openai", "wire-judge", judge, reqs[i])),
-            n,
-        )
-        params = _cpu_ms(
-            "adapter: request_params", steps, lambda i: provider.request_params(reqs[i]), n
-        )
-
-        async def calls() -> list[Any]:
-            done = await _cpu_ms_async(
-                "openai SDK call (request, HTTP, parse)",
-                steps,
-                lambda i: provider.complete(reqs[i]),
-                n,
-            )
-            sdk = provider._get_client()
-
-            async def no_transform(i: int) -> Any:
-                return await sdk.post("/chat/completions", body=params[i], cast_to=ChatCompletion)
-
-            await _cpu_ms_async(
-                "  alternative: SDK client.post(), no param transform", steps, no_transform, n
-            )
-            async with httpx2.AsyncClient(base_url=server.url) as client:
-
-                async def plain(i: int) -> Any:
-                    reply = await client.post("/chat/completions", json=params[i])
-                    return reply.json()
-
-                await _cpu_ms_async("  alternative: plain httpx2 POST + .json()", steps, plain, n)
-            await _cpu_ms_async(
-                "  alternative: raw asyncio HTTP/1.1 (lower bound)",
-                steps,
-                _raw_client(server.url, params),
-                n,
-            )
-            await provider.aclose()
-            return done
-
-        completions = asyncio.run(calls())
-        context = RecordContext("run", "pairwise", "wire", judge, provider)
-        fields = _cpu_ms(
-            "jurybox: parse + interpret",
-            steps,
-            lambda i: judging.interpret(inputs.context, [units[i]], inputs.items, completions[i]),
-            n,
-        )
-        records = _cpu_ms(
-            "jurybox: build JudgeRecord",
-            steps,
-            lambda i: completed_records(
-                context,
-                [units[i]],
-                fields[i],
-                completions[i],
-                prompt_hash="x",
-                attempts=1,
-                cache_hit=False,
-            )[0],
-            n,
-        )
-        _cpu_ms("jurybox: record to JSON", steps, lambda i: records[i].to_json(), n)
+        _cpu_ms("jurybox: prompt hash", steps, lambda i: reqs[i].prompt_hash(), n)
+        completions = asyncio.run(_sequential_calls(config, server.url, reqs, steps))
+        _record_steps(config, inputs, units, completions, steps)
+    interval = 60.0 / paced_rpm
+    with spawn_server(WireConfig(latency_s=latency_s, seed=1)) as server:
+        asyncio.run(_paced_calls(config, server.url, reqs, interval, steps))
     return steps
+
+
+async def _sequential_calls(
+    config: Any, url: str, reqs: list[Any], steps: dict[str, float]
+) -> list[Any]:
+    import aiohttp
+    import httpx2
+
+    n = len(reqs)
+    providers = {name: _provider(config, url, name) for name in ("openai_compatible", "openai")}
+    bodies = [providers["openai"].request_params(r) for r in reqs]  # type: ignore[attr-defined]
+    done: list[Any] = []
+    for name, provider in providers.items():
+        label = f"{name} adapter call (body, HTTP, reply -> Completion)"
+        steps[label], out = await http_clients.cpu_ms_sequential(
+            lambda i, p=provider: p.complete(reqs[i]), n
+        )
+        done = done or out
+        await provider.aclose()
+    async with aiohttp.ClientSession() as session:
+        call = http_clients.aiohttp_call(session, url, bodies)
+        steps["  bare aiohttp POST + json.loads"], _ = await http_clients.cpu_ms_sequential(call, n)
+    async with httpx2.AsyncClient(base_url=url) as client:
+        call = http_clients.httpx2_call(client, bodies)
+        steps["  bare httpx2 POST + .json()"], _ = await http_clients.cpu_ms_sequential(call, n)
+    raw, close = http_clients.raw_client(url, bodies)
+    steps["  raw asyncio HTTP/1.1 (lower bound)"], _ = await http_clients.cpu_ms_sequential(raw, n)
+    close()
+    return done
+
+
+async def _paced_calls(
+    config: Any, url: str, reqs: list[Any], interval_s: float, steps: dict[str, float]
+) -> None:
+    import aiohttp
+
+    n, pace = len(reqs), f"paced, one call every {interval_s * 1000:g} ms"
+    provider = _provider(config, url, "openai_compatible")
+    steps[f"openai_compatible adapter call, {pace}"] = await http_clients.cpu_ms_paced(
+        lambda i: provider.complete(reqs[i]), n, interval_s
+    )
+    bodies = [provider.request_params(r) for r in reqs]  # type: ignore[attr-defined]
+    await provider.aclose()
+    async with aiohttp.ClientSession() as session:
+        call = http_clients.aiohttp_call(session, url, bodies)
+        label = f"  bare aiohttp POST + json.loads, {pace}"
+        steps[label] = await http_clients.cpu_ms_paced(call, n, interval_s)
+    raw, close = http_clients.raw_client(url, bodies)
+    label = f"  raw asyncio HTTP/1.1 (lower bound), {pace}"
+    steps[label] = await http_clients.cpu_ms_paced(raw, n, interval_s)
+    close()
+
+
+def _provider(config: Any, url: str, name: str) -> Any:
+    from jurybox.providers import create_provider
+
+    judge = config.judges["wire"].model_copy(update={"provider": name, "base_url": url})
+    return create_provider("wire", judge)
+
+
+def _record_steps(
+    config: Any, inputs: Any, units: list[Any], completions: list[Any], steps: dict[str, float]
+) -> None:
+    from jurybox.pipeline import judging
+    from jurybox.pipeline.recording import RecordContext, completed_records
+
+    n, judge = len(units), config.judges["wire"]
+    context = RecordContext("run", "pairwise", "wire", judge, _provider(config, "x", "openai"))
+    fields = _cpu_ms(
+        "jurybox: parse + interpret",
+        steps,
+        lambda i: judging.interpret(inputs.context, [units[i]], inputs.items, completions[i]),
+        n,
+    )
+    records = _cpu_ms(
+        "jurybox: build JudgeRecord",
+        steps,
+        lambda i: completed_records(
+            context,
+            [units[i]],
+            fields[i],
+            completions[i],
+            prompt_hash="x",
+            attempts=1,
+            cache_hit=False,
+        )[0],
+        n,
+    )
+    _cpu_ms("jurybox: record to JSON", steps, lambda i: records[i].to_json(), n)
+
+
+def jurybox_alone(dataset: Path, work: Path, concurrency: int) -> dict[str, Any]:
+    """The same pairwise run with the ``fake`` provider: no HTTP, only jurybox's own CPU."""
+    from jurybox.config import config_from_mapping
+    from jurybox.pipeline import run_async
+
+    mapping = run_config(dataset, "http://127.0.0.1:9/v1", concurrency=concurrency, rpm=None)
+    mapping["judges"]["wire"] = {"provider": "fake", "model": "fake-judge"}
+    config = config_from_mapping(mapping)
+    asyncio.run(run_async(config, output_dir=work / "fake-warmup", limit=10))
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    summary = asyncio.run(run_async(config, output_dir=work / "fake-run"))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {
+        "units": summary.units_run,
+        "wall_s": wall,
+        "cpu_ms_per_judgment": 1000.0 * cpu / summary.units_run,
+        "status_counts": {k: v for k, v in summary.status_counts.items() if v},
+    }
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(
-        "| scenario | units | bound s | wall s | wall/bound | 429s | CPU ms/judgment | "
+        "| scenario | adapter | units | bound s | wall s | wall/bound | 429s | CPU ms/judgment | "
         "sequential wall s (measured units -> extrapolated) | seq. CPU ms/judgment | speedup |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         b = r.get("baseline") or {}
         seq = (
@@ -389,7 +417,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             else "-"
         )
         print(
-            f"| {r['scenario']} | {r['units']} | {r['bound_s']:.2f} | {r['wall_s']:.2f} | "
+            f"| {r['scenario']} | {r['provider']} | {r['units']} | {r['bound_s']:.2f} | "
+            f"{r['wall_s']:.2f} | "
             f"{r['wall_over_bound']:.3f} | {r['http_429']} | {r['cpu_ms_per_judgment']:.2f} | "
             f"{seq} | {b.get('cpu_ms_per_judgment', float('nan')):.2f} | "
             f"{b.get('speedup', float('nan')):.1f}x |"
@@ -413,10 +442,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rpm60", type=float, default=1200.0, help="rate60s: requests/minute")
     parser.add_argument("--baseline-units", type=int, default=200, help="0: no baseline")
     parser.add_argument("--scenarios", default="latency,latency_slow,rate1s")
+    parser.add_argument("--providers", default="openai_compatible,openai", help="adapters to run")
     parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument(
         "--breakdown", type=int, default=500, help="calls for the per-step CPU breakdown (0: skip)"
+    )
+    parser.add_argument(
+        "--paced-rpm", type=float, default=6000.0, help="breakdown: pace of the paced calls"
     )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
@@ -432,23 +465,33 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="jurybox-throughput-") as tmp:
         work = Path(tmp)
         dataset = write_dataset(work / "items.jsonl", args.units // 2)
+        alone = jurybox_alone(dataset, work, args.concurrency)
+        print(f"jurybox alone (fake provider, no HTTP): {json.dumps(alone)}", flush=True)
         rows = []
         for name in filter(None, args.scenarios.split(",")):
-            rows.append(run_scenario(scenarios(args)[name], args, dataset, work))
-            print(json.dumps(rows[-1]), flush=True)
-        steps = breakdown(dataset, args.breakdown) if args.breakdown else {}
+            for provider in filter(None, args.providers.split(",")):
+                rows.append(run_scenario(scenarios(args)[name], provider, args, dataset, work))
+                print(json.dumps(rows[-1]), flush=True)
+        steps = {}
+        if args.breakdown:
+            steps = breakdown(dataset, args.breakdown, args.paced_rpm, args.latency_s)
         print(f"load average after: {os.getloadavg()}")
         print_table(rows)
+        print(
+            f"\njurybox alone (fake provider, no HTTP, {alone['units']} units): "
+            f"{alone['cpu_ms_per_judgment']:.3f} CPU ms / judgment"
+        )
         if steps:
-            print("\n| step (sequential, one call at a time) | CPU ms per judgment |")
+            print("\n| step | CPU ms per judgment |")
             print("|---|---|")
             for label, value in steps.items():
                 print(f"| {label} | {value:.3f} |")
         if args.json:
-            args.json.write_text(json.dumps({"rows": rows, "breakdown": steps}, indent=2))
+            result = {"rows": rows, "jurybox_alone": alone, "breakdown": steps}
+            args.json.write_text(json.dumps(result, indent=2))
         if args.profile:
-            for name in filter(None, args.scenarios.split(",")):
-                print_profile(work / f"{name}.prof", 60)
+            for path in sorted(work.glob("*.prof")):
+                print_profile(path, 60)
 
 
 if __name__ == "__main__":

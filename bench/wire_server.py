@@ -285,6 +285,7 @@ class WireServer:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError:
             return False
+        arrived = time.monotonic()  # the latency counts from here, processing included
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) < 2:
@@ -297,7 +298,7 @@ class WireServer:
                 headers[name.strip().lower()] = value.strip()
         length = int(headers.get("content-length") or 0)
         body = await reader.readexactly(length) if length else b""
-        response = await self._dispatch(method, path, body)
+        response = await self._dispatch(method, path, body, arrived)
         if response is None:  # a simulated timeout: hold, then drop the connection
             return False
         keep = headers.get("connection", "").lower() != "close"
@@ -305,7 +306,9 @@ class WireServer:
         await writer.drain()
         return keep
 
-    async def _dispatch(self, method: str, path: str, body: bytes) -> Response | None:
+    async def _dispatch(
+        self, method: str, path: str, body: bytes, arrived: float
+    ) -> Response | None:
         if method == "GET" and path in ("/stats", "/v1/stats"):
             return _json_response(200, self.snapshot())
         if method == "POST" and path in ("/reset", "/v1/reset"):
@@ -314,7 +317,7 @@ class WireServer:
         if method == "GET" and path in ("/health", "/v1/models"):
             return _json_response(200, {"object": "list", "data": [{"id": self.config.model}]})
         if method == "POST" and path.endswith("/chat/completions"):
-            return await self._chat(body)
+            return await self._chat(body, arrived)
         return _error(404, f"no route for {method} {path}", "not_found")
 
     def _rate_limited(self) -> Response | None:
@@ -351,7 +354,7 @@ class WireServer:
             draw -= rate
         return None
 
-    async def _chat(self, raw: bytes) -> Response | None:
+    async def _chat(self, raw: bytes, arrived: float) -> Response | None:
         self.stats["requests"] += 1
         try:
             body = json.loads(raw)
@@ -365,12 +368,6 @@ class WireServer:
         fault = self._fault(digest)
         if fault is not None:
             self.stats[fault] += 1
-        return await self._respond(fault, body, raw, digest)
-
-    async def _respond(
-        self, fault: str | None, body: Mapping[str, Any], raw: bytes, digest: str
-    ) -> Response | None:
-        """The answer, or the fault drawn for this request (None: drop the connection)."""
         if fault == "rate_429":
             wait_ms = max(1, round(self.config.retry_after_s * 1000))
             return _error(
@@ -379,7 +376,16 @@ class WireServer:
         if fault == "rate_timeout":
             await asyncio.sleep(self.config.hang_s)
             return None
-        await asyncio.sleep(self._latency(digest))
+        response = self._answer(fault, body, raw, digest)
+        # Answer first, then wait out the rest of the latency: the server's own CPU must not
+        # add to the latency the benchmark configured (it would, in bursts of 64 requests).
+        await asyncio.sleep(max(0.0, arrived + self._latency(digest) - time.monotonic()))
+        return response
+
+    def _answer(
+        self, fault: str | None, body: Mapping[str, Any], raw: bytes, digest: str
+    ) -> Response:
+        """The answer, or the (non-timeout) fault drawn for this request."""
         if fault == "rate_5xx":
             status = (500, 502, 503)[self._seen[digest] % 3]
             return _error(status, "simulated server error", "server_error")

@@ -23,7 +23,7 @@ from pydantic import (
 
 from jurybox.errors import ConfigError
 
-ProviderName = Literal["anthropic", "openai", "google", "local", "fake"]
+ProviderName = Literal["anthropic", "openai", "openai_compatible", "google", "local", "fake"]
 
 
 class _Frozen(BaseModel):
@@ -83,8 +83,16 @@ class JudgeConfig(_Frozen):
 
     @model_validator(mode="after")
     def _model_required_for_vendors(self) -> JudgeConfig:
-        if self.provider in ("anthropic", "openai", "google") and not self.model:
+        if (
+            self.provider in ("anthropic", "openai", "openai_compatible", "google")
+            and not self.model
+        ):
             raise ValueError(f"provider '{self.provider}' needs a `model`")
+        if self.provider == "openai_compatible" and not self.base_url:
+            raise ValueError(
+                "provider 'openai_compatible' needs a `base_url` (e.g. http://127.0.0.1:8000/v1); "
+                "use provider 'openai' for api.openai.com"
+            )
         return self
 
 

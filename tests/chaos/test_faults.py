@@ -4,19 +4,23 @@ The fault mix is 6 % each of 429 (with Retry-After), 5xx, timeouts (held past th
 timeout, then dropped), malformed 200 bodies (truncated JSON, HTML, no ``choices``) and
 unparsable judge text. With one retry allowed, some units exhaust their retries: they must end
 ``provider_error``, never vanish or be written twice; judge text that is not JSON ends
-``unparsed``. The keys are counted against ``plan_units``.
+``unparsed``. The keys are counted against ``plan_units``. Both Chat Completions adapters are
+run: ``openai`` (the SDK) and ``openai_compatible`` (aiohttp) see different exception types for
+the same faults.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from jurybox.config import config_from_mapping
-from jurybox.pipeline import run_async
+from jurybox.pipeline import read_records, run_async
+from jurybox.pipeline.manifest import totals
 
 from .conftest import StartServer
 from .helpers import ALLOWED_END_STATES, planned_keys, run_config, split_jsonl, write_items
@@ -30,10 +34,11 @@ FAULTS = {
 }
 
 
+@pytest.mark.parametrize("provider", ["openai", "openai_compatible"])
 @pytest.mark.parametrize("mode", ["pairwise", "rubric"])
 @pytest.mark.timeout(120)
 def test_thirty_percent_faults_leave_one_record_per_unit(
-    tmp_path: Path, wire_server: StartServer, mode: str
+    tmp_path: Path, wire_server: StartServer, mode: str, provider: str
 ) -> None:
     server = wire_server(latency_s=0.005, hang_s=1.0, retry_after_s=0.05, seed=5, **FAULTS)
     dataset = write_items(tmp_path / "items.jsonl", 80)
@@ -44,7 +49,7 @@ def test_thirty_percent_faults_leave_one_record_per_unit(
             out,
             server.url,
             mode=mode,
-            judge={"timeout_s": 0.4, "concurrency": 16},
+            judge={"provider": provider, "timeout_s": 0.4, "concurrency": 16},
             pipeline={"max_retries": 1, "retry_after_cap_s": 0.2, "cache": False},
         )
     )
@@ -79,3 +84,9 @@ def test_thirty_percent_faults_leave_one_record_per_unit(
     keys = [row["key"] for row in rows]
     assert len(keys) == len(set(keys)) and set(keys) == set(planned)
     assert all(row == before[row["key"]] for row in rows if row["key"] in before)
+    # The manifest's totals are kept as records are written, never re-read: they must still be
+    # exactly the file's, after faults and a resume that rewrote the file.
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    from_file = totals(read_records(out / "judgments.jsonl"))
+    assert {key: manifest[key] for key in from_file} == from_file
+    assert resumed.status_counts == from_file["status_counts"]

@@ -1,4 +1,5 @@
-"""Fixtures for whole-pipeline runs against three local vendor servers (see wire_vendors.py)."""
+"""Fixtures for whole-pipeline runs against local wire servers, one per judge adapter (see
+wire_vendors.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,6 @@ def vendor_keys(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 @pytest.fixture
 def vendor_servers(vendor_keys: dict[str, str]) -> Iterator[dict[str, VendorServer]]:
-    """One threaded wire server per vendor on 127.0.0.1, keys in the environment."""
+    """One threaded wire server per judge adapter on 127.0.0.1, keys in the environment."""
     with running_servers() as servers:
         yield servers

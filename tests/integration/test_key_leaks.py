@@ -1,10 +1,12 @@
 """No API key leaves the environment: not into files, logs, console output or error messages.
 
-Three judges (Anthropic, OpenAI, Gemini) run against local servers with recognisable fake keys in
-the environment. Some items make every server answer 401, 400, 429 or 500 with the request
-headers, keys included, echoed back in the error body; the adapters must scrub them. Afterwards
-every byte under the output directory (judgments, manifest, the SQLite cache and its WAL), every
-log record (DEBUG and up, SDK loggers included) and everything printed is searched for the keys.
+Four judges run against local servers with recognisable fake keys in the environment, one key
+per judge: the three vendor adapters (Anthropic, OpenAI, Gemini, through their SDKs) and
+``openai_compatible`` (aiohttp, against a second OpenAI-format server). Some items make every
+server answer 401, 400, 429 or 500 with the request headers, keys included, echoed back in the
+error body; the adapters must scrub them. Afterwards every byte under the output directory
+(judgments, manifest, the SQLite cache and its WAL), every log record (DEBUG and up, the SDKs' and
+aiohttp's loggers included) and everything printed is searched for the keys.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from wire_vendors import (
 from jurybox.pipeline import read_records, run_from_config
 from jurybox.records import JudgeRecord, Status
 
+# aiohttp's loggers (aiohttp.client, aiohttp.internal, ...) all sit under this one: the client of
+# openai_compatible (and google-genai's async transport when aiohttp is installed).
+AIOHTTP_LOGGER = "aiohttp"
 # Item index -> the status every server answers for it (headers echoed in the body).
 FORCED = {2: 401, 3: 400, 4: 429, 5: 500}
 N_ITEMS = 6
@@ -78,15 +83,22 @@ def _check_records(records: list[JudgeRecord]) -> None:
         assert str(FORCED[index]) in error, error
         # The echo reached the message (credentials first) and the key in it was replaced.
         assert "credentials [" in error and "[redacted]" in error, error
+        # The bare key too (see wire_vendors._echo): removed as a known key, not by its shape.
+        assert "tokens [[redacted]]" in error, error
 
 
-def _check_servers(servers: dict[str, VendorServer]) -> None:
-    """Every request carried its key (so the echoes held one) and was well-formed."""
+def _check_servers(servers: dict[str, VendorServer], records: list[JudgeRecord]) -> None:
+    """Every request carried its key (so the echoes held one) and was well-formed, and each
+    server saw exactly the attempts its judge's records count."""
+    assert set(servers) == set(VENDORS)
     for vendor, server in servers.items():
         assert not server.violations, f"{vendor}: {server.violations[:3]}"
         statuses = server.statuses()
         for status in FORCED.values():
             assert statuses[status] > 0, (vendor, statuses)
+        mine = [record for record in records if record.judge_vendor == vendor]
+        assert len(mine) == N_ITEMS * 2, vendor
+        assert server.request_count == sum(record.attempts for record in mine), (vendor, statuses)
 
 
 def _log_text(records: list[logging.LogRecord]) -> str:
@@ -111,7 +123,8 @@ def test_in_process_run_with_cache_leaks_no_key(
     caplog: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    caplog.set_level(logging.DEBUG)  # SDK and httpx debug logs included
+    caplog.set_level(logging.DEBUG)  # SDK, httpx and aiohttp debug logs included
+    caplog.set_level(logging.DEBUG, logger=AIOHTTP_LOGGER)
     config_path = _write_config(tmp_path, vendor_servers, cache=True)
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=200)  # draws the progress bar
@@ -120,7 +133,7 @@ def test_in_process_run_with_cache_leaks_no_key(
 
     records = list(read_records(summary.judgments_path))
     _check_records(records)
-    _check_servers(vendor_servers)
+    _check_servers(vendor_servers, records)
     out_dir = summary.output_dir
     ok = sum(record.status == Status.OK for record in records)
     assert _cache_rows(out_dir / "cache.sqlite") == ok > 0
@@ -136,6 +149,9 @@ def test_in_process_run_with_cache_leaks_no_key(
     assert "judging" in screen.getvalue()  # the progress display was really drawn
     sdk_logs = {record.name.split(".")[0] for record in caplog.records}
     assert {"openai", "anthropic"} <= sdk_logs, sdk_logs  # SDK debug logs were scanned too
+    # aiohttp logs little on a clean run, but whatever it did log at DEBUG was captured.
+    for name in ("aiohttp.client", "aiohttp.internal"):
+        assert logging.getLogger(name).isEnabledFor(logging.DEBUG), name
 
 
 def _cli_env(tmp_path: Path) -> dict[str, str]:
@@ -157,10 +173,23 @@ def _cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+# aiohttp has no variable like OPENAI_LOG: its loggers are sent to stderr at DEBUG by hand, then
+# the `jurybox` console script's own entry point runs.
+_CLI_MAIN = f"""
+import logging
+handler = logging.StreamHandler()
+handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+logging.getLogger({AIOHTTP_LOGGER!r}).setLevel(logging.DEBUG)
+logging.getLogger({AIOHTTP_LOGGER!r}).addHandler(handler)
+from jurybox.cli import main
+main()
+"""
+
+
 def _jurybox(args: list[str], tmp_path: Path, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
     # `python -m jurybox.cli` is what the issue names, but cli.py has no __main__ guard (see
-    # test_python_dash_m_runs_the_cli); this is the `jurybox` console script's own entry point.
-    command = [sys.executable, "-c", "from jurybox.cli import main; main()", *args]
+    # test_python_dash_m_runs_the_cli); _CLI_MAIN ends in the console script's entry point.
+    command = [sys.executable, "-c", _CLI_MAIN, *args]
     return subprocess.run(
         command,
         env=_cli_env(tmp_path),
@@ -179,13 +208,14 @@ def test_cli_run_leaks_no_key(tmp_path: Path, vendor_servers: dict[str, VendorSe
     output = result.stdout + result.stderr
     assert result.returncode == 0, output.decode(errors="replace")[-3000:]
     judgments = tmp_path / "out" / "judgments.jsonl"
-    _check_records(list(read_records(judgments)))
-    _check_servers(vendor_servers)
+    records = list(read_records(judgments))
+    _check_records(records)
+    _check_servers(vendor_servers, records)
     leaks, _files = scan_tree(tmp_path / "out")
     leaks += find_leaks("cli stdout", result.stdout)
     leaks += find_leaks("cli stderr", result.stderr)
     assert not leaks, "\n".join(leaks)
-    # What was scanned is what a user sees: progress bar, summary, SDK debug logs.
+    # What was scanned is what a user sees: progress bar, summary, SDK (and aiohttp) debug logs.
     assert b"judging" in result.stderr and b"judgments:" in result.stderr
     assert b"DEBUG" in result.stderr
 
@@ -204,6 +234,11 @@ def test_scanner_finds_planted_keys(tmp_path: Path) -> None:
     coloured = KEYS["anthropic"].replace("7", "\x1b[1;36m7\x1b[0m").encode()
     assert find_leaks("console", coloured)
     assert not find_leaks("clean", b"Authorization: Bearer [redacted]")
+    # Each judge's key is found, and named as its own: a leak says which adapter let it out.
+    for vendor in VENDORS:
+        leaks = find_leaks("log", f"authorization=Bearer {KEYS[vendor]}".encode())
+        named = {name for name in VENDORS if any(f": {name} key at" in leak for leak in leaks)}
+        assert named == {vendor}, leaks
 
 
 def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:

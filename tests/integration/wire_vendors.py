@@ -1,15 +1,18 @@
-"""Three local vendor servers (Anthropic, OpenAI, Gemini) for whole-pipeline runs.
+"""Local wire servers for whole-pipeline runs: one per judge adapter in ``VENDORS``.
 
-Each server speaks its vendor's wire format on 127.0.0.1, answers every judgment with valid native
-structured output (OpenAI ``message.content`` JSON, an Anthropic ``tool_use`` block, Gemini
+The three vendor adapters (Anthropic, OpenAI, Gemini, through their SDKs) and ``openai_compatible``
+(the lean aiohttp client for self-hosted servers) each get their own server. Each speaks its
+adapter's wire format on 127.0.0.1 (``openai_compatible`` gets a second OpenAI Chat Completions
+server, with its own key), answers every judgment with valid native structured output (OpenAI
+``message.content`` JSON, an Anthropic ``tool_use`` block, Gemini
 ``candidates[0].content.parts[0].text`` JSON) and can be told to fail:
 
 * at random, ``fault_rate`` of requests answer 429 (tiny Retry-After) or 5xx. The draw hashes
   (seed, vendor, request body, how often that body was seen), so it does not depend on the order
   in which concurrent requests arrive;
 * always, for a request whose body contains ``force_marker(status)``: ``FORCE-401`` and the like
-  in an item's question. Forced errors echo the request headers back in the error body, as a
-  misconfigured proxy would: the adapters must scrub them.
+  in an item's question. Forced errors echo the request headers back in the error body (and the
+  bare key), as a misconfigured proxy would: the adapters must scrub them.
 
 The server always votes for the response that contains ``WINNER_TEXT`` (the treatment arm in the
 datasets built here), so a test can check that positions were mapped back to arms.
@@ -41,23 +44,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
 import wire_anthropic as aw
 import wire_google as gw
 
-VENDORS = ("anthropic", "openai", "google")
-# Recognisable fake keys: any file, log line or message that contains one is a leak.
+# One judge per adapter, by provider name (what records call ``judge_vendor``).
+VENDORS = ("anthropic", "openai", "google", "openai_compatible")
+# The wire format each adapter speaks (and its server answers in).
+WIRE = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "google": "google",
+    "openai_compatible": "openai",
+}
+# Recognisable fake keys, one per judge so that a leak names its adapter: any file, log line or
+# message that contains one is a leak. None is a substring of another. The self-hosted one is
+# not key-shaped (vLLM's --api-key takes any string): where no "Bearer " precedes it, only
+# scrubbing by the known key removes it, not scrub_secrets' sk-/AIza patterns.
 KEYS = {
     "anthropic": "sk-ant-LEAKCHECK-7f3a",
     "openai": "sk-LEAKCHECK-9b2c",
     "google": "AIza-LEAKCHECK-51d0",
+    "openai_compatible": "vllm-LEAKCHECK-c41e",
 }
 KEY_ENVS = {
     "anthropic": "JURYBOX_IT_ANTHROPIC_KEY",
     "openai": "JURYBOX_IT_OPENAI_KEY",
     "google": "JURYBOX_IT_GEMINI_KEY",
+    "openai_compatible": "JURYBOX_IT_COMPAT_KEY",
 }
-MODELS = {"anthropic": "claude-test-1", "openai": "gpt-test-1", "google": "gemini-test"}
-JUDGE_NAMES = {"anthropic": "claude", "openai": "gpt", "google": "gemini"}
-# The header each vendor's SDK carries the key in, and the value it must hold (anthropic 2.x
-# sends the key as a bearer token, not in x-api-key; see tests/providers/test_anthropic.py).
-KEY_HEADERS = {"anthropic": "authorization", "openai": "authorization", "google": "x-goog-api-key"}
+MODELS = {
+    "anthropic": "claude-test-1",
+    "openai": "gpt-test-1",
+    "google": "gemini-test",
+    "openai_compatible": "compat-test-1",
+}
+JUDGE_NAMES = {
+    "anthropic": "claude",
+    "openai": "gpt",
+    "google": "gemini",
+    "openai_compatible": "selfhosted",
+}
+# The header each adapter carries the key in, and the value it must hold (anthropic 2.x sends
+# the key as a bearer token, not in x-api-key; see tests/providers/test_anthropic.py).
+KEY_HEADERS = {
+    "anthropic": "authorization",
+    "openai": "authorization",
+    "google": "x-goog-api-key",
+    "openai_compatible": "authorization",
+}
 SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 WINNER_TEXT = "treatment answer"
 LOSER_TEXT = "control answer"
@@ -66,6 +97,7 @@ _PATHS = {
     "anthropic": aw.MESSAGES_PATH,
     "openai": "/v1/chat/completions",
     "google": gw.generate_path(MODELS["google"]),
+    "openai_compatible": "/v1/chat/completions",
 }
 
 
@@ -91,7 +123,7 @@ class Seen:
 
 @dataclass
 class VendorServer:
-    """One vendor's wire server; thread-safe counters of what it saw and answered."""
+    """One judge's wire server; thread-safe counters of what it saw and answered."""
 
     vendor: str
     server: HTTPServer
@@ -107,9 +139,13 @@ class VendorServer:
 
     # --- what the tests read -------------------------------------------------------------
     @property
+    def wire(self) -> str:
+        return WIRE[self.vendor]
+
+    @property
     def base_url(self) -> str:
         root = f"http://127.0.0.1:{self.server.port}"
-        return f"{root}/v1" if self.vendor == "openai" else root
+        return f"{root}/v1" if self.wire == "openai" else root
 
     def statuses(self) -> Counter[int]:
         with self._lock:
@@ -155,31 +191,42 @@ class VendorServer:
         return (429, 429, 500, overload)[byte % 4]
 
     def _check(self, path: str, headers: dict[str, str], body: bytes) -> str | None:
-        """What is wrong with a request in this vendor's wire format (None when all is right)."""
+        """What is wrong with a request in this judge's wire format (None when all is right)."""
         if path != _PATHS[self.vendor]:
             return f"unexpected path {path}"
+        problem = self._check_headers(headers)
+        if problem is not None:
+            return problem
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return "body is not JSON"
+        if not _asks_structured(self.wire, data):
+            return "request does not ask for native structured output"
+        return None
+
+    def _check_headers(self, headers: dict[str, str]) -> str | None:
         header = KEY_HEADERS[self.vendor]
         if headers.get(header) != expected_key_header(self.vendor):
             return f"{header} header missing or wrong"
         others = [name for name in SECRET_HEADERS if name != header and name in headers]
         if others:
             return f"unexpected credential headers {others}"
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return "body is not JSON"
-        if not _asks_structured(self.vendor, data):
-            return "request does not ask for native structured output"
+        if self.vendor == "openai_compatible" and any(
+            name.startswith("x-stainless") for name in headers
+        ):
+            # The openai SDK's own headers: this request did not come from the aiohttp client.
+            return "openai SDK headers on a request to the openai_compatible judge"
         return None
 
     # --- wire bodies -----------------------------------------------------------------------
     def _ok(self, verdict: dict[str, str]) -> Response:
         text = json.dumps(verdict)
-        if self.vendor == "anthropic":
+        if self.wire == "anthropic":
             block = aw.tool_use_block("pairwise_verdict", verdict)
             body = aw.message([block], stop_reason="tool_use")
-        elif self.vendor == "openai":
-            body = _openai_completion(text)
+        elif self.wire == "openai":
+            body = _openai_completion(text, MODELS[self.vendor])
         else:
             body = gw.response([gw.text_part(text)])
         return _json(body, 200)
@@ -191,11 +238,11 @@ class VendorServer:
         extra: dict[str, str] = {}
         if status == 429:
             extra = {"anthropic": {"retry-after": "0"}, "openai": {"retry-after-ms": "10"}}.get(
-                self.vendor, {}
+                self.wire, {}
             )
-        if self.vendor == "anthropic":
+        if self.wire == "anthropic":
             body: dict[str, Any] = aw.error(_ANTHROPIC_TYPES.get(status, "api_error"), message)
-        elif self.vendor == "openai":
+        elif self.wire == "openai":
             body = {"error": {"message": message, "type": "api_error", "param": None, "code": None}}
         else:
             details = [gw.retry_info("0.01s")] if status == 429 else None
@@ -225,13 +272,21 @@ def _echo(headers: dict[str, str]) -> str:
     # Credentials first: the adapters cap messages at a few hundred characters, and an echo cut
     # off before the key would make the scrubbing check pass without testing anything.
     secrets = ", ".join(f"{name}={headers[name]}" for name in SECRET_HEADERS if name in headers)
-    return f"credentials [{secrets}] request headers {json.dumps(headers)}"
+    # The bare token too, as "invalid API key <token>" errors show it: with no "Bearer" or
+    # "api_key=" in front, and for keys without an sk-/AIza shape (openai_compatible's, Gemini's
+    # fake one), only scrubbing by the known key removes it.
+    tokens = [
+        headers[name].removeprefix("Bearer ").strip() for name in SECRET_HEADERS if name in headers
+    ]
+    return (
+        f"credentials [{secrets}] tokens [{' '.join(tokens)}] request headers {json.dumps(headers)}"
+    )
 
 
-def _asks_structured(vendor: str, data: dict[str, Any]) -> bool:
-    if vendor == "anthropic":
+def _asks_structured(wire: str, data: dict[str, Any]) -> bool:
+    if wire == "anthropic":
         return bool(data.get("tools")) and (data.get("tool_choice") or {}).get("type") == "tool"
-    if vendor == "openai":
+    if wire == "openai":
         return (data.get("response_format") or {}).get("type") == "json_schema"
     generation = data.get("generationConfig") or {}
     return (
@@ -250,12 +305,12 @@ def _verdict_for(body: bytes) -> dict[str, str]:
     return {"reasoning": f"Response {verdict} is better.", "verdict": verdict, "confidence": "high"}
 
 
-def _openai_completion(text: str) -> dict[str, Any]:
+def _openai_completion(text: str, model: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-TEST",
         "object": "chat.completion",
         "created": 1_700_000_000,
-        "model": MODELS["openai"],
+        "model": model,
         "choices": [
             {
                 "index": 0,
@@ -306,7 +361,7 @@ def set_vendor_env(monkeypatch: Any) -> None:
 
 @contextmanager
 def running_servers() -> Iterator[dict[str, VendorServer]]:
-    """One threaded wire server per vendor on 127.0.0.1 (no faults until a test sets them)."""
+    """One threaded wire server per judge on 127.0.0.1 (no faults until a test sets them)."""
     servers: dict[str, VendorServer] = {}
     try:
         for vendor in VENDORS:
@@ -361,7 +416,7 @@ def write_pairwise_dataset(path: Path, n: int, markers: dict[int, str] | None = 
 
 
 def judges_config(servers: dict[str, VendorServer], **common: Any) -> dict[str, Any]:
-    """One judge per vendor, each pointed at its own server and reading its key's variable."""
+    """One judge per adapter, each pointed at its own server and reading its key's variable."""
     return {
         JUDGE_NAMES[vendor]: {
             "provider": vendor,

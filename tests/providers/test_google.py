@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import logging
@@ -440,14 +441,52 @@ def test_gemini_3_warns_about_a_low_temperature(
 
 def test_sdk_retry_layers_are_all_off(server: HTTPServer) -> None:
     # attempts=1 stops tenacity after the first try, and any retry_options also disables the
-    # implicit resend google-genai does on aiohttp connection errors (aiohttp is not installed
-    # here, so that path is pinned by configuration rather than exercised).
+    # implicit resend google-genai does on aiohttp connection errors (aiohttp is a jurybox
+    # dependency, so that is the transport of every async call; see the next test).
     options = adapter.build_http_options(judge_config(server))
     assert options.retry_options is not None and options.retry_options.attempts == 1
     config = adapter.build_generate_config(completion_request(), judge_config(server))
     assert config.automatic_continuation is False
     assert config.automatic_function_calling is not None
     assert config.automatic_function_calling.disable is True
+
+
+def test_a_dropped_connection_is_not_resent(server: HTTPServer) -> None:
+    """A server that reads the request and hangs up: google-genai's aiohttp path would resend
+    it on its own without ``retry_options``; here it must reach the server exactly once."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)  # closing the socket does not wake a blocked accept()
+    requests_seen: list[bytes] = []
+    done = threading.Event()
+
+    def hang_up_on_everyone() -> None:
+        while not done.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(2.0)
+                with contextlib.suppress(OSError):  # a client that gave up first
+                    requests_seen.append(connection.recv(65536))
+
+    thread = threading.Thread(target=hang_up_on_everyone, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    provider = adapter.create("gemini", judge_config(server, base_url=f"http://127.0.0.1:{port}"))
+    try:
+        result = single(provider)
+    finally:
+        done.set()
+        thread.join(5.0)
+        listener.close()
+
+    assert isinstance(result, Exception), result
+    assert type(result).__module__.startswith("aiohttp"), type(result)  # the aiohttp path ran
+    assert isinstance(provider.classify_error(result), TransientError)
+    assert len([r for r in requests_seen if r.startswith(b"POST")]) == 1
 
 
 def test_missing_sdk_names_the_extra(server: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:

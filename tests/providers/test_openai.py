@@ -1,4 +1,6 @@
-"""OpenAI adapter through the real SDK against a local Chat Completions wire server.
+"""The two Chat Completions adapters against a local wire server: ``openai`` through the real
+SDK and ``openai_compatible`` through its aiohttp client. Every test that uses ``make_provider``
+runs for both, so the lean client is held to exactly the SDK adapter's behaviour.
 
 Also covers the shared adapter helpers in ``providers/_common.py`` (Retry-After, cost, scrubbing).
 """
@@ -14,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from werkzeug import Request, Response
 
 from jurybox.config import JudgeConfig
@@ -25,6 +28,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers import create_provider
+from jurybox.providers._chat_format import is_strict_compatible
 from jurybox.providers._common import (
     MalformedResponseError,
     classify_common,
@@ -33,10 +37,13 @@ from jurybox.providers._common import (
     safe_schema_name,
     scrub_secrets,
 )
-from jurybox.providers.openai import OpenAIProvider, create, is_strict_compatible
+from jurybox.providers.base import Provider
+from jurybox.providers.openai import OpenAIProvider, create
+from jurybox.providers.openai_compatible import OpenAICompatibleProvider
 from jurybox.records import Completion, CompletionRequest
 
 PATH = "/v1/chat/completions"
+LEAK_KEY_VALUE = "sk-test-LEAKCHECK-123"  # what the `api_key_env` fixture's variable holds
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -101,30 +108,35 @@ def request(**overrides: Any) -> CompletionRequest:
     return CompletionRequest(**values)
 
 
-@pytest.fixture
-def make_provider(wire: Any, api_key_env: str) -> Callable[..., OpenAIProvider]:
-    def build(**config: Any) -> OpenAIProvider:
+CHAT_PROVIDERS = ("openai", "openai_compatible")
+
+
+@pytest.fixture(params=CHAT_PROVIDERS)
+def make_provider(
+    wire: Any, api_key_env: str, request: pytest.FixtureRequest
+) -> Callable[..., Provider]:
+    def build(**config: Any) -> Provider:
         settings: dict[str, Any] = {
-            "provider": "openai",
+            "provider": request.param,
             "model": "gpt-test",
             "api_key_env": api_key_env,
             "base_url": wire.url("/v1"),
             "timeout_s": 5.0,
         }
         settings.update(config)
-        return create("judge1", JudgeConfig(**settings))
+        return create_provider("judge1", JudgeConfig(**settings))
 
     return build
 
 
-async def _complete(provider: OpenAIProvider, req: CompletionRequest) -> Completion:
+async def _complete(provider: Provider, req: CompletionRequest) -> Completion:
     try:
         return await provider.complete(req)
     finally:
         await provider.aclose()
 
 
-def failure(provider: OpenAIProvider, req: CompletionRequest | None = None) -> ProviderError:
+def failure(provider: Provider, req: CompletionRequest | None = None) -> ProviderError:
     """Run one call that must fail and return the classified error."""
 
     async def go() -> ProviderError:
@@ -132,6 +144,8 @@ def failure(provider: OpenAIProvider, req: CompletionRequest | None = None) -> P
             await provider.complete(req or request())
         except Exception as exc:
             return provider.classify_error(exc)
+        finally:
+            await provider.aclose()  # the next asyncio.run is another event loop
         raise AssertionError("the call was expected to fail")
 
     return asyncio.run(go())
@@ -222,20 +236,92 @@ def test_structured_output_off_sends_no_response_format(wire: Any, make_provider
     assert completion.text == VERDICT_TEXT
 
 
-def test_compatible_server_without_key_gets_placeholder(wire: Any, make_provider: Any) -> None:
+def test_compatible_server_without_key(wire: Any, make_provider: Any) -> None:
     wire.server.expect_request(PATH, method="POST").respond_with_json(chat_body())
+    provider = make_provider(api_key_env=None)
 
-    asyncio.run(_complete(make_provider(api_key_env=None), request(response_schema=None)))
+    asyncio.run(_complete(provider, request(response_schema=None)))
 
-    assert wire.headers()[0]["Authorization"] == "Bearer not-needed"
+    sent = wire.headers()[0]
+    if isinstance(provider, OpenAIProvider):  # the SDK refuses to run without some key
+        assert sent["Authorization"] == "Bearer not-needed"
+    else:
+        assert "Authorization" not in sent
     assert "response_format" not in wire.bodies()[0]
 
 
-def test_registry_builds_the_openai_adapter(api_key_env: str) -> None:
-    judge = JudgeConfig(provider="openai", model="gpt-test", api_key_env=api_key_env)
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("openai", OpenAIProvider), ("openai_compatible", OpenAICompatibleProvider)],
+)
+def test_registry_builds_the_chat_adapters(
+    api_key_env: str, leak_key: str, name: str, kind: type
+) -> None:
+    judge = JudgeConfig(
+        provider=name, model="gpt-test", api_key_env=api_key_env, base_url="http://127.0.0.1:9/v1"
+    )
     provider = create_provider("j", judge)
-    assert isinstance(provider, OpenAIProvider)
-    assert (provider.vendor, provider.model, provider.is_local) == ("openai", "gpt-test", False)
+    assert isinstance(provider, kind)
+    assert (provider.vendor, provider.model, provider.is_local) == (name, "gpt-test", False)
+    assert "127.0.0.1:9" in repr(provider) and leak_key not in repr(provider)
+
+
+def test_openai_compatible_needs_a_base_url_and_a_model() -> None:
+    with pytest.raises(ValidationError, match="needs a `base_url`"):
+        JudgeConfig(provider="openai_compatible", model="m")
+    with pytest.raises(ValidationError, match="needs a `model`"):
+        JudgeConfig(provider="openai_compatible", base_url="http://127.0.0.1:9/v1")
+
+
+def test_both_adapters_send_the_same_body(wire: Any, api_key_env: str) -> None:
+    wire.server.expect_request(PATH, method="POST").respond_with_json(chat_body())
+    for name in CHAT_PROVIDERS:
+        judge = JudgeConfig(
+            provider=name,
+            model="gpt-test",
+            api_key_env=api_key_env,
+            base_url=wire.url("/v1"),
+            extra_body={"top_k": 5, "repetition_penalty": 1.1},
+            max_tokens_param="max_completion_tokens",
+        )
+        asyncio.run(_complete(create_provider("j", judge), request()))
+
+    sdk_body, lean_body = wire.bodies()
+    assert sdk_body == lean_body
+    assert [h["Authorization"] for h in wire.headers()] == [f"Bearer {LEAK_KEY_VALUE}"] * 2
+
+
+def test_redirect_is_not_followed(wire: Any, api_key_env: str) -> None:
+    # A redirect would resend the body (and the key) somewhere the config never named.
+    wire.server.expect_request(PATH, method="POST").respond_with_response(
+        Response("", status=307, headers={"Location": "http://127.0.0.1:9/elsewhere"})
+    )
+    judge = JudgeConfig(
+        provider="openai_compatible",
+        model="m",
+        api_key_env=api_key_env,
+        base_url=wire.url("/v1"),
+    )
+
+    error = failure(create_provider("j", judge))
+
+    assert isinstance(error, BadRequestError) and error.status_code == 307
+    assert wire.request_count == 1
+
+
+def test_plain_text_error_body_is_readable_and_scrubbed(wire: Any, api_key_env: str) -> None:
+    wire.server.expect_request(PATH, method="POST").respond_with_response(
+        Response(f"upstream down; auth was Bearer {LEAK_KEY_VALUE}", status=502)
+    )
+    judge = JudgeConfig(
+        provider="openai_compatible", model="m", api_key_env=api_key_env, base_url=wire.url("/v1")
+    )
+
+    error = failure(create_provider("j", judge))
+
+    assert isinstance(error, TransientError) and error.status_code == 502
+    assert str(error).startswith("HTTP 502: upstream down")
+    assert LEAK_KEY_VALUE not in str(error)
 
 
 # --- finish reasons ---------------------------------------------------------------------------
@@ -396,11 +482,16 @@ def test_auth_error_is_not_retried_and_never_leaks_the_key(
 
     raw, error = asyncio.run(go())
 
-    assert leak_key in str(raw)  # the server really echoed it: the check below means something
+    (_request, sent) = wire.server.log[0]
+    assert leak_key in sent.get_data(as_text=True)  # it was echoed: the checks below mean something
     assert isinstance(error, AuthError) and not error.retryable
     assert error.status_code == 401
     assert wire.request_count == 1
     assert_no_leak(error, error.args, provider)
+    if not isinstance(provider, OpenAIProvider):
+        # The SDK's own exception carries the echoed body verbatim (the pipeline only ever
+        # shows the classified error); the lean client scrubs before it raises.
+        assert_no_leak(raw, raw.args)
     asyncio.run(provider.aclose())
 
 

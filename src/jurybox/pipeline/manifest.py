@@ -22,7 +22,15 @@ from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import JudgeRecord, Status
 
 MANIFEST_FILE = "manifest.json"
-_PACKAGES = ("jurybox", "pydantic", "openai", "anthropic", "google-genai", "llama-cpp-python")
+_PACKAGES = (
+    "jurybox",
+    "pydantic",
+    "openai",
+    "aiohttp",
+    "anthropic",
+    "google-genai",
+    "llama-cpp-python",
+)
 # Settings that only schedule or price the work: a resume may change them.
 _SCHEDULING_PIPELINE = (
     "concurrency",
@@ -127,28 +135,43 @@ def check_resumable(manifest: Mapping[str, Any], config: RunConfig, dataset_hash
 
 def totals(records: Iterable[JudgeRecord]) -> dict[str, Any]:
     """Counts by status and token/cost totals over a judgments file."""
-    counts = {status.value: 0 for status in Status}
-    input_tokens = output_tokens = cached_hit_input = cache_hits = 0
-    cost: float | None = None
-    local = False
+    running = RunningTotals()
     for record in records:
-        counts[record.status.value] += 1
-        input_tokens += record.input_tokens or 0
-        output_tokens += record.output_tokens or 0
+        running.add(record)
+    return running.as_dict()
+
+
+class RunningTotals:
+    """``totals`` kept up to date one record at a time, so a run that starts from the file's
+    totals and adds each record it writes never has to read the file back at the end."""
+
+    def __init__(self) -> None:
+        self.counts = {status.value: 0 for status in Status}
+        self.input_tokens = self.output_tokens = self.cached_hit_input = self.cache_hits = 0
+        self.cost: float | None = None
+        self.local = False
+
+    def add(self, record: JudgeRecord) -> None:
+        self.counts[record.status.value] += 1
+        self.input_tokens += record.input_tokens or 0
+        self.output_tokens += record.output_tokens or 0
         if record.cache_hit:
-            cache_hits += 1
-            cached_hit_input += record.input_tokens or 0
+            self.cache_hits += 1
+            self.cached_hit_input += record.input_tokens or 0
         if record.cost_usd is not None:
-            cost = (cost or 0.0) + record.cost_usd
-        local = local or record.local_judge
-    return {
-        "records": sum(counts.values()),
-        "status_counts": counts,
-        "parse_failures": counts[Status.UNPARSED.value],
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost_usd": cost,
-        "cache_hits": cache_hits,
-        "cache_input_share": cached_hit_input / input_tokens if input_tokens else None,
-        "local_judge_used": local,
-    }
+            self.cost = (self.cost or 0.0) + record.cost_usd
+        self.local = self.local or record.local_judge
+
+    def as_dict(self) -> dict[str, Any]:
+        tokens_in = self.input_tokens
+        return {
+            "records": sum(self.counts.values()),
+            "status_counts": dict(self.counts),
+            "parse_failures": self.counts[Status.UNPARSED.value],
+            "input_tokens": tokens_in,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost,
+            "cache_hits": self.cache_hits,
+            "cache_input_share": self.cached_hit_input / tokens_in if tokens_in else None,
+            "local_judge_used": self.local,
+        }

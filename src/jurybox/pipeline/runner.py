@@ -29,11 +29,11 @@ from jurybox.pipeline import judging
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.manifest import (
     MANIFEST_FILE,
+    RunningTotals,
     check_resumable,
     config_snapshot,
     package_versions,
     read_manifest,
-    totals,
     write_manifest,
 )
 from jurybox.pipeline.progress import RunProgress
@@ -105,11 +105,12 @@ class _Judge:
 
 @dataclass(frozen=True)
 class _Sink:
-    """Where finished records go: the file, the cache, the progress bar."""
+    """Where finished records go: the file, the cache, the progress bar, the file's totals."""
 
     writer: JsonlWriter
     cache: ResponseCache | None
     progress: RunProgress
+    totals: RunningTotals
 
 
 class _Session:
@@ -160,8 +161,13 @@ class _Session:
             judge = self._code_judge(judge)
         request = request_for(self.inputs, units)
         prompt_hash = request.prompt_hash()
-        key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)
-        cached = sink.cache.get(key) if sink.cache is not None else None
+        cache = sink.cache
+        # The key hashes the whole request once more: only worth it when there is a cache.
+        provider = judge.provider
+        key = ""
+        if cache is not None:  # not `if cache`: an empty cache has len() 0
+            key = cache_key(provider.vendor, provider.model, judge.config, request)
+        cached = cache.get(key) if cache is not None else None
         if cached is not None:
             self._write(
                 sink, self._records(judge, units, cached, prompt_hash, attempts=0, hit=True)
@@ -179,8 +185,8 @@ class _Session:
             self._write(sink, failed)
             return
         completion, attempts = result
-        if sink.cache is not None:
-            sink.cache.put(key, completion)
+        if cache is not None:
+            cache.put(key, completion)
         self._write(sink, self._records(judge, units, completion, prompt_hash, attempts, hit=False))
 
     def _records(
@@ -206,7 +212,8 @@ class _Session:
 
     def _write(self, sink: _Sink, records: Sequence[JudgeRecord]) -> None:
         for record in records:
-            sink.writer.write(record)
+            sink.writer.write(record)  # raises (the record not in the file) on a full disk
+            sink.totals.add(record)
             sink.progress.advance(record)
         self.units_run += len(records)
 
@@ -247,6 +254,9 @@ class _Output:
     manifest: dict[str, Any]
     session: dict[str, Any]
     done: set[str]
+    # Totals over the whole judgments file: read once when the run opens it, then each record
+    # this session writes is added (the file is never read back at the end).
+    totals: RunningTotals = field(default_factory=RunningTotals)
 
     @property
     def run_id(self) -> str:
@@ -273,6 +283,9 @@ def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
     if previous is not None:
         check_resumable(previous, inputs.config, data_hash)
     done = prepare_resume(judgments) if resume else set()
+    file_totals = RunningTotals()
+    for record in read_records(judgments) if judgments.exists() else ():
+        file_totals.add(record)
     manifest = previous or {"run_id": new_run_id(), "started_at": utc_now()}
     session = {"started_at": utc_now(), "resumed": resume}
     manifest.setdefault("sessions", []).append(session)
@@ -284,12 +297,12 @@ def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
     )
-    return _Output(directory, judgments, manifest_path, manifest, session, done)
+    return _Output(directory, judgments, manifest_path, manifest, session, done, file_totals)
 
 
 def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, Any]:
     """Write the manifest with totals over the whole judgments file; returns the totals."""
-    file_totals = totals(read_records(out.judgments)) if out.judgments.exists() else totals([])
+    file_totals = out.totals.as_dict()
     out.session.update(
         status=status, units_run=session.units_run, provider_calls=session.provider_calls
     )
@@ -341,7 +354,7 @@ async def _judge_all(
             JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
             RunProgress(console, len(pending)) as progress,
         ):
-            await session.run(judges, pending, _Sink(writer, cache, progress))
+            await session.run(judges, pending, _Sink(writer, cache, progress, out.totals))
     finally:
         if cache is not None:
             cache.close()

@@ -53,6 +53,9 @@ def _environment() -> SandboxedEnvironment:
     # configured once here and never mutated afterwards.
     return SandboxedEnvironment(
         loader=PackageLoader("jurybox.prompts", "templates"),
+        # Packaged templates do not change under a running process; auto_reload would stat
+        # each template file on every render.
+        auto_reload=False,
         undefined=StrictUndefined,
         autoescape=False,
         trim_blocks=True,

@@ -1,42 +1,34 @@
 """OpenAI Chat Completions through the official SDK; with ``base_url`` the same adapter serves
-vLLM, Ollama, llama.cpp server and LM Studio.
+vLLM, Ollama, llama.cpp server and LM Studio (``openai_compatible`` sends the same wire format
+through a leaner client, for runs where the client's CPU matters).
 
-Every parameter comes from the request/config (no model-specific guessing): ``temperature=None``
-omits it, ``max_tokens_param`` picks ``max_tokens`` or ``max_completion_tokens``, ``seed`` and
-``extra_body`` pass through. The static system message goes first so OpenAI's automatic prompt
-caching can reuse the prefix. SDK retries are off; ``jurybox.pipeline`` owns the retry policy.
+The body and the reading of the reply are ``providers/_chat_format.py``'s, shared with
+``openai_compatible``. SDK retries are off; ``jurybox.pipeline`` owns the retry policy.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError, TransientError
+from jurybox.providers._chat_format import chat_body, completion_from_chat
 from jurybox.providers._common import (
-    MalformedResponseError,
     Stopwatch,
     classify_common,
     classify_status,
     missing_dependency,
     parse_retry_after,
     resolve_api_key,
-    safe_schema_name,
     scrub_secrets,
 )
-from jurybox.records import Completion, CompletionRequest, FinishReason
+from jurybox.records import Completion, CompletionRequest
 
 # The SDK insists on a key even for servers that ignore it (Ollama, vLLM without --api-key).
 PLACEHOLDER_KEY = "not-needed"
-_FINISH_REASONS: dict[str | None, FinishReason] = {
-    None: "stop",  # some compatible servers omit it on a normal stop
-    "stop": "stop",
-    "length": "length",
-    "content_filter": "content_filter",
-}
+# What ``chat.completions.create`` passes as ``options``: bearer auth.
+_REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
 
 
 def _import_sdk() -> ModuleType:
@@ -82,61 +74,22 @@ class OpenAIProvider:
         watch = Stopwatch()
         body = self.request_params(request)
         # ``chat.completions.create`` would walk the (multi-KB) messages through the SDK's
-        # TypedDict transform on every call (~0.8 ms CPU) only to send the same plain JSON; the
-        # client's own ``post`` sends ``body`` as is, with the same auth, timeout and (no) retries.
-        extra_body = body.pop("extra_body", None)
-        response = await client.post(
-            "/chat/completions",
-            body=body,
-            cast_to=self._sdk.types.chat.ChatCompletion,
-            options=_request_options(extra_body),
+        # TypedDict transform and build pydantic models of the reply (~1.5 ms CPU a call) only
+        # to carry the same plain JSON; ``post`` with ``cast_to=object`` sends ``body`` as is and
+        # hands back the parsed JSON, with the same auth, timeout and (no) retries.
+        data = await client.post(
+            "/chat/completions", body=body, cast_to=object, options=_REQUEST_OPTIONS
         )
-        return self._to_completion(response, watch.elapsed_ms, native="response_format" in body)
+        return completion_from_chat(
+            data,
+            default_model=self.model,
+            latency_ms=watch.elapsed_ms,
+            native="response_format" in body,
+        )
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
-        """The JSON body of the call, plus ``extra_body`` (merged into it by the SDK)."""
-        messages = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        messages.append({"role": "user", "content": request.user})
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            self._judge.max_tokens_param: request.max_tokens,
-        }
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
-        if request.seed is not None:
-            params["seed"] = request.seed
-        if request.response_schema is not None and self._judge.structured_output:
-            params["response_format"] = response_format(
-                request.response_schema, request.schema_name
-            )
-        if self._judge.extra_body:
-            params["extra_body"] = dict(self._judge.extra_body)
-        return params
-
-    def _to_completion(self, response: Any, latency_ms: float, *, native: bool) -> Completion:
-        try:
-            choice = response.choices[0]
-            message = choice.message
-            text = message.content or ""
-            refusal = getattr(message, "refusal", None)
-            reason = getattr(choice, "finish_reason", None)
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:
-            raise MalformedResponseError(f"no usable choice in the response ({exc})") from None
-        if not isinstance(text, str):
-            raise MalformedResponseError("message content is not text")
-        finish: FinishReason = "refusal" if refusal else _FINISH_REASONS.get(reason, "other")
-        return Completion(
-            text=text,
-            model=getattr(response, "model", None) or self.model,
-            latency_ms=latency_ms,
-            finish_reason=finish,
-            structured=_structured(text) if native and finish == "stop" else None,
-            refusal=refusal or None,
-            **_usage(getattr(response, "usage", None)),
-        )
+        """The JSON body of the call (``extra_body`` merged in)."""
+        return chat_body(self._judge, self.model, request)
 
     def classify_error(self, exc: BaseException) -> ProviderError:
         sdk = self._sdk
@@ -167,64 +120,6 @@ class OpenAIProvider:
             self._client = None
 
 
-def _request_options(extra_body: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What ``chat.completions.create`` passes as ``options``: bearer auth and ``extra_body``."""
-    options: dict[str, Any] = {"security": {"bearer_auth": True}}
-    if extra_body is not None:
-        options["extra_json"] = extra_body
-    return options
-
-
 def create(judge_name: str, judge: JudgeConfig) -> OpenAIProvider:
     """Build the OpenAI (or OpenAI-compatible server) judge."""
     return OpenAIProvider(judge_name, judge)
-
-
-def response_format(schema: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Native structured output; ``strict`` only when the schema meets OpenAI's strict rules."""
-    plain = json.loads(json.dumps(schema))  # plain dicts/lists: the schema may be a read-only view
-    spec: dict[str, Any] = {"name": safe_schema_name(name), "schema": plain}
-    if is_strict_compatible(plain):
-        spec["strict"] = True
-    return {"type": "json_schema", "json_schema": spec}
-
-
-def is_strict_compatible(schema: Any) -> bool:
-    """True when every object forbids extra properties and requires all of its properties.
-
-    Strict mode rejects any other schema with a 400, so a schema that does not qualify is sent
-    non-strict rather than rewritten behind the rubric author's back.
-    """
-    if isinstance(schema, list):
-        return all(is_strict_compatible(part) for part in schema)
-    if not isinstance(schema, dict):
-        return True
-    is_object = schema.get("type") == "object" or "properties" in schema
-    if is_object:
-        properties = schema.get("properties", {})
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required", ())) != set(properties):
-            return False
-    return all(is_strict_compatible(value) for value in schema.values())
-
-
-def _structured(text: str) -> dict[str, Any] | None:
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
-
-
-def _usage(usage: Any) -> dict[str, int | None]:
-    if usage is None:
-        return {}
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    completion_details = getattr(usage, "completion_tokens_details", None)
-    return {
-        "input_tokens": getattr(usage, "prompt_tokens", None),
-        "output_tokens": getattr(usage, "completion_tokens", None),
-        "cached_input_tokens": getattr(prompt_details, "cached_tokens", None),
-        "reasoning_tokens": getattr(completion_details, "reasoning_tokens", None),
-    }

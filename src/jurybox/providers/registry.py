@@ -17,6 +17,7 @@ _BUILTIN: dict[str, str] = {
     "fake": "jurybox.providers.fake:create",
     "local": "jurybox.providers.local:create",
     "openai": "jurybox.providers.openai:create",
+    "openai_compatible": "jurybox.providers.openai_compatible:create",
     "anthropic": "jurybox.providers.anthropic:create",
     "google": "jurybox.providers.google:create",
 }

@@ -1,0 +1,199 @@
+"""Any OpenAI-compatible Chat Completions server (vLLM, Ollama, llama.cpp server, LM Studio, a
+gateway) through a lean aiohttp client instead of the openai SDK.
+
+Same wire format as the ``openai`` adapter (``providers/_chat_format.py`` builds the body and
+reads the reply for both), but about a quarter of the client CPU per call: the SDK and its HTTP
+stack spend ~1.5-2 ms of CPU per call, which caps a 2-core client at a few hundred calls per
+second and made it, not the server, the bottleneck of a fast self-hosted judge (BENCHMARKS.md,
+"Throughput"). Use ``openai`` for api.openai.com; use this for servers you run.
+
+* ``base_url`` is required (``http://127.0.0.1:8000/v1``); requests go to
+  ``{base_url}/chat/completions``. Proxies come from ``HTTP(S)_PROXY`` / ``NO_PROXY``.
+* ``api_key_env`` names the variable holding the key, sent as ``Authorization: Bearer``; with
+  ``api_key_env: null`` (the default) no Authorization header is sent at all.
+* One request per call: redirects are not followed and nothing is retried here; the pipeline's
+  retry policy gets the status and ``Retry-After`` / ``retry-after-ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from jurybox.config import JudgeConfig
+from jurybox.errors import BadRequestError, ProviderError, TransientError
+from jurybox.providers._chat_format import chat_body, completion_from_chat, error_message
+from jurybox.providers._common import (
+    MalformedResponseError,
+    Stopwatch,
+    classify_status,
+    classify_vendor_error,
+    missing_dependency,
+    parse_retry_after,
+    scrub_secrets,
+)
+from jurybox.providers.base import read_api_key
+from jurybox.records import Completion, CompletionRequest
+
+
+def _import_aiohttp() -> ModuleType:
+    try:
+        import aiohttp  # noqa: PLC0415 - imported when a judge uses this adapter
+    except ImportError:
+        raise missing_dependency("openai_compatible", "aiohttp", "pip install aiohttp") from None
+    return aiohttp
+
+
+class OpenAICompatibleProvider:
+    """One judge behind a self-hosted Chat Completions endpoint."""
+
+    vendor = "openai_compatible"
+    is_local = False
+
+    def __init__(self, judge_name: str, judge: JudgeConfig) -> None:
+        if not judge.model or not judge.base_url:
+            raise ValueError(f"judge '{judge_name}': openai_compatible needs a model and base_url")
+        self._aiohttp = _import_aiohttp()
+        self._judge_name = judge_name
+        self._judge = judge
+        self.model = judge.model
+        self._url = judge.base_url.rstrip("/") + "/chat/completions"
+        self._session: Any = None  # created inside the event loop, on the first call
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._secrets: tuple[str, ...] = ()
+        self._proxy = ProxySetting()
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAICompatibleProvider(judge={self._judge_name!r}, model={self.model!r}, "
+            f"at={self._judge.base_url!r})"
+        )
+
+    def _get_session(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._session is not None and self._loop is not loop:
+            # Its pooled sockets belong to a loop that is gone; they cannot even be closed here.
+            raise RuntimeError(
+                f"judge '{self._judge_name}': its HTTP session belongs to another event loop; "
+                "call `await provider.aclose()` before using the provider in a new one"
+            )
+        if self._session is None:
+            self._loop = loop
+            aiohttp = self._aiohttp
+            key = read_api_key(self._judge, self._judge_name)  # AuthError here when unset
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            self._proxy = env_proxy(self._url)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            self._secrets = tuple(filter(None, (key, self._proxy.secret)))
+            self._session = aiohttp.ClientSession(
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self._judge.timeout_s),
+                # The pipeline bounds calls in flight; the pool must not add a second bound.
+                connector=aiohttp.TCPConnector(limit=0),
+                # trust_env would look the proxy and ~/.netrc up on a worker thread for every
+                # request; the proxy is looked up once above instead.
+                trust_env=False,
+            )
+        return self._session
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        session = self._get_session()
+        body = self.request_params(request)
+        watch = Stopwatch()
+        payload = json.dumps(body).encode()
+        async with session.post(
+            self._url,
+            data=payload,
+            allow_redirects=False,
+            headers=self._proxy.request_headers,
+            proxy=self._proxy.url,
+            proxy_headers=self._proxy.connect_headers,
+        ) as response:
+            raw = await response.read()
+            status, headers = response.status, response.headers
+        if not 200 <= status < 300:
+            message = scrub_secrets(error_message(status, raw), self._secrets)
+            raise classify_status(status, message, retry_after=parse_retry_after(headers))
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise MalformedResponseError(f"HTTP {status} with a body that is not JSON") from None
+        return completion_from_chat(
+            data,
+            default_model=self.model,
+            latency_ms=watch.elapsed_ms,
+            native="response_format" in body,
+        )
+
+    def request_params(self, request: CompletionRequest) -> dict[str, Any]:
+        """The JSON body of the call."""
+        return chat_body(self._judge, self.model, request)
+
+    def classify_error(self, exc: BaseException) -> ProviderError:
+        return classify_vendor_error(exc, "openai_compatible", self._classify_http, self._secrets)
+
+    def _classify_http(self, exc: BaseException) -> ProviderError | None:
+        aiohttp = self._aiohttp
+        if isinstance(exc, TimeoutError):
+            return TransientError(f"timed out after {self._judge.timeout_s:g} s")
+        if isinstance(exc, aiohttp.InvalidURL):
+            return BadRequestError(f"invalid base_url for judge '{self._judge_name}': {exc}")
+        if isinstance(exc, aiohttp.ClientError):
+            # refused or dropped connections, a body cut short, a server that hung up
+            detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
+            return TransientError(f"connection failed ({detail})")
+        return None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+@dataclass(frozen=True)
+class ProxySetting:
+    """The forward proxy for one endpoint: its URL without credentials, plus the header that
+    carries them (never part of a message: ``secret`` is scrubbed like an API key).
+
+    For an ``http://`` endpoint the proxy reads the header on every request; for ``https://`` it
+    belongs to the CONNECT that opens the tunnel (aiohttp's ``proxy_headers``).
+    """
+
+    url: str | None = None
+    request_headers: Mapping[str, str] | None = None
+    connect_headers: Mapping[str, str] | None = None
+    secret: str | None = None
+
+
+def env_proxy(url: str) -> ProxySetting:
+    """The proxy ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` name for ``url``, if any."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname is None or urllib.request.proxy_bypass(parts.netloc):
+        return ProxySetting()
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy:
+        return ProxySetting()
+    proxy_parts = urllib.parse.urlsplit(proxy)
+    if proxy_parts.username is None:
+        return ProxySetting(proxy)
+    user = urllib.parse.unquote(proxy_parts.username)
+    password = urllib.parse.unquote(proxy_parts.password or "")
+    bare = proxy_parts._replace(netloc=proxy_parts.netloc.rpartition("@")[2]).geturl()
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    header = {"Proxy-Authorization": f"Basic {token}"}
+    if parts.scheme == "https":
+        return ProxySetting(bare, connect_headers=header, secret=password or None)
+    return ProxySetting(bare, request_headers=header, secret=password or None)
+
+
+def create(judge_name: str, judge: JudgeConfig) -> OpenAICompatibleProvider:
+    """Build the judge for an OpenAI-compatible server."""
+    return OpenAICompatibleProvider(judge_name, judge)
