@@ -48,7 +48,11 @@ class FakeJudgeConfig(_Frozen):
 class JudgeConfig(_Frozen):
     """One judge: a provider, a model and its call parameters."""
 
-    provider: ProviderName = Field(description="Which adapter calls the model.")
+    provider: ProviderName = Field(
+        description="Which adapter calls the model: anthropic, openai (the SDK; api.openai.com "
+        "or any base_url), openai_compatible (a lean client for servers you run: vLLM, Ollama, "
+        "llama.cpp server, LM Studio), google, local (the bundled model) or fake (scripted)."
+    )
     model: str | None = Field(
         None, description="Vendor model name; optional only for `local` and `fake`."
     )
@@ -57,7 +61,11 @@ class JudgeConfig(_Frozen):
         description="Name of the environment variable holding the key (read at call time). "
         "null for servers that need none.",
     )
-    base_url: str | None = Field(None, description="Endpoint override (OpenAI-compatible servers).")
+    base_url: str | None = Field(
+        None,
+        description="Endpoint override; required by `openai_compatible` (e.g. "
+        "http://127.0.0.1:8000/v1).",
+    )
     temperature: float | None = Field(0.0, description="null omits the parameter.")
     max_tokens: int | None = Field(None, gt=0, description="Overrides pipeline.max_tokens.")
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
