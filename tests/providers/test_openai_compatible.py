@@ -1,16 +1,20 @@
 """What only the lean ``openai_compatible`` client does: proxies from the environment, one
-session per event loop. The wire behaviour it shares with the SDK adapter is tested for both in
+session per event loop; and both Chat Completions adapters' install hint when their client
+library is missing. The wire behaviour it shares with the SDK adapter is tested for both in
 ``test_openai.py``."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import re
+import sys
 from typing import Any
 
 import pytest
 
 from jurybox.config import JudgeConfig
+from jurybox.errors import MissingDependencyError
 from jurybox.providers import create_provider
 from jurybox.providers.openai_compatible import OpenAICompatibleProvider, ProxySetting, env_proxy
 from jurybox.records import CompletionRequest
@@ -138,3 +142,19 @@ def test_a_session_is_not_carried_into_another_event_loop(wire: Any) -> None:
             await provider.aclose()
 
     assert asyncio.run(close_and_retry()) == "served-model"
+
+
+@pytest.mark.parametrize(
+    ("provider", "module", "hint"),
+    [
+        ("openai_compatible", "aiohttp", "pip install aiohttp"),
+        ("openai", "openai", "pip install openai"),
+    ],
+)
+def test_a_missing_client_library_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, provider: str, module: str, hint: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` fail
+    judge = JudgeConfig(provider=provider, model="m", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(MissingDependencyError, match=re.escape(hint)):
+        create_provider("j", judge)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurybox.config import JudgeConfig
-from jurybox.providers._common import MalformedResponseError, safe_schema_name
+from jurybox.providers._common import MalformedResponseError, json_object, safe_schema_name
 from jurybox.records import Completion, CompletionRequest, FinishReason
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
@@ -31,13 +31,9 @@ _FINISH_REASONS: dict[str | None, FinishReason] = {
 
 def chat_body(judge: JudgeConfig, model: str, request: CompletionRequest) -> dict[str, Any]:
     """The JSON body of one ``POST /chat/completions`` call."""
-    messages = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
-    messages.append({"role": "user", "content": request.user})
     body: dict[str, Any] = {
         "model": model,
-        "messages": messages,
+        "messages": chat_messages(request),
         judge.max_tokens_param: request.max_tokens,
     }
     if request.temperature is not None:
@@ -49,6 +45,15 @@ def chat_body(judge: JudgeConfig, model: str, request: CompletionRequest) -> dic
     if judge.extra_body:
         body.update(judge.extra_body)
     return body
+
+
+def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:
+    """The static system message first (prefix caching), then the variable user message."""
+    messages = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.append({"role": "user", "content": request.user})
+    return messages
 
 
 def completion_from_chat(
@@ -72,7 +77,7 @@ def completion_from_chat(
         model=model if isinstance(model, str) and model else default_model,
         latency_ms=latency_ms,
         finish_reason=finish,
-        structured=_structured(text) if native and finish == "stop" else None,
+        structured=json_object(text) if native and finish == "stop" else None,
         refusal=str(refusal) if refusal else None,
         **_usage(data.get("usage")),
     )
@@ -140,14 +145,6 @@ def error_message(status: int, raw: bytes) -> str:
         elif isinstance(error, str):
             detail = error
     return f"HTTP {status}: {detail or '(empty body)'}"
-
-
-def _structured(text: str) -> dict[str, Any] | None:
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
 
 
 def _usage(usage: Any) -> dict[str, int | None]:

@@ -14,12 +14,15 @@ vendor SDK. Conventions every adapter follows (so cost and reports read all vend
 from __future__ import annotations
 
 import email.utils
+import importlib
 import json
 import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from types import ModuleType
+from typing import Any
 
 import pydantic
 
@@ -43,6 +46,8 @@ __all__ = [
     "classify_vendor_error",
     "completion_cost_usd",
     "estimate_tokens",
+    "import_dependency",
+    "json_object",
     "missing_dependency",
     "parse_retry_after",
     "resolve_api_key",
@@ -78,6 +83,16 @@ class Stopwatch:
     @property
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self._start) * 1000.0
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object (a native structured answer), else ``None``: a judge's
+    bad JSON is data for the parser to report, not a provider failure."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def estimate_tokens(text: str) -> int:
@@ -231,6 +246,15 @@ def safe_schema_name(name: str) -> str:
     """A schema/tool name vendors accept: ``^[A-Za-z0-9_-]{1,64}$``."""
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:64]
     return cleaned or "judgment"
+
+
+def import_dependency(module: str, provider: str, package: str, command: str) -> ModuleType:
+    """Import an adapter's client library when a judge needs it; a missing one is an error that
+    says how to install it (``command``)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise missing_dependency(provider, package, command) from None
 
 
 def missing_dependency(provider: str, package: str, *commands: str) -> MissingDependencyError:

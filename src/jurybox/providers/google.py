@@ -28,7 +28,6 @@ the URL.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import re
@@ -42,6 +41,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    json_object,
     missing_dependency,
     parse_retry_after,
     resolve_api_key,
@@ -289,7 +289,7 @@ def completion_from_response(
         refusal = f"blocked: {reason}" + (
             f" ({candidate.finish_message})" if candidate.finish_message else ""
         )
-    parsed = _json_object(text) if structured and finish == "stop" else None
+    parsed = json_object(text) if structured and finish == "stop" else None
     return Completion(text=text, finish_reason=finish, structured=parsed, refusal=refusal, **common)
 
 
@@ -310,14 +310,6 @@ def _answer_text(candidate: genai_types.Candidate) -> str:
     # Thought summaries are not the answer: the parser must only ever see what the judge said.
     parts = candidate.content.parts if candidate.content is not None else None
     return "".join(part.text for part in parts or () if part.text and not part.thought)
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None  # the parser reports it; a judge's bad JSON is data, not a provider failure
-    return value if isinstance(value, dict) else None
 
 
 def _usage_fields(

