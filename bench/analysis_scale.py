@@ -197,8 +197,8 @@ def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[s
     """Runs in a fresh subprocess: read, build the frame, analyse; times and peak RSS."""
     t0 = time.perf_counter()
     from jurybox.analysis import AnalysisOptions, analyze_frame, build_frame
-    from jurybox.datasets import load_dataset
-    from jurybox.pipeline.store import read_records
+    from jurybox.io.datasets import load_dataset
+    from jurybox.io.judgments import read_records
 
     import_s = time.perf_counter() - t0
     timings: dict[str, float] = {}

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from jurybox.cli import main
 from jurybox.config import load_config
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.errors import ConfigError, DatasetError, InputError
 
 MARK = "# <-"  # marks the line a config error must point at

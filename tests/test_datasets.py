@@ -1,4 +1,4 @@
-"""jurybox.datasets: the same dataset read from every format, column mapping, labels, export."""
+"""jurybox.io.datasets: the same dataset read from every format, column mapping, labels, export."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from jurybox.config import DatasetConfig
-from jurybox.datasets import (
+from jurybox.io.datasets import (
     dataset_hash,
     export_pairs,
     load_dataset,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from jurybox.config import RunConfig, load_config
-from jurybox.datasets import export_pairs, load_dataset, load_human_labels
+from jurybox.io.datasets import export_pairs, load_dataset, load_human_labels
 from jurybox.records import Item
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -70,7 +70,7 @@ def run(
     config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge."""
-    from jurybox.pipeline import run_from_config
+    from jurybox.app import run_from_config
 
     run_from_config(
         config,
@@ -92,7 +92,7 @@ def run(
 @handle_errors
 def demo(output_dir: Path) -> None:
     """Run the bundled example end to end with the bundled local judge (no key, no network)."""
-    from jurybox.pipeline import run_demo
+    from jurybox.app import run_demo
 
     run_demo(output_dir, console=_console())
 
@@ -126,7 +126,7 @@ def rubrics() -> None:
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
     """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
-    from jurybox.datasets import export_pairs, load_dataset
+    from jurybox.io.datasets import export_pairs, load_dataset
 
     pairs = export_pairs(load_dataset(dataset), arms)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +159,7 @@ def analyze(
     judgments: Path, human: Path | None, dataset: Path | None, out_dir: Path, no_plots: bool
 ) -> None:
     """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out."""
-    from jurybox.reporting import analyze_to_dir
+    from jurybox.app import analyze_to_dir
 
     analyze_to_dir(
         judgments,
@@ -190,7 +190,7 @@ def analyze(
 @handle_errors
 def import_command(kind: str, path: Path, out: Path, mappings: tuple[str, ...]) -> None:
     """Convert PATH, published judge verdicts of format KIND, into judgments.jsonl records."""
-    from jurybox.analysis.importers import import_verdicts
+    from jurybox.io.verdicts import import_verdicts
 
     written = import_verdicts(kind, path, out, _parse_mappings(mappings))
     click.echo(f"wrote {written} records to {out}")

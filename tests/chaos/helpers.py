@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from jurybox.config import RunConfig, load_config
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.pipeline import plan_units
 
 # `python -m jurybox.cli` runs nothing (cli.py has no __main__ guard), so call main() directly.

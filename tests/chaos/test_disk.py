@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from wire_server import ThreadedWireServer, WireConfig
 
-from jurybox.pipeline import read_records
+from jurybox.io.judgments import read_records
 
 from .conftest import BENCH_DIR  # noqa: F401 - puts bench/ on sys.path
 from .helpers import (

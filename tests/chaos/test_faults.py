@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from jurybox.config import config_from_mapping
-from jurybox.pipeline import read_records, run_async
+from jurybox.io.judgments import read_records
+from jurybox.pipeline import run_async
 from jurybox.pipeline.manifest import totals
 
 from .conftest import StartServer

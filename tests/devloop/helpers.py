@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import CompletionRequest
 

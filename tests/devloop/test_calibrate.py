@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.devloop import calibrate_command, estimate_command, load_devloop
 from jurybox.devloop.state import read_history
 from jurybox.errors import ConfigError

@@ -21,7 +21,7 @@ from jurybox.evaluators import (
     user_verdict,
 )
 from jurybox.pipeline.runner import Runtime, run_async
-from jurybox.pipeline.store import read_records
+from jurybox.io.judgments import read_records
 from jurybox.records import Item
 from jurybox.rubrics.criteria import CodeCheck, Criterion, load_criterion
 
@@ -248,7 +248,7 @@ def test_code_criterion_through_the_pipeline_writes_judge_records(tmp_path: Path
 def test_plain_run_mixes_code_and_llm_criteria(tmp_path: Path) -> None:
     """`jurybox run` in criterion mode: code criteria are answered by their check, LLM
     criteria by the judge, in one judgments file."""
-    from jurybox.pipeline.entry import run_from_config
+    from jurybox.app.run import run_from_config
 
     code = {
         "name": "short",

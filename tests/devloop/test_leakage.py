@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.devloop.config import load_devloop
 from jurybox.devloop.leakage import resolve_examples
 from jurybox.devloop.split import load_split, split_labelled

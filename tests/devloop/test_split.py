@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.datasets import load_dataset
+from jurybox.io.datasets import load_dataset
 from jurybox.devloop.split import (
     check_fractions,
     content_hash,

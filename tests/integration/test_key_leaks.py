@@ -35,7 +35,8 @@ from wire_vendors import (
     write_pairwise_dataset,
 )
 
-from jurybox.pipeline import read_records, run_from_config
+from jurybox.app import run_from_config
+from jurybox.io.judgments import read_records
 from jurybox.records import JudgeRecord, Status
 
 # aiohttp's loggers (aiohttp.client, aiohttp.internal, ...) all sit under this one: the client of

@@ -36,8 +36,10 @@ from wire_vendors import (
 )
 
 from jurybox.config import load_config
-from jurybox.datasets import load_dataset
-from jurybox.pipeline import RunSummary, plan_units, read_records, run_from_config
+from jurybox.io.datasets import load_dataset
+from jurybox.app import run_from_config
+from jurybox.io.judgments import read_records
+from jurybox.pipeline import RunSummary, plan_units
 from jurybox.records import JudgeRecord, Status
 
 N_ITEMS = 20

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from jurybox import reporting
 from jurybox.errors import ConfigError
-from jurybox.pipeline import demo, read_records, run_demo, run_from_config
+from jurybox.app import demo, run_demo, run_from_config
+from jurybox.io.judgments import read_records
 
 from .helpers import fake_judge, write_dataset
 

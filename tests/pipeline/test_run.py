@@ -401,7 +401,7 @@ def test_a_full_disk_reports_the_judgments_error_not_the_manifest_one(
     tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from jurybox.pipeline import runner
-    from jurybox.pipeline.store import JsonlWriter
+    from jurybox.io.judgments import JsonlWriter
 
     real_manifest = runner.write_manifest
     statuses: list[str] = []

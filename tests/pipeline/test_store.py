@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from jurybox.errors import DatasetError
-from jurybox.pipeline import read_records, store
-from jurybox.pipeline.store import JsonlWriter, prepare_resume, repair_tail
+from jurybox.io import judgments as store
+from jurybox.io.judgments import read_records
+from jurybox.io.judgments import JsonlWriter, prepare_resume, repair_tail
 from jurybox.records import Status
 
 from .helpers import lines, record

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from jurybox.analysis import AnalysisFrame, AnalysisOptions
-from jurybox.reporting import ReportPaths, build_report, write_reports
+from jurybox.app import build_report
+from jurybox.reporting import ReportPaths, write_reports
 
 from .synthetic import World, pairwise_world, rubric_world
 

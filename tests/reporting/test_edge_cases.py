@@ -6,7 +6,8 @@ from pathlib import Path
 
 from jurybox.analysis import AnalysisOptions
 from jurybox.records import Status
-from jurybox.reporting import build_report, write_reports
+from jurybox.app import build_report
+from jurybox.reporting import write_reports
 from jurybox.reporting.plot_data import build_plot_specs
 
 from .synthetic import pairwise_world

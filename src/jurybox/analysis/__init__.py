@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.frame import AnalysisFrame, build_frame
-from jurybox.analysis.importers import (
+from jurybox.io.verdicts import (
     KINDS,
     companion_items_path,
     import_verdicts,

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from jurybox.datasets import dataset_hash, load_dataset
+from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import Item
 

@@ -1,10 +1,9 @@
 """The one place with concurrency: plan work units, call judges, store and resume judgments.
 
-``run_from_config`` (CLI ``jurybox run``) and ``run_demo`` (``jurybox demo``) are the synchronous
-entry points; ``run_async`` is the same run for callers already inside an event loop.
+``run_async`` runs (or resumes) a config's work units; the synchronous entry points that the
+CLI calls (``run_from_config``, ``run_demo``) live in ``jurybox.app``.
 
-Exports are resolved lazily so that ``import jurybox.pipeline.store`` (the analysis reads
-judgments with it) does not pull in providers, datasets and the runner.
+Exports are resolved lazily so that importing one submodule does not pull in providers and the runner.
 """
 
 from __future__ import annotations
@@ -13,10 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jurybox.pipeline.demo import run_demo
-    from jurybox.pipeline.entry import run_from_config
     from jurybox.pipeline.runner import Runtime, run_async
-    from jurybox.pipeline.store import read_records
     from jurybox.pipeline.summary import JudgeEstimate, RunSummary
     from jurybox.pipeline.units import plan_units
 
@@ -25,20 +21,14 @@ _EXPORTS = {
     "RunSummary": "summary",
     "Runtime": "runner",
     "plan_units": "units",
-    "read_records": "store",
     "run_async": "runner",
-    "run_demo": "demo",
-    "run_from_config": "entry",
 }
 __all__ = [
     "JudgeEstimate",
     "RunSummary",
     "Runtime",
     "plan_units",
-    "read_records",
     "run_async",
-    "run_demo",
-    "run_from_config",
 ]
 
 

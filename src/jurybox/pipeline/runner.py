@@ -22,11 +22,12 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.datasets import dataset_hash, load_dataset
+from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.errors import ConfigError
 from jurybox.evaluators import CodeProvider
 from jurybox.pipeline import judging
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
+from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
     MANIFEST_FILE,
     RunningTotals,
@@ -40,7 +41,7 @@ from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
-from jurybox.pipeline.store import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
+from jurybox.io.judgments import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
 from jurybox.pipeline.summary import RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import estimate_tokens
@@ -369,6 +370,20 @@ async def execute(
     runtime: Runtime,
 ) -> RunSummary:
     """Run (or resume) the planned units into ``directory``; see ``run_async``."""
+    with run_directory_lock(directory):  # before anything in the folder is read or repaired
+        return await _execute_locked(
+            inputs, directory, resume=resume, console=console, runtime=runtime
+        )
+
+
+async def _execute_locked(
+    inputs: RunInputs,
+    directory: Path,
+    *,
+    resume: bool,
+    console: Console | None,
+    runtime: Runtime,
+) -> RunSummary:
     out = open_output(inputs, directory, resume=resume)
     pending = [unit for unit in inputs.units if unit.key not in out.done]
     session = _Session(inputs, runtime)

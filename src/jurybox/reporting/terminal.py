@@ -15,7 +15,7 @@ from jurybox.reporting.sections import LEVEL_TITLES
 from jurybox.reporting.tables import get
 
 if TYPE_CHECKING:
-    from jurybox.reporting.analyze import ReportPaths
+    from jurybox.reporting.files import ReportPaths
 
 Json = Mapping[str, Any]
 _STYLES = {

@@ -12,7 +12,7 @@ from jurybox.errors import ConfigError
 from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
-from jurybox.pipeline.store import JUDGMENTS_FILE
+from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybox.config import DatasetConfig
-from jurybox.datasets._readers import _is_number, _kind, _Record, _Where
+from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
 from jurybox.errors import DatasetError
 from jurybox.records import Item
 

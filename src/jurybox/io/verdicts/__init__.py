@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jurybox.analysis import _import_formats as formats
+from jurybox.io.verdicts import generic, judgebench, llmbar, pandalm
 from jurybox.errors import DatasetError
 from jurybox.records import Item, JudgeRecord
 
@@ -79,12 +79,12 @@ def import_verdicts(
         raise DatasetError("not found", path=str(source))
     stamp = datetime.now(UTC).isoformat()
     readers = {
-        "llmbar": formats.read_llmbar,
-        "pandalm": formats.read_pandalm,
-        "judgebench": formats.read_judgebench,
+        "llmbar": llmbar.read_llmbar,
+        "pandalm": pandalm.read_pandalm,
+        "judgebench": judgebench.read_judgebench,
     }
     if kind == "generic":
-        records, items = formats.read_generic(source, dict(mapping or {}), stamp)
+        records, items = generic.read_generic(source, dict(mapping or {}), stamp)
     elif kind in readers:
         if mapping:
             raise DatasetError(f"kind '{kind}' takes no column mapping", path=str(source))

@@ -8,9 +8,9 @@ from rich.console import Console
 
 from jurybox.config import load_config
 from jurybox.errors import ConfigError
-from jurybox.pipeline.entry import run_from_config
+from jurybox.app.run import run_from_config
 from jurybox.pipeline.manifest import MANIFEST_FILE
-from jurybox.pipeline.store import JUDGMENTS_FILE
+from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.summary import RunSummary
 
 DEMO_CONFIG = "demo.yaml"

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.config import DatasetConfig
-from jurybox.datasets._fields import (
+from jurybox.io.datasets._fields import (
     _DATASET,
     _LABELS,
     FIELDS,
@@ -68,7 +68,7 @@ from jurybox.datasets._fields import (
     _Spec,
     _to_item,
 )
-from jurybox.datasets._readers import _records, _Where
+from jurybox.io.datasets._readers import _records, _Where
 from jurybox.errors import DatasetError
 
 __all__ = [
