@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 
 from jurybox.cli import main
 from jurybox.config import load_config
-from jurybox.io.datasets import load_dataset
 from jurybox.errors import ConfigError, DatasetError, InputError
+from jurybox.io.datasets import load_dataset
 
 MARK = "# <-"  # marks the line a config error must point at
 

@@ -13,13 +13,13 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from jurybox.config import DatasetConfig
+from jurybox.errors import DatasetError
 from jurybox.io.datasets import (
     dataset_hash,
     export_pairs,
     load_dataset,
     load_human_labels,
 )
-from jurybox.errors import DatasetError
 from jurybox.records import Item
 
 ROWS: list[dict[str, Any]] = [

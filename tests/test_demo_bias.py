@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from jurybox.app import run_from_config
+from jurybox.app import analyze_to_dir, run_from_config
 from jurybox.providers import local
-from jurybox.app import analyze_to_dir
 from shared_paths import PROJECT_ROOT
 
 EXAMPLES = PROJECT_ROOT / "examples"

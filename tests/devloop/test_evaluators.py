@@ -20,8 +20,8 @@ from jurybox.evaluators import (
     evaluate,
     user_verdict,
 )
-from jurybox.pipeline.runner import Runtime, run_async
 from jurybox.io.judgments import read_records
+from jurybox.pipeline.runner import Runtime, run_async
 from jurybox.records import Item
 from jurybox.rubrics.criteria import CodeCheck, Criterion, load_criterion
 

@@ -10,11 +10,11 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.io.datasets import load_dataset
 from jurybox.devloop.config import load_devloop
 from jurybox.devloop.leakage import resolve_examples
 from jurybox.devloop.split import load_split, split_labelled
 from jurybox.errors import ConfigError
+from jurybox.io.datasets import load_dataset
 from jurybox.rubrics.criteria import Criterion
 
 from .helpers import DEVLOOP, LABELLED, write_loop

@@ -35,9 +35,9 @@ from wire_vendors import (
     write_pairwise_dataset,
 )
 
+from jurybox.app import run_from_config
 from jurybox.config import load_config
 from jurybox.io.datasets import load_dataset
-from jurybox.app import run_from_config
 from jurybox.io.judgments import read_records
 from jurybox.pipeline import RunSummary, plan_units
 from jurybox.records import JudgeRecord, Status

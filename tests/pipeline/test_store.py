@@ -11,8 +11,7 @@ import pytest
 
 from jurybox.errors import DatasetError
 from jurybox.io import judgments as store
-from jurybox.io.judgments import read_records
-from jurybox.io.judgments import JsonlWriter, prepare_resume, repair_tail
+from jurybox.io.judgments import JsonlWriter, prepare_resume, read_records, repair_tail
 from jurybox.records import Status
 
 from .helpers import lines, record

@@ -2,7 +2,8 @@
 
 - ``run_from_config(config_path, *, output_dir=None, resume=None, dry_run=False, limit=None,
   console=None) -> RunSummary`` (``jurybox run``), in ``jurybox.app.run``.
-- ``run_demo(output_dir, *, console=None) -> RunSummary`` (``jurybox demo``), in ``jurybox.app.demo``.
+- ``run_demo(output_dir, *, console=None) -> RunSummary`` (``jurybox demo``), in
+  ``jurybox.app.demo``.
 - ``analyze_to_dir(judgments, *, human, dataset, out_dir, ...) -> ReportPaths``
   (``jurybox analyze``), in ``jurybox.app.analyze``.
 

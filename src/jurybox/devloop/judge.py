@@ -18,13 +18,13 @@ import yaml
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig, config_from_mapping
-from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.devloop.config import CriterionSetup, Devloop
 from jurybox.errors import ParseError
 from jurybox.evaluators import CodeProvider
+from jurybox.io.datasets import dataset_hash, load_dataset
+from jurybox.io.judgments import read_records
 from jurybox.parsing import parse_criterion
 from jurybox.pipeline.runner import Runtime, run_async
-from jurybox.io.judgments import read_records
 from jurybox.providers.base import Provider
 from jurybox.records import JudgeRecord, Status
 

@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.records import Item
 
 SplitName = Literal["train", "dev", "test"]

@@ -3,7 +3,8 @@
 ``run_async`` runs (or resumes) a config's work units; the synchronous entry points that the
 CLI calls (``run_from_config``, ``run_demo``) live in ``jurybox.app``.
 
-Exports are resolved lazily so that importing one submodule does not pull in providers and the runner.
+Exports are resolved lazily so that importing one submodule does not pull in providers and the
+runner.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.config import DatasetConfig
+from jurybox.errors import DatasetError
 from jurybox.io.datasets._fields import (
     _DATASET,
     _LABELS,
@@ -69,7 +70,6 @@ from jurybox.io.datasets._fields import (
     _to_item,
 )
 from jurybox.io.datasets._readers import _records, _Where
-from jurybox.errors import DatasetError
 
 __all__ = [
     "FIELDS",

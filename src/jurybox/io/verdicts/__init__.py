@@ -37,8 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jurybox.io.verdicts import generic, judgebench, llmbar, pandalm
 from jurybox.errors import DatasetError
+from jurybox.io.verdicts import generic, judgebench, llmbar, pandalm
 from jurybox.records import Item, JudgeRecord
 
 KINDS = ("llmbar", "pandalm", "judgebench", "generic")
