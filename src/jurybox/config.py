@@ -7,6 +7,7 @@ read at call time by the provider (never stored in a config object).
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 from pathlib import Path
@@ -159,14 +160,22 @@ class JudgeConfig(_Frozen):
 
 def affects(field_name: str) -> Affects:
     """The ``Affects`` marker of one ``JudgeConfig`` field."""
-    markers = [m for m in JudgeConfig.model_fields[field_name].metadata if isinstance(m, Affects)]
-    if len(markers) != 1:
-        raise TypeError(f"JudgeConfig.{field_name} must carry exactly one Affects marker")
-    return markers[0]
+    return _effects(JudgeConfig)[field_name]
+
+
+@functools.cache  # per model class: the cache key asks on every call
+def _effects(model: type[BaseModel]) -> dict[str, Affects]:
+    effects: dict[str, Affects] = {}
+    for name, info in model.model_fields.items():
+        markers = [m for m in info.metadata if isinstance(m, Affects)]
+        if len(markers) != 1:
+            raise TypeError(f"JudgeConfig.{name} must carry exactly one Affects marker")
+        effects[name] = markers[0]
+    return effects
 
 
 def _fields_affecting(*kinds: Affects) -> frozenset[str]:
-    return frozenset(name for name in JudgeConfig.model_fields if affects(name) in kinds)
+    return frozenset(name for name, kind in _effects(JudgeConfig).items() if kind in kinds)
 
 
 def answer_fields() -> frozenset[str]:
