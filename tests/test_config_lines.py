@@ -37,3 +37,20 @@ def test_flow_style_keys_are_found(tmp_path: Path) -> None:
     error = _error(tmp_path, "judges: {a: {provider: fake}}\npaths: {dataset: 3, output_dir: o}\n")
     assert error.field == "paths.dataset"
     assert error.line == 2
+
+
+def test_an_unknown_provider_points_at_its_line_and_lists_the_registered_ones(
+    tmp_path: Path,
+) -> None:
+    error = _error(tmp_path, "paths: {dataset: x.jsonl}\njudges:\n  a:\n    provider: mistral\n")
+    assert (error.field, error.line) == ("judges.a.provider", 4)
+    assert "'openai_compatible'" in str(error) and "'fake'" in str(error)
+
+
+def test_a_provider_need_points_at_the_judge(tmp_path: Path) -> None:
+    error = _error(
+        tmp_path,
+        "paths: {dataset: x.jsonl}\njudges:\n  a:\n    provider: openai_compatible\n    model: m\n",
+    )
+    assert (error.field, error.line) == ("judges.a", 3)
+    assert "needs a `base_url`" in str(error)

@@ -6,6 +6,8 @@ read at call time by the provider (never stored in a config object).
 
 from __future__ import annotations
 
+import enum
+import functools
 import json
 import re
 from pathlib import Path
@@ -22,8 +24,20 @@ from pydantic import (
 )
 
 from jurybox.errors import ConfigError
+from jurybox.providers.registry import provider_names, unknown_provider, unmet_requirement
 
-ProviderName = Literal["anthropic", "openai", "openai_compatible", "google", "local", "fake"]
+
+class Affects(enum.Enum):
+    """What a judge setting changes; every ``JudgeConfig`` field carries one (``Annotated``).
+
+    The response cache key, the manifest's resume check and the development loop's judge
+    identity are all read from these markers (``answer_identity``, ``judgment_identity``), so a
+    new setting is declared once and those three can never disagree.
+    """
+
+    ANSWER = "answer"  # another value may give another answer: cache, resume check, dev loop
+    RECORDS = "records"  # copied into every record, not sent: the resume check only
+    NOTHING = "nothing"  # scheduling, credentials, prices: free to change between sessions
 
 
 class _Frozen(BaseModel):
@@ -45,63 +59,139 @@ class FakeJudgeConfig(_Frozen):
     seed: int = Field(0, description="Seed of the fake's own randomness.")
 
 
-class JudgeConfig(_Frozen):
-    """One judge: a provider, a model and its call parameters."""
+def _provider_choices(schema: dict[str, Any]) -> None:
+    # Called when the schema is built, so providers registered at run time are listed too.
+    schema["enum"] = list(provider_names())
 
-    provider: ProviderName = Field(
+
+_ANSWER, _RECORDS, _NOTHING = Affects.ANSWER, Affects.RECORDS, Affects.NOTHING
+
+
+class JudgeConfig(_Frozen):
+    """One judge: a provider, a model and its call parameters.
+
+    Each field is ``Annotated`` with an ``Affects`` marker saying whether it changes the judge's
+    answer; ``answer_identity`` reads them.
+    """
+
+    provider: Annotated[str, _ANSWER] = Field(
         description="Which adapter calls the model: anthropic, openai (the SDK; api.openai.com "
         "or any base_url), openai_compatible (a lean client for servers you run: vLLM, Ollama, "
-        "llama.cpp server, LM Studio), google, local (the bundled model) or fake (scripted)."
+        "llama.cpp server, LM Studio), google, local (the bundled model), fake (scripted), or a "
+        "provider registered with `jurybox.providers.register_provider`.",
+        json_schema_extra=_provider_choices,
     )
-    model: str | None = Field(
+    model: Annotated[str | None, _ANSWER] = Field(
         None, description="Vendor model name; optional only for `local` and `fake`."
     )
-    api_key_env: str | None = Field(
+    api_key_env: Annotated[str | None, _NOTHING] = Field(
         None,
         description="Name of the environment variable holding the key (read at call time). "
         "null for servers that need none.",
     )
-    base_url: str | None = Field(
+    base_url: Annotated[str | None, _ANSWER] = Field(
         None,
         description="Endpoint override; required by `openai_compatible` (e.g. "
         "http://127.0.0.1:8000/v1).",
     )
-    temperature: float | None = Field(0.0, description="null omits the parameter.")
-    max_tokens: int | None = Field(None, gt=0, description="Overrides pipeline.max_tokens.")
-    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
+    temperature: Annotated[float | None, _ANSWER] = Field(
+        0.0, description="null omits the parameter."
+    )
+    max_tokens: Annotated[int | None, _ANSWER] = Field(
+        None, gt=0, description="Overrides pipeline.max_tokens."
+    )
+    max_tokens_param: Annotated[Literal["max_tokens", "max_completion_tokens"], _ANSWER] = Field(
         "max_tokens", description="OpenAI: newer models want max_completion_tokens."
     )
-    structured_output: bool = Field(True, description="Ask for native JSON-schema output.")
-    concurrency: int | None = Field(None, gt=0, description="Calls in flight for this judge.")
-    rpm: float | None = Field(None, gt=0, description="Requests per minute limit.")
-    tpm: float | None = Field(None, gt=0, description="Tokens per minute limit.")
-    timeout_s: float = Field(120.0, gt=0, description="Per-call timeout.")
-    price_input_per_mtok: float | None = Field(None, ge=0, description="USD per 1M input tokens.")
-    price_output_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens.")
-    price_cached_input_per_mtok: float | None = Field(
+    structured_output: Annotated[bool, _ANSWER] = Field(
+        True, description="Ask for native JSON-schema output."
+    )
+    concurrency: Annotated[int | None, _NOTHING] = Field(
+        None, gt=0, description="Calls in flight for this judge."
+    )
+    rpm: Annotated[float | None, _NOTHING] = Field(
+        None, gt=0, description="Requests per minute limit."
+    )
+    tpm: Annotated[float | None, _NOTHING] = Field(
+        None, gt=0, description="Tokens per minute limit."
+    )
+    timeout_s: Annotated[float, _NOTHING] = Field(120.0, gt=0, description="Per-call timeout.")
+    price_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M input tokens."
+    )
+    price_output_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M output tokens."
+    )
+    price_cached_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
         None, ge=0, description="USD per 1M cached input tokens (defaults to the input price)."
     )
-    family: str | None = Field(
+    family: Annotated[str | None, _RECORDS] = Field(
         None, description="Model family, matched against dataset `authors` for self-preference."
     )
-    model_path: str | None = Field(None, description="`local`: any .gguf (default: bundled).")
-    n_ctx: int = Field(4096, gt=0, description="`local`: context window.")
-    extra_body: dict[str, Any] | None = Field(None, description="Extra vendor body fields.")
-    fake: FakeJudgeConfig | None = Field(None, description="`fake` provider behaviour.")
+    model_path: Annotated[str | None, _ANSWER] = Field(
+        None, description="`local`: any .gguf (default: bundled)."
+    )
+    # A shorter context truncates or rejects long prompts: it changes the answer.
+    n_ctx: Annotated[int, _ANSWER] = Field(4096, gt=0, description="`local`: context window.")
+    extra_body: Annotated[dict[str, Any] | None, _ANSWER] = Field(
+        None, description="Extra vendor body fields."
+    )
+    # The scripted fake's behaviour decides its answers like a model's weights would.
+    fake: Annotated[FakeJudgeConfig | None, _ANSWER] = Field(
+        None, description="`fake` provider behaviour."
+    )
+
+    @field_validator("provider")
+    @classmethod
+    def _registered_provider(cls, provider: str) -> str:
+        problem = unknown_provider(provider)
+        if problem is not None:
+            raise ValueError(problem)
+        return provider
 
     @model_validator(mode="after")
-    def _model_required_for_vendors(self) -> JudgeConfig:
-        if (
-            self.provider in ("anthropic", "openai", "openai_compatible", "google")
-            and not self.model
-        ):
-            raise ValueError(f"provider '{self.provider}' needs a `model`")
-        if self.provider == "openai_compatible" and not self.base_url:
-            raise ValueError(
-                "provider 'openai_compatible' needs a `base_url` (e.g. http://127.0.0.1:8000/v1); "
-                "use provider 'openai' for api.openai.com"
-            )
+    def _provider_requirements(self) -> JudgeConfig:
+        # What each provider needs (a model, a base_url) is declared by its registry entry.
+        problem = unmet_requirement(self.provider, dict(self))
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+
+def affects(field_name: str) -> Affects:
+    """The ``Affects`` marker of one ``JudgeConfig`` field."""
+    return _effects(JudgeConfig)[field_name]
+
+
+@functools.cache  # per model class: the cache key asks on every call
+def _effects(model: type[BaseModel]) -> dict[str, Affects]:
+    effects: dict[str, Affects] = {}
+    for name, info in model.model_fields.items():
+        markers = [m for m in info.metadata if isinstance(m, Affects)]
+        if len(markers) != 1:
+            raise TypeError(f"JudgeConfig.{name} must carry exactly one Affects marker")
+        effects[name] = markers[0]
+    return effects
+
+
+def _fields_affecting(*kinds: Affects) -> frozenset[str]:
+    return frozenset(name for name, kind in _effects(JudgeConfig).items() if kind in kinds)
+
+
+def answer_fields() -> frozenset[str]:
+    """The judge settings that change its answer (cache key, dev-loop identity)."""
+    return _fields_affecting(Affects.ANSWER)
+
+
+def judgment_fields() -> frozenset[str]:
+    """The judge settings a resumed run must keep: those that change the answer, and those
+    copied into every record."""
+    return _fields_affecting(Affects.ANSWER, Affects.RECORDS)
+
+
+def answer_identity(judge: JudgeConfig) -> dict[str, Any]:
+    """The judge's settings that change its answer, as JSON-ready values."""
+    return judge.model_dump(mode="json", include=set(answer_fields()))
 
 
 class TaskConfig(_Frozen):

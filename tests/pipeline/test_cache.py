@@ -27,6 +27,10 @@ def test_key_changes_with_what_changes_the_answer() -> None:
         key(request=dataclasses.replace(REQUEST, response_schema={"type": "object"})),
         key(judge=JUDGE.model_copy(update={"extra_body": {"top_p": 0.5}})),
         key(judge=JUDGE.model_copy(update={"base_url": "http://127.0.0.1:8000/v1"})),
+        # Decided once on JudgeConfig (Affects.ANSWER): which parameter is sent, and where a
+        # long prompt is cut off.
+        key(judge=JUDGE.model_copy(update={"max_tokens_param": "max_completion_tokens"})),
+        key(judge=JUDGE.model_copy(update={"n_ctx": 2048})),
         cache_key("openai", "gpt-y", JUDGE, REQUEST),
         cache_key("anthropic", "gpt-x", JUDGE, REQUEST),
     ]
@@ -35,7 +39,14 @@ def test_key_changes_with_what_changes_the_answer() -> None:
 
 def test_key_ignores_scheduling_and_credentials() -> None:
     scheduling = JUDGE.model_copy(
-        update={"concurrency": 3, "rpm": 10.0, "timeout_s": 5.0, "api_key_env": "OTHER_ENV"}
+        update={
+            "concurrency": 3,
+            "rpm": 10.0,
+            "timeout_s": 5.0,
+            "api_key_env": "OTHER_ENV",
+            "price_input_per_mtok": 2.0,
+            "family": "gpt",  # copied into records, not sent: a cached answer still holds
+        }
     )
     assert key(judge=scheduling) == key()
 

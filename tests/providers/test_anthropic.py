@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import sys
 import threading
@@ -386,8 +385,9 @@ def test_key_variable_left_out_defaults_to_anthropic_api_key(
     assert isinstance(provider, adapter.AnthropicProvider)
     assert (provider.vendor, provider.model, provider.is_local) == ("anthropic", MODEL, False)
     assert KEY not in repr(provider)
-    assert provider._client.api_key == KEY
-    assert str(provider._client.base_url).rstrip("/") == adapter.DEFAULT_BASE_URL
+    client = provider._connect()  # what the first call would build
+    assert client.api_key == KEY
+    assert str(client.base_url).rstrip("/") == adapter.DEFAULT_BASE_URL
     asyncio.run(provider.aclose())
 
 
@@ -407,15 +407,11 @@ def test_explicit_null_key_sends_no_credential_at_all(
 
 def test_missing_sdk_names_the_extra(server: HTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     config = judge_config(server)
-    monkeypatch.setitem(sys.modules, "anthropic", None)  # makes `import anthropic` fail
-    try:
-        importlib.reload(adapter)
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "anthropic", None)  # makes `import anthropic` fail
         with pytest.raises(MissingDependencyError, match=r'pip install "jurybox\[anthropic\]"'):
             adapter.create("claude", config)
-    finally:
-        monkeypatch.undo()
-        importlib.reload(adapter)
-    assert adapter._IMPORT_ERROR is None
+    asyncio.run(adapter.create("claude", config).aclose())  # the SDK is only looked up in create
 
 
 def test_no_error_text_leaks_the_key(server: HTTPServer, release: threading.Event) -> None:

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jurybox.config import JudgeConfig
+from jurybox.config import JudgeConfig, answer_identity
 from jurybox.devloop.leakage import resolve_examples
 from jurybox.devloop.split import LoadedSplit, load_split
 from jurybox.errors import ConfigError
@@ -35,19 +35,6 @@ from jurybox.prompts import criterion_prompt
 from jurybox.records import Item
 from jurybox.rubrics.criteria import Criterion, load_criterion
 from jurybox.rubrics.model import read_yaml_mapping, validation_error
-
-# The judge settings that change its answers (scheduling and prices do not).
-_JUDGE_IDENTITY = (
-    "provider",
-    "model",
-    "base_url",
-    "model_path",
-    "temperature",
-    "max_tokens",
-    "structured_output",
-    "extra_body",
-    "fake",
-)
 
 
 class _Frozen(BaseModel):
@@ -127,7 +114,8 @@ class Devloop:
 
 
 def judge_identity(judge: JudgeConfig, max_tokens: int) -> dict[str, Any]:
-    data = judge.model_dump(mode="json", include=set(_JUDGE_IDENTITY))
+    """The judge's answer-changing settings (``answer_identity``), its output budget resolved."""
+    data = answer_identity(judge)
     data["max_tokens"] = judge.max_tokens or max_tokens
     return data
 

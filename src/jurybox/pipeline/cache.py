@@ -1,7 +1,8 @@
 """SQLite response cache: a re-run never pays twice for the same answer.
 
-The key is a sha256 of everything that decides the output (provider, model, the endpoint or
-model file that serves it, output-affecting parameters, the prompt); the value is the
+The key is a sha256 of everything that decides the output: the provider and the model it serves,
+the judge's answer-changing settings (``jurybox.config.answer_identity``, the one list shared with
+the resume check and the development loop) and the request (parameters, prompt); the value is the
 ``Completion`` only, never a key or a header. Only successful completions are stored. WAL mode
 lets several runs share one cache file (``pipeline.cache_path``).
 """
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from jurybox.config import JudgeConfig
+from jurybox.config import JudgeConfig, answer_identity
 from jurybox.errors import ConfigError
 from jurybox.records import Completion, CompletionRequest
 
@@ -28,13 +29,9 @@ def cache_key(vendor: str, model: str, judge: JudgeConfig, request: CompletionRe
     """Hash of what changes a judge's answer; scheduling settings (concurrency, rpm) are not."""
     payload = {
         "vendor": vendor,
-        "model": model,
-        "base_url": judge.base_url,
-        "model_path": judge.model_path,
-        "structured_output": judge.structured_output,
-        "extra_body": judge.extra_body,
-        # The scripted fake's behaviour decides its answers like a model's weights would.
-        "fake": judge.fake.model_dump(mode="json") if judge.fake is not None else None,
+        "model": model,  # as the provider resolved it (a local judge's model file name)
+        "judge": answer_identity(judge),
+        # The request's own values: the judge's defaults merged with the pipeline's.
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "seed": request.seed,

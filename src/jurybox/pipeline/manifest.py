@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from jurybox.config import RunConfig, dump_config
+from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import JudgeRecord, Status
 
@@ -39,16 +39,6 @@ _SCHEDULING_PIPELINE = (
     "retry_after_cap_s",
     "cache",
     "cache_path",
-)
-_SCHEDULING_JUDGE = (
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout_s",
-    "api_key_env",
-    "price_input_per_mtok",
-    "price_output_per_mtok",
-    "price_cached_input_per_mtok",
 )
 
 
@@ -105,8 +95,10 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     pipeline = {
         k: v for k, v in snapshot.get("pipeline", {}).items() if k not in _SCHEDULING_PIPELINE
     }
+    # Which judge settings count is declared on JudgeConfig itself (its ``Affects`` markers).
+    kept = judgment_fields()
     judges = {
-        name: {k: v for k, v in judge.items() if k not in _SCHEDULING_JUDGE}
+        name: {k: v for k, v in judge.items() if k in kept}
         for name, judge in snapshot.get("judges", {}).items()
     }
     rest = {k: snapshot.get(k) for k in ("task", "scoring", "dataset")}

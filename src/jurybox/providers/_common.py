@@ -20,6 +20,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -39,6 +40,7 @@ from jurybox.providers.base import read_api_key
 from jurybox.records import Completion
 
 __all__ = [
+    "Dependency",
     "MalformedResponseError",
     "Stopwatch",
     "classify_common",
@@ -248,13 +250,28 @@ def safe_schema_name(name: str) -> str:
     return cleaned or "judgment"
 
 
-def import_dependency(module: str, provider: str, package: str, command: str) -> ModuleType:
+def import_dependency(module: str, provider: str, package: str, *commands: str) -> ModuleType:
     """Import an adapter's client library when a judge needs it; a missing one is an error that
-    says how to install it (``command``)."""
+    says how to install it (``commands``)."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise missing_dependency(provider, package, command) from None
+        raise missing_dependency(provider, package, *commands) from None
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """An adapter's optional client library: every adapter imports its SDK only through
+    ``load``, when a judge needs it (never at module import), so a missing one is reported with
+    the commands that install it and only to a config that names the provider."""
+
+    provider: str
+    package: str  # as the error names it, e.g. "the anthropic SDK"
+    commands: tuple[str, ...]
+
+    def load(self, module: str) -> ModuleType:
+        """The imported ``module`` (a top-level package or one of its submodules)."""
+        return import_dependency(module, self.provider, self.package, *self.commands)
 
 
 def missing_dependency(provider: str, package: str, *commands: str) -> MissingDependencyError:

@@ -18,7 +18,8 @@ What this adapter irons out so an Anthropic judge behaves like every other vendo
   making the pipeline treat it as a signal that this judge exceeds its rate.
 
 Credentials: the key comes from ``api_key_env`` (``ANTHROPIC_API_KEY`` when the config leaves it
-out and talks to the public API; ``api_key_env: null`` sends no key), read once in ``create``.
+out and talks to the public API; ``api_key_env: null`` sends no key), read once in ``create``;
+the client is built from it by ``AnthropicProvider._connect`` on the first call.
 Key and ``base_url`` are always passed explicitly, so the SDK's own environment variables
 (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, credential profiles) are never consulted.
 """
@@ -28,16 +29,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError, TransientError
 from jurybox.providers._common import (
+    Dependency,
     MalformedResponseError,
     Stopwatch,
     classify_status,
     classify_vendor_error,
-    missing_dependency,
     parse_retry_after,
     resolve_api_key,
     safe_schema_name,
@@ -45,17 +46,13 @@ from jurybox.providers._common import (
 )
 from jurybox.records import Completion, CompletionRequest, FinishReason
 
-_IMPORT_ERROR: ImportError | None
-try:
+if TYPE_CHECKING:  # the SDK itself is loaded by ``create`` (``_SDK.load``), when a judge needs it
     import anthropic
     from anthropic.types import Message, Usage
-except ImportError as _exc:  # the extra is optional; create() reports it with the fix
-    _IMPORT_ERROR = _exc
-else:
-    _IMPORT_ERROR = None
 
 __all__ = ["DEFAULT_API_KEY_ENV", "AnthropicProvider", "build_message_params", "create"]
 
+_SDK = Dependency("anthropic", "the anthropic SDK", ('pip install "jurybox[anthropic]"',))
 DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # The SDK's own timeout bounds each phase (connect, each read); this bounds the whole call, so a
@@ -76,28 +73,9 @@ _FINISH: Mapping[str, FinishReason] = {
 
 def create(judge_name: str, judge: JudgeConfig) -> AnthropicProvider:
     """Build an Anthropic judge. Raises MissingDependencyError or AuthError before any call."""
-    if _IMPORT_ERROR is not None:
-        raise missing_dependency(
-            "anthropic", "the anthropic SDK", 'pip install "jurybox[anthropic]"'
-        ) from _IMPORT_ERROR
+    sdk = _SDK.load("anthropic")
     key = resolve_api_key(judge, judge_name, vendor_env=DEFAULT_API_KEY_ENV)
-    client = anthropic.AsyncAnthropic(
-        # An explicit (possibly empty) key: with None the SDK would fall back to
-        # ANTHROPIC_API_KEY or a credentials profile and could send a real key to a base_url
-        # the config points elsewhere.
-        api_key=key or "",
-        default_headers=None if key else _without_auth_header(),
-        base_url=judge.base_url or DEFAULT_BASE_URL,
-        max_retries=0,  # the pipeline owns retries; see the module docstring
-        timeout=judge.timeout_s,
-    )
-    return AnthropicProvider(judge_name, judge, client, secrets=(key,) if key else ())
-
-
-def _without_auth_header() -> dict[str, str]:
-    # A keyless server gets no Authorization header at all (rather than "Bearer "); the SDK's
-    # header layers accept Omit where their annotations say str.
-    return cast("dict[str, str]", {"Authorization": anthropic.omit})
+    return AnthropicProvider(judge_name, judge, sdk, key=key)
 
 
 def build_message_params(
@@ -142,37 +120,54 @@ class AnthropicProvider:
     vendor = "anthropic"
     is_local = False
 
-    def __init__(
-        self,
-        judge_name: str,
-        judge: JudgeConfig,
-        client: anthropic.AsyncAnthropic,
-        *,
-        secrets: Sequence[str] = (),
-    ) -> None:
+    def __init__(self, judge_name: str, judge: JudgeConfig, sdk: Any, *, key: str | None) -> None:
         if judge.model is None:  # JudgeConfig's validator guarantees it; this narrows the type
             raise ValueError(f"judge '{judge_name}': provider 'anthropic' needs a `model`")
         self.judge_name = judge_name
         self.model = judge.model
         self._judge = judge
-        self._client = client
+        self._sdk = sdk
+        self._key = key
         # Kept only to scrub error texts; never printed (see __repr__).
-        self._secrets = tuple(secrets)
+        self._secrets: Sequence[str] = (key,) if key else ()
+        self._client: anthropic.AsyncAnthropic | None = None  # built by ``_connect``
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(judge={self.judge_name!r}, model={self.model!r})"
+
+    def _connect(self) -> anthropic.AsyncAnthropic:
+        """The SDK client: the one place it is configured. ``aclose`` drops it."""
+        if self._client is None:
+            key = self._key
+            self._client = self._sdk.AsyncAnthropic(
+                # An explicit (possibly empty) key: with None the SDK would fall back to
+                # ANTHROPIC_API_KEY or a credentials profile and could send a real key to a
+                # base_url the config points elsewhere.
+                api_key=key or "",
+                # A keyless server gets no Authorization header at all (rather than "Bearer ");
+                # the SDK's header layers accept Omit where their annotations say str.
+                default_headers=None
+                if key
+                else cast("dict[str, str]", {"Authorization": self._sdk.omit}),
+                base_url=self._judge.base_url or DEFAULT_BASE_URL,
+                max_retries=0,  # the pipeline owns retries; see the module docstring
+                timeout=self._judge.timeout_s,
+            )
+        return self._client
 
     async def complete(self, request: CompletionRequest) -> Completion:
         params = build_message_params(self.model, request, self._judge)
         watch = Stopwatch()
         async with asyncio.timeout(self._judge.timeout_s * _WALL_CLOCK_SLACK):
-            message: object = await self._client.messages.create(**params)
-        if not isinstance(message, Message):
+            message: object = await self._connect().messages.create(**params)
+        if not isinstance(message, self._sdk.types.Message):
             raise MalformedResponseError(
                 f"anthropic: expected a Message body, got {type(message).__name__}"
             )
         try:
-            return completion_from_message(message, model=self.model, latency_ms=watch.elapsed_ms)
+            return completion_from_message(
+                cast("Message", message), model=self.model, latency_ms=watch.elapsed_ms
+            )
         except (AttributeError, TypeError) as exc:
             # The SDK builds responses without validation, so a body of the wrong shape (say,
             # `"usage": 5`) only fails here, when a field is used.
@@ -184,6 +179,7 @@ class AnthropicProvider:
         return classify_vendor_error(exc, "anthropic", self._classify_sdk_error, self._secrets)
 
     def _classify_sdk_error(self, exc: BaseException) -> ProviderError | None:
+        anthropic = self._sdk
         if isinstance(exc, anthropic.APIStatusError):
             detail = scrub_secrets(_status_detail(exc), self._secrets)
             retry_after = parse_retry_after(exc.response.headers)
@@ -198,7 +194,9 @@ class AnthropicProvider:
         return None
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
 
 def _status_detail(exc: anthropic.APIStatusError) -> str:

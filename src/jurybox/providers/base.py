@@ -19,7 +19,7 @@ from jurybox.records import Completion, CompletionRequest
 class Provider(Protocol):
     """What the pipeline needs from a judge backend."""
 
-    vendor: str  # "anthropic" | "openai" | "openai_compatible" | "google" | "local" | "fake"
+    vendor: str  # recorded as judge_vendor: "anthropic", "openai", ..., or a registered provider's
     model: str  # the model name recorded in every JudgeRecord
     is_local: bool  # True for the bundled/local llama.cpp judge
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from jurybox.config import FakeJudgeConfig, JudgeConfig
 from jurybox.errors import ConfigError, ProviderError
-from jurybox.providers._common import Stopwatch, classify_common, estimate_tokens
+from jurybox.providers._common import Stopwatch, classify_vendor_error, estimate_tokens
 from jurybox.records import Completion, CompletionRequest
 
 Reply = str | Completion | BaseException
@@ -150,12 +150,16 @@ class FakeProvider:
         )
 
     def classify_error(self, exc: BaseException) -> ProviderError:
-        known = classify_common(exc)
-        # Like the real adapters: an unknown failure is not retried.
-        return known if known is not None else ProviderError(f"fake provider: {exc!r}")
+        # Like the real adapters (it has no SDK errors of its own): an unknown failure is a
+        # ProviderError, which is not retried.
+        return classify_vendor_error(exc, "fake provider", _no_sdk_errors)
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+def _no_sdk_errors(exc: BaseException) -> ProviderError | None:
+    return None
 
 
 def create(judge_name: str, judge: JudgeConfig) -> FakeProvider:

@@ -21,7 +21,8 @@ What this adapter irons out so a Gemini judge behaves like every other vendor:
   ``GOOGLE_GEMINI_BASE_URL`` in the environment cannot redirect a run.
 
 The key comes from ``api_key_env`` (``GEMINI_API_KEY`` when the config leaves it out and talks to
-the public API); a key is required. The SDK sends it in the ``x-goog-api-key`` header, never in
+the public API); a key is required, read in ``create``; ``GoogleProvider._connect`` builds the
+client from it on the first call. The SDK sends it in the ``x-goog-api-key`` header, never in
 the URL.
 """
 
@@ -32,33 +33,28 @@ import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import AuthError, ProviderError, TransientError
 from jurybox.providers._common import (
+    Dependency,
     MalformedResponseError,
     Stopwatch,
     classify_status,
     classify_vendor_error,
     json_object,
-    missing_dependency,
     parse_retry_after,
     resolve_api_key,
     scrub_secrets,
 )
 from jurybox.records import Completion, CompletionRequest, FinishReason
 
-_IMPORT_ERROR: ImportError | None
-try:
-    import httpx2
+if TYPE_CHECKING:  # the SDK itself is loaded through ``_SDK`` when a judge needs it
     from google import genai
     from google.genai import errors as genai_errors
     from google.genai import types as genai_types
-except ImportError as _exc:  # the extra is optional; create() reports it with the fix
-    _IMPORT_ERROR = _exc
-else:
-    _IMPORT_ERROR = None
 
 __all__ = [
     "API_VERSION",
@@ -71,6 +67,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_SDK = Dependency("google", "google-genai", ('pip install "jurybox[google]"',))
 DEFAULT_API_KEY_ENV = "GEMINI_API_KEY"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/"
 # Pinned rather than left to the SDK default (or its env override): responseJsonSchema and
@@ -103,10 +100,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 def create(judge_name: str, judge: JudgeConfig) -> GoogleProvider:
     """Build a Gemini judge. Raises MissingDependencyError or AuthError before any call."""
-    if _IMPORT_ERROR is not None:
-        raise missing_dependency(
-            "google", "google-genai", 'pip install "jurybox[google]"'
-        ) from _IMPORT_ERROR
+    sdk = _load_sdk()
     key = resolve_api_key(judge, judge_name, vendor_env=DEFAULT_API_KEY_ENV)
     if not key:
         # Without an explicit key google-genai reads GOOGLE_API_KEY / GEMINI_API_KEY itself (and
@@ -116,27 +110,47 @@ def create(judge_name: str, judge: JudgeConfig) -> GoogleProvider:
             f"variable that holds it in `api_key_env` (default {DEFAULT_API_KEY_ENV})"
         )
     _warn_about_temperature(judge_name, judge)
-    client = genai.Client(api_key=key, vertexai=False, http_options=build_http_options(judge))
-    return GoogleProvider(judge_name, judge, client, secrets=(key,))
+    return GoogleProvider(judge_name, judge, sdk, key=key)
+
+
+class _Sdk(NamedTuple):
+    """The parts of google-genai (and its HTTP client) this adapter uses."""
+
+    genai: ModuleType
+    errors: ModuleType
+    types: ModuleType
+    httpx2: ModuleType
+
+
+def _load_sdk() -> _Sdk:
+    return _Sdk(
+        _SDK.load("google.genai"),
+        _SDK.load("google.genai.errors"),
+        _SDK.load("google.genai.types"),
+        _SDK.load("httpx2"),
+    )
 
 
 def build_http_options(judge: JudgeConfig) -> genai_types.HttpOptions:
     """Client-wide HTTP options: endpoint, timeout (ms), no SDK retries, extra body fields."""
-    return genai_types.HttpOptions(
+    sdk_types = _SDK.load("google.genai.types")
+    options: genai_types.HttpOptions = sdk_types.HttpOptions(
         base_url=judge.base_url or DEFAULT_BASE_URL,
         api_version=API_VERSION,
         timeout=max(1, math.ceil(judge.timeout_s * 1000)),
-        retry_options=genai_types.HttpRetryOptions(attempts=1),
+        retry_options=sdk_types.HttpRetryOptions(attempts=1),
         extra_body=dict(judge.extra_body) if judge.extra_body else None,
     )
+    return options
 
 
 def build_generate_config(
     request: CompletionRequest, judge: JudgeConfig
 ) -> genai_types.GenerateContentConfig:
     """Per-call config; ``None`` fields are left out of the request body by the SDK."""
+    sdk_types = _SDK.load("google.genai.types")
     schema = request.response_schema if judge.structured_output else None
-    return genai_types.GenerateContentConfig(
+    config: genai_types.GenerateContentConfig = sdk_types.GenerateContentConfig(
         system_instruction=request.system or None,
         temperature=request.temperature,
         max_output_tokens=request.max_tokens,
@@ -144,8 +158,9 @@ def build_generate_config(
         response_mime_type="application/json" if schema is not None else None,
         response_json_schema=dict(schema) if schema is not None else None,
         automatic_continuation=False,
-        automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+        automatic_function_calling=sdk_types.AutomaticFunctionCallingConfig(disable=True),
     )
+    return config
 
 
 def _warn_about_temperature(judge_name: str, judge: JudgeConfig) -> None:
@@ -168,32 +183,36 @@ class GoogleProvider:
     vendor = "google"
     is_local = False
 
-    def __init__(
-        self,
-        judge_name: str,
-        judge: JudgeConfig,
-        client: genai.Client,
-        *,
-        secrets: Sequence[str] = (),
-    ) -> None:
+    def __init__(self, judge_name: str, judge: JudgeConfig, sdk: _Sdk, *, key: str) -> None:
         if judge.model is None:  # JudgeConfig's validator guarantees it; this narrows the type
             raise ValueError(f"judge '{judge_name}': provider 'google' needs a `model`")
         self.judge_name = judge_name
         self.model = judge.model
         self._judge = judge
-        self._client = client
+        self._sdk = sdk
+        self._key = key
         # Kept only to scrub error texts; never printed (see __repr__).
-        self._secrets = tuple(secrets)
+        self._secrets: Sequence[str] = (key,)
+        self._client: genai.Client | None = None  # built by ``_connect``
 
     def __repr__(self) -> str:
         return f"GoogleProvider(judge={self.judge_name!r}, model={self.model!r})"
+
+    def _connect(self) -> genai.Client:
+        """The SDK client: the one place it is configured. ``aclose`` drops it."""
+        if self._client is None:
+            options = build_http_options(self._judge)
+            self._client = self._sdk.genai.Client(
+                api_key=self._key, vertexai=False, http_options=options
+            )
+        return self._client
 
     async def complete(self, request: CompletionRequest) -> Completion:
         config = build_generate_config(request, self._judge)
         watch = Stopwatch()
         try:
             async with asyncio.timeout(self._judge.timeout_s * _WALL_CLOCK_SLACK):
-                response = await self._client.aio.models.generate_content(
+                response = await self._connect().aio.models.generate_content(
                     model=self.model, contents=request.user, config=config
                 )
         except (TypeError, KeyError, AttributeError) as exc:
@@ -213,6 +232,7 @@ class GoogleProvider:
         return classify_vendor_error(exc, "gemini", self._classify_sdk_error, self._secrets)
 
     def _classify_sdk_error(self, exc: BaseException) -> ProviderError | None:
+        genai_errors, httpx2 = self._sdk.errors, self._sdk.httpx2
         if isinstance(exc, genai_errors.APIError):
             return _classify_api_error(exc, self._secrets)
         if isinstance(exc, genai_errors.UnknownApiResponseError):
@@ -227,8 +247,10 @@ class GoogleProvider:
         return None
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
-        self._client.close()
+        if self._client is not None:
+            await self._client.aio.aclose()
+            self._client.close()
+            self._client = None
 
 
 def _classify_api_error(exc: genai_errors.APIError, secrets: Sequence[str]) -> ProviderError:

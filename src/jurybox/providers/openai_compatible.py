@@ -30,16 +30,26 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import BadRequestError, ProviderError, TransientError
 from jurybox.providers._chat_format import chat_body, completion_from_chat, error_message
 from jurybox.providers._common import (
+    Dependency,
     MalformedResponseError,
     Stopwatch,
     classify_status,
     classify_vendor_error,
-    import_dependency,
     parse_retry_after,
     scrub_secrets,
 )
 from jurybox.providers.base import read_api_key
 from jurybox.records import Completion, CompletionRequest
+
+_CLIENT = Dependency("openai_compatible", "aiohttp", ("pip install aiohttp",))
+
+
+def create(judge_name: str, judge: JudgeConfig) -> OpenAICompatibleProvider:
+    """Build the judge for an OpenAI-compatible server. Raises MissingDependencyError or
+    AuthError before any call."""
+    aiohttp = _CLIENT.load("aiohttp")
+    key = read_api_key(judge, judge_name)  # no vendor default: a server you run names its own
+    return OpenAICompatibleProvider(judge_name, judge, aiohttp, key=key)
 
 
 class OpenAICompatibleProvider:
@@ -48,19 +58,21 @@ class OpenAICompatibleProvider:
     vendor = "openai_compatible"
     is_local = False
 
-    def __init__(self, judge_name: str, judge: JudgeConfig) -> None:
+    def __init__(
+        self, judge_name: str, judge: JudgeConfig, aiohttp: Any, *, key: str | None
+    ) -> None:
         if not judge.model or not judge.base_url:
             raise ValueError(f"judge '{judge_name}': openai_compatible needs a model and base_url")
-        self._aiohttp = import_dependency(
-            "aiohttp", "openai_compatible", "aiohttp", "pip install aiohttp"
-        )
+        self._aiohttp = aiohttp
+        self._key = key
         self._judge_name = judge_name
         self._judge = judge
         self.model = judge.model
         self._url = judge.base_url.rstrip("/") + "/chat/completions"
-        self._session: Any = None  # created inside the event loop, on the first call
+        self._session: Any = None  # built by ``_connect`` inside the event loop, on the first call
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._secrets: tuple[str, ...] = ()
+        # Kept only to scrub error texts (the proxy's password joins it in ``_connect``).
+        self._secrets: tuple[str, ...] = (key,) if key else ()
         self._proxy = ProxySetting()
 
     def __repr__(self) -> str:
@@ -69,7 +81,8 @@ class OpenAICompatibleProvider:
             f"at={self._judge.base_url!r})"
         )
 
-    def _get_session(self) -> Any:
+    def _connect(self) -> Any:
+        """The HTTP session: the one place it is configured (headers, timeout, pool, proxy)."""
         loop = asyncio.get_running_loop()
         if self._session is not None and self._loop is not loop:
             # Its pooled sockets belong to a loop that is gone; they cannot even be closed here.
@@ -79,8 +92,7 @@ class OpenAICompatibleProvider:
             )
         if self._session is None:
             self._loop = loop
-            aiohttp = self._aiohttp
-            key = read_api_key(self._judge, self._judge_name)  # AuthError here when unset
+            aiohttp, key = self._aiohttp, self._key
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
             self._proxy = env_proxy(self._url)
             if key:
@@ -98,7 +110,7 @@ class OpenAICompatibleProvider:
         return self._session
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        session = self._get_session()
+        session = self._connect()
         body = self.request_params(request)
         watch = Stopwatch()
         payload = json.dumps(body).encode()
@@ -185,8 +197,3 @@ def env_proxy(url: str) -> ProxySetting:
     if parts.scheme == "https":
         return ProxySetting(bare, connect_headers=header, secret=password or None)
     return ProxySetting(bare, request_headers=header, secret=password or None)
-
-
-def create(judge_name: str, judge: JudgeConfig) -> OpenAICompatibleProvider:
-    """Build the judge for an OpenAI-compatible server."""
-    return OpenAICompatibleProvider(judge_name, judge)
