@@ -24,21 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Level = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 CheckStatus = Literal["fail", "warn", "skipped", "pass"]
 _STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 # Checks of equal status are listed in this order: the most telling first.
-_CHECK_ORDER = (
-    "failure_rate",
-    "accuracy",
-    "kappa",
-    "position",
-    "swap_consistency",
-    "length",
-    "retest",
-)
+_CHECK_ORDER: tuple[str, ...] = ("failure_rate", "accuracy", "kappa", "position")
+_CHECK_ORDER += ("swap_consistency", "length", "retest")
 
 
 class TrustThresholds(BaseModel):
@@ -96,6 +89,21 @@ class TrustThresholds(BaseModel):
     fail_retest_agreement: float = Field(
         0.50, ge=0, le=1, description="Test-retest agreement below this: `not_trusted`."
     )
+
+    @model_validator(mode="after")
+    def _warn_before_fail(self) -> TrustThresholds:
+        pairs = (  # (name, the laxer limit, the stricter limit)
+            ("accuracy", self.fail_accuracy, self.min_accuracy),
+            ("kappa", self.fail_kappa, self.min_kappa),
+            ("failure_rate", self.warn_failure_rate, self.fail_failure_rate),
+            ("swap_consistency", self.fail_swap_consistency, self.warn_swap_consistency),
+            ("bias_effect", self.warn_bias_effect, self.fail_bias_effect),
+            ("retest_agreement", self.fail_retest_agreement, self.warn_retest_agreement),
+        )
+        for name, low, high in pairs:
+            if low > high:
+                raise ValueError(f"{name}: the limits are in the wrong order ({low} > {high})")
+        return self
 
 
 @dataclass(frozen=True)
@@ -246,37 +254,30 @@ def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Positive evidence of accuracy: the CI's lower bound must clear ``min_accuracy``."""
     if ev.accuracy is None:
         return _untested(ev, "accuracy")
-    acc = ev.accuracy
-    parsed = (
-        f"; {_share(ev.accuracy_parsed.value)} over parsed verdicts" if ev.accuracy_parsed else ""
-    )
-    shown = f"accuracy {_ci(acc)}, failures counted{parsed}"
-    if acc.value < th.fail_accuracy:
-        status, message = "fail", f"{shown}: below {_share(th.fail_accuracy)}"
-    elif acc.ci_low >= th.min_accuracy:
-        status, message = "pass", f"{shown}: clears {_share(th.min_accuracy)}"
-    else:
-        status = "warn"
-        message = f"{shown}: not shown to clear {_share(th.min_accuracy)}"
-    return TrustCheck(
-        check="accuracy", status=status, value=acc.value, threshold=th.min_accuracy, message=message
-    )
+    parsed = ev.accuracy_parsed
+    also = f"; {_share(parsed.value)} over parsed verdicts" if parsed else ""
+    shown = f"accuracy {_ci(ev.accuracy)}, failures counted{also}"
+    return _quality("accuracy", shown, ev.accuracy, th.min_accuracy, th.fail_accuracy)
 
 
 def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Ordinal scores vs human labels: κ's CI lower bound must clear ``min_kappa``."""
     if ev.kappa is None:
         return TrustCheck(check="kappa", status="skipped", message="κ vs humans not measured")
-    kap = ev.kappa
-    shown = f"κ vs humans {_ci(kap)}"
-    if kap.value < th.fail_kappa:
-        status, message = "fail", f"{shown}: below {_share(th.fail_kappa)}"
-    elif kap.ci_low >= th.min_kappa:
-        status, message = "pass", f"{shown}: clears {_share(th.min_kappa)}"
+    shown = f"κ vs humans {_ci(ev.kappa)}"
+    return _quality("kappa", shown, ev.kappa, th.min_kappa, th.fail_kappa)
+
+
+def _quality(check: str, shown: str, est: Estimate, minimum: float, fail: float) -> TrustCheck:
+    if est.value < fail:
+        status: CheckStatus = "fail"
+        message = f"{shown}: below {_share(fail)}"
+    elif est.ci_low >= minimum:
+        status, message = "pass", f"{shown}: clears {_share(minimum)}"
     else:
-        status, message = "warn", f"{shown}: not shown to clear {_share(th.min_kappa)}"
+        status, message = "warn", f"{shown}: not shown to clear {_share(minimum)}"
     return TrustCheck(
-        check="kappa", status=status, value=kap.value, threshold=th.min_kappa, message=message
+        check=check, status=status, value=est.value, threshold=minimum, message=message
     )
 
 
