@@ -193,3 +193,27 @@ def test_tally_counts_per_judge_and_ignores_skipped() -> None:
     assert judges["j1"].all_failed and (judges["j1"].records, judges["j1"].failed) == (3, 3)
     assert judges["j1"].reason_line() == f"judge 'j1': 3 of 3 calls failed (auth 3): {auth}"
     assert not judges["j2"].all_failed and judges["j2"].by_reason == {"parse": 1}
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable"),
+    [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("google", "GEMINI_API_KEY"),
+    ],
+)
+def test_each_real_adapter_with_its_default_key_unset_exits_2(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch, provider: str, variable: str
+) -> None:
+    # No registry patch: the real adapters are what would run; the check must stop them first.
+    pytest.importorskip(
+        {"openai": "openai", "anthropic": "anthropic", "google": "google.genai"}[provider]
+    )
+    monkeypatch.delenv(variable, raising=False)
+    judges = {"vendor": {"provider": provider, "model": "some-model"}}
+    path = write_config(tmp_path / "cfg.yaml", dataset, tmp_path / "out", judges=judges)
+    result = invoke(str(path))
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert variable in result.output and "judge 'vendor'" in result.output
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()
