@@ -325,13 +325,11 @@ def _bias_status(test: BiasTest, th: TrustThresholds, *, may_fail: bool) -> Chec
 def position_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Preference for the first-shown response; only where the judge saw both together."""
     if not ev.positions_shown or ev.position is None:
-        why = (
-            "the judge never saw both responses together"
-            if not ev.positions_shown
-            else ("not measured")
-        )
+        shown = ev.positions_shown
+        why = "not measured" if shown else "the judge never saw both responses together"
         return TrustCheck(check="position", status="skipped", message=f"position untested: {why}")
     test = ev.position
+    # A raw first-pick rate may fail too: judged in both orders, the gold is first half the time.
     status = _bias_status(test, th, may_fail=True)
     side = "first" if test.effect > 0 else "second"
     given = " beyond the labels" if test.conditioned_on_truth else ""
@@ -408,11 +406,8 @@ def _base_level(quality: TrustCheck, others: Sequence[TrustCheck]) -> Level:
     if quality.status == "warn":
         return "use_with_caution"
     consistency = [c for c in others if c.check != "failure_rate"]
-    return (
-        "use_with_caution"
-        if any(c.status != "skipped" for c in consistency)
-        else ("insufficient_evidence")
-    )
+    tested = any(c.status != "skipped" for c in consistency)
+    return "use_with_caution" if tested else "insufficient_evidence"
 
 
 def _lowered(level: Level, checks: Sequence[TrustCheck]) -> Level:
@@ -443,11 +438,8 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
             reason="no judgments to assess",
             checks=(empty,),
         )
-    quality = (
-        kappa_check(evidence, th)
-        if evidence.accuracy is None and evidence.kappa
-        else (accuracy_check(evidence, th))
-    )
+    use_kappa = evidence.accuracy is None and evidence.kappa is not None
+    quality = kappa_check(evidence, th) if use_kappa else accuracy_check(evidence, th)
     others = [
         check(evidence, th)
         for check in (failure_check, swap_check, position_check, length_check, retest_check)
