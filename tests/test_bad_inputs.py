@@ -477,8 +477,9 @@ def test_bad_config_cli(case: ConfigCase, tmp_path: Path) -> None:
     assert_one_line_exit_2(result, *needles)
 
 
-def test_valid_config_dry_run_succeeds(tmp_path: Path) -> None:
+def test_valid_config_dry_run_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The control for the cases above: the unedited config passes the same path."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")  # a dry run checks keys too
     path = write_config(tmp_path, BASE_CONFIG)
     result = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
     assert result.exit_code == 0, (result.output, result.exception)

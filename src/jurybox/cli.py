@@ -69,10 +69,14 @@ def main() -> None:
 def run(
     config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None
 ) -> None:
-    """Judge the dataset named in CONFIG (YAML) with every configured judge."""
+    """Judge the dataset named in CONFIG (YAML) with every configured judge.
+
+    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
+    any judge's every call failed (one line per such judge).
+    """
     from jurybox.app import run_from_config
 
-    run_from_config(
+    summary = run_from_config(
         config,
         output_dir=output_dir,
         resume=resume,
@@ -80,6 +84,10 @@ def run(
         limit=limit,
         console=_console(),
     )
+    if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
+        for judge in summary.failed_judges:
+            click.echo(f"error: {judge.reason_line()}", err=True)
+        sys.exit(EXIT_FAILURE)
 
 
 @main.command()

@@ -179,6 +179,9 @@ class JudgeRecord:
     response_a_label: str | None = None
     response_b_label: str | None = None
     preference: str | None = None  # "A" | "B" | "tie"
+    # False when each response was scored alone (an imported rating strategy): the positions are
+    # a naming, not a presentation, so position-bias tests must leave the record out.
+    positions_shown: bool = True
     confidence: str | None = None  # pairwise verdict confidence: high | medium | low
     preference_reasoning: str | None = None
     scores_response_a: Mapping[str, Any] | None = None

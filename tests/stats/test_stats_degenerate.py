@@ -82,6 +82,16 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("borda_count", lambda: st.borda_count([]), "empty"),
     ("borda_count", lambda: st.borda_count([["a"]]), "at least 2 candidates"),
     ("win_rate_interval", lambda: st.win_rate_interval(0, 0), "no comparisons"),
+    ("conditional_preference", lambda: st.conditional_preference([], []), "empty"),
+    ("conditional_preference", lambda: st.conditional_preference([1, 0], [1, 1]), "lack it"),
+    ("length_preference_given_truth", lambda: st.length_preference_given_truth([], []), "empty"),
+    (
+        "position_preference_given_truth",
+        lambda: st.position_preference_given_truth([1, 0], [0, 0]),
+        "have the feature",
+    ),
+    ("length_logit", lambda: st.length_logit([], [], []), "empty"),
+    ("length_logit", lambda: st.length_logit([1, 0], [1, 0], [0.1, 0.2]), "separates"),
 ]
 
 

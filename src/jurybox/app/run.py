@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from rich.console import Console
 
-from jurybox.config import load_config
+from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
@@ -26,6 +28,47 @@ def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path
             field="--output-dir",
         )
     return Path(resume)
+
+
+# The variable a vendor adapter reads when the config leaves ``api_key_env`` out and talks to the
+# vendor's own endpoint (``providers._common.resolve_api_key``); the adapters hold the same names.
+_VENDOR_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "google": "GEMINI_API_KEY",
+}
+
+
+def key_env_of(judge: JudgeConfig) -> str | None:
+    """The environment variable the judge's adapter will read its key from, if any."""
+    if judge.api_key_env is not None:
+        return judge.api_key_env
+    implicit = "api_key_env" not in judge.model_fields_set
+    if implicit and judge.base_url is None:
+        return _VENDOR_KEY_ENV.get(judge.provider)
+    return None  # an explicit `api_key_env: null`: a server that needs no key
+
+
+def check_api_keys(
+    config: RunConfig, judges: Iterable[str], env: Mapping[str, str] | None = None
+) -> None:
+    """Refuse the run before any call when a judge's key variable is unset or empty.
+
+    Without this, every call of that judge fails with ``provider_error`` and the run goes on.
+    Raises ConfigError (exit 2) naming each judge and its variable.
+    """
+    env = os.environ if env is None else env
+    missing = []
+    for name in dict.fromkeys(judges):
+        variable = key_env_of(config.judges[name])
+        if variable is not None and not env.get(variable):
+            missing.append(f"judge '{name}' needs environment variable {variable}, which is unset")
+    if missing:
+        raise ConfigError(
+            "; ".join(missing) + " (set it, or set `api_key_env: null` for a server that needs "
+            "no key); no call was made",
+            path=config.source_path,
+        )
 
 
 def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> RunSummary:
@@ -59,12 +102,15 @@ def run_from_config(
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
-    config or dataset raises ConfigError / DatasetError before any provider call.
+    config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
+    before any provider call (a dry run included). The summary's ``failed_judges`` lists judges
+    whose every call failed: the CLI exits 1 on them.
     """
     console = console or Console(stderr=True)
     config = load_config(config_path)
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
     inputs = load_inputs(config, limit)
+    check_api_keys(config, (unit.judge for unit in inputs.units))
     if dry_run:
         return dry_run_summary(inputs, directory, console)
     summary = asyncio.run(

@@ -42,7 +42,7 @@ from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
-from jurybox.pipeline.summary import RunSummary
+from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import estimate_tokens
 from jurybox.providers.base import Provider
@@ -112,6 +112,7 @@ class _Sink:
     cache: ResponseCache | None
     progress: RunProgress
     totals: RunningTotals
+    failures: FailureTally
 
 
 class _Session:
@@ -215,6 +216,7 @@ class _Session:
         for record in records:
             sink.writer.write(record)  # raises (the record not in the file) on a full disk
             sink.totals.add(record)
+            sink.failures.add(record)
             sink.progress.advance(record)
         self.units_run += len(records)
 
@@ -258,6 +260,7 @@ class _Output:
     # Totals over the whole judgments file: read once when the run opens it, then each record
     # this session writes is added (the file is never read back at the end).
     totals: RunningTotals = field(default_factory=RunningTotals)
+    failures: FailureTally = field(default_factory=FailureTally)
 
     @property
     def run_id(self) -> str:
@@ -284,9 +287,10 @@ def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
     if previous is not None:
         check_resumable(previous, inputs.config, data_hash)
     done = prepare_resume(judgments) if resume else set()
-    file_totals = RunningTotals()
+    file_totals, failures = RunningTotals(), FailureTally()
     for record in read_records(judgments) if judgments.exists() else ():
         file_totals.add(record)
+        failures.add(record)
     manifest = previous or {"run_id": new_run_id(), "started_at": utc_now()}
     session = {"started_at": utc_now(), "resumed": resume}
     manifest.setdefault("sessions", []).append(session)
@@ -298,7 +302,9 @@ def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
     )
-    return _Output(directory, judgments, manifest_path, manifest, session, done, file_totals)
+    return _Output(
+        directory, judgments, manifest_path, manifest, session, done, file_totals, failures
+    )
 
 
 def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, Any]:
@@ -355,7 +361,8 @@ async def _judge_all(
             JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
             RunProgress(console, len(pending)) as progress,
         ):
-            await session.run(judges, pending, _Sink(writer, cache, progress, out.totals))
+            sink = _Sink(writer, cache, progress, out.totals, out.failures)
+            await session.run(judges, pending, sink)
     finally:
         if cache is not None:
             cache.close()
@@ -427,6 +434,7 @@ def _summary(
         provider_calls=session.provider_calls,
         elapsed_s=time.monotonic() - session.started,
         units_per_judge=units_per_judge(inputs.units),
+        failures=out.failures.judges(),
     )
 
 

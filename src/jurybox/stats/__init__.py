@@ -17,6 +17,14 @@ from jurybox.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from jurybox.stats.bias import (
+    ConditionalPreference,
+    LengthLogitResult,
+    conditional_preference,
+    length_logit,
+    length_preference_given_truth,
+    position_preference_given_truth,
+)
 from jurybox.stats.correlation import partial_spearman, spearman
 from jurybox.stats.hypothesis import (
     binomial_test,
@@ -66,6 +74,7 @@ __all__ = [
     "AlphaResult",
     "BinomialTestResult",
     "BordaResult",
+    "ConditionalPreference",
     "CorrectedRate",
     "CorrelationResult",
     "CronbachAlphaResult",
@@ -76,6 +85,7 @@ __all__ = [
     "ICCResult",
     "KappaResult",
     "KruskalResult",
+    "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
     "PercentAgreement",
@@ -92,6 +102,7 @@ __all__ = [
     "cohen_kappa",
     "cohen_kappa_table",
     "cohens_d_paired",
+    "conditional_preference",
     "corrected_pass_rate",
     "cronbach_alpha",
     "dawid_skene",
@@ -100,9 +111,12 @@ __all__ = [
     "icc",
     "krippendorff_alpha",
     "kruskal_wallis",
+    "length_logit",
+    "length_preference_given_truth",
     "mcnemar",
     "partial_spearman",
     "percent_agreement",
+    "position_preference_given_truth",
     "rank_biserial",
     "rogan_gladen",
     "spearman",

@@ -45,8 +45,12 @@ def pair_record(
     model: str | None = None,
     repeat: int = 0,
     confidence: str | None = None,
+    positions_shown: bool = True,
 ) -> JudgeRecord:
-    """One imported pairwise judgment; ``winner`` is an arm, "tie" or None (failed)."""
+    """One imported pairwise judgment; ``winner`` is an arm, "tie" or None (failed).
+
+    ``positions_shown=False`` marks a verdict derived from scoring each response alone.
+    """
     ordering = f"{shown[0]}_first"
     preference = None
     if winner is not None:
@@ -70,6 +74,7 @@ def pair_record(
         response_a_label=shown[0],
         response_b_label=shown[1],
         preference=preference,
+        positions_shown=positions_shown,
         preferred_arm=winner,
         confidence=confidence,
         error=None if status == Status.OK else f"imported verdict: {status.value}",

@@ -44,10 +44,13 @@ def _llmbar_judge(judge_dir: Path, items: list[Item], stamp: str) -> list[JudgeR
         if item is None:
             raise DatasetError(f"entry {index} matches no item of dataset.json", path=str(path))
         last = _field(entry, "results", path, index)[-1]
+        rated = _rating(last)
         for name, shown in _LLMBAR_ORDERS:
             verdict = _field(last, name, path, index)
             winner = verdict.get("winner")
             arm = f"output_{winner}" if str(winner) in ("1", "2") else None
+            if arm is not None and rated is not None and rated[0] == rated[1]:
+                arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
             completion = verdict.get("completion")
             raw = str(completion[0]) if isinstance(completion, list) and completion else None
             records.append(
@@ -60,9 +63,22 @@ def _llmbar_judge(judge_dir: Path, items: list[Item], stamp: str) -> list[JudgeR
                     winner=arm,
                     raw=raw,
                     status=Status.OK if arm else Status.UNPARSED,
+                    positions_shown="score_1" not in last,
                 )
             )
     return records
+
+
+def _rating(last: Any) -> tuple[float, float] | None:
+    """The two scores of a ``Rating*`` strategy (each output scored alone), or None."""
+
+    def score(value: Any) -> float:  # upstream stores [text, finish_reason]
+        return float(value[0] if isinstance(value, list) else value)
+
+    try:
+        return score(last["score_1"]), score(last["score_2"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def read_llmbar(source: Path, stamp: str) -> Loaded:
