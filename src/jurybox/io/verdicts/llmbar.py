@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from jurybox.errors import DatasetError
 from jurybox.io.verdicts._common import Loaded, _field, _load_json, pair_record
