@@ -205,6 +205,8 @@ class JudgeRecord:
     finish_reason: str | None = None
     local_judge: bool = False
     judge_family: str | None = None  # config `family`, matched against dataset authors
+    # Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD in this record's text.
+    text_replaced: int = 0
     schema_version: int = RECORD_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from rich.console import Console
 
-from jurybox import reporting
-from jurybox.errors import ConfigError
+from jurybox.app import analyze as analyze_use_case
 from jurybox.app import demo, run_demo, run_from_config
+from jurybox.errors import ConfigError
 from jurybox.io.judgments import read_records
 
 from .helpers import fake_judge, write_dataset
@@ -67,7 +67,7 @@ def test_a_second_demo_resumes_without_calls(
     def record_analysis(judgments: Path, **kwargs: Any) -> None:
         analysed.append({"judgments": judgments, **kwargs})
 
-    monkeypatch.setattr(reporting, "analyze_to_dir", record_analysis)
+    monkeypatch.setattr(analyze_use_case, "analyze_to_dir", record_analysis)
     out = tmp_path / "demo-out"
     first = run_demo(out, console=console())
     printed = io.StringIO()

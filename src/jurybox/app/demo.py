@@ -6,11 +6,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from jurybox.app.run import run_from_config
 from jurybox.config import load_config
 from jurybox.errors import ConfigError
-from jurybox.app.run import run_from_config
-from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.io.judgments import JUDGMENTS_FILE
+from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.summary import RunSummary
 
 DEMO_CONFIG = "demo.yaml"
@@ -55,9 +55,8 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
 
 def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
     """The report, written beside the judgments; ``analyze_to_dir`` prints where the files are."""
-    # The one import against the layering (pipeline < reporting): the demo is the end-to-end
-    # command, and importing here keeps the analysis stack out of plain runs.
-    from jurybox.reporting import analyze_to_dir  # noqa: PLC0415
+    # Imported here: it keeps the analysis stack out of plain runs.
+    from jurybox.app.analyze import analyze_to_dir  # noqa: PLC0415
 
     config = load_config(config_path)
     human = config.resolve(config.paths.human_labels) if config.paths.human_labels else None

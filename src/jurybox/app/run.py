@@ -9,10 +9,10 @@ from rich.console import Console
 
 from jurybox.config import load_config
 from jurybox.errors import ConfigError
+from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
-from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 
 

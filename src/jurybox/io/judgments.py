@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.text import clean_value, is_encodable
 from jurybox.records import JudgeRecord, Status
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -51,7 +52,7 @@ class JsonlWriter:
     def write(self, record: JudgeRecord) -> None:
         if self._failed is not None:
             raise self._failed
-        data = (record.to_json() + "\n").encode("utf-8")
+        data = (record_json(record) + "\n").encode("utf-8")
         view = memoryview(data)
         try:
             while view:  # os.write may write less than asked (signals, huge lines)
@@ -117,6 +118,20 @@ class JsonlWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def record_json(record: JudgeRecord) -> str:
+    """The record's JSON line; unencodable code points replaced, counted in ``text_replaced``.
+
+    Nothing a judge or a dataset says can then make a record unwritable (a lone surrogate used to
+    raise ``UnicodeEncodeError`` here, on every resume again).
+    """
+    line = record.to_json()
+    if is_encodable(line):
+        return line
+    data, replaced = clean_value(record.to_dict())
+    data["text_replaced"] = record.text_replaced + replaced
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _datasync(fd: int) -> None:

@@ -18,6 +18,7 @@ from types import TracebackType
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ConfigError
+from jurybox.io.text import clean_value
 from jurybox.records import Completion, CompletionRequest
 
 CACHE_FILE = "cache.sqlite"
@@ -74,7 +75,9 @@ class ResponseCache:
         return Completion(**{k: v for k, v in data.items() if k in _COMPLETION_FIELDS})
 
     def put(self, key: str, completion: Completion) -> None:
-        value = json.dumps(dataclasses.asdict(completion), ensure_ascii=False)
+        # A lone surrogate in an answer cannot be stored as UTF-8 text: replaced, never fatal.
+        data, _ = clean_value(dataclasses.asdict(completion))
+        value = json.dumps(data, ensure_ascii=False)
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, completion, created_at) VALUES (?, ?, ?)",
             (key, value, datetime.now(UTC).isoformat()),

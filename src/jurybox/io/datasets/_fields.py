@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybox.config import DatasetConfig
-from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
 from jurybox.errors import DatasetError
+from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
 from jurybox.records import Item
 
 REQUIRED_FIELDS = ("id", "question", "responses")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.verdicts._common import Loaded, _jsonl_rows, pair_record
 from jurybox.records import Item, JudgeRecord, Status
-from jurybox.io.verdicts._common import Loaded, _field, _jsonl_rows, _load_json, pair_record
 
 # --- generic -------------------------------------------------------------------------------
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.verdicts._common import Loaded, _jsonl_rows, pair_record
 from jurybox.records import Item, JudgeRecord, Status
-from jurybox.io.verdicts._common import Loaded, _field, _jsonl_rows, _load_json, pair_record
 
 _JB_ARMS = ("response_A", "response_B")
 
@@ -85,5 +83,3 @@ def read_judgebench(source: Path, stamp: str) -> Loaded:
     if not records:
         raise DatasetError("no JudgeBench pair found", path=str(source))
     return records, list(items.values())
-
-

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.records import Item, JudgeRecord, Status
 from jurybox.io.verdicts._common import Loaded, _field, _load_json, pair_record
+from jurybox.records import Item, JudgeRecord, Status
 
 _LLMBAR_ORDERS = (
     ("swap = False", ("output_1", "output_2")),
@@ -91,4 +87,3 @@ def read_llmbar(source: Path, stamp: str) -> Loaded:
 
 
 # --- PandaLM -------------------------------------------------------------------------------
-

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.records import Item, JudgeRecord, Status
 from jurybox.io.verdicts._common import Loaded, _field, _load_json, pair_record
+from jurybox.records import Item, JudgeRecord, Status
 
 _PANDALM_ARMS = ("response1", "response2")
 
@@ -78,4 +75,3 @@ def read_pandalm(source: Path, stamp: str) -> Loaded:
 
 
 # --- JudgeBench ----------------------------------------------------------------------------
-
