@@ -13,10 +13,12 @@ import click
 from rich.console import Console
 
 from jurybox.errors import InputError, JuryboxError
+from jurybox.pipeline.signals import RunInterrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
 
 def _console() -> Console:
@@ -30,6 +32,11 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except RunInterrupted as exc:  # the use case already said what to run to resume
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C before a run's own handler is installed
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except InputError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from pathlib import Path
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
+from jurybox.pipeline.signals import RunInterrupted
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 
 
@@ -67,8 +69,24 @@ def run_from_config(
     inputs = load_inputs(config, limit)
     if dry_run:
         return dry_run_summary(inputs, directory, console)
-    summary = asyncio.run(
-        execute(inputs, directory, resume=resume is not None, console=console, runtime=Runtime())
-    )
+    try:
+        summary = asyncio.run(
+            execute(
+                inputs, directory, resume=resume is not None, console=console, runtime=Runtime()
+            )
+        )
+    except RunInterrupted as stopped:
+        _print_interrupted(console, stopped, config_path)
+        raise
     print_summary(console, summary)
     return summary
+
+
+def _print_interrupted(console: Console, stopped: RunInterrupted, config_path: str | Path) -> None:
+    """What is done so far and the exact command that carries on (it skips finished units)."""
+    if isinstance(stopped.summary, RunSummary):
+        print_summary(console, stopped.summary)
+    config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
+    command = f"jurybox run {config} --resume {folder}"
+    console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
+    console.print(f"  {command}", markup=False, soft_wrap=True)

@@ -42,6 +42,7 @@ from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
+from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.summary import RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import estimate_tokens
@@ -125,6 +126,10 @@ class _Session:
         self.started = time.monotonic()
         self.provider_calls = 0
         self.units_run = 0
+        self.stopping = False  # set by a stop signal: workers take no new batch
+
+    def stop(self) -> None:
+        self.stopping = True
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
@@ -142,6 +147,8 @@ class _Session:
     async def _worker(self, judge: _Judge, batches: Iterator[list[WorkUnit]], sink: _Sink) -> None:
         # Workers share one iterator: ``next`` is synchronous, so each batch goes to one worker.
         for batch in batches:
+            if self.stopping:
+                return
             await self._judge_batch(judge, batch, sink)
 
     @cached_property
@@ -369,11 +376,38 @@ async def execute(
     console: Console | None,
     runtime: Runtime,
 ) -> RunSummary:
-    """Run (or resume) the planned units into ``directory``; see ``run_async``."""
-    with run_directory_lock(directory):  # before anything in the folder is read or repaired
+    """Run (or resume) the planned units into ``directory``; see ``run_async``.
+
+    Raises:
+        RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
+    """
+    with (
+        StopSignals() as signals,
+        run_directory_lock(directory),  # before anything in the folder is read or repaired
+    ):
         return await _execute_locked(
-            inputs, directory, resume=resume, console=console, runtime=runtime
+            inputs, directory, resume=resume, console=console, runtime=runtime, signals=signals
         )
+
+
+async def _judge_until_stopped(
+    session: _Session,
+    out: _Output,
+    judges: Sequence[_Judge],
+    pending: Sequence[WorkUnit],
+    console: Console | None,
+    *,
+    signals: StopSignals,
+) -> None:
+    """``_judge_all``, stopped by a signal: no new work, calls in flight cancelled after grace."""
+    task = asyncio.ensure_future(_judge_all(session, out, judges, pending, console))
+    signals.guard(task, session.stop)
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if signals.received is None or (current is not None and current.cancelling()):
+            raise  # cancelled from outside, not by our stop
 
 
 async def _execute_locked(
@@ -383,6 +417,7 @@ async def _execute_locked(
     resume: bool,
     console: Console | None,
     runtime: Runtime,
+    signals: StopSignals,
 ) -> RunSummary:
     out = open_output(inputs, directory, resume=resume)
     pending = [unit for unit in inputs.units if unit.key not in out.done]
@@ -394,8 +429,9 @@ async def _execute_locked(
         for name in dict.fromkeys(unit.judge for unit in pending):
             judges.append(_make_judge(inputs, name, out, runtime))
         _write_manifest(out, "running", session)
-        await _judge_all(session, out, judges, pending, console)
-        status = "complete"
+        await _judge_until_stopped(session, out, judges, pending, console, signals=signals)
+        if session.units_run == len(pending):
+            status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
         raise
@@ -409,7 +445,10 @@ async def _execute_locked(
             if status == "complete":
                 raise
             # The run is already failing (often the same full disk): report its error, not this.
-    return _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    summary = _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    if status == "interrupted" and signals.received is not None:
+        raise RunInterrupted(signals.received, out.directory, summary)
+    return summary
 
 
 def _summary(
