@@ -17,6 +17,7 @@ says where, and the file stays strictly valid JSON Lines for ``--resume``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
@@ -29,6 +30,7 @@ from typing import Any
 from jurybox.errors import DatasetError
 from jurybox.io.text import clean_value, is_encodable
 from jurybox.records import JudgeRecord, Status
+from jurybox.redaction import redact_credentials
 
 JUDGMENTS_FILE = "judgments.jsonl"
 _TAIL_BLOCK = 1 << 16
@@ -126,12 +128,19 @@ def record_json(record: JudgeRecord) -> str:
     Nothing a judge or a dataset says can then make a record unwritable (a lone surrogate used to
     raise ``UnicodeEncodeError`` here, on every resume again).
     """
+    if record.error is not None:  # adapters scrub their messages; this is the last line
+        record = _redacted_error(record)
     line = record.to_json()
     if is_encodable(line):
         return line
     data, replaced = clean_value(record.to_dict())
     data["text_replaced"] = record.text_replaced + replaced
     return json.dumps(data, ensure_ascii=False)
+
+
+def _redacted_error(record: JudgeRecord) -> JudgeRecord:
+    error = redact_credentials(record.error or "")
+    return record if error == record.error else dataclasses.replace(record, error=error)
 
 
 def _datasync(fd: int) -> None:
