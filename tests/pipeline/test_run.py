@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from jurybox.app import run_from_config
 from jurybox.config import RunConfig
 from jurybox.errors import (
     BadRequestError,
@@ -21,13 +22,12 @@ from jurybox.errors import (
     DatasetError,
     RateLimitError,
 )
+from jurybox.io.judgments import read_records
 from jurybox.pipeline import (
     RunSummary,
     Runtime,
     plan_units,
-    read_records,
     run_async,
-    run_from_config,
 )
 from jurybox.providers._common import estimate_tokens
 from jurybox.providers.fake import FakeProvider
@@ -400,8 +400,8 @@ def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
 def test_a_full_disk_reports_the_judgments_error_not_the_manifest_one(
     tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jurybox.pipeline import runner
     from jurybox.io.judgments import JsonlWriter
+    from jurybox.pipeline import runner
 
     real_manifest = runner.write_manifest
     statuses: list[str] = []

@@ -26,17 +26,22 @@ from jurybox.reporting.files import ReportPaths, write_reports
 from jurybox.reporting.terminal import print_summary
 
 
-def _records(judgments: Path) -> tuple[Path, list[JudgeRecord]]:
-    # Imported here: ``jurybox.pipeline`` pulls in the providers, which `analyze` never needs.
-    from jurybox.io.judgments import judgments_path, read_records  # noqa: PLC0415
+def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:
+    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
 
     path = judgments_path(judgments)
     if not path.is_file():
         raise DatasetError("judgments file not found", path=str(path))
-    records = list(read_records(path))
-    if not records:
+    unique = read_unique_records(path)
+    if not unique.records:
         raise DatasetError("no judgment records in the file", path=str(path))
-    return path, records
+    if unique.dropped:
+        console.print(
+            f"{path}: dropped {unique.dropped} duplicate record(s) (same key; kept the last "
+            "complete one)",
+            markup=False,
+        )
+    return path, unique.records
 
 
 def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
@@ -95,7 +100,7 @@ def analyze_to_dir(
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
     """
     console = console or Console(stderr=True)
-    path, records = _records(Path(judgments))
+    path, records = _records(Path(judgments), console)
     items = _items(path, Path(dataset) if dataset is not None else None)
     labels = _human(Path(human) if human is not None else None)
     report, frame = build_report(

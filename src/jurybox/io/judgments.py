@@ -23,13 +23,14 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from jurybox.errors import DatasetError
 from jurybox.io.text import clean_value, is_encodable
-from jurybox.records import JudgeRecord, Status
+from jurybox.records import JudgeRecord, Status, record_key
 from jurybox.redaction import redact_credentials
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -183,6 +184,29 @@ def read_records(path: str | Path) -> Iterator[JudgeRecord]:
             raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
 
 
+@dataclass(frozen=True)
+class UniqueRecords:
+    """The records of a judgments file, one per key, and how many duplicate lines were dropped."""
+
+    records: list[JudgeRecord]
+    dropped: int
+
+
+def read_unique_records(path: str | Path) -> UniqueRecords:
+    """``read_records`` with one record per key: the last complete one (any status but
+    ``provider_error``), else the last one. Analysis reads this: a file holding a judgment twice
+    (two runs concatenated, a copy appended) would otherwise count it twice, silently."""
+    kept: dict[str, JudgeRecord] = {}
+    total = 0
+    for record in read_records(path):
+        total += 1
+        previous = kept.get(record.key)
+        complete = record.status != Status.PROVIDER_ERROR
+        if previous is None or complete or previous.status == Status.PROVIDER_ERROR:
+            kept[record.key] = record
+    return UniqueRecords(list(kept.values()), total - len(kept))
+
+
 def repair_tail(path: Path) -> int:
     """Truncate a torn last line (bytes after the last newline); returns the bytes removed."""
     if not path.exists():
@@ -222,11 +246,12 @@ def prepare_resume(path: Path) -> set[str]:
     total = 0
     for number, data, _ in _iter_lines(path):
         total += 1
-        last_line[data["key"]] = number
+        key = record_key(data)  # a version-1 line gets its collision-free key
+        last_line[key] = number
         if data.get("status") == Status.PROVIDER_ERROR.value:
-            failed.add(data["key"])
+            failed.add(key)
         else:
-            failed.discard(data["key"])
+            failed.discard(key)
     keep = {number for key, number in last_line.items() if key not in failed}
     if len(keep) != total:
         _rewrite_keeping(path, keep)
