@@ -72,9 +72,18 @@ def main() -> None:
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
+@click.option(
+    "--force", is_flag=True, help="With --resume: resume a folder that has no manifest.json."
+)
 @handle_errors
 def run(
-    config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None
+    config: Path,
+    *,
+    output_dir: Path | None,
+    resume: Path | None,
+    dry_run: bool,
+    limit: int | None,
+    force: bool,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge."""
     from jurybox.app import run_from_config
@@ -86,6 +95,7 @@ def run(
         dry_run=dry_run,
         limit=limit,
         console=_console(),
+        force=force,
     )
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,8 +28,26 @@ from jurybox.errors import ConfigError
 ProviderName = Literal["anthropic", "openai", "openai_compatible", "google", "local", "fake"]
 
 
+# More calls in flight than this only exhausts memory and sockets (10,000,000 workers did).
+MAX_CONCURRENCY = 1024
+
+
+def _check_concurrency(value: int | None) -> int | None:
+    if value is not None and value > MAX_CONCURRENCY:
+        raise ValueError(
+            f"concurrency {value} is above the limit of {MAX_CONCURRENCY} calls in flight per "
+            "judge; each call holds a connection and its prompt in memory. Use a smaller number "
+            "(rpm/tpm pace a judge without more workers)"
+        )
+    return value
+
+
+Concurrency = Annotated[int, Field(gt=0), AfterValidator(_check_concurrency)]
+
+
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: `temperature: .nan` would otherwise be sent to a vendor as bare NaN.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class FakeJudgeConfig(_Frozen):
@@ -72,7 +92,7 @@ class JudgeConfig(_Frozen):
         "max_tokens", description="OpenAI: newer models want max_completion_tokens."
     )
     structured_output: bool = Field(True, description="Ask for native JSON-schema output.")
-    concurrency: int | None = Field(None, gt=0, description="Calls in flight for this judge.")
+    concurrency: Concurrency | None = Field(None, description="Calls in flight for this judge.")
     rpm: float | None = Field(None, gt=0, description="Requests per minute limit.")
     tpm: float | None = Field(None, gt=0, description="Tokens per minute limit.")
     timeout_s: float = Field(120.0, gt=0, description="Per-call timeout.")
@@ -127,7 +147,7 @@ class PipelineConfig(_Frozen):
 
     random_seed: int = 42
     max_tokens: int = Field(4096, gt=0)
-    concurrency: int = Field(16, gt=0, description="Default calls in flight per judge.")
+    concurrency: Concurrency = Field(16, description="Default calls in flight per judge.")
     position_bias_mode: Literal["both", "random", "fixed"] = Field(
         "both", description="both: every pair in both orders; random: seeded coin; fixed: as given."
     )
@@ -192,6 +212,40 @@ class RunConfig(_Frozen):
         return Path(self.source_path).parent / path
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: plain PyYAML keeps the
+    last value silently, so a second ``temperature:`` further down would quietly win."""
+
+    source = "<yaml>"
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base` may be overridden by the keys written beside it
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, Hashable) and key in seen:
+                raise ConfigError(
+                    f"duplicate key {key!r} (first on line {seen[key]}, again on line {line})",
+                    path=self.source,
+                    line=line,
+                )
+            if isinstance(key, Hashable):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """``yaml.safe_load`` that raises ConfigError on a duplicate key, naming both lines."""
+    loader = _UniqueKeyLoader(text)
+    loader.source = source
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML config; errors name the file, line and key path."""
     path = Path(path)
@@ -202,7 +256,7 @@ def load_config(path: str | Path) -> RunConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not valid UTF-8 ({exc.reason})", path=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

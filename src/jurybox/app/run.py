@@ -27,6 +27,13 @@ def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path
             "give only --resume",
             field="--output-dir",
         )
+    if not Path(resume).is_dir():
+        # Never fall back to a fresh (paid) run: the folder named is the one meant.
+        raise ConfigError(
+            f"--resume {resume}: no such run folder (a relative path is taken from the current "
+            "directory, not from the config file's)",
+            field="--resume",
+        )
     return Path(resume)
 
 
@@ -57,6 +64,7 @@ def run_from_config(
     dry_run: bool = False,
     limit: int | None = None,
     console: Console | None = None,
+    force: bool = False,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
 

@@ -275,9 +275,13 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
-def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
+def open_output(
+    inputs: RunInputs, directory: Path, *, resume: bool, force: bool = False
+) -> _Output:
     """Prepare the run directory. Resume keeps the original run_id and repairs the file; a new
-    run refuses a directory that already holds judgments rather than mixing two runs."""
+    run refuses a directory that already holds judgments rather than mixing two runs, and a
+    resume refuses a folder without a manifest (nothing to check the config against) unless
+    ``force``."""
     directory.mkdir(parents=True, exist_ok=True)
     judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
     if not resume and judgments.exists() and judgments.stat().st_size > 0:
@@ -290,6 +294,13 @@ def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
     previous = read_manifest(manifest_path) if resume else None
     if previous is not None:
         check_resumable(previous, inputs.config, data_hash)
+    elif resume and not force:
+        raise ConfigError(
+            f"cannot resume {directory}: it has no {MANIFEST_FILE}, so nothing shows that this "
+            "config made its judgments (two experiments would mix); pass --force to resume "
+            "anyway",
+            field="--resume",
+        )
     done = prepare_resume(judgments) if resume else set()
     file_totals = RunningTotals()
     for record in read_records(judgments) if judgments.exists() else ():
@@ -375,6 +386,7 @@ async def execute(
     resume: bool,
     console: Console | None,
     runtime: Runtime,
+    force: bool = False,
 ) -> RunSummary:
     """Run (or resume) the planned units into ``directory``; see ``run_async``.
 
@@ -385,9 +397,8 @@ async def execute(
         StopSignals() as signals,
         run_directory_lock(directory),  # before anything in the folder is read or repaired
     ):
-        return await _execute_locked(
-            inputs, directory, resume=resume, console=console, runtime=runtime, signals=signals
-        )
+        out = open_output(inputs, directory, resume=resume, force=force)
+        return await _execute_locked(inputs, out, console=console, runtime=runtime, signals=signals)
 
 
 async def _judge_until_stopped(
@@ -412,14 +423,12 @@ async def _judge_until_stopped(
 
 async def _execute_locked(
     inputs: RunInputs,
-    directory: Path,
+    out: _Output,
     *,
-    resume: bool,
     console: Console | None,
     runtime: Runtime,
     signals: StopSignals,
 ) -> RunSummary:
-    out = open_output(inputs, directory, resume=resume)
     pending = [unit for unit in inputs.units if unit.key not in out.done]
     session = _Session(inputs, runtime)
     judges: list[_Judge] = []
@@ -484,6 +493,7 @@ async def run_async(
     limit: int | None = None,
     console: Console | None = None,
     runtime: Runtime | None = None,
+    force: bool = False,
 ) -> RunSummary:
     """Judge the config's dataset into ``output_dir`` (judgments.jsonl + manifest.json).
 
@@ -495,6 +505,7 @@ async def run_async(
         limit: judge only the first ``limit`` items.
         console: where the progress bar goes (drawn only on a terminal).
         runtime: injected providers / clock / sleep (tests, embedding).
+        force: resume a folder that has no manifest.json (refused otherwise).
 
     Returns:
         RunSummary with counts over the whole judgments file.
@@ -503,5 +514,10 @@ async def run_async(
     """
     inputs = load_inputs(config, limit)
     return await execute(
-        inputs, Path(output_dir), resume=resume, console=console, runtime=runtime or Runtime()
+        inputs,
+        Path(output_dir),
+        resume=resume,
+        console=console,
+        runtime=runtime or Runtime(),
+        force=force,
     )
