@@ -234,8 +234,15 @@ class _Session:
             settle = await judge.limits.acquire(estimate)
             self.provider_calls += 1
             started = time.perf_counter()
-            async with asyncio.timeout(judge.config.timeout_s):
-                completion = await judge.provider.complete(request)
+            limit_s = judge.config.timeout_s
+            try:
+                async with asyncio.timeout(limit_s):
+                    completion = await judge.provider.complete(request)
+            except TimeoutError:
+                # A bare TimeoutError says nothing; the record should say which limit was hit.
+                raise TimeoutError(
+                    f"no answer within the judge's timeout_s of {limit_s:g} s"
+                ) from None
             used = (completion.input_tokens or 0) + (completion.output_tokens or 0)
             settle(used or None)
             if completion.latency_ms is None:
