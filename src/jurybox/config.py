@@ -152,6 +152,12 @@ class PipelineConfig(_Frozen):
         "both", description="both: every pair in both orders; random: seeded coin; fixed: as given."
     )
     test_retest_count: int = Field(10, ge=0, description="Items judged once more (retest).")
+    max_answer_bytes: int = Field(
+        1_000_000,
+        gt=0,
+        description="Longest judge answer kept (UTF-8 bytes); a longer one is cut before it is "
+        "parsed, cached and stored, and its records say so (answer_cut_bytes).",
+    )
     test_retest_query_ids: tuple[str, ...] | None = Field(
         None, description="Explicit retest ids (overrides test_retest_count)."
     )

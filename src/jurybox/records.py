@@ -252,6 +252,8 @@ class JudgeRecord:
     judge_family: str | None = None  # config `family`, matched against dataset authors
     # Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD in this record's text.
     text_replaced: int = 0
+    # Size in bytes of the judge's answer when it was cut to pipeline.max_answer_bytes.
+    answer_cut_bytes: int | None = None
     schema_version: int = RECORD_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -67,6 +67,31 @@ def _human(human: Path | None) -> dict[str, Mapping[str, Any]] | None:
     return load_human_labels(human)
 
 
+def _screened(
+    labels: dict[str, Mapping[str, Any]], records: list[JudgeRecord], console: Console
+) -> dict[str, Mapping[str, Any]]:
+    """Only labels that match the judgments: unknown ids and values naming no arm are
+    excluded, and said so (they used to be counted)."""
+    from jurybox.io.label_screen import screen_labels  # noqa: PLC0415
+
+    arms = {arm for record in records for arm in record.positions.values()}
+    screen = screen_labels(labels, {record.query_id for record in records}, arms)
+    if screen.unknown_ids:
+        shown = ", ".join(screen.unknown_ids[:5]) + (" ..." if len(screen.unknown_ids) > 5 else "")
+        console.print(
+            f"human labels: excluded {len(screen.unknown_ids)} with a query id not in the "
+            f"judgments ({shown})",
+            markup=False,
+        )
+    if screen.bad_values:
+        console.print(
+            f"human labels: excluded {len(screen.bad_values)} with a value that names no arm: "
+            + "; ".join(screen.bad_values[:5]),
+            markup=False,
+        )
+    return screen.labels
+
+
 def build_report(
     records: Iterable[JudgeRecord],
     *,
@@ -103,6 +128,8 @@ def analyze_to_dir(
     path, records = _records(Path(judgments), console)
     items = _items(path, Path(dataset) if dataset is not None else None)
     labels = _human(Path(human) if human is not None else None)
+    if labels is not None:
+        labels = _screened(labels, records, console)
     report, frame = build_report(
         records,
         human=labels,

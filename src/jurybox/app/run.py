@@ -13,7 +13,8 @@ from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.manifest import MANIFEST_FILE
-from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
+from jurybox.pipeline.run_dir import units_per_judge
+from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 

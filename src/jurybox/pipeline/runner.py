@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,26 +20,22 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ConfigError
 from jurybox.evaluators import CodeProvider
-from jurybox.io.datasets import dataset_hash, load_dataset
-from jurybox.io.judgments import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
+from jurybox.io.datasets import load_dataset
+from jurybox.io.judgments import JsonlWriter
 from jurybox.pipeline import judging
+from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
-    MANIFEST_FILE,
     RunningTotals,
-    check_resumable,
-    config_snapshot,
-    package_versions,
-    read_manifest,
     write_manifest,
 )
 from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
+from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.summary import RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
@@ -193,9 +187,13 @@ class _Session:
             self._write(sink, failed)
             return
         completion, attempts = result
+        completion, size = cap_answer(completion, self.inputs.config.pipeline.max_answer_bytes)
         if cache is not None:
             cache.put(key, completion)
-        self._write(sink, self._records(judge, units, completion, prompt_hash, attempts, hit=False))
+        records = self._records(judge, units, completion, prompt_hash, attempts, hit=False)
+        if size is not None:
+            records = [replace(record, answer_cut_bytes=size) for record in records]
+        self._write(sink, records)
 
     def _records(
         self,
@@ -259,74 +257,7 @@ class _Session:
         )
 
 
-@dataclass
-class _Output:
-    """The run directory: paths, the manifest being kept, this session's entry in it, done keys."""
-
-    directory: Path
-    judgments: Path
-    manifest_path: Path
-    manifest: dict[str, Any]
-    session: dict[str, Any]
-    done: set[str]
-    # Totals over the whole judgments file: read once when the run opens it, then each record
-    # this session writes is added (the file is never read back at the end).
-    totals: RunningTotals = field(default_factory=RunningTotals)
-
-    @property
-    def run_id(self) -> str:
-        return str(self.manifest["run_id"])
-
-
-def new_run_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-
-
-def open_output(
-    inputs: RunInputs, directory: Path, *, resume: bool, force: bool = False
-) -> _Output:
-    """Prepare the run directory. Resume keeps the original run_id and repairs the file; a new
-    run refuses a directory that already holds judgments rather than mixing two runs, and a
-    resume refuses a folder without a manifest (nothing to check the config against) unless
-    ``force``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
-    if not resume and judgments.exists() and judgments.stat().st_size > 0:
-        raise ConfigError(
-            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
-            "continue it, or choose another --output-dir",
-            field="paths.output_dir",
-        )
-    data_hash = dataset_hash(inputs.dataset_path)
-    previous = read_manifest(manifest_path) if resume else None
-    if previous is not None:
-        check_resumable(previous, inputs.config, data_hash)
-    elif resume and not force:
-        raise ConfigError(
-            f"cannot resume {directory}: it has no {MANIFEST_FILE}, so nothing shows that this "
-            "config made its judgments (two experiments would mix); pass --force to resume "
-            "anyway",
-            field="--resume",
-        )
-    done = prepare_resume(judgments) if resume else set()
-    file_totals = RunningTotals()
-    for record in read_records(judgments) if judgments.exists() else ():
-        file_totals.add(record)
-    manifest = previous or {"run_id": new_run_id(), "started_at": utc_now()}
-    session = {"started_at": utc_now(), "resumed": resume}
-    manifest.setdefault("sessions", []).append(session)
-    manifest.update(
-        config=config_snapshot(inputs.config),
-        config_path=inputs.config.source_path,
-        dataset={"path": str(inputs.dataset_path), "hash": data_hash, "items": len(inputs.items)},
-        units_planned=len(inputs.units),
-        units_per_judge=units_per_judge(inputs.units),
-        versions=package_versions(),
-    )
-    return _Output(directory, judgments, manifest_path, manifest, session, done, file_totals)
-
-
-def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, Any]:
+def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str, Any]:
     """Write the manifest with totals over the whole judgments file; returns the totals."""
     file_totals = out.totals.as_dict()
     out.session.update(
@@ -339,7 +270,7 @@ def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, A
     return file_totals
 
 
-def _make_judge(inputs: RunInputs, name: str, out: _Output, runtime: Runtime) -> _Judge:
+def _make_judge(inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime) -> _Judge:
     config, judge = inputs.config, inputs.config.judges[name]
     provider = runtime.providers.get(name) or create_provider(name, judge)
     out.manifest.setdefault("judges", {})[name] = {
@@ -368,7 +299,7 @@ def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
 
 async def _judge_all(
     session: _Session,
-    out: _Output,
+    out: RunOutput,
     judges: Sequence[_Judge],
     pending: Sequence[WorkUnit],
     console: Console | None,
@@ -408,29 +339,9 @@ async def execute(
         return await _execute_locked(inputs, out, console=console, runtime=runtime, signals=signals)
 
 
-async def _judge_until_stopped(
-    session: _Session,
-    out: _Output,
-    judges: Sequence[_Judge],
-    pending: Sequence[WorkUnit],
-    console: Console | None,
-    *,
-    signals: StopSignals,
-) -> None:
-    """``_judge_all``, stopped by a signal: no new work, calls in flight cancelled after grace."""
-    task = asyncio.ensure_future(_judge_all(session, out, judges, pending, console))
-    signals.guard(task, session.stop)
-    try:
-        await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if signals.received is None or (current is not None and current.cancelling()):
-            raise  # cancelled from outside, not by our stop
-
-
 async def _execute_locked(
     inputs: RunInputs,
-    out: _Output,
+    out: RunOutput,
     *,
     console: Console | None,
     runtime: Runtime,
@@ -445,7 +356,8 @@ async def _execute_locked(
         for name in dict.fromkeys(unit.judge for unit in pending):
             judges.append(_make_judge(inputs, name, out, runtime))
         _write_manifest(out, "running", session)
-        await _judge_until_stopped(session, out, judges, pending, console, signals=signals)
+        # On a signal: no new work at once, calls in flight cancelled after the grace period.
+        await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
         if session.units_run == len(pending):
             status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
@@ -468,7 +380,12 @@ async def _execute_locked(
 
 
 def _summary(
-    inputs: RunInputs, out: _Output, session: _Session, file_totals: dict[str, Any], *, skipped: int
+    inputs: RunInputs,
+    out: RunOutput,
+    session: _Session,
+    file_totals: dict[str, Any],
+    *,
+    skipped: int,
 ) -> RunSummary:
     return RunSummary.from_totals(
         file_totals,
@@ -483,13 +400,6 @@ def _summary(
         elapsed_s=time.monotonic() - session.started,
         units_per_judge=units_per_judge(inputs.units),
     )
-
-
-def units_per_judge(units: Sequence[WorkUnit]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for unit in units:
-        counts[unit.judge] = counts.get(unit.judge, 0) + 1
-    return counts
 
 
 async def run_async(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -76,6 +76,18 @@ class StopSignals:
             self._loop.remove_signal_handler(sig)
             if previous is not None:
                 signal.signal(sig, previous)
+
+    async def run(self, work: Coroutine[Any, Any, None], on_stop: Callable[[], None]) -> None:
+        """Await ``work``; a signal calls ``on_stop`` (take no new work), then cancels ``work``
+        after the grace period, and this returns normally (``received`` says a signal came)."""
+        task = asyncio.ensure_future(work)
+        self.guard(task, on_stop)
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self.received is None or (current is not None and current.cancelling()):
+                raise  # cancelled from outside, not by our stop
 
     def guard(self, task: asyncio.Future[Any], on_stop: Callable[[], None]) -> None:
         """Stop ``task`` on a signal: ``on_stop`` (take no more work), then cancel after grace."""
