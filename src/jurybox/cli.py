@@ -73,7 +73,7 @@ def main() -> None:
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
-    "--force", is_flag=True, help="With --resume: resume a folder that has no manifest.json."
+    "--force", is_flag=True, help="With --resume: resume judgments that have no manifest.json."
 )
 @handle_errors
 def run(

@@ -55,7 +55,7 @@ def open_output(
 ) -> RunOutput:
     """Prepare the run directory. Resume keeps the original run_id and repairs the file; a new
     run refuses a directory that already holds judgments rather than mixing two runs, and a
-    resume refuses a folder without a manifest (nothing to check the config against) unless
+    resume refuses judgments without a manifest (nothing to check the config against) unless
     ``force``."""
     directory.mkdir(parents=True, exist_ok=True)
     judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
@@ -69,7 +69,9 @@ def open_output(
     previous = read_manifest(manifest_path) if resume else None
     if previous is not None:
         check_resumable(previous, inputs.config, data_hash)
-    elif resume and not force:
+    elif resume and not force and judgments.exists() and judgments.stat().st_size > 0:
+        # Judgments with no manifest: nothing to check this config against. (A folder with no
+        # judgments yet has nothing to mix with: the devloop resumes into fresh folders.)
         raise ConfigError(
             f"cannot resume {directory}: it has no {MANIFEST_FILE}, so nothing shows that this "
             "config made its judgments (two experiments would mix); pass --force to resume "
