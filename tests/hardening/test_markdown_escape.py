@@ -10,10 +10,12 @@ from jurybox.reporting.markdown_escape import escape_markdown, markdown_link, sa
 def test_html_and_markdown_syntax_are_escaped() -> None:
     text = escape_markdown('<script>alert("x")</script> [click](javascript:alert(1)) | a')
     assert "<" not in text and ">" not in text and "&lt;script&gt;" in text
-    assert "](" not in text  # no link can form: brackets and parentheses are escaped
+    assert "\\[click\\](" in text  # no link can form: its brackets are escaped
     assert "\\|" in text  # a table cell stays one cell
     assert escape_markdown("two\nlines") == "two lines"
     assert escape_markdown("plain words") == "plain words"
+    assert escape_markdown("-0.25 (n = 12)") == "-0.25 (n = 12)"  # numbers stay readable
+    assert escape_markdown("a_b *c*") == "a\\_b \\*c\\*"
 
 
 @pytest.mark.parametrize(

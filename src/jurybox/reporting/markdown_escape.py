@@ -13,8 +13,10 @@ import html
 import re
 from urllib.parse import urlsplit
 
-# Characters with a meaning in (GitHub-flavoured) Markdown inline syntax or tables.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+# Characters that open Markdown inline syntax anywhere in a line (links and images need "[",
+# emphasis "*"/"_", code "`", strike "~", table cells "|"). Digits, "." and "-" stay as they are,
+# so numbers read normally in the raw file; "<"/">" are handled by the HTML escape.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 # Control and invisible characters a browser drops when it reads a scheme ("java\tscript:").
 _SCHEME_NOISE = re.compile(r"[\x00-\x20\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
