@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jurybox"
 # Lower number = lower layer. A module may import its own part and any lower layer.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "redaction": 0,
     "records": 0,
     "config": 0,
     "io": 1,

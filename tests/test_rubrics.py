@@ -232,9 +232,11 @@ def test_env_override_must_be_a_weight(value: str) -> None:
         load_rubric("general", env={"JURYBOX_WEIGHT_CLARITY": value})
 
 
-def test_env_override_for_another_rubric_is_ignored() -> None:
-    rubric = load_rubric("six_dimension", env={"JURYBOX_WEIGHT_ACCURACY": "0.9"})
-    assert rubric == SIX
+def test_env_override_naming_no_dimension_is_an_error() -> None:
+    # Issue 13: a misspelt (or another rubric's) variable used to be ignored silently.
+    with pytest.raises(ConfigError, match="JURYBOX_WEIGHT_ACCURACY names no dimension") as bad:
+        load_rubric("six_dimension", env={"JURYBOX_WEIGHT_ACCURACY": "0.9"})
+    assert "JURYBOX_WEIGHT_FACTUAL_ACCURACY" in str(bad.value)  # the names that would work
 
 
 def test_env_defaults_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:

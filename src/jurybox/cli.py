@@ -13,10 +13,12 @@ import click
 from rich.console import Console
 
 from jurybox.errors import InputError, JuryboxError
+from jurybox.pipeline.signals import RunInterrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
 
 def _console() -> Console:
@@ -30,6 +32,11 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except RunInterrupted as exc:  # the use case already said what to run to resume
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C before a run's own handler is installed
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except InputError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
@@ -65,9 +72,18 @@ def main() -> None:
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
+@click.option(
+    "--force", is_flag=True, help="With --resume: resume judgments that have no manifest.json."
+)
 @handle_errors
 def run(
-    config: Path, output_dir: Path | None, resume: Path | None, dry_run: bool, limit: int | None
+    config: Path,
+    *,
+    output_dir: Path | None,
+    resume: Path | None,
+    dry_run: bool,
+    limit: int | None,
+    force: bool,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -83,6 +99,7 @@ def run(
         dry_run=dry_run,
         limit=limit,
         console=_console(),
+        force=force,
     )
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:

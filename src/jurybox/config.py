@@ -10,11 +10,13 @@ import enum
 import functools
 import json
 import re
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -40,8 +42,26 @@ class Affects(enum.Enum):
     NOTHING = "nothing"  # scheduling, credentials, prices: free to change between sessions
 
 
+# More calls in flight than this only exhausts memory and sockets (10,000,000 workers did).
+MAX_CONCURRENCY = 1024
+
+
+def _check_concurrency(value: int | None) -> int | None:
+    if value is not None and value > MAX_CONCURRENCY:
+        raise ValueError(
+            f"concurrency {value} is above the limit of {MAX_CONCURRENCY} calls in flight per "
+            "judge; each call holds a connection and its prompt in memory. Use a smaller number "
+            "(rpm/tpm pace a judge without more workers)"
+        )
+    return value
+
+
+Concurrency = Annotated[int, Field(gt=0), AfterValidator(_check_concurrency)]
+
+
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: `temperature: .nan` would otherwise be sent to a vendor as bare NaN.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class FakeJudgeConfig(_Frozen):
@@ -106,8 +126,8 @@ class JudgeConfig(_Frozen):
     structured_output: Annotated[bool, _ANSWER] = Field(
         True, description="Ask for native JSON-schema output."
     )
-    concurrency: Annotated[int | None, _NOTHING] = Field(
-        None, gt=0, description="Calls in flight for this judge."
+    concurrency: Annotated[Concurrency | None, _NOTHING] = Field(
+        None, description="Calls in flight for this judge."
     )
     rpm: Annotated[float | None, _NOTHING] = Field(
         None, gt=0, description="Requests per minute limit."
@@ -217,11 +237,17 @@ class PipelineConfig(_Frozen):
 
     random_seed: int = 42
     max_tokens: int = Field(4096, gt=0)
-    concurrency: int = Field(16, gt=0, description="Default calls in flight per judge.")
+    concurrency: Concurrency = Field(16, description="Default calls in flight per judge.")
     position_bias_mode: Literal["both", "random", "fixed"] = Field(
         "both", description="both: every pair in both orders; random: seeded coin; fixed: as given."
     )
     test_retest_count: int = Field(10, ge=0, description="Items judged once more (retest).")
+    max_answer_bytes: int = Field(
+        1_000_000,
+        gt=0,
+        description="Longest judge answer kept (UTF-8 bytes); a longer one is cut before it is "
+        "parsed, cached and stored, and its records say so (answer_cut_bytes).",
+    )
     test_retest_query_ids: tuple[str, ...] | None = Field(
         None, description="Explicit retest ids (overrides test_retest_count)."
     )
@@ -282,6 +308,40 @@ class RunConfig(_Frozen):
         return Path(self.source_path).parent / path
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: plain PyYAML keeps the
+    last value silently, so a second ``temperature:`` further down would quietly win."""
+
+    source = "<yaml>"
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base` may be overridden by the keys written beside it
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, Hashable) and key in seen:
+                raise ConfigError(
+                    f"duplicate key {key!r} (first on line {seen[key]}, again on line {line})",
+                    path=self.source,
+                    line=line,
+                )
+            if isinstance(key, Hashable):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """``yaml.safe_load`` that raises ConfigError on a duplicate key, naming both lines."""
+    loader = _UniqueKeyLoader(text)
+    loader.source = source
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML config; errors name the file, line and key path."""
     path = Path(path)
@@ -292,7 +352,7 @@ def load_config(path: str | Path) -> RunConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not valid UTF-8 ({exc.reason})", path=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

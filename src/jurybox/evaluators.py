@@ -2,7 +2,8 @@
 
 A criterion of ``kind: code`` (``jurybox.rubrics.criteria``) names one check: a regex that must be
 present or absent, required (or forbidden) keywords, length bounds, valid JSON / JSON Schema, or a
-user's Python function ``module:function`` imported from the criterion file's folder. They cost
+user's Python function ``module:function`` imported from the criterion file's folder (only
+there: never from the current directory or ``sys.path``; see the README's trust model). They cost
 nothing and give the same answer every time, so the devloop runs and reports them first.
 
 They run through the ordinary pipeline so that they leave the same ``JudgeRecord`` lines as a
@@ -158,30 +159,38 @@ def _relative(path: str, base_dir: Path | None) -> Path:
 # --- Python callables ------------------------------------------------------------------------
 
 
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
 def _module_file(module: str, base_dir: Path | None) -> Path | None:
-    if base_dir is None:
+    """The file of ``module`` inside ``base_dir`` (the criterion's folder), or None.
+
+    Trust rule: a check module comes only from the criterion's own folder, never from the
+    current directory or ``sys.path``, so a file dropped where jurybox happens to run (or an
+    installed package with the same name) cannot stand in for the check the criterion names.
+    """
+    if base_dir is None or not _MODULE_NAME.fullmatch(module):
         return None
-    stem = base_dir.joinpath(*module.split("."))
+    root = base_dir.resolve()
+    stem = root.joinpath(*module.split("."))
     for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-        if candidate.is_file():
+        # A symlink leading out of the folder counts as outside it.
+        if candidate.is_file() and candidate.resolve().is_relative_to(root):
             return candidate
     return None
 
 
 def _import(module: str, base_dir: Path | None) -> tuple[ModuleType, Path | None]:
-    """The module from ``base_dir`` (without touching ``sys.path``), else an installed one."""
+    """The module from ``base_dir`` only (loaded by path, without touching ``sys.path``)."""
     file = _module_file(module, base_dir)
     if file is None:
-        try:
-            loaded = importlib.import_module(module)
-        except ImportError as exc:
-            where = f" in {base_dir} or" if base_dir is not None else ""
-            raise ConfigError(
-                f"cannot import {module!r}: not found{where} on the Python path ({exc})",
-                field="check.function",
-            ) from None
-        origin = getattr(loaded, "__file__", None)
-        return loaded, Path(origin) if origin else None
+        where = f"in the criterion's folder {base_dir}" if base_dir is not None else "anywhere"
+        raise ConfigError(
+            f"cannot import {module!r}: no {module.replace('.', '/')}.py {where} (check modules "
+            "are imported only from the criterion's folder, never from the current directory "
+            "or sys.path)",
+            field="check.function",
+        )
     digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(f"jurybox_check_{digest}", file)
     if spec is None or spec.loader is None:
@@ -284,14 +293,7 @@ def _file_digest(path: Path) -> str:
 def _source_file(check: PythonCheck, base_dir: Path | None) -> Path | None:
     """The file a user function lives in, found without executing it."""
     module = check.function.partition(":")[0]
-    file = _module_file(module, base_dir)
-    if file is not None:
-        return file
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    return Path(spec.origin) if spec is not None and spec.origin else None
+    return _module_file(module, base_dir)
 
 
 def check_payload(check: CodeCheck, base_dir: Path | None) -> dict[str, Any]:

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-RECORD_SCHEMA_VERSION = 1
+# 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
+# given such a key when read, from their own fields.
+RECORD_SCHEMA_VERSION = 2
 
 Mode = Literal["rubric", "pairwise", "ranking", "criterion"]
 POSITION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -52,6 +54,47 @@ class Item:
         return tuple(self.responses)
 
 
+def _escape_part(part: str) -> str:
+    return part.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def unit_key(
+    item_id: str,
+    judge: str,
+    ordering: str,
+    repeat: int,
+    *,
+    criterion: str | None = None,
+    retest: bool = False,
+) -> str:
+    """The record key of one judgment: its parts joined by ``|``, each part's own ``\\`` and
+    ``|`` escaped with a backslash, so no two different tuples share a key (item ``x|j`` with
+    judge ``k`` and item ``x`` with judge ``j|k`` once did). Keys of ids without ``|`` or ``\\``
+    are unchanged from schema version 1."""
+    parts = [item_id, judge, ordering, f"r{repeat}"]
+    if criterion is not None:
+        parts.append(f"c:{criterion}")
+    if retest:
+        parts.append("retest")
+    return "|".join(_escape_part(part) for part in parts)
+
+
+def record_key(data: Mapping[str, Any]) -> str:
+    """The key of a record read from a file: as written, or for a version-1 record (keys that
+    could collide) rebuilt from the record's own fields: the migration of old files."""
+    version = data.get("schema_version")
+    if version is None or int(version) >= RECORD_SCHEMA_VERSION:
+        return str(data["key"])  # current, or not written by jurybox: the key as given
+    return unit_key(
+        str(data["query_id"]),
+        str(data["judge_name"]),
+        str(data["presentation_order"]),
+        int(data.get("repeat") or 0),
+        criterion=data.get("criterion"),
+        retest=bool(data.get("retest")),
+    )
+
+
 @dataclass(frozen=True)
 class WorkUnit:
     """One judgment to make: item x judge x ordering x repeat (x retest).
@@ -72,12 +115,14 @@ class WorkUnit:
     @property
     def key(self) -> str:
         """Stable identity used for resume; contains only what defines the judgment."""
-        parts = [self.item_id, self.judge, self.ordering, f"r{self.repeat}"]
-        if self.criterion is not None:
-            parts.append(f"c:{self.criterion}")
-        if self.retest:
-            parts.append("retest")
-        return "|".join(parts)
+        return unit_key(
+            self.item_id,
+            self.judge,
+            self.ordering,
+            self.repeat,
+            criterion=self.criterion,
+            retest=self.retest,
+        )
 
     def positions(self) -> dict[str, str]:
         """Map position letter -> arm, as shown to the judge."""
@@ -208,6 +253,10 @@ class JudgeRecord:
     finish_reason: str | None = None
     local_judge: bool = False
     judge_family: str | None = None  # config `family`, matched against dataset authors
+    # Code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD in this record's text.
+    text_replaced: int = 0
+    # Size in bytes of the judge's answer when it was cut to pipeline.max_answer_bytes.
+    answer_cut_bytes: int | None = None
     schema_version: int = RECORD_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,6 +276,8 @@ class JudgeRecord:
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeRecord:
         values = {k: v for k, v in data.items() if k in _RECORD_FIELD_SET}
         values["status"] = Status(values["status"])
+        values["key"] = record_key(data)
+        values["schema_version"] = RECORD_SCHEMA_VERSION  # migrated (see ``record_key``)
         return cls(**values)
 
 

@@ -26,17 +26,22 @@ from jurybox.reporting.files import ReportPaths, write_reports
 from jurybox.reporting.terminal import print_summary
 
 
-def _records(judgments: Path) -> tuple[Path, list[JudgeRecord]]:
-    # Imported here: ``jurybox.pipeline`` pulls in the providers, which `analyze` never needs.
-    from jurybox.io.judgments import judgments_path, read_records  # noqa: PLC0415
+def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:
+    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
 
     path = judgments_path(judgments)
     if not path.is_file():
         raise DatasetError("judgments file not found", path=str(path))
-    records = list(read_records(path))
-    if not records:
+    unique = read_unique_records(path)
+    if not unique.records:
         raise DatasetError("no judgment records in the file", path=str(path))
-    return path, records
+    if unique.dropped:
+        console.print(
+            f"{path}: dropped {unique.dropped} duplicate record(s) (same key; kept the last "
+            "complete one)",
+            markup=False,
+        )
+    return path, unique.records
 
 
 def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
@@ -60,6 +65,31 @@ def _human(human: Path | None) -> dict[str, Mapping[str, Any]] | None:
     from jurybox.io.datasets import load_human_labels  # noqa: PLC0415
 
     return load_human_labels(human)
+
+
+def _screened(
+    labels: dict[str, Mapping[str, Any]], records: list[JudgeRecord], console: Console
+) -> dict[str, Mapping[str, Any]]:
+    """Only labels that match the judgments: unknown ids and values naming no arm are
+    excluded, and said so (they used to be counted)."""
+    from jurybox.io.label_screen import screen_labels  # noqa: PLC0415
+
+    arms = {arm for record in records for arm in record.positions.values()}
+    screen = screen_labels(labels, {record.query_id for record in records}, arms)
+    if screen.unknown_ids:
+        shown = ", ".join(screen.unknown_ids[:5]) + (" ..." if len(screen.unknown_ids) > 5 else "")
+        console.print(
+            f"human labels: excluded {len(screen.unknown_ids)} with a query id not in the "
+            f"judgments ({shown})",
+            markup=False,
+        )
+    if screen.bad_values:
+        console.print(
+            f"human labels: excluded {len(screen.bad_values)} with a value that names no arm: "
+            + "; ".join(screen.bad_values[:5]),
+            markup=False,
+        )
+    return screen.labels
 
 
 def build_report(
@@ -95,9 +125,11 @@ def analyze_to_dir(
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
     """
     console = console or Console(stderr=True)
-    path, records = _records(Path(judgments))
+    path, records = _records(Path(judgments), console)
     items = _items(path, Path(dataset) if dataset is not None else None)
     labels = _human(Path(human) if human is not None else None)
+    if labels is not None:
+        labels = _screened(labels, records, console)
     report, frame = build_report(
         records,
         human=labels,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.manifest import MANIFEST_FILE
-from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs, units_per_judge
+from jurybox.pipeline.run_dir import units_per_judge
+from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
+from jurybox.pipeline.signals import RunInterrupted
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 
 
@@ -26,6 +29,13 @@ def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path
             f"--resume {resume} and --output-dir {output_dir} name different directories; "
             "give only --resume",
             field="--output-dir",
+        )
+    if not Path(resume).is_dir():
+        # Never fall back to a fresh (paid) run: the folder named is the one meant.
+        raise ConfigError(
+            f"--resume {resume}: no such run folder (a relative path is taken from the current "
+            "directory, not from the config file's)",
+            field="--resume",
         )
     return Path(resume)
 
@@ -98,6 +108,7 @@ def run_from_config(
     dry_run: bool = False,
     limit: int | None = None,
     console: Console | None = None,
+    force: bool = False,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
 
@@ -113,8 +124,24 @@ def run_from_config(
     check_api_keys(config, (unit.judge for unit in inputs.units))
     if dry_run:
         return dry_run_summary(inputs, directory, console)
-    summary = asyncio.run(
-        execute(inputs, directory, resume=resume is not None, console=console, runtime=Runtime())
-    )
+    try:
+        summary = asyncio.run(
+            execute(
+                inputs, directory, resume=resume is not None, console=console, runtime=Runtime()
+            )
+        )
+    except RunInterrupted as stopped:
+        _print_interrupted(console, stopped, config_path)
+        raise
     print_summary(console, summary)
     return summary
+
+
+def _print_interrupted(console: Console, stopped: RunInterrupted, config_path: str | Path) -> None:
+    """What is done so far and the exact command that carries on (it skips finished units)."""
+    if isinstance(stopped.summary, RunSummary):
+        print_summary(console, stopped.summary)
+    config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
+    command = f"jurybox run {config} --resume {folder}"
+    console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
+    console.print(f"  {command}", markup=False, soft_wrap=True)

@@ -17,17 +17,21 @@ says where, and the file stays strictly valid JSON Lines for ``--resume``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.records import JudgeRecord, Status
+from jurybox.io.text import clean_value, is_encodable
+from jurybox.records import JudgeRecord, Status, record_key
+from jurybox.redaction import redact_credentials
 
 JUDGMENTS_FILE = "judgments.jsonl"
 _TAIL_BLOCK = 1 << 16
@@ -51,7 +55,7 @@ class JsonlWriter:
     def write(self, record: JudgeRecord) -> None:
         if self._failed is not None:
             raise self._failed
-        data = (record.to_json() + "\n").encode("utf-8")
+        data = (record_json(record) + "\n").encode("utf-8")
         view = memoryview(data)
         try:
             while view:  # os.write may write less than asked (signals, huge lines)
@@ -119,6 +123,27 @@ class JsonlWriter:
         self.close()
 
 
+def record_json(record: JudgeRecord) -> str:
+    """The record's JSON line; unencodable code points replaced, counted in ``text_replaced``.
+
+    Nothing a judge or a dataset says can then make a record unwritable (a lone surrogate used to
+    raise ``UnicodeEncodeError`` here, on every resume again).
+    """
+    if record.error is not None:  # adapters scrub their messages; this is the last line
+        record = _redacted_error(record)
+    line = record.to_json()
+    if is_encodable(line):
+        return line
+    data, replaced = clean_value(record.to_dict())
+    data["text_replaced"] = record.text_replaced + replaced
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _redacted_error(record: JudgeRecord) -> JudgeRecord:
+    error = redact_credentials(record.error or "")
+    return record if error == record.error else dataclasses.replace(record, error=error)
+
+
 def _datasync(fd: int) -> None:
     sync = getattr(os, "fdatasync", os.fsync)  # fdatasync: Linux; macOS/Windows: fsync
     sync(fd)
@@ -157,6 +182,29 @@ def read_records(path: str | Path) -> Iterator[JudgeRecord]:
             yield JudgeRecord.from_dict(data)
         except (TypeError, ValueError, KeyError) as exc:
             raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
+
+
+@dataclass(frozen=True)
+class UniqueRecords:
+    """The records of a judgments file, one per key, and how many duplicate lines were dropped."""
+
+    records: list[JudgeRecord]
+    dropped: int
+
+
+def read_unique_records(path: str | Path) -> UniqueRecords:
+    """``read_records`` with one record per key: the last complete one (any status but
+    ``provider_error``), else the last one. Analysis reads this: a file holding a judgment twice
+    (two runs concatenated, a copy appended) would otherwise count it twice, silently."""
+    kept: dict[str, JudgeRecord] = {}
+    total = 0
+    for record in read_records(path):
+        total += 1
+        previous = kept.get(record.key)
+        complete = record.status != Status.PROVIDER_ERROR
+        if previous is None or complete or previous.status == Status.PROVIDER_ERROR:
+            kept[record.key] = record
+    return UniqueRecords(list(kept.values()), total - len(kept))
 
 
 def repair_tail(path: Path) -> int:
@@ -198,11 +246,12 @@ def prepare_resume(path: Path) -> set[str]:
     total = 0
     for number, data, _ in _iter_lines(path):
         total += 1
-        last_line[data["key"]] = number
+        key = record_key(data)  # a version-1 line gets its collision-free key
+        last_line[key] = number
         if data.get("status") == Status.PROVIDER_ERROR.value:
-            failed.add(data["key"])
+            failed.add(key)
         else:
-            failed.discard(data["key"])
+            failed.discard(key)
     keep = {number for key, number in last_line.items() if key not in failed}
     if len(keep) != total:
         _rewrite_keeping(path, keep)

@@ -10,6 +10,7 @@ lets several runs share one cache file (``pipeline.cache_path``).
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import sqlite3
@@ -19,6 +20,7 @@ from types import TracebackType
 
 from jurybox.config import JudgeConfig, answer_identity
 from jurybox.errors import ConfigError
+from jurybox.io.text import clean_value
 from jurybox.records import Completion, CompletionRequest
 
 CACHE_FILE = "cache.sqlite"
@@ -64,18 +66,34 @@ class ResponseCache:
             raise ConfigError(f"not a usable SQLite cache ({exc})", path=str(path)) from None
 
     def get(self, key: str) -> Completion | None:
-        row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self._db.execute(
+                "SELECT completion FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise self._os_error(exc) from None
         if row is None:
             return None
         data = json.loads(row[0])
         return Completion(**{k: v for k, v in data.items() if k in _COMPLETION_FIELDS})
 
     def put(self, key: str, completion: Completion) -> None:
-        value = json.dumps(dataclasses.asdict(completion), ensure_ascii=False)
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, completion, created_at) VALUES (?, ?, ?)",
-            (key, value, datetime.now(UTC).isoformat()),
-        )
+        # A lone surrogate in an answer cannot be stored as UTF-8 text: replaced, never fatal.
+        data, _ = clean_value(dataclasses.asdict(completion))
+        value = json.dumps(data, ensure_ascii=False)
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, completion, created_at) VALUES (?, ?, ?)",
+                (key, value, datetime.now(UTC).isoformat()),
+            )
+        except sqlite3.OperationalError as exc:
+            raise self._os_error(exc) from None
+
+    def _os_error(self, exc: sqlite3.OperationalError) -> OSError:
+        """sqlite's "database or disk is full" as an OSError naming the cache file, like every
+        other write error of a run (the CLI prints it as one line: what, and where)."""
+        full = "full" in str(exc).lower()
+        return OSError(errno.ENOSPC if full else errno.EIO, f"cache: {exc}", str(self.path))
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -5,9 +5,11 @@ last one) would both judge the pending units: every such judgment paid for twice
 twice. A run therefore holds an exclusive advisory lock (``flock``) on ``DIR/.jurybox.lock``
 from before it touches the folder until it has written its last manifest. The kernel releases
 the lock when the process dies, however it dies, so a ``kill -9`` never leaves a stale lock to
-clean up; the file itself stays (deleting it would race with the next run). It holds the pid of
-the last holder, for the error message. Where ``fcntl`` does not exist (Windows) runs are not
-locked.
+clean up: a lock is stale exactly when its process is gone, and the kernel then hands it to the
+next run at once. The file itself stays (deleting it would race with the next run). The pid it
+holds is informational only, for the refusal message: it is never consulted to decide who owns
+the folder (pids are reused; the kernel's lock is the truth). Where ``fcntl`` does not exist
+(Windows) runs are not locked.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 LOCK_FILE = ".jurybox.lock"
+_PID_WIDTH = 20
 
 
 @contextlib.contextmanager
@@ -41,15 +44,17 @@ def run_directory_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise _in_use(directory, fd) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        # One fixed-width write at offset 0, then cut: a refused process reading at the same
+        # moment sees the old pid or the new one, never an empty file (ftruncate first would).
+        os.pwrite(fd, f"{os.getpid():<{_PID_WIDTH}}\n".encode(), 0)
+        os.ftruncate(fd, _PID_WIDTH + 1)
         yield
     finally:
         os.close(fd)  # releases the lock
 
 
 def _in_use(directory: Path, fd: int) -> ConfigError:
-    holder = os.read(fd, 32).decode("ascii", "replace").strip()
+    holder = os.pread(fd, _PID_WIDTH + 1, 0).decode("ascii", "replace").strip()
     who = f" (pid {holder})" if holder.isdigit() else ""
     return ConfigError(
         f"{directory} is in use by another jurybox process{who}; wait for it to finish or "

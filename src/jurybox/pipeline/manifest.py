@@ -20,6 +20,7 @@ from typing import Any
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import JudgeRecord, Status
+from jurybox.redaction import redact_value
 
 MANIFEST_FILE = "manifest.json"
 _PACKAGES = (
@@ -86,7 +87,9 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
 
 
 def config_snapshot(config: RunConfig) -> dict[str, Any]:
-    snapshot: dict[str, Any] = json.loads(dump_config(config))
+    """The config as the manifest stores it: credentials (``user:pass@`` in a ``base_url``, a
+    key in ``extra_body``) redacted. Both sides of the resume check use this same form."""
+    snapshot: dict[str, Any] = redact_value(json.loads(dump_config(config)))
     return snapshot
 
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,26 +20,23 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ConfigError
 from jurybox.evaluators import CodeProvider
-from jurybox.io.datasets import dataset_hash, load_dataset
-from jurybox.io.judgments import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
+from jurybox.io.datasets import load_dataset
+from jurybox.io.judgments import JsonlWriter
 from jurybox.pipeline import judging
+from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
-    MANIFEST_FILE,
     RunningTotals,
-    check_resumable,
-    config_snapshot,
-    package_versions,
-    read_manifest,
     write_manifest,
 )
 from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
+from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
+from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import estimate_tokens
@@ -126,6 +121,10 @@ class _Session:
         self.started = time.monotonic()
         self.provider_calls = 0
         self.units_run = 0
+        self.stopping = False  # set by a stop signal: workers take no new batch
+
+    def stop(self) -> None:
+        self.stopping = True
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
@@ -143,6 +142,8 @@ class _Session:
     async def _worker(self, judge: _Judge, batches: Iterator[list[WorkUnit]], sink: _Sink) -> None:
         # Workers share one iterator: ``next`` is synchronous, so each batch goes to one worker.
         for batch in batches:
+            if self.stopping:
+                return
             await self._judge_batch(judge, batch, sink)
 
     @cached_property
@@ -187,9 +188,13 @@ class _Session:
             self._write(sink, failed)
             return
         completion, attempts = result
+        completion, size = cap_answer(completion, self.inputs.config.pipeline.max_answer_bytes)
         if cache is not None:
             cache.put(key, completion)
-        self._write(sink, self._records(judge, units, completion, prompt_hash, attempts, hit=False))
+        records = self._records(judge, units, completion, prompt_hash, attempts, hit=False)
+        if size is not None:
+            records = [replace(record, answer_cut_bytes=size) for record in records]
+        self._write(sink, records)
 
     def _records(
         self,
@@ -229,8 +234,15 @@ class _Session:
             settle = await judge.limits.acquire(estimate)
             self.provider_calls += 1
             started = time.perf_counter()
-            async with asyncio.timeout(judge.config.timeout_s):
-                completion = await judge.provider.complete(request)
+            limit_s = judge.config.timeout_s
+            try:
+                async with asyncio.timeout(limit_s):
+                    completion = await judge.provider.complete(request)
+            except TimeoutError:
+                # A bare TimeoutError says nothing; the record should say which limit was hit.
+                raise TimeoutError(
+                    f"no answer within the judge's timeout_s of {limit_s:g} s"
+                ) from None
             used = (completion.input_tokens or 0) + (completion.output_tokens or 0)
             settle(used or None)
             if completion.latency_ms is None:
@@ -247,67 +259,7 @@ class _Session:
         )
 
 
-@dataclass
-class _Output:
-    """The run directory: paths, the manifest being kept, this session's entry in it, done keys."""
-
-    directory: Path
-    judgments: Path
-    manifest_path: Path
-    manifest: dict[str, Any]
-    session: dict[str, Any]
-    done: set[str]
-    # Totals over the whole judgments file: read once when the run opens it, then each record
-    # this session writes is added (the file is never read back at the end).
-    totals: RunningTotals = field(default_factory=RunningTotals)
-    failures: FailureTally = field(default_factory=FailureTally)
-
-    @property
-    def run_id(self) -> str:
-        return str(self.manifest["run_id"])
-
-
-def new_run_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-
-
-def open_output(inputs: RunInputs, directory: Path, *, resume: bool) -> _Output:
-    """Prepare the run directory. Resume keeps the original run_id and repairs the file; a new
-    run refuses a directory that already holds judgments rather than mixing two runs."""
-    directory.mkdir(parents=True, exist_ok=True)
-    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
-    if not resume and judgments.exists() and judgments.stat().st_size > 0:
-        raise ConfigError(
-            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
-            "continue it, or choose another --output-dir",
-            field="paths.output_dir",
-        )
-    data_hash = dataset_hash(inputs.dataset_path)
-    previous = read_manifest(manifest_path) if resume else None
-    if previous is not None:
-        check_resumable(previous, inputs.config, data_hash)
-    done = prepare_resume(judgments) if resume else set()
-    file_totals, failures = RunningTotals(), FailureTally()
-    for record in read_records(judgments) if judgments.exists() else ():
-        file_totals.add(record)
-        failures.add(record)
-    manifest = previous or {"run_id": new_run_id(), "started_at": utc_now()}
-    session = {"started_at": utc_now(), "resumed": resume}
-    manifest.setdefault("sessions", []).append(session)
-    manifest.update(
-        config=config_snapshot(inputs.config),
-        config_path=inputs.config.source_path,
-        dataset={"path": str(inputs.dataset_path), "hash": data_hash, "items": len(inputs.items)},
-        units_planned=len(inputs.units),
-        units_per_judge=units_per_judge(inputs.units),
-        versions=package_versions(),
-    )
-    return _Output(
-        directory, judgments, manifest_path, manifest, session, done, file_totals, failures
-    )
-
-
-def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, Any]:
+def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str, Any]:
     """Write the manifest with totals over the whole judgments file; returns the totals."""
     file_totals = out.totals.as_dict()
     out.session.update(
@@ -320,7 +272,7 @@ def _write_manifest(out: _Output, status: str, session: _Session) -> dict[str, A
     return file_totals
 
 
-def _make_judge(inputs: RunInputs, name: str, out: _Output, runtime: Runtime) -> _Judge:
+def _make_judge(inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime) -> _Judge:
     config, judge = inputs.config, inputs.config.judges[name]
     provider = runtime.providers.get(name) or create_provider(name, judge)
     out.manifest.setdefault("judges", {})[name] = {
@@ -349,7 +301,7 @@ def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
 
 async def _judge_all(
     session: _Session,
-    out: _Output,
+    out: RunOutput,
     judges: Sequence[_Judge],
     pending: Sequence[WorkUnit],
     console: Console | None,
@@ -375,23 +327,29 @@ async def execute(
     resume: bool,
     console: Console | None,
     runtime: Runtime,
+    force: bool = False,
 ) -> RunSummary:
-    """Run (or resume) the planned units into ``directory``; see ``run_async``."""
-    with run_directory_lock(directory):  # before anything in the folder is read or repaired
-        return await _execute_locked(
-            inputs, directory, resume=resume, console=console, runtime=runtime
-        )
+    """Run (or resume) the planned units into ``directory``; see ``run_async``.
+
+    Raises:
+        RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
+    """
+    with (
+        StopSignals() as signals,
+        run_directory_lock(directory),  # before anything in the folder is read or repaired
+    ):
+        out = open_output(inputs, directory, resume=resume, force=force)
+        return await _execute_locked(inputs, out, console=console, runtime=runtime, signals=signals)
 
 
 async def _execute_locked(
     inputs: RunInputs,
-    directory: Path,
+    out: RunOutput,
     *,
-    resume: bool,
     console: Console | None,
     runtime: Runtime,
+    signals: StopSignals,
 ) -> RunSummary:
-    out = open_output(inputs, directory, resume=resume)
     pending = [unit for unit in inputs.units if unit.key not in out.done]
     session = _Session(inputs, runtime)
     judges: list[_Judge] = []
@@ -401,8 +359,10 @@ async def _execute_locked(
         for name in dict.fromkeys(unit.judge for unit in pending):
             judges.append(_make_judge(inputs, name, out, runtime))
         _write_manifest(out, "running", session)
-        await _judge_all(session, out, judges, pending, console)
-        status = "complete"
+        # On a signal: no new work at once, calls in flight cancelled after the grace period.
+        await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
+        if session.units_run == len(pending):
+            status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
         raise
@@ -416,11 +376,19 @@ async def _execute_locked(
             if status == "complete":
                 raise
             # The run is already failing (often the same full disk): report its error, not this.
-    return _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    summary = _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    if status == "interrupted" and signals.received is not None:
+        raise RunInterrupted(signals.received, out.directory, summary)
+    return summary
 
 
 def _summary(
-    inputs: RunInputs, out: _Output, session: _Session, file_totals: dict[str, Any], *, skipped: int
+    inputs: RunInputs,
+    out: RunOutput,
+    session: _Session,
+    file_totals: dict[str, Any],
+    *,
+    skipped: int,
 ) -> RunSummary:
     return RunSummary.from_totals(
         file_totals,
@@ -438,13 +406,6 @@ def _summary(
     )
 
 
-def units_per_judge(units: Sequence[WorkUnit]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for unit in units:
-        counts[unit.judge] = counts.get(unit.judge, 0) + 1
-    return counts
-
-
 async def run_async(
     config: RunConfig,
     *,
@@ -453,6 +414,7 @@ async def run_async(
     limit: int | None = None,
     console: Console | None = None,
     runtime: Runtime | None = None,
+    force: bool = False,
 ) -> RunSummary:
     """Judge the config's dataset into ``output_dir`` (judgments.jsonl + manifest.json).
 
@@ -464,6 +426,7 @@ async def run_async(
         limit: judge only the first ``limit`` items.
         console: where the progress bar goes (drawn only on a terminal).
         runtime: injected providers / clock / sleep (tests, embedding).
+        force: resume a folder that has no manifest.json (refused otherwise).
 
     Returns:
         RunSummary with counts over the whole judgments file.
@@ -472,5 +435,10 @@ async def run_async(
     """
     inputs = load_inputs(config, limit)
     return await execute(
-        inputs, Path(output_dir), resume=resume, console=console, runtime=runtime or Runtime()
+        inputs,
+        Path(output_dir),
+        resume=resume,
+        console=console,
+        runtime=runtime or Runtime(),
+        force=force,
     )

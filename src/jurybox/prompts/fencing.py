@@ -9,19 +9,55 @@ the text said, but nothing inside a response can end its fence early or open a f
 from __future__ import annotations
 
 import re
+import unicodedata
 
 FENCE_TAG = "untrusted_response"
-# "<", full-width "＜" or an already-escaped "&lt;", optional "/" and spaces, then a tag we use.
-_LOOKALIKE = re.compile(
-    r"(?:<|\uff1c|&lt;)(?=\s*/?\s*(?:untrusted|question|reference_context|expected_answer|example))",
-    re.IGNORECASE,
-)
+# "<", full-width "＜" or an already-escaped "&lt;" ...
+_OPENER = re.compile(r"<|\uff1c|&lt;", re.IGNORECASE)
+# ... then, once spaces and invisible characters are ignored, an optional "/" and a tag we use.
+_TAG = re.compile(r"/?(?:untrusted|question|reference_context|expected_answer|example)", re.I)
+_TAG_CHARS = len("/reference_context")
+# How far past an opener to look: padding with thousands of invisible characters is not a tag
+# any reader would take seriously, and the bound keeps the scan linear.
+_SCAN_LIMIT = 4096
+# Letters that render as nothing but are not format characters (Unicode category Cf).
+_INVISIBLE_LETTERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ,.-]*$")
 
 
+def _invisible(char: str) -> bool:
+    # Cf: zero-width space/joiners, bidi marks, soft hyphen, BOM; Mn: combining marks and
+    # variation selectors, which attach to a letter without changing what a reader sees.
+    return (
+        char.isspace() or char in _INVISIBLE_LETTERS or unicodedata.category(char) in ("Cf", "Mn")
+    )
+
+
+def _visible_prefix(text: str, start: int) -> str:
+    """The first characters after ``start`` that a reader would see (up to one tag's length)."""
+    seen: list[str] = []
+    for char in text[start : start + _SCAN_LIMIT]:
+        if not _invisible(char):
+            seen.append(char)
+            if len(seen) >= _TAG_CHARS:
+                break
+    return "".join(seen)
+
+
 def neutralise(text: str) -> str:
-    """Defang anything in ``text`` that could pass for one of the prompt's own tags."""
-    return _LOOKALIKE.sub("&lt;", text)
+    """Defang anything in ``text`` that could pass for one of the prompt's own tags, also when
+    zero-width or other invisible characters are slipped into it (``</untru\u200bsted...>``)."""
+    parts: list[str] = []
+    last = 0
+    for opener in _OPENER.finditer(text):
+        if _TAG.match(_visible_prefix(text, opener.end())):
+            parts.append(text[last : opener.start()])
+            parts.append("&lt;")
+            last = opener.end()
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def fence_untrusted(text: str, label: str) -> str:

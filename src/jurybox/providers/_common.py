@@ -38,6 +38,7 @@ from jurybox.errors import (
 )
 from jurybox.providers.base import read_api_key
 from jurybox.records import Completion
+from jurybox.redaction import redact_credentials
 
 __all__ = [
     "Dependency",
@@ -58,14 +59,6 @@ __all__ = [
 ]
 
 _MESSAGE_LIMIT = 300
-# Vendors echo keys back in some error bodies (and proxies echo headers); these shapes are
-# scrubbed from every message even when the exact key is not known to the caller.
-_SECRET_PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-goog-api-key|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
-)
 
 
 class MalformedResponseError(Exception):
@@ -178,17 +171,11 @@ def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(_redact_match, text)
+    # Known secrets first (exact), then every credential shape (see jurybox.redaction).
+    text = redact_credentials(text)
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + "…"
     return text
-
-
-def _redact_match(match: re.Match[str]) -> str:
-    # Keep a captured prefix ("Bearer ", "api_key=") so the message stays readable.
-    prefix = match.group(1) if match.re.groups and match.group(1) else ""
-    return f"{prefix}[redacted]"
 
 
 def classify_status(

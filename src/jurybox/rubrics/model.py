@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from jurybox.config import load_yaml
 from jurybox.errors import ConfigError
 
 WEIGHT_TOLERANCE = 1e-6
@@ -163,8 +164,10 @@ def weight_env_var(dimension: str) -> str:
 def apply_weight_overrides(rubric: Rubric, env: Mapping[str, str], source: str) -> Rubric:
     """Apply ``JURYBOX_WEIGHT_*`` overrides; refuse (ConfigError) unless weights still sum to 1.
 
-    Variables naming no dimension of this rubric are ignored: they may target another rubric.
+    A variable naming no dimension of this rubric is an error: a misspelt name would otherwise
+    leave the weight it meant to change as it was, silently.
     """
+    _check_override_names(rubric, env, source)
     overrides: dict[str, float] = {}
     for dim in rubric.dimensions:
         var = weight_env_var(dim.name)
@@ -183,6 +186,18 @@ def apply_weight_overrides(rubric: Rubric, env: Mapping[str, str], source: str) 
             f"{exc}; set the variables so that all weights sum to 1", path=source, field="weight"
         ) from None
     return rubric.model_copy(update={"dimensions": dims})
+
+
+def _check_override_names(rubric: Rubric, env: Mapping[str, str], source: str) -> None:
+    known = {weight_env_var(dim.name) for dim in rubric.dimensions}
+    unknown = sorted(var for var in env if var.startswith(WEIGHT_ENV_PREFIX) and var not in known)
+    if unknown:
+        raise ConfigError(
+            f"environment variable {', '.join(unknown)} names no dimension of rubric "
+            f"'{rubric.name}' (known: {', '.join(sorted(known))})",
+            path=source,
+            field="weight",
+        )
 
 
 def _parse_weight(var: str, raw: str, source: str, dim: str) -> float:
@@ -244,7 +259,7 @@ def _read_source(name_or_path: str, base_dir: Path | None) -> tuple[str, str]:
 def read_yaml_mapping(text: str, source: str) -> dict[str, Any]:
     """Parse YAML text that must hold a mapping; errors name the file and line."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text, source)  # a duplicate key is a ConfigError naming both lines
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

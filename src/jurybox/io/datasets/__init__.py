@@ -46,6 +46,7 @@ plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annota
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ from jurybox.io.datasets._fields import (
     _to_item,
 )
 from jurybox.io.datasets._readers import _records, _Where
+from jurybox.io.text import clean_value
 
 __all__ = [
     "FIELDS",
@@ -84,6 +86,8 @@ __all__ = [
 ]
 from jurybox.records import Item
 
+logger = logging.getLogger(__name__)
+
 
 def load_dataset(path: str | Path, config: DatasetConfig | None = None) -> list[Item]:
     """Read and validate a dataset file; see the module docstring for the formats.
@@ -95,14 +99,22 @@ def load_dataset(path: str | Path, config: DatasetConfig | None = None) -> list[
     items: list[Item] = []
     seen: dict[str, int | None] = {}
     first_where = _Where(str(path))
+    replaced = 0
     for record in _records(Path(path)):
-        item = _to_item(_normalise(record, spec, _DATASET), record.where, spec)
+        data, count = clean_value(_normalise(record, spec, _DATASET))
+        replaced += count
+        item = _to_item(data, record.where, spec)
         _check_unique(item.id, record.where, seen, "id")
         if items:
             item = _align_arms(item, items[0], first_where, record.where)
         else:
             first_where = record.where
         items.append(item)
+    if replaced:
+        # Replaced rather than refused: the text is still judged, and ids stay stable keys.
+        logger.warning(
+            "%s: %d unencodable code point(s) (lone surrogates) replaced by U+FFFD", path, replaced
+        )
     return items
 
 

@@ -30,7 +30,9 @@ Kinds:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -38,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.judgments import record_json
+from jurybox.io.text import clean_value
 from jurybox.io.verdicts import generic, judgebench, llmbar, pandalm
 from jurybox.records import Item, JudgeRecord
 
@@ -51,19 +55,48 @@ def companion_items_path(out_path: str | Path) -> Path:
 
 
 def _write_jsonl(path: Path, lines: Iterator[str]) -> int:
+    """Write ``lines`` to ``path``'s temporary sibling (``<name>.tmp``); returns lines written.
+
+    The caller renames it into place once every file of the import is written.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with path.open("w", encoding="utf-8") as handle:
+    with _temp_of(path).open("w", encoding="utf-8") as handle:
         for line in lines:
             handle.write(line + "\n")
             count += 1
+        handle.flush()
+        os.fsync(handle.fileno())
     return count
+
+
+def _temp_of(path: Path) -> Path:
+    return path.with_name(path.name + ".tmp")
+
+
+def _write_all_or_nothing(files: Mapping[Path, Iterator[str]]) -> list[int]:
+    """Write every file to a temporary sibling, then rename them all into place.
+
+    A failure while writing (a bad record, a full disk) leaves the previous outputs untouched and
+    no half-written file behind, so a failed import never looks like a smaller successful one.
+    """
+    try:
+        counts = [_write_jsonl(path, lines) for path, lines in files.items()]
+    except BaseException:
+        for path in files:
+            with contextlib.suppress(OSError):
+                _temp_of(path).unlink(missing_ok=True)
+        raise
+    for path in files:
+        os.replace(_temp_of(path), path)
+    return counts
 
 
 def _item_json(item: Item) -> str:
     data = asdict(item)
     data["contexts"] = list(item.contexts)
-    return json.dumps(data, ensure_ascii=False)
+    cleaned, _ = clean_value(data)  # the records written beside it carry the flag
+    return json.dumps(cleaned, ensure_ascii=False)
 
 
 def import_verdicts(
@@ -92,8 +125,12 @@ def import_verdicts(
     else:
         raise DatasetError(f"unknown import kind '{kind}' (known: {', '.join(KINDS)})")
     out = Path(out_path)
-    written = _write_jsonl(out, (r.to_json() for r in records))
-    _write_jsonl(companion_items_path(out), (_item_json(i) for i in items))
+    written, _ = _write_all_or_nothing(
+        {
+            out: (record_json(r) for r in records),
+            companion_items_path(out): (_item_json(i) for i in items),
+        }
+    )
     return written
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.records import Item, JudgeRecord, Status
+from jurybox.records import Item, JudgeRecord, Status, unit_key
 
 Loaded = tuple[list[JudgeRecord], list[Item]]
 _VENDORS = (
@@ -56,7 +56,7 @@ def pair_record(
     if winner is not None:
         preference = "tie" if winner == "tie" else ("A" if winner == shown[0] else "B")
     return JudgeRecord(
-        key=f"{qid}|{judge}|{ordering}|r{repeat}",
+        key=unit_key(qid, judge, ordering, repeat),
         run_id=run_id,
         query_id=qid,
         judge_name=judge,

@@ -1,0 +1,63 @@
+"""Human labels checked against the judgments they are to calibrate.
+
+A label for a query id the judgments never mention, or a preferred arm like ``"banana"``, used
+to be counted as if it meant something. ``screen_labels`` keeps only what can be matched: a label
+whose id is unknown is excluded, a field whose value names no arm of the run is dropped (and the
+label too when nothing is left), and both are listed so the caller can report them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_LABEL_FIELDS = ("preferred_arm", "scores", "verdict")
+_VERDICTS = ("Pass", "Fail")
+
+
+@dataclass(frozen=True)
+class LabelScreen:
+    """The labels kept, and what was excluded and why."""
+
+    labels: dict[str, Mapping[str, Any]]
+    unknown_ids: tuple[str, ...]
+    bad_values: tuple[str, ...]  # "q1: preferred_arm 'banana' is not an arm of the run"
+
+    @property
+    def excluded(self) -> int:
+        return len(self.unknown_ids) + len(self.bad_values)
+
+
+def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
+    bad = []
+    preferred = label.get("preferred_arm")
+    if preferred is not None and preferred != "tie" and preferred not in arms:
+        bad.append(f"preferred_arm {preferred!r} is not an arm of the run")
+    verdict = label.get("verdict")
+    if isinstance(verdict, str) and verdict not in _VERDICTS:
+        bad.append(f"verdict {verdict!r} is not Pass or Fail")
+    if isinstance(verdict, Mapping) and not set(verdict) <= set(arms):
+        bad.append(f"verdict names arms {sorted(set(verdict) - set(arms))} not in the run")
+    scores = label.get("scores")
+    if isinstance(scores, Mapping) and not set(scores) <= set(arms):
+        bad.append(f"scores name arms {sorted(set(scores) - set(arms))} not in the run")
+    return bad
+
+
+def screen_labels(
+    labels: Mapping[str, Mapping[str, Any]], known_ids: Collection[str], arms: Collection[str]
+) -> LabelScreen:
+    """Labels whose id is in ``known_ids`` and whose values name ``arms`` (or "tie")."""
+    kept: dict[str, Mapping[str, Any]] = {}
+    unknown: list[str] = []
+    bad_values: list[str] = []
+    for query_id, label in labels.items():
+        if query_id not in known_ids:
+            unknown.append(query_id)
+            continue
+        problems = _bad_fields(label, arms)
+        bad_values.extend(f"{query_id}: {problem}" for problem in problems)
+        if not problems:
+            kept[query_id] = label
+    return LabelScreen(kept, tuple(unknown), tuple(bad_values))

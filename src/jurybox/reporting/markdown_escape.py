@@ -1,0 +1,52 @@
+"""Escaping for text that goes into Markdown reports (``summary_tables.md``).
+
+Judge names, item metadata and subgroup labels come from user files and judge configs; rendered
+raw, ``<script>`` or ``[x](javascript:...)`` in one of them becomes live HTML or a live link in
+any viewer that renders Markdown. These pure functions make such text inert: HTML is escaped,
+Markdown syntax is backslash-escaped (so no link, image or emphasis can be formed), and a link
+target is kept only for safe schemes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlsplit
+
+# Characters that open Markdown inline syntax anywhere in a line (links and images need "[",
+# emphasis "*"/"_", code "`", strike "~", table cells "|"). Digits, "." and "-" stay as they are,
+# so numbers read normally in the raw file; "<"/">" are handled by the HTML escape.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+# Control and invisible characters a browser drops when it reads a scheme ("java\tscript:").
+_SCHEME_NOISE = re.compile(r"[\x00-\x20\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as inert Markdown: HTML escaped, Markdown punctuation backslash-escaped, line
+    breaks flattened (one table cell or list item stays one)."""
+    escaped = html.escape(text, quote=True)
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
+    return " ".join(escaped.splitlines())
+
+
+def safe_link_target(url: str) -> str | None:
+    """``url`` if it is a relative path or an http(s)/mailto URL, else None.
+
+    ``javascript:``, ``data:``, ``vbscript:`` and the like are refused, also when disguised with
+    case, whitespace, control or zero-width characters, or HTML entities.
+    """
+    cleaned = _SCHEME_NOISE.sub("", html.unescape(url))
+    scheme = urlsplit(cleaned).scheme.lower()
+    if scheme and scheme not in _SAFE_SCHEMES:
+        return None
+    if not scheme and ":" in cleaned.split("/", 1)[0]:
+        return None  # "javascript&colon;..." after unescaping, or an odd scheme urlsplit missed
+    return url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+
+
+def markdown_link(label: str, url: str) -> str:
+    """``[label](url)`` with the label escaped; just the escaped label when ``url`` is unsafe."""
+    target = safe_link_target(url)
+    text = escape_markdown(label)
+    return f"[{text}]({target})" if target is not None else text
