@@ -1,25 +1,26 @@
 """Turn a completion (or a failed call) into JudgeRecords: provenance, usage, cost, error text.
 
-``judging.interpret`` decides what the judge said (status, verdict, scores); this module adds what
-the pipeline knows (which unit, which run, tokens, cost, attempts, cache). Provenance fields always
-come from here, so a mode's interpreter cannot mislabel a record's identity.
+A mode's ``interpret`` decides what the judge said, as a typed result (``jurybox.modes.results``);
+this module adds what the pipeline knows (which unit, which run, tokens, cost, attempts, cache)
+and lets the result fill its own fields. Provenance fields are set after the result's, so a mode
+cannot mislabel a record's identity; the result sets only fields ``JudgeRecord`` has (checked by
+mypy and at runtime), so nothing a mode says is silently dropped.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
+from jurybox.modes.results import Judgment
 from jurybox.providers._common import completion_cost_usd, scrub_secrets
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
-
-_RECORD_FIELDS = frozenset(field.name for field in dataclasses.fields(JudgeRecord))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,25 +86,29 @@ def _usage(
 def completed_records(
     ctx: RecordContext,
     units: Sequence[WorkUnit],
-    interpreted: Sequence[Mapping[str, Any]],
+    judgments: Sequence[Judgment],
     completion: Completion,
     *,
     prompt_hash: str,
     attempts: int,
     cache_hit: bool,
 ) -> list[JudgeRecord]:
-    """One record per unit from ``interpret``'s field dicts plus provenance and usage."""
-    if len(interpreted) != len(units):
-        raise ValueError(f"interpret returned {len(interpreted)} results for {len(units)} units")
+    """One record per unit from the mode's typed results plus provenance and usage."""
+    if len(judgments) != len(units):
+        raise ValueError(f"interpret returned {len(judgments)} results for {len(units)} units")
     records = []
-    for index, (unit, judged) in enumerate(zip(units, interpreted, strict=True)):
-        fields: dict[str, Any] = {"raw_response": completion.text, "parse_success": False}
-        fields.update({k: v for k, v in judged.items() if k in _RECORD_FIELDS})
-        fields.update(_identity(ctx, unit))
-        fields.update(_usage(ctx, completion, index, len(units), cache_hit))
-        fields.update(prompt_hash=prompt_hash, attempts=attempts)
-        fields["status"] = Status(fields.get("status", Status.UNPARSED))
-        records.append(JudgeRecord(**fields))
+    for index, (unit, judged) in enumerate(zip(units, judgments, strict=True)):
+        # Identity first with a placeholder outcome; the result then sets its own fields.
+        blank = JudgeRecord(
+            **_identity(ctx, unit),
+            status=Status.UNPARSED,
+            parse_success=False,
+            raw_response=completion.text,
+            **_usage(ctx, completion, index, len(units), cache_hit),
+            prompt_hash=prompt_hash,
+            attempts=attempts,
+        )
+        records.append(judged.fill(blank))
     return records
 
 
