@@ -1,4 +1,4 @@
-"""Mode glue: JudgingContext.from_config, build_request and interpret."""
+"""Judging modes: loading from config, requests and interpretation (through ``jurybox.modes``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from judging_helpers import build_request, context_from_config, interpret
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig, load_config
 from jurybox.errors import ConfigError
-from jurybox.pipeline.judging import JudgingContext, build_request, interpret
+from jurybox.modes import JudgingContext
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import Completion, Item, Status, WorkUnit
 from jurybox.rubrics import Criterion, SafetySettings, load_rubric
@@ -73,7 +74,7 @@ def _rubric_file(tmp_path: Path) -> None:
 def test_from_config_resolves_rubric_relative_to_the_config(tmp_path: Path) -> None:
     _rubric_file(tmp_path)
     config = _config(tmp_path, {"mode": "rubric", "rubric": "rubrics/custom.yaml"})
-    ctx = JudgingContext.from_config(config, env={})
+    ctx = context_from_config(config, env={})
     assert ctx.rubric is not None and ctx.rubric.name == "custom"
     assert ctx.safety == SafetySettings(enabled=False, score_cap=0.0)
 
@@ -87,27 +88,27 @@ def test_from_config_applies_env_weights_and_safety(tmp_path: Path) -> None:
         "JURYBOX_SAFETY_GATE": "true",
         "JURYBOX_SAFETY_SCORE_CAP": "1",
     }
-    ctx = JudgingContext.from_config(config, env=env)
+    ctx = context_from_config(config, env=env)
     assert ctx.require_rubric().dimension("alpha").weight == 0.8
     assert ctx.safety == SafetySettings(enabled=True, score_cap=1.0)
 
 
 def test_pairwise_without_rubric_does_not_load_one(tmp_path: Path) -> None:
     config = _config(tmp_path, {"mode": "pairwise", "rubric": "missing/nowhere.yaml"})
-    assert JudgingContext.from_config(config, env={}).rubric is None
+    assert context_from_config(config, env={}).rubric is None
     with_rubric = _config(
         tmp_path,
         {"mode": "pairwise", "rubric": "missing/nowhere.yaml", "pairwise_with_rubric": True},
     )
     with pytest.raises(ConfigError, match="not found"):
-        JudgingContext.from_config(with_rubric, env={})
+        context_from_config(with_rubric, env={})
 
 
 def test_from_config_loads_criteria_by_file_stem(tmp_path: Path) -> None:
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "polite.yaml").write_text(yaml.safe_dump(CRITERION))
     config = _config(tmp_path, {"mode": "criterion", "criteria": ["polite.yaml"]})
-    ctx = JudgingContext.from_config(config, env={})
+    ctx = context_from_config(config, env={})
     assert set(ctx.criteria) == {"polite"}
     assert ctx.criterion("polite").name == "is_polite"
     assert ctx.criterion("is_polite").name == "is_polite"  # the criterion's own name works too
@@ -127,7 +128,7 @@ def test_from_config_rejects_unsupported_combinations(
     tmp_path: Path, task: dict[str, Any], field: str
 ) -> None:
     with pytest.raises(ConfigError) as excinfo:
-        JudgingContext.from_config(_config(tmp_path, task), env={})
+        context_from_config(_config(tmp_path, task), env={})
     assert excinfo.value.field == field
 
 

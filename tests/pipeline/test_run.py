@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from jurybox.app.run import run_from_config
 from jurybox.config import RunConfig
 from jurybox.errors import (
     BadRequestError,
@@ -21,14 +22,8 @@ from jurybox.errors import (
     DatasetError,
     RateLimitError,
 )
-from jurybox.pipeline import (
-    RunSummary,
-    Runtime,
-    plan_units,
-    read_records,
-    run_async,
-    run_from_config,
-)
+from jurybox.io.judgments import read_records
+from jurybox.pipeline import RunSummary, Runtime, plan_units, run_async
 from jurybox.providers._common import estimate_tokens
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import Completion, CompletionRequest, Status
@@ -375,9 +370,9 @@ def test_run_from_config_prints_paths_and_summary(tmp_path: Path, dataset: Path)
 def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
     tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jurybox.pipeline import judging
+    from jurybox.modes.pairwise import PairwiseMode
 
-    real = judging.interpret
+    real = PairwiseMode.interpret
     seen = Counter[str]()
 
     def breaks_on_the_fifth(*args: Any) -> Any:
@@ -386,22 +381,22 @@ def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
             raise RuntimeError("interpreter bug")
         return real(*args)
 
-    monkeypatch.setattr(judging, "interpret", breaks_on_the_fifth)
+    monkeypatch.setattr(PairwiseMode, "interpret", breaks_on_the_fifth)
     config = make_config(dataset, tmp_path / "out", pipeline={"concurrency": 1})
     with pytest.raises(RuntimeError, match="interpreter bug"):
         run(config, tmp_path / "out")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "failed" and manifest["sessions"][0]["units_run"] == 4
     assert len(lines(tmp_path / "out" / "judgments.jsonl")) == 4
-    monkeypatch.setattr(judging, "interpret", real)
+    monkeypatch.setattr(PairwiseMode, "interpret", real)
     assert run(config, tmp_path / "out", resume=True).units_run == 26 - 4
 
 
 def test_a_full_disk_reports_the_judgments_error_not_the_manifest_one(
     tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jurybox.pipeline import runner
     from jurybox.io.judgments import JsonlWriter
+    from jurybox.pipeline import runner
 
     real_manifest = runner.write_manifest
     statuses: list[str] = []
