@@ -11,10 +11,10 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.io.datasets import load_dataset
 from jurybox.devloop import calibrate_command, estimate_command, load_devloop
 from jurybox.devloop.state import read_history
 from jurybox.errors import ConfigError
+from jurybox.io.datasets import load_dataset
 from jurybox.providers import registry
 from jurybox.providers.fake import FakeProvider
 from jurybox.stats import rogan_gladen

@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from jurybox.cli import main
-from jurybox.io.datasets import load_dataset
 from jurybox.devloop.split import (
     check_fractions,
     content_hash,
@@ -19,6 +18,7 @@ from jurybox.devloop.split import (
     split_labelled,
 )
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.datasets import load_dataset
 
 from .helpers import LABELLED
 
