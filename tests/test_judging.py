@@ -331,3 +331,85 @@ def test_any_schema_valid_answer_interprets_ok(ctx: JudgingContext, unit: WorkUn
         (fields,) = interpret(ctx, [unit], ITEMS, completion)
         assert fields["status"] == Status.OK, fields["error"]
         assert fields["parse_method"] == "native"
+
+
+# --- the modes package: registry, typed results, layering -----------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "jurybox"
+
+
+def test_every_config_mode_has_a_registered_module() -> None:
+    from typing import get_args
+
+    from jurybox.modes import MODES
+
+    assert set(MODES) == set(get_args(TaskConfig.model_fields["mode"].annotation))
+    for name, mode in MODES.items():
+        assert mode.name == name
+
+
+def test_criterion_result_keeps_the_judges_reasoning() -> None:
+    from judging_helpers import mode_of
+    from jurybox.modes import CriterionResult
+
+    unit = WorkUnit("q1", "j", "control", ("control",), criterion="polite")
+    text = '{"reasoning": "It thanks the user.", "answer": "Pass"}'
+    (result,) = mode_of(_ctx("criterion")).interpret([unit], ITEMS, Completion(text, "m"))
+    assert result == CriterionResult("json", "Pass", "It thanks the user.")
+
+
+def test_devloop_reads_reasoning_through_the_criterion_mode() -> None:
+    from judging_helpers import record_fields
+    from jurybox.devloop.judge import record_reasoning
+    from jurybox.records import JudgeRecord
+
+    unit = WorkUnit("q1", "j", "control", ("control",), criterion="polite")
+    raw = 'Thinking...\n{"reasoning": "Rude opener.", "answer": "Fail"}'
+    (fields,) = interpret(_ctx("criterion"), [unit], ITEMS, Completion(raw, "m"))
+    record = JudgeRecord.from_dict({**fields, "raw_response": raw})
+    assert record.verdict == "Fail"
+    assert record_reasoning(record) == "Rude opener."
+    garbled = JudgeRecord.from_dict({**record_fields(_failed(), unit), "raw_response": "??"})
+    assert record_reasoning(garbled) == "??"  # unreadable answers are shown as they were
+
+
+def _failed() -> Any:
+    from jurybox.modes import Failed
+
+    return Failed(Status.UNPARSED, "no JSON")
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_modes_import_nothing_above_them() -> None:
+    above = ("jurybox.pipeline", "jurybox.app", "jurybox.analysis", "jurybox.reporting")
+    above += ("jurybox.devloop", "jurybox.cli")
+    for path in (SRC / "modes").glob("*.py"):
+        upward = {name for name in _imports(path) if name.startswith(above)}
+        assert not upward, f"{path.name} imports {upward}"
+
+
+def test_the_pipeline_names_no_mode() -> None:
+    import ast
+
+    from jurybox.modes import MODES
+
+    names = set(MODES) | {"code"}
+    for module in ("runner.py", "units.py", "recording.py"):
+        tree = ast.parse((SRC / "pipeline" / module).read_text(encoding="utf-8"))
+        constants = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        assert not constants & names, f"pipeline/{module} branches on {constants & names}"

@@ -13,7 +13,6 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
@@ -38,24 +37,40 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _identity(ctx: RecordContext, unit: WorkUnit) -> dict[str, Any]:
-    return {
-        "key": unit.key,
-        "run_id": ctx.run_id,
-        "query_id": unit.item_id,
-        "judge_name": ctx.judge_name,
-        "judge_model": ctx.provider.model,
-        "judge_vendor": ctx.provider.vendor,
-        "mode": ctx.mode,
-        "presentation_order": unit.ordering,
-        "positions": unit.positions(),
-        "timestamp": utc_now(),
-        "repeat": unit.repeat,
-        "retest": unit.retest,
-        "criterion": unit.criterion,
-        "local_judge": ctx.provider.is_local,
-        "judge_family": ctx.judge.family,
-    }
+def _identity(
+    ctx: RecordContext,
+    unit: WorkUnit,
+    *,
+    status: Status,
+    raw_response: str | None,
+    prompt_hash: str,
+    attempts: int,
+    error: str | None = None,
+) -> JudgeRecord:
+    """A record of the unit with its provenance; judgment fields left at their defaults."""
+    return JudgeRecord(
+        key=unit.key,
+        run_id=ctx.run_id,
+        query_id=unit.item_id,
+        judge_name=ctx.judge_name,
+        judge_model=ctx.provider.model,
+        judge_vendor=ctx.provider.vendor,
+        mode=ctx.mode,
+        presentation_order=unit.ordering,
+        positions=unit.positions(),
+        status=status,
+        parse_success=False,
+        raw_response=raw_response,
+        timestamp=utc_now(),
+        repeat=unit.repeat,
+        retest=unit.retest,
+        criterion=unit.criterion,
+        error=error,
+        prompt_hash=prompt_hash,
+        attempts=attempts,
+        local_judge=ctx.provider.is_local,
+        judge_family=ctx.judge.family,
+    )
 
 
 def _share(total: int | None, parts: int, index: int) -> int | None:
@@ -65,22 +80,28 @@ def _share(total: int | None, parts: int, index: int) -> int | None:
     return total // parts + (1 if index < total % parts else 0)
 
 
-def _usage(
-    ctx: RecordContext, completion: Completion, index: int, parts: int, cache_hit: bool
-) -> dict[str, Any]:
+def _with_usage(  # noqa: PLR0917 - one call's usage, shared over its records
+    record: JudgeRecord,
+    ctx: RecordContext,
+    completion: Completion,
+    index: int,
+    parts: int,
+    cache_hit: bool,
+) -> JudgeRecord:
     # A cache hit cost nothing in this run; its tokens are still recorded so that reports can
     # say how much of the input the cache served.
     cost = 0.0 if cache_hit else completion_cost_usd(ctx.judge, completion)
-    return {
-        "input_tokens": _share(completion.input_tokens, parts, index),
-        "output_tokens": _share(completion.output_tokens, parts, index),
-        "cached_input_tokens": _share(completion.cached_input_tokens, parts, index),
-        "reasoning_tokens": _share(completion.reasoning_tokens, parts, index),
-        "cost_usd": None if cost is None else cost / parts,
-        "latency_ms": completion.latency_ms,
-        "finish_reason": completion.finish_reason,
-        "cache_hit": cache_hit,
-    }
+    return dataclasses.replace(
+        record,
+        input_tokens=_share(completion.input_tokens, parts, index),
+        output_tokens=_share(completion.output_tokens, parts, index),
+        cached_input_tokens=_share(completion.cached_input_tokens, parts, index),
+        reasoning_tokens=_share(completion.reasoning_tokens, parts, index),
+        cost_usd=None if cost is None else cost / parts,
+        latency_ms=completion.latency_ms,
+        finish_reason=completion.finish_reason,
+        cache_hit=cache_hit,
+    )
 
 
 def completed_records(
@@ -99,15 +120,15 @@ def completed_records(
     records = []
     for index, (unit, judged) in enumerate(zip(units, judgments, strict=True)):
         # Identity first with a placeholder outcome; the result then sets its own fields.
-        blank = JudgeRecord(
-            **_identity(ctx, unit),
+        blank = _identity(
+            ctx,
+            unit,
             status=Status.UNPARSED,
-            parse_success=False,
             raw_response=completion.text,
-            **_usage(ctx, completion, index, len(units), cache_hit),
             prompt_hash=prompt_hash,
             attempts=attempts,
         )
+        blank = _with_usage(blank, ctx, completion, index, len(units), cache_hit)
         records.append(judged.fill(blank))
     return records
 
@@ -132,10 +153,10 @@ def failed_records(
     """``provider_error`` records: the call never produced an answer."""
     text = error_text(ctx, error, attempts)
     return [
-        JudgeRecord(
-            **_identity(ctx, unit),
+        _identity(
+            ctx,
+            unit,
             status=Status.PROVIDER_ERROR,
-            parse_success=False,
             raw_response=None,
             error=text,
             prompt_hash=prompt_hash,
