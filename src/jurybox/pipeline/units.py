@@ -91,9 +91,9 @@ def retest_ids(config: RunConfig, items: Sequence[Item]) -> list[str]:
 def plan_units(config: RunConfig, items: Sequence[Item]) -> list[WorkUnit]:
     """Every work unit of a run, in a stable order: judge, then item, then ordering/repeat.
 
-    Rubric mode: one unit per arm. Criterion mode: one per criterion x arm. Pairwise and ranking:
-    one per presentation order. Retest units (``retest=True``) re-judge the retest items once
-    per judge: pairwise/ranking with the item's first order, rubric/criterion every arm.
+    The mode's ``presentations`` decide an item's units (rubric: one per arm; criterion: one per
+    criterion x arm; pairwise and ranking: one per presentation order). Retest units
+    (``retest=True``) re-judge the retest items once per judge, given only the first order.
     """
     mode_class(config.task.mode).check_task(config.task)
     arms = resolve_arms(config, items)
