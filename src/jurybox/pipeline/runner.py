@@ -21,9 +21,8 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ConfigError
 from jurybox.io.datasets import dataset_hash, load_dataset
-from jurybox.io.judgments import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
+from jurybox.errors import ConfigError
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
@@ -40,6 +39,7 @@ from jurybox.pipeline.progress import RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
+from jurybox.io.judgments import JUDGMENTS_FILE, JsonlWriter, prepare_resume, read_records
 from jurybox.pipeline.summary import RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import estimate_tokens
