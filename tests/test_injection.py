@@ -8,9 +8,10 @@ import re
 
 import pytest
 
+from judging_helpers import interpret
 from jurybox.config import ScoringConfig, TaskConfig
+from jurybox.modes import JudgingContext
 from jurybox.parsing import extract_json, parse_pairwise
-from jurybox.pipeline.judging import JudgingContext, interpret
 from jurybox.prompts import (
     FENCE_TAG,
     PromptParts,

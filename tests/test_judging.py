@@ -1,4 +1,4 @@
-"""Mode glue: JudgingContext.from_config, build_request and interpret."""
+"""Judging modes: loading from config, requests and interpretation (through ``jurybox.modes``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from judging_helpers import build_request, context_from_config, interpret
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig, load_config
 from jurybox.errors import ConfigError
-from jurybox.pipeline.judging import JudgingContext, build_request, interpret
+from jurybox.modes import JudgingContext
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import Completion, Item, Status, WorkUnit
 from jurybox.rubrics import Criterion, SafetySettings, load_rubric
@@ -73,7 +74,7 @@ def _rubric_file(tmp_path: Path) -> None:
 def test_from_config_resolves_rubric_relative_to_the_config(tmp_path: Path) -> None:
     _rubric_file(tmp_path)
     config = _config(tmp_path, {"mode": "rubric", "rubric": "rubrics/custom.yaml"})
-    ctx = JudgingContext.from_config(config, env={})
+    ctx = context_from_config(config, env={})
     assert ctx.rubric is not None and ctx.rubric.name == "custom"
     assert ctx.safety == SafetySettings(enabled=False, score_cap=0.0)
 
@@ -87,27 +88,27 @@ def test_from_config_applies_env_weights_and_safety(tmp_path: Path) -> None:
         "JURYBOX_SAFETY_GATE": "true",
         "JURYBOX_SAFETY_SCORE_CAP": "1",
     }
-    ctx = JudgingContext.from_config(config, env=env)
+    ctx = context_from_config(config, env=env)
     assert ctx.require_rubric().dimension("alpha").weight == 0.8
     assert ctx.safety == SafetySettings(enabled=True, score_cap=1.0)
 
 
 def test_pairwise_without_rubric_does_not_load_one(tmp_path: Path) -> None:
     config = _config(tmp_path, {"mode": "pairwise", "rubric": "missing/nowhere.yaml"})
-    assert JudgingContext.from_config(config, env={}).rubric is None
+    assert context_from_config(config, env={}).rubric is None
     with_rubric = _config(
         tmp_path,
         {"mode": "pairwise", "rubric": "missing/nowhere.yaml", "pairwise_with_rubric": True},
     )
     with pytest.raises(ConfigError, match="not found"):
-        JudgingContext.from_config(with_rubric, env={})
+        context_from_config(with_rubric, env={})
 
 
 def test_from_config_loads_criteria_by_file_stem(tmp_path: Path) -> None:
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "polite.yaml").write_text(yaml.safe_dump(CRITERION))
     config = _config(tmp_path, {"mode": "criterion", "criteria": ["polite.yaml"]})
-    ctx = JudgingContext.from_config(config, env={})
+    ctx = context_from_config(config, env={})
     assert set(ctx.criteria) == {"polite"}
     assert ctx.criterion("polite").name == "is_polite"
     assert ctx.criterion("is_polite").name == "is_polite"  # the criterion's own name works too
@@ -127,7 +128,7 @@ def test_from_config_rejects_unsupported_combinations(
     tmp_path: Path, task: dict[str, Any], field: str
 ) -> None:
     with pytest.raises(ConfigError) as excinfo:
-        JudgingContext.from_config(_config(tmp_path, task), env={})
+        context_from_config(_config(tmp_path, task), env={})
     assert excinfo.value.field == field
 
 
@@ -330,3 +331,85 @@ def test_any_schema_valid_answer_interprets_ok(ctx: JudgingContext, unit: WorkUn
         (fields,) = interpret(ctx, [unit], ITEMS, completion)
         assert fields["status"] == Status.OK, fields["error"]
         assert fields["parse_method"] == "native"
+
+
+# --- the modes package: registry, typed results, layering -----------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "jurybox"
+
+
+def test_every_config_mode_has_a_registered_module() -> None:
+    from typing import get_args
+
+    from jurybox.modes import MODES
+
+    assert set(MODES) == set(get_args(TaskConfig.model_fields["mode"].annotation))
+    for name, mode in MODES.items():
+        assert mode.name == name
+
+
+def test_criterion_result_keeps_the_judges_reasoning() -> None:
+    from judging_helpers import mode_of
+    from jurybox.modes import CriterionResult
+
+    unit = WorkUnit("q1", "j", "control", ("control",), criterion="polite")
+    text = '{"reasoning": "It thanks the user.", "answer": "Pass"}'
+    (result,) = mode_of(_ctx("criterion")).interpret([unit], ITEMS, Completion(text, "m"))
+    assert result == CriterionResult("json", "Pass", "It thanks the user.")
+
+
+def test_devloop_reads_reasoning_through_the_criterion_mode() -> None:
+    from judging_helpers import record_fields
+    from jurybox.devloop.judge import record_reasoning
+    from jurybox.records import JudgeRecord
+
+    unit = WorkUnit("q1", "j", "control", ("control",), criterion="polite")
+    raw = 'Thinking...\n{"reasoning": "Rude opener.", "answer": "Fail"}'
+    (fields,) = interpret(_ctx("criterion"), [unit], ITEMS, Completion(raw, "m"))
+    record = JudgeRecord.from_dict({**fields, "raw_response": raw})
+    assert record.verdict == "Fail"
+    assert record_reasoning(record) == "Rude opener."
+    garbled = JudgeRecord.from_dict({**record_fields(_failed(), unit), "raw_response": "??"})
+    assert record_reasoning(garbled) == "??"  # unreadable answers are shown as they were
+
+
+def _failed() -> Any:
+    from jurybox.modes import Failed
+
+    return Failed(Status.UNPARSED, "no JSON")
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_modes_import_nothing_above_them() -> None:
+    above = ("jurybox.pipeline", "jurybox.app", "jurybox.analysis", "jurybox.reporting")
+    above += ("jurybox.devloop", "jurybox.cli")
+    for path in (SRC / "modes").glob("*.py"):
+        upward = {name for name in _imports(path) if name.startswith(above)}
+        assert not upward, f"{path.name} imports {upward}"
+
+
+def test_the_pipeline_names_no_mode() -> None:
+    import ast
+
+    from jurybox.modes import MODES
+
+    names = set(MODES) | {"code"}
+    for module in ("runner.py", "units.py", "recording.py"):
+        tree = ast.parse((SRC / "pipeline" / module).read_text(encoding="utf-8"))
+        constants = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        assert not constants & names, f"pipeline/{module} branches on {constants & names}"

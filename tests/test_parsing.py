@@ -12,8 +12,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from judging_helpers import interpret
 from jurybox.config import ScoringConfig, TaskConfig
 from jurybox.errors import ParseError
+from jurybox.modes import JudgingContext
 from jurybox.parsing import (
     JudgeRefusal,
     extract_json,
@@ -23,7 +25,6 @@ from jurybox.parsing import (
     parse_ranking,
     parse_rubric,
 )
-from jurybox.pipeline.judging import JudgingContext, interpret
 from jurybox.records import Completion, Item, JudgeRecord, Status, WorkUnit
 from jurybox.rubrics import Criterion, SafetySettings, load_rubric
 

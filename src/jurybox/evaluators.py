@@ -6,12 +6,9 @@ user's Python function ``module:function`` imported from the criterion file's fo
 there: never from the current directory or ``sys.path``; see the README's trust model). They cost
 nothing and give the same answer every time, so the devloop runs and reports them first.
 
-They run through the ordinary pipeline so that they leave the same ``JudgeRecord`` lines as a
-model judge: ``code_request`` turns an item into a request whose system text is the check (as
-JSON, with a hash of any file it reads) and whose user text is the item (as JSON), and
-``CodeProvider`` answers it with ``{"reasoning", "answer"}`` under ``vendor = "code"``. The
-request carries everything the answer depends on, so the response cache and the prompt hash
-change exactly when the check or the item does.
+They run through the ordinary pipeline (``jurybox.modes.code``) so that they leave the same
+``JudgeRecord`` lines as a model judge; this module holds the checks themselves and the
+fingerprint that stands for a check in the prompt hash and the response cache key.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ import importlib.util
 import inspect
 import json
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +27,11 @@ from typing import Any, Literal
 
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
-from pydantic import TypeAdapter, ValidationError
 
-from jurybox.errors import BadRequestError, ConfigError, ProviderError
-from jurybox.records import Completion, CompletionRequest, Item
+from jurybox.errors import ConfigError
+from jurybox.records import Item
 from jurybox.rubrics.criteria import (
     CodeCheck,
-    Criterion,
     JsonCheck,
     KeywordsCheck,
     LengthCheck,
@@ -46,9 +40,6 @@ from jurybox.rubrics.criteria import (
 )
 
 Answer = Literal["Pass", "Fail"]
-CODE_VENDOR = "code"
-CODE_SCHEMA_NAME = "code_check"
-_CHECK_ADAPTER: TypeAdapter[CodeCheck] = TypeAdapter(CodeCheck)
 _FENCED_JSON = re.compile(r"^```(?:json)?[ \t]*\n(?P<body>.*?)\n```$", re.S | re.I)
 UserFunction = Callable[..., Any]
 
@@ -316,79 +307,3 @@ def check_fingerprint(check: CodeCheck, base_dir: Path | None) -> str:
         _load_schema(check, base_dir)
     text = json.dumps(check_payload(check, base_dir), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def code_request(
-    criterion: Criterion, item: Item, arm: str, base_dir: Path | None
-) -> CompletionRequest:
-    """The request a code criterion's unit becomes (answered by ``CodeProvider``)."""
-    if criterion.check is None:
-        raise ValueError(f"criterion {criterion.name!r} has no check")
-    system = {
-        **check_payload(criterion.check, base_dir),
-        "criterion": criterion.name,
-        "base_dir": str(base_dir) if base_dir is not None else None,
-    }
-    user = {
-        "id": item.id,
-        "arm": arm,
-        "question": item.question,
-        "response": item.responses[arm],
-        "metadata": dict(item.metadata),
-    }
-    return CompletionRequest(
-        system=json.dumps(system, sort_keys=True, ensure_ascii=False),
-        user=json.dumps(user, sort_keys=True, ensure_ascii=False, default=str),
-        max_tokens=1,
-        temperature=None,
-        response_schema=None,
-        schema_name=CODE_SCHEMA_NAME,
-    )
-
-
-class CodeProvider:
-    """A provider that answers ``code_request`` requests by running the check."""
-
-    vendor = CODE_VENDOR
-    is_local = False
-
-    def __init__(self, model: str = "code") -> None:
-        self.model = model
-        self.calls = 0
-        self._evaluator = CodeEvaluator()
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        self.calls += 1
-        started = time.perf_counter()
-        if request.schema_name != CODE_SCHEMA_NAME:
-            raise BadRequestError("the code provider only answers code-criterion requests")
-        spec, data = json.loads(request.system), json.loads(request.user)
-        try:
-            check = _CHECK_ADAPTER.validate_python(spec["check"])
-        except ValidationError as exc:
-            raise BadRequestError(f"invalid code check: {exc.errors()[0]['msg']}") from None
-        base_dir = Path(spec["base_dir"]) if spec.get("base_dir") else None
-        item = Item(
-            id=data["id"],
-            question=data["question"],
-            responses={data["arm"]: data["response"]},
-            metadata=data.get("metadata") or {},
-        )
-        verdict = self._evaluator.evaluate(check, item, data["arm"], base_dir)
-        answer = {"reasoning": verdict.reasoning, "answer": verdict.answer}
-        return Completion(
-            text=json.dumps(answer, ensure_ascii=False),
-            model=f"code:{check.type}",
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            finish_reason="stop",
-            structured=answer,
-        )
-
-    def classify_error(self, exc: BaseException) -> ProviderError:
-        # A check that raises on some input will raise again: never retried, recorded as data.
-        if isinstance(exc, ProviderError):
-            return exc
-        return BadRequestError(f"code check raised {type(exc).__name__}: {exc}")
-
-    async def aclose(self) -> None:
-        return None

@@ -12,15 +12,10 @@ import yaml
 from pydantic import TypeAdapter
 
 from jurybox.config import config_from_mapping
-from jurybox.errors import ConfigError
-from jurybox.evaluators import (
-    CodeProvider,
-    check_fingerprint,
-    code_request,
-    evaluate,
-    user_verdict,
-)
+from jurybox.errors import BadRequestError, ConfigError
+from jurybox.evaluators import check_fingerprint, evaluate, user_verdict
 from jurybox.io.judgments import read_records
+from jurybox.modes.code import CheckRequest, CodeProvider, code_request
 from jurybox.pipeline.runner import Runtime, run_async
 from jurybox.records import Item
 from jurybox.rubrics.criteria import CodeCheck, Criterion, load_criterion
@@ -208,6 +203,37 @@ def test_code_provider_answers_like_a_judge() -> None:
     assert json.loads(completion.text)["answer"] == "Pass"
 
 
+def test_code_request_carries_the_typed_check_and_hashes_its_text(tmp_path: Path) -> None:
+    criterion = Criterion.model_validate(
+        {
+            "name": "digits",
+            "kind": "code",
+            "definition": "d",
+            "pass_definition": "p",
+            "fail_definition": "f",
+            "check": {"type": "regex", "pattern": r"\d"},
+        }
+    )
+    request = code_request(criterion, _item("room 101"), "a", tmp_path)
+    assert isinstance(request, CheckRequest)
+    assert request.check is criterion.check and request.arm == "a"
+    assert request.base_dir == tmp_path
+    # The JSON texts exist for the prompt hash and the cache key: editing the check changes them.
+    edited = criterion.model_copy(
+        update={"check": CHECK.validate_python({"type": "regex", "pattern": r"\d\d"})}
+    )
+    assert code_request(edited, _item("room 101"), "a", tmp_path).prompt_hash() != (
+        request.prompt_hash()
+    )
+
+
+def test_code_provider_refuses_a_model_prompt() -> None:
+    from jurybox.records import CompletionRequest
+
+    with pytest.raises(BadRequestError, match="code-criterion"):
+        asyncio.run(CodeProvider().complete(CompletionRequest("s", "u", 10)))
+
+
 def test_code_criterion_through_the_pipeline_writes_judge_records(tmp_path: Path) -> None:
     criterion = tmp_path / "has_digit.yaml"
     criterion.write_text(
@@ -236,7 +262,7 @@ def test_code_criterion_through_the_pipeline_writes_judge_records(tmp_path: Path
             "paths": {"dataset": str(dataset), "output_dir": str(tmp_path / "out")},
         }
     )
-    # the judge is a fake model: the runner answers code criteria with a CodeProvider instead
+    # the judge is a fake model: the criterion mode has code criteria answered by their check
     summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=Runtime()))
     records = sorted(read_records(summary.judgments_path), key=lambda r: r.query_id)
     assert [r.verdict for r in records] == ["Fail", "Pass", "Fail", "Pass"]

@@ -119,7 +119,7 @@ def test_cli_refuses_a_leaking_config_with_exit_2(split_dir: Path, tmp_path: Pat
 
 def test_plain_run_refuses_unresolved_train_examples(tmp_path: Path) -> None:
     from jurybox.config import config_from_mapping
-    from jurybox.pipeline.judging import JudgingContext
+    from jurybox.modes import build_mode
 
     criterion = tmp_path / "next_step.yaml"
     criterion.write_text(yaml.safe_dump(BASE))
@@ -131,5 +131,5 @@ def test_plain_run_refuses_unresolved_train_examples(tmp_path: Path) -> None:
         }
     )
     with pytest.raises(ConfigError, match="train_examples") as excinfo:
-        JudgingContext.from_config(config)
+        build_mode(config)
     assert excinfo.value.field == "train_examples"

@@ -370,9 +370,9 @@ def test_run_from_config_prints_paths_and_summary(tmp_path: Path, dataset: Path)
 def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
     tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jurybox.pipeline import judging
+    from jurybox.modes.pairwise import PairwiseMode
 
-    real = judging.interpret
+    real = PairwiseMode.interpret
     seen = Counter[str]()
 
     def breaks_on_the_fifth(*args: Any) -> Any:
@@ -381,14 +381,14 @@ def test_a_bug_mid_run_surfaces_plainly_and_marks_the_manifest(
             raise RuntimeError("interpreter bug")
         return real(*args)
 
-    monkeypatch.setattr(judging, "interpret", breaks_on_the_fifth)
+    monkeypatch.setattr(PairwiseMode, "interpret", breaks_on_the_fifth)
     config = make_config(dataset, tmp_path / "out", pipeline={"concurrency": 1})
     with pytest.raises(RuntimeError, match="interpreter bug"):
         run(config, tmp_path / "out")
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "failed" and manifest["sessions"][0]["units_run"] == 4
     assert len(lines(tmp_path / "out" / "judgments.jsonl")) == 4
-    monkeypatch.setattr(judging, "interpret", real)
+    monkeypatch.setattr(PairwiseMode, "interpret", real)
     assert run(config, tmp_path / "out", resume=True).units_run == 26 - 4
 
 
@@ -418,3 +418,59 @@ def test_a_full_disk_reports_the_judgments_error_not_the_manifest_one(
     assert statuses == ["running", "failed"]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "running"  # the last good manifest stays readable
+
+
+# --- golden records per mode ------------------------------------------------------------------
+# tests/data/golden_modes/<case>.jsonl were written by the code before the modes/ refactor; a run
+# of the same config must still write exactly these records. Only what differs between two runs
+# is masked: times, the run id, and a code check's prompt hash (its text names the tmp folder).
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_modes"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+_GOLDEN_CASES: dict[str, dict[str, Any]] = {
+    "rubric": {"task": {"mode": "rubric", "rubric": "general"}},
+    "pairwise_both": {"task": {"mode": "pairwise"}},
+    "pairwise_reference_random": {
+        "task": {"mode": "pairwise", "reference_guided": True},
+        "pipeline": {"position_bias_mode": "random"},
+    },
+    "pairwise_rubric": {
+        "task": {"mode": "pairwise", "pairwise_with_rubric": True, "rubric": "general"}
+    },
+    "batch_pairwise": {"task": {"mode": "pairwise", "batch_size": 2}},
+    "ranking": {"task": {"mode": "ranking", "rubric": "general"}},
+    "criterion": {"task": {"mode": "criterion"}},  # an LLM criterion and a code check
+}
+
+
+def golden_rows(case: str, tmp_path: Path) -> list[str]:
+    """The case's judgments, masked and sorted, as JSON lines."""
+    sections = dict(_GOLDEN_CASES[case])
+    arms = ("a", "b", "c") if case == "ranking" else ("control", "treatment")
+    dataset = write_dataset(tmp_path / "data.jsonl", 3, arms)
+    if case == "criterion":
+        criteria = [
+            EXAMPLES / "criteria" / "next_step.yaml",
+            EXAMPLES / "devloop" / "has_pointer.yaml",
+        ]
+        sections["task"] = {**sections["task"], "criteria": [str(path) for path in criteria]}
+    pipeline = {"test_retest_count": 1, **sections.pop("pipeline", {})}
+    config = make_config(dataset, tmp_path / "out", pipeline=pipeline, **sections)
+    asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=Runtime()))
+    rows = []
+    for row in lines(tmp_path / "out" / "judgments.jsonl"):
+        row.update(timestamp=None, latency_ms=None, run_id=None)
+        if row["judge_vendor"] == "code":
+            row["prompt_hash"] = None
+        rows.append(json.dumps(row, sort_keys=True, ensure_ascii=False))
+    return sorted(rows)
+
+
+@pytest.mark.parametrize("case", sorted(_GOLDEN_CASES))
+def test_records_match_the_golden_run_of_each_mode(case: str, tmp_path: Path) -> None:
+    want = (GOLDEN / f"{case}.jsonl").read_text(encoding="utf-8").splitlines()
+    got = golden_rows(case, tmp_path)
+    assert len(got) == len(want)
+    assert {json.loads(row)["status"] for row in got} >= {"ok"}
+    for got_row, want_row in zip(got, want, strict=True):
+        assert json.loads(got_row) == json.loads(want_row)

@@ -20,17 +20,17 @@ from rich.console import Console
 from jurybox.config import JudgeConfig, RunConfig, config_from_mapping
 from jurybox.devloop.config import CriterionSetup, Devloop
 from jurybox.errors import ParseError
-from jurybox.evaluators import CodeProvider
 from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.io.judgments import read_records
-from jurybox.parsing import parse_criterion
+from jurybox.modes.code import CodeProvider
+from jurybox.modes.criterion import judgment_of
 from jurybox.pipeline.runner import Runtime, run_async
 from jurybox.providers.base import Provider
 from jurybox.records import JudgeRecord, Status
 
-# Stands in for a code criterion's judge in the run config. The runner answers code criteria with
-# a CodeProvider (records say judge_vendor "code"); injecting one here also keeps this fake from
-# ever being built.
+# Stands in for a code criterion's judge in the run config. The criterion mode answers code
+# criteria with its check (records say judge_vendor "code"); injecting a CodeProvider as the
+# judge also keeps this fake from ever being built (the manifest names the code judge).
 _CODE_JUDGE = JudgeConfig(provider="fake", model="code")
 
 
@@ -67,11 +67,11 @@ def _answered(record: JudgeRecord) -> bool:
 
 
 def record_reasoning(record: JudgeRecord) -> str:
-    """The judge's reasoning, read back from its raw answer."""
+    """The judge's reasoning, as the criterion mode's typed result keeps it."""
     if not record.raw_response:
         return record.error or ""
     try:
-        return parse_criterion(record.raw_response).reasoning or ""
+        return judgment_of(record).reasoning or ""
     except ParseError:
         return record.raw_response
 

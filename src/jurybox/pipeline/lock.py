@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,7 @@ except ImportError:  # pragma: no cover - Windows
 
 LOCK_FILE = ".jurybox.lock"
 _PID_WIDTH = 20
+_READ_TRIES = 25
 
 
 @contextlib.contextmanager
@@ -54,10 +56,32 @@ def run_directory_lock(directory: Path) -> Iterator[None]:
 
 
 def _in_use(directory: Path, fd: int) -> ConfigError:
-    holder = os.pread(fd, _PID_WIDTH + 1, 0).decode("ascii", "replace").strip()
-    who = f" (pid {holder})" if holder.isdigit() else ""
+    holder = _holder_pid(fd)
+    who = f" (pid {holder})" if holder is not None else ""
     return ConfigError(
         f"{directory} is in use by another jurybox process{who}; wait for it to finish or "
         "choose another --output-dir",
         field="paths.output_dir",
     )
+
+
+def _holder_pid(fd: int) -> int | None:
+    """The holder's pid, for the message. The holder writes it just after taking the lock, so
+    for a moment the file may still name an earlier, dead holder: read again until it names a
+    live process (at most ~0.5 s), else say nothing rather than name the wrong one."""
+    for _ in range(_READ_TRIES):
+        text = os.pread(fd, _PID_WIDTH + 1, 0).decode("ascii", "replace").strip()
+        if text.isdigit() and _alive(int(text)):
+            return int(text)
+        time.sleep(0.02)
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True

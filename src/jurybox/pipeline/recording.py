@@ -1,25 +1,25 @@
 """Turn a completion (or a failed call) into JudgeRecords: provenance, usage, cost, error text.
 
-``judging.interpret`` decides what the judge said (status, verdict, scores); this module adds what
-the pipeline knows (which unit, which run, tokens, cost, attempts, cache). Provenance fields always
-come from here, so a mode's interpreter cannot mislabel a record's identity.
+A mode's ``interpret`` decides what the judge said, as a typed result (``jurybox.modes.results``);
+this module adds what the pipeline knows (which unit, which run, tokens, cost, attempts, cache)
+and lets the result fill its own fields. Provenance fields are set after the result's, so a mode
+cannot mislabel a record's identity; the result sets only fields ``JudgeRecord`` has (checked by
+mypy and at runtime), so nothing a mode says is silently dropped.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
+from jurybox.modes.results import Judgment
 from jurybox.providers._common import completion_cost_usd, scrub_secrets
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
-
-_RECORD_FIELDS = frozenset(field.name for field in dataclasses.fields(JudgeRecord))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,24 +37,40 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _identity(ctx: RecordContext, unit: WorkUnit) -> dict[str, Any]:
-    return {
-        "key": unit.key,
-        "run_id": ctx.run_id,
-        "query_id": unit.item_id,
-        "judge_name": ctx.judge_name,
-        "judge_model": ctx.provider.model,
-        "judge_vendor": ctx.provider.vendor,
-        "mode": ctx.mode,
-        "presentation_order": unit.ordering,
-        "positions": unit.positions(),
-        "timestamp": utc_now(),
-        "repeat": unit.repeat,
-        "retest": unit.retest,
-        "criterion": unit.criterion,
-        "local_judge": ctx.provider.is_local,
-        "judge_family": ctx.judge.family,
-    }
+def _identity(
+    ctx: RecordContext,
+    unit: WorkUnit,
+    *,
+    status: Status,
+    raw_response: str | None,
+    prompt_hash: str,
+    attempts: int,
+    error: str | None = None,
+) -> JudgeRecord:
+    """A record of the unit with its provenance; judgment fields left at their defaults."""
+    return JudgeRecord(
+        key=unit.key,
+        run_id=ctx.run_id,
+        query_id=unit.item_id,
+        judge_name=ctx.judge_name,
+        judge_model=ctx.provider.model,
+        judge_vendor=ctx.provider.vendor,
+        mode=ctx.mode,
+        presentation_order=unit.ordering,
+        positions=unit.positions(),
+        status=status,
+        parse_success=False,
+        raw_response=raw_response,
+        timestamp=utc_now(),
+        repeat=unit.repeat,
+        retest=unit.retest,
+        criterion=unit.criterion,
+        error=error,
+        prompt_hash=prompt_hash,
+        attempts=attempts,
+        local_judge=ctx.provider.is_local,
+        judge_family=ctx.judge.family,
+    )
 
 
 def _share(total: int | None, parts: int, index: int) -> int | None:
@@ -64,46 +80,56 @@ def _share(total: int | None, parts: int, index: int) -> int | None:
     return total // parts + (1 if index < total % parts else 0)
 
 
-def _usage(
-    ctx: RecordContext, completion: Completion, index: int, parts: int, cache_hit: bool
-) -> dict[str, Any]:
+def _with_usage(  # noqa: PLR0917 - one call's usage, shared over its records
+    record: JudgeRecord,
+    ctx: RecordContext,
+    completion: Completion,
+    index: int,
+    parts: int,
+    cache_hit: bool,
+) -> JudgeRecord:
     # A cache hit cost nothing in this run; its tokens are still recorded so that reports can
     # say how much of the input the cache served.
     cost = 0.0 if cache_hit else completion_cost_usd(ctx.judge, completion)
-    return {
-        "input_tokens": _share(completion.input_tokens, parts, index),
-        "output_tokens": _share(completion.output_tokens, parts, index),
-        "cached_input_tokens": _share(completion.cached_input_tokens, parts, index),
-        "reasoning_tokens": _share(completion.reasoning_tokens, parts, index),
-        "cost_usd": None if cost is None else cost / parts,
-        "latency_ms": completion.latency_ms,
-        "finish_reason": completion.finish_reason,
-        "cache_hit": cache_hit,
-    }
+    return dataclasses.replace(
+        record,
+        input_tokens=_share(completion.input_tokens, parts, index),
+        output_tokens=_share(completion.output_tokens, parts, index),
+        cached_input_tokens=_share(completion.cached_input_tokens, parts, index),
+        reasoning_tokens=_share(completion.reasoning_tokens, parts, index),
+        cost_usd=None if cost is None else cost / parts,
+        latency_ms=completion.latency_ms,
+        finish_reason=completion.finish_reason,
+        cache_hit=cache_hit,
+    )
 
 
 def completed_records(
     ctx: RecordContext,
     units: Sequence[WorkUnit],
-    interpreted: Sequence[Mapping[str, Any]],
+    judgments: Sequence[Judgment],
     completion: Completion,
     *,
     prompt_hash: str,
     attempts: int,
     cache_hit: bool,
 ) -> list[JudgeRecord]:
-    """One record per unit from ``interpret``'s field dicts plus provenance and usage."""
-    if len(interpreted) != len(units):
-        raise ValueError(f"interpret returned {len(interpreted)} results for {len(units)} units")
+    """One record per unit from the mode's typed results plus provenance and usage."""
+    if len(judgments) != len(units):
+        raise ValueError(f"interpret returned {len(judgments)} results for {len(units)} units")
     records = []
-    for index, (unit, judged) in enumerate(zip(units, interpreted, strict=True)):
-        fields: dict[str, Any] = {"raw_response": completion.text, "parse_success": False}
-        fields.update({k: v for k, v in judged.items() if k in _RECORD_FIELDS})
-        fields.update(_identity(ctx, unit))
-        fields.update(_usage(ctx, completion, index, len(units), cache_hit))
-        fields.update(prompt_hash=prompt_hash, attempts=attempts)
-        fields["status"] = Status(fields.get("status", Status.UNPARSED))
-        records.append(JudgeRecord(**fields))
+    for index, (unit, judged) in enumerate(zip(units, judgments, strict=True)):
+        # Identity first with a placeholder outcome; the result then sets its own fields.
+        blank = _identity(
+            ctx,
+            unit,
+            status=Status.UNPARSED,
+            raw_response=completion.text,
+            prompt_hash=prompt_hash,
+            attempts=attempts,
+        )
+        blank = _with_usage(blank, ctx, completion, index, len(units), cache_hit)
+        records.append(judged.fill(blank))
     return records
 
 
@@ -127,10 +153,10 @@ def failed_records(
     """``provider_error`` records: the call never produced an answer."""
     text = error_text(ctx, error, attempts)
     return [
-        JudgeRecord(
-            **_identity(ctx, unit),
+        _identity(
+            ctx,
+            unit,
             status=Status.PROVIDER_ERROR,
-            parse_success=False,
             raw_response=None,
             error=text,
             prompt_hash=prompt_hash,

@@ -13,17 +13,15 @@ import random
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.evaluators import CodeProvider
 from jurybox.io.datasets import load_dataset
 from jurybox.io.judgments import JsonlWriter
-from jurybox.pipeline import judging
+from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
@@ -57,12 +55,12 @@ class Runtime:
 
 @dataclass(frozen=True)
 class RunInputs:
-    """Everything validated before a single call: items, judging context and work units."""
+    """Everything validated before a single call: items, judging mode and work units."""
 
     config: RunConfig
     items: Mapping[str, Item]
     units: Sequence[WorkUnit]
-    context: judging.JudgingContext
+    mode: JudgingMode
     dataset_path: Path
 
 
@@ -75,9 +73,9 @@ def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
     items = load_dataset(dataset_path, config.dataset)
     if limit is not None:
         items = items[:limit]
-    context = judging.JudgingContext.from_config(config)
+    mode = build_mode(config)
     units = plan_units(config, items)
-    return RunInputs(config, {item.id: item for item in items}, units, context, dataset_path)
+    return RunInputs(config, {item.id: item for item in items}, units, mode, dataset_path)
 
 
 def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
@@ -86,7 +84,7 @@ def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionReque
     judge = config.judges[units[0].judge]
     max_tokens = judge.max_tokens or config.pipeline.max_tokens
     seed = sample_seed(config.pipeline.random_seed, units[0].repeat, units[0].retest)
-    return judging.build_request(inputs.context, units, inputs.items, judge, max_tokens, seed)
+    return inputs.mode.request(units, inputs.items, judge, max_tokens, seed)
 
 
 @dataclass(frozen=True)
@@ -146,22 +144,18 @@ class _Session:
                 return
             await self._judge_batch(judge, batch, sink)
 
-    @cached_property
-    def _code(self) -> CodeProvider:
-        return CodeProvider()  # one per session: it keeps user check functions loaded
-
-    def _code_judge(self, judge: _Judge) -> _Judge:
-        """The judge with its model swapped for a ``CodeProvider`` and no rate limits: a code
-        criterion's check answers, never the model; records then say judge_vendor "code"."""
-        code = self._code
+    def _answered_by(self, judge: _Judge, units: list[WorkUnit]) -> _Judge:
+        """Where the mode answers a unit itself (a code criterion's check), that answerer
+        stands in for the model, without rate limits; records then name its vendor."""
+        answerer = self.inputs.mode.answerer(units[0])
+        if answerer is None:
+            return judge
         limits = JudgeLimits(None, None, clock=self.runtime.clock, sleep=self.runtime.sleep)
-        return replace(
-            judge, provider=code, limits=limits, records=replace(judge.records, provider=code)
-        )
+        records = replace(judge.records, provider=answerer)
+        return replace(judge, provider=answerer, limits=limits, records=records)
 
     async def _judge_batch(self, judge: _Judge, units: list[WorkUnit], sink: _Sink) -> None:
-        if self.inputs.context.is_code(units[0]):
-            judge = self._code_judge(judge)
+        judge = self._answered_by(judge, units)
         request = request_for(self.inputs, units)
         prompt_hash = request.prompt_hash()
         cache = sink.cache
@@ -206,11 +200,11 @@ class _Session:
         *,
         hit: bool,
     ) -> list[JudgeRecord]:
-        interpreted = judging.interpret(self.inputs.context, units, self.inputs.items, completion)
+        judged = self.inputs.mode.interpret(units, self.inputs.items, completion)
         return completed_records(
             judge.records,
             units,
-            interpreted,
+            judged,
             completion,
             prompt_hash=prompt_hash,
             attempts=attempts,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from pathlib import Path
 
 from jurybox.config import RunConfig
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.modes.registry import mode_class
 from jurybox.records import Item, WorkUnit
 
 
@@ -29,27 +29,12 @@ def sample_seed(seed: int, repeat: int, retest: bool) -> int:
     return seed + 1009 * repeat + (7919 if retest else 0)
 
 
-def criterion_name(path: str) -> str:
-    """A criterion's name in units and records: its file's stem (``concise.yaml`` -> concise)."""
-    return Path(path).stem
-
-
 def resolve_arms(config: RunConfig, items: Sequence[Item]) -> tuple[str, ...]:
     """The arms to judge: ``task.arms`` or the first item's; checked against every item."""
     if not items:
         raise DatasetError("the dataset has no items")
-    arms = config.task.arms or items[0].arms
-    mode = config.task.mode
-    if mode == "pairwise" and len(arms) != 2:
-        raise ConfigError(
-            f"pairwise mode compares exactly two arms, the dataset has {list(arms)}; "
-            "name two of them in task.arms",
-            field="task.arms",
-        )
-    if mode == "ranking" and len(arms) < 2:
-        raise ConfigError(
-            f"ranking mode needs at least two arms, got {list(arms)}", field="task.arms"
-        )
+    arms = tuple(config.task.arms or items[0].arms)
+    mode_class(config.task.mode).check_arms(config.task, arms)
     seen: set[str] = set()
     for item in items:
         if item.id in seen:
@@ -77,21 +62,15 @@ def item_orders(config: RunConfig, item: Item, arms: tuple[str, ...]) -> list[tu
 def _item_units(
     config: RunConfig, item: Item, judge: str, arms: tuple[str, ...], *, repeat: int, retest: bool
 ) -> list[WorkUnit]:
-    def unit(ordering: str, order: tuple[str, ...], criterion: str | None = None) -> WorkUnit:
-        return WorkUnit(item.id, judge, ordering, order, repeat, retest, criterion)
-
-    mode = config.task.mode
-    if mode == "rubric":
-        return [unit(arm, (arm,)) for arm in arms]
-    if mode == "criterion":
-        names = [criterion_name(path) for path in config.task.criteria]
-        return [unit(arm, (arm,), name) for name in names for arm in arms]
+    # Seeded from the item's own RNG, so drawing the orders for a mode that ignores them
+    # (rubric, criterion) changes nothing for the others.
     orders = item_orders(config, item, arms)
     if retest:
         orders = orders[:1]
-    if mode == "pairwise":
-        return [unit(f"{order[0]}_first", order) for order in orders]
-    return [unit(">".join(order), order) for order in orders]
+    shown = mode_class(config.task.mode).presentations(config.task, arms, orders)
+    return [
+        WorkUnit(item.id, judge, p.ordering, p.order, repeat, retest, p.criterion) for p in shown
+    ]
 
 
 def retest_ids(config: RunConfig, items: Sequence[Item]) -> list[str]:
@@ -112,14 +91,11 @@ def retest_ids(config: RunConfig, items: Sequence[Item]) -> list[str]:
 def plan_units(config: RunConfig, items: Sequence[Item]) -> list[WorkUnit]:
     """Every work unit of a run, in a stable order: judge, then item, then ordering/repeat.
 
-    Rubric mode: one unit per arm. Criterion mode: one per criterion x arm. Pairwise and ranking:
-    one per presentation order. Retest units (``retest=True``) re-judge the retest items once
-    per judge: pairwise/ranking with the item's first order, rubric/criterion every arm.
+    The mode's ``presentations`` decide an item's units (rubric: one per arm; criterion: one per
+    criterion x arm; pairwise and ranking: one per presentation order). Retest units
+    (``retest=True``) re-judge the retest items once per judge, given only the first order.
     """
-    if config.task.mode == "criterion" and not config.task.criteria:
-        raise ConfigError(
-            "criterion mode needs at least one file in task.criteria", field="task.criteria"
-        )
+    mode_class(config.task.mode).check_task(config.task)
     arms = resolve_arms(config, items)
     ids = set(retest_ids(config, items))
     units: list[WorkUnit] = []
@@ -134,10 +110,11 @@ def plan_units(config: RunConfig, items: Sequence[Item]) -> list[WorkUnit]:
 
 
 def make_batches(config: RunConfig, units: Sequence[WorkUnit]) -> list[list[WorkUnit]]:
-    """Units grouped into provider calls: batch pairwise puts ``task.batch_size`` units of one
-    judge (and one repeat / retest pass, so one request seed) in a call; otherwise one each."""
-    size = config.task.batch_size
-    if config.task.mode != "pairwise" or size <= 1:
+    """Units grouped into provider calls: a mode that batches (batch pairwise) puts its batch
+    size of one judge's units (and one repeat / retest pass, so one request seed) in a call;
+    otherwise one each."""
+    size = mode_class(config.task.mode).batch_size(config.task)
+    if size <= 1:
         return [[unit] for unit in units]
     groups: dict[tuple[str, int, bool], list[WorkUnit]] = {}
     for unit in units:

@@ -1,0 +1,59 @@
+"""Ranking (listwise, council) mode: N anonymised responses, rubric scores for each; the ranking
+comes from the overall scores, the judge's own order only breaking ties."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from jurybox import parsing
+from jurybox.config import TaskConfig
+from jurybox.errors import ConfigError
+from jurybox.modes.base import JudgingMode, Presentation, item_of, single
+from jurybox.modes.results import Judgment, RankingResult
+from jurybox.modes.scoring import scored_arms
+from jurybox.prompts import PromptParts, ranking_prompt
+from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit
+
+
+class RankingMode(JudgingMode):
+    name = "ranking"
+
+    @classmethod
+    def uses_rubric(cls, task: TaskConfig) -> bool:
+        return True
+
+    @classmethod
+    def check_arms(cls, task: TaskConfig, arms: tuple[str, ...]) -> None:
+        if len(arms) < 2:
+            raise ConfigError(
+                f"ranking mode needs at least two arms, got {list(arms)}", field="task.arms"
+            )
+
+    @classmethod
+    def presentations(
+        cls, task: TaskConfig, arms: tuple[str, ...], orders: Sequence[tuple[str, ...]]
+    ) -> list[Presentation]:
+        return [Presentation(">".join(order), order) for order in orders]
+
+    def prompt(self, units: Sequence[WorkUnit], items: Mapping[str, Item]) -> PromptParts:
+        unit = single(units)
+        return ranking_prompt(
+            item_of(items, unit),
+            unit.order,
+            self.ctx.require_rubric(),
+            reference_guided=self.ctx.task.reference_guided,
+        )
+
+    def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
+        letters = list(POSITION_LETTERS[: len(unit.order)])
+        judged = parsing.parse_ranking(
+            completion.text, completion.structured, letters, self.ctx.require_rubric()
+        )
+        positions = unit.positions()
+        arms = scored_arms(
+            self.ctx, item, {positions[letter]: judged.evaluations[letter] for letter in letters}
+        )
+        judge_rank = {positions[letter]: index for index, letter in enumerate(judged.ranking)}
+        overall = arms.overall
+        ranking = sorted(overall, key=lambda arm: (-overall[arm], judge_rank[arm]))
+        return RankingResult(judged.method, arms, tuple(ranking))
