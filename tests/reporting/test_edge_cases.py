@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 from jurybox.analysis import AnalysisOptions
-from jurybox.records import Status
 from jurybox.app import build_report
+from jurybox.records import Status
 from jurybox.reporting import write_reports
-from jurybox.reporting.plot_data import build_plot_specs
+from jurybox.reporting.plots import build_plot_specs
 
 from .synthetic import pairwise_world
 

@@ -5,8 +5,8 @@ import re
 from html.parser import HTMLParser
 
 from jurybox.reporting import render_html
-from jurybox.reporting._format import fmt_rate
-from jurybox.reporting.html import EXCERPT_CHARS
+from jurybox.reporting.render.html import EXCERPT_CHARS
+from jurybox.reporting.view.format import fmt_rate
 
 from .conftest import Built
 from .synthetic import HOSTILE

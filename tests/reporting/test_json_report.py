@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from jurybox.reporting import ReportSchemaError, report_schema, validate_report
-from jurybox.reporting.json_report import REPORT_FILE, write_json_report
+from jurybox.reporting.render.json_report import REPORT_FILE, write_json_report
 
 from .conftest import Built
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from jurybox.reporting import render_markdown
-from jurybox.reporting._format import ROUNDING_NOTE, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_p, fmt_rate, fmt_score
 
 from .conftest import Built
 

@@ -7,9 +7,9 @@ import matplotlib.image
 import pytest
 
 from jurybox.reporting import PLOT_NAMES
-from jurybox.reporting.plot_data import build_plot_specs
-from jurybox.reporting.plot_specs import NotApplicablePanel, PlotSpec, not_applicable
-from jurybox.reporting.plots import render_png
+from jurybox.reporting.plots import build_plot_specs
+from jurybox.reporting.plots.draw import render_png
+from jurybox.reporting.plots.specs import NotApplicablePanel, PlotSpec, not_applicable
 
 from .conftest import Built
 

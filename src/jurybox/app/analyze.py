@@ -22,8 +22,7 @@ from jurybox.analysis import (
 )
 from jurybox.errors import DatasetError
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting.files import ReportPaths, write_reports
-from jurybox.reporting.terminal import print_summary
+from jurybox.reporting import ReportPaths, print_summary, write_reports
 
 
 def _records(judgments: Path) -> tuple[Path, list[JudgeRecord]]:

@@ -13,12 +13,16 @@ from typing import Any
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.records import JudgeRecord
-from jurybox.reporting.html import HTML_FILE, failed_records, render_html
-from jurybox.reporting.json_report import write_bytes_atomic, write_json_report, write_text_atomic
-from jurybox.reporting.markdown import MARKDOWN_FILE, render_markdown
-from jurybox.reporting.plot_data import PLOT_NAMES, build_plot_specs
-from jurybox.reporting.plot_specs import RenderedPlot
-from jurybox.reporting.plots import render_png
+from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
+from jurybox.reporting.plots.draw import render_png
+from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.render.html import HTML_FILE, failed_records, render_html
+from jurybox.reporting.render.json_report import (
+    write_bytes_atomic,
+    write_json_report,
+    write_text_atomic,
+)
+from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
 
 PLOTS_DIR = "plots"
 

@@ -1,123 +1,36 @@
-"""Reliability and human-calibration sections."""
+"""Human-calibration section: judges against human labels, and the annotators."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jurybox.reporting.tables import (
+from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.tables import (
     Json,
     Section,
     Table,
     add_parts,
     cell,
-    computed,
-    family_section,
     fmt_count,
     fmt_num,
     fmt_rate,
-    fmt_score,
     get,
     label,
     ordered_items,
-    p_cell,
     skip_reason,
 )
-
-# --- reliability ---------------------------------------------------------------------------
-
-
-def reliability_section(report: Json) -> Section:
-    section = family_section(report, "reliability", "Would the judges say the same thing again?")
-    if section.status == "skipped":
-        return section
-    parts = (
-        ("test_retest", _retest_tables),
-        ("internal_consistency", _consistency_table),
-        ("confidence_calibration", _confidence_table),
-    )
-    add_parts(section, report.get("reliability") or {}, parts)
-    return section
-
-
-def _retest_tables(section: Section, node: Json) -> None:
-    table = section.table(
-        Table(
-            id="reliability-retest",
-            title="Test–retest reliability (ICC(2,1))",
-            columns=("Scope", "ICC [95% CI]", "Pairs"),
-        )
-    )
-    for dim, metric in ordered_items(node.get("dimensions") or {}):
-        table.add(f"dimension: {label(dim)}", cell(table, metric), fmt_num(metric.get("n")))
-    for judge, metric in (node.get("judges") or {}).items():
-        table.add(f"judge: {judge} (total)", cell(table, metric), fmt_num(metric.get("n")))
-    for name in ("preferences", "verdicts"):
-        block = node.get(name)
-        if isinstance(block, dict):
-            kappa = block.get("cohen_kappa") or {}
-            table.add(
-                f"{name}: percent agreement",
-                cell(table, block.get("percent_agreement")),
-                fmt_num(block.get("n_pairs")),
-            )
-            table.add(f"{name}: Cohen's κ", cell(table, kappa), fmt_num(block.get("n_pairs")))
-
-
-def _consistency_table(section: Section, node: Json) -> None:
-    table = section.table(
-        Table(
-            id="reliability-internal",
-            title="Internal consistency across rubric dimensions",
-            columns=("Scope", "Cronbach's α [95% CI]", "Subjects"),
-        )
-    )
-    rows = [("pooled", node.get("pooled")), *(node.get("judges") or {}).items()]
-    for scope, metric in rows:
-        table.add(str(scope), cell(table, metric), fmt_num(get(metric, "n")))
-    table.note(f"Subjects: {node.get('subjects', 'record x arm')}.")
-
-
-def _confidence_table(section: Section, node: Json) -> None:
-    table = section.table(
-        Table(
-            id="reliability-confidence",
-            title="Does stated confidence track being right?",
-            columns=("Judgments", "Judge", "Spearman ρ [95% CI]", "p", "n", "Mean absolute error"),
-        )
-    )
-    for kind in ("preferences", "scores"):
-        block = node.get(kind)
-        if not computed(block) or block is None:
-            continue
-        table.note(f"{kind}: target = {block.get('target', '—')}.")
-        for judge, entry in (block.get("judges") or {}).items():
-            rho = entry.get("spearman") or {}
-            table.add(
-                kind,
-                str(judge),
-                cell(table, rho),
-                p_cell(rho),
-                fmt_num(rho.get("n")),
-                fmt_score(entry.get("mean_abs_error")),
-            )
-
 
 # --- human calibration ---------------------------------------------------------------------
 
 
-def human_section(report: Json) -> Section:
-    section = family_section(report, "human_calibration", "Do the judges agree with humans?")
-    section.plots.append("calibration")
-    if section.status == "skipped":
-        return section
+def _human_parts(section: Section, node: Json) -> None:
     parts = (
         ("inter_annotator", _annotator_table),
         ("preferences", _human_pref_table),
         ("scores", _human_score_table),
         ("criterion", _criterion_table),
     )
-    add_parts(section, report.get("human_calibration") or {}, parts)
-    return section
+    add_parts(section, node, parts)
 
 
 def _annotator_table(section: Section, node: Json) -> None:
@@ -242,3 +155,12 @@ def _prop(metric: Any) -> str:
     value = metric.get("estimate", metric.get("value"))
     ci = f" [{fmt_rate(metric.get('ci_low'))}, {fmt_rate(metric.get('ci_high'))}]"
     return f"{fmt_rate(value)} ({fmt_count(metric.get('successes'), metric.get('n'))}){ci}"
+
+
+HUMAN_CALIBRATION = Family(
+    key="human_calibration",
+    title="Human calibration",
+    question="Do the judges agree with humans?",
+    build=_human_parts,
+    plots=("calibration",),
+)

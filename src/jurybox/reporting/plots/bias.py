@@ -1,4 +1,4 @@
-"""Plot data for the bias and agreement figures (see ``plot_data``)."""
+"""Plot data for the bias and agreement figures (see ``plots``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from collections.abc import Mapping
 
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.frame import judge_scores
-from jurybox.reporting._format import fmt_count, fmt_rate
-from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
-from jurybox.reporting.plot_specs import (
+from jurybox.reporting.plots.common import Json, interval_series, value_of, why
+from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,
@@ -18,7 +17,8 @@ from jurybox.reporting.plot_specs import (
     ScatterPanel,
     not_applicable,
 )
-from jurybox.reporting.tables import computed, get
+from jurybox.reporting.view.format import fmt_count, fmt_rate
+from jurybox.reporting.view.tables import computed, get
 
 # --- position bias -------------------------------------------------------------------------
 

@@ -1,22 +1,22 @@
-"""Report + tidy frame -> ``PlotSpec`` for every figure (see the policy in ``plot_specs``).
+"""Report + tidy frame -> ``PlotSpec`` for every figure (see the policy in ``plots.specs``).
 
 Summary numbers (rates, intervals, means per arm) come from the report; raw points (one score
 per response, one pair per item) come from the analysis frame through the analysis helpers, so
-nothing here estimates anything. Numbers printed inside figures go through ``_format``.
+nothing here estimates anything. Numbers printed inside figures go through ``view.format``.
 """
 
 from __future__ import annotations
 
 from jurybox.analysis import AnalysisFrame
-from jurybox.reporting.plot_data_bias import (
+from jurybox.reporting.plots.bias import (
     agreement_matrix,
     position_bias,
     vendor_bias,
     verbosity,
 )
-from jurybox.reporting.plot_data_common import Json
-from jurybox.reporting.plot_data_effects import calibration, dimension_heatmap, treatment_effect
-from jurybox.reporting.plot_specs import PlotSpec
+from jurybox.reporting.plots.common import Json
+from jurybox.reporting.plots.effects import calibration, dimension_heatmap, treatment_effect
+from jurybox.reporting.plots.specs import PlotSpec
 
 PLOT_NAMES = (
     "position_bias",

@@ -17,9 +17,8 @@ from typing import Any
 import jinja2
 
 from jurybox.records import JudgeRecord, Status
-from jurybox.reporting._format import ROUNDING_NOTE, fmt_num
-from jurybox.reporting.markdown import PLOT_POLICY
-from jurybox.reporting.plot_specs import RenderedPlot
+from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
     build_sections,
@@ -27,7 +26,8 @@ from jurybox.reporting.sections import (
     slug,
     verdict_table,
 )
-from jurybox.reporting.tables import Link, Table
+from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_num
+from jurybox.reporting.view.tables import Link, Table
 
 HTML_FILE = "report.html"
 TEMPLATE = "report.html.j2"
@@ -65,7 +65,9 @@ def _environment() -> jinja2.Environment:
 
 
 def _template() -> jinja2.Template:
-    text = resources.files("jurybox.reporting").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    text = (
+        resources.files("jurybox.reporting.render").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    )
     return _environment().from_string(text)
 
 

@@ -1,7 +1,7 @@
 """summary_tables.md: publication-ready Markdown tables of the report.
 
 The tables are the ones report.html shows (``sections.build_sections``); numbers are rounded by
-``_format`` as ``ROUNDING_NOTE`` states at the top of the file.
+``view.format`` as ``ROUNDING_NOTE`` states at the top of the file.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from jurybox.reporting._format import ROUNDING_NOTE
-from jurybox.reporting.plot_specs import PlotSpec
+from jurybox.reporting.plots.specs import PlotSpec
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
     build_sections,
     judge_verdict_table,
     verdict_table,
 )
-from jurybox.reporting.tables import Section, Table
+from jurybox.reporting.view.format import ROUNDING_NOTE
+from jurybox.reporting.view.tables import Section, Table
 
 MARKDOWN_FILE = "summary_tables.md"
 

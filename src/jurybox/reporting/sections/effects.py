@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from jurybox.reporting.tables import (
+from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.tables import (
     Json,
     Section,
     Table,
     add_parts,
     cell,
     computed,
-    family_section,
     fmt_num,
     fmt_score,
     get,
@@ -41,17 +41,11 @@ EFFECT_COLUMNS = (
 )
 
 
-def effects_section(report: Json) -> Section:
-    section = family_section(report, "effects", "Does the treatment arm beat control?")
-    section.plots.extend(["treatment_effect", "dimension_heatmap"])
-    if section.status == "skipped":
-        return section
-    node = report.get("effects") or {}
+def _effect_parts(section: Section, node: Json) -> None:
     section.notes.append(
         f"Control: {node.get('control_arm', '—')}; treatment: {node.get('treatment_arm', '—')}."
     )
     add_parts(section, node, (("scores", _score_tables), ("preferences", _win_rates)))
-    return section
 
 
 def _score_tables(section: Section, scores: Json) -> None:
@@ -222,3 +216,12 @@ def _win_rates(section: Section, prefs: Json) -> None:
     )
     if prefs.get("panel_method"):
         table.note(f"Panel: {prefs['panel_method']}.")
+
+
+EFFECTS = Family(
+    key="effects",
+    title="Treatment effects",
+    question="Does the treatment arm beat control?",
+    build=_effect_parts,
+    plots=("treatment_effect", "dimension_heatmap"),
+)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jurybox.reporting.plot_specs import BarSeries
-from jurybox.reporting.tables import get, skip_reason
+from jurybox.reporting.plots.specs import BarSeries
+from jurybox.reporting.view.tables import get, skip_reason
 
 Json = Mapping[str, Any]
 

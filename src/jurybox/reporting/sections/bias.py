@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from jurybox.reporting.tables import (
+from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.tables import (
     Json,
     Section,
     Table,
     add_parts,
     cell,
-    family_section,
     fmt_num,
     fmt_p,
     fmt_rate,
@@ -25,21 +25,14 @@ from jurybox.reporting.tables import (
 # --- bias ----------------------------------------------------------------------------------
 
 
-def bias_section(report: Json) -> Section:
-    section = family_section(
-        report, "bias", "Do the judges favour a position, longer answers, their own family?"
-    )
-    section.plots.extend(["position_bias", "verbosity_scatter", "vendor_bias"])
-    if section.status == "skipped":
-        return section
+def _bias_parts(section: Section, node: Json) -> None:
     parts = (
         ("position", _position_tables),
         ("verbosity", _verbosity_tables),
         ("self_enhancement", _self_table),
         ("leniency", _leniency_table),
     )
-    add_parts(section, report.get("bias") or {}, parts)
-    return section
+    add_parts(section, node, parts)
 
 
 def _position_tables(section: Section, position: Json) -> None:
@@ -268,3 +261,12 @@ def _leniency_table(section: Section, node: Json) -> None:
         )
     if node.get("method"):
         table.note(f"Method: {node['method']}.")
+
+
+BIAS = Family(
+    key="bias",
+    title="Bias diagnostics",
+    question="Do the judges favour a position, longer answers, their own family?",
+    build=_bias_parts,
+    plots=("position_bias", "verbosity_scatter", "vendor_bias"),
+)

@@ -1,4 +1,4 @@
-"""Plot data for the treatment-effect, dimension and calibration figures (see ``plot_data``)."""
+"""Plot data for the treatment-effect, dimension and calibration figures (see ``plots``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
-from jurybox.reporting._format import fmt_rate, fmt_score
-from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
-from jurybox.reporting.plot_specs import (
+from jurybox.reporting.plots.common import Json, interval_series, value_of, why
+from jurybox.reporting.plots.specs import (
     BarPanel,
     HeatmapPanel,
     LinePanel,
@@ -17,7 +16,8 @@ from jurybox.reporting.plot_specs import (
     PlotSpec,
     not_applicable,
 )
-from jurybox.reporting.tables import computed, get
+from jurybox.reporting.view.format import fmt_rate, fmt_score
+from jurybox.reporting.view.tables import computed, get
 
 # --- treatment effect ----------------------------------------------------------------------
 

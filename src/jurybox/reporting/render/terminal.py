@@ -10,12 +10,12 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from jurybox.reporting._format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
 from jurybox.reporting.sections import LEVEL_TITLES
-from jurybox.reporting.tables import get
+from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.tables import get
 
 if TYPE_CHECKING:
-    from jurybox.reporting.files import ReportPaths
+    from jurybox.reporting.render.files import ReportPaths
 
 Json = Mapping[str, Any]
 _STYLES = {

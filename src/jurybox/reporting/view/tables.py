@@ -2,7 +2,7 @@
 
 Each renderer draws the same ``Section`` / ``Table`` objects, so a figure shown in
 summary_tables.md is character for character the one in report.html. Every number goes through
-``_format`` (the only rounding in jurybox); missing values are an em dash and the reason is kept
+``view.format`` (the only rounding in jurybox); missing values are an em dash and the reason is kept
 as a table note, never silently 0.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from jurybox.reporting._format import (
+from jurybox.reporting.view.format import (
     MISSING,
     fmt_ci,
     fmt_count,
@@ -94,26 +94,6 @@ class Section:
 
 
 # --- helpers shared by the section builders ------------------------------------------------
-
-FAMILY_TITLES = {
-    "agreement": "Agreement between judges",
-    "bias": "Bias diagnostics",
-    "effects": "Treatment effects",
-    "reliability": "Reliability",
-    "human_calibration": "Human calibration",
-    "accuracy_vs_gold": "Accuracy against gold labels",
-    "panels": "Panels of judges",
-}
-
-
-def family_section(report: Json, key: str, question: str) -> Section:
-    """An empty section for one family, marked skipped (with the reason) when it was."""
-    node = report.get(key)
-    section = Section(id=key.replace("_vs_gold", ""), title=FAMILY_TITLES[key], question=question)
-    reason = skip_reason(node) if node is not None else "not in this report"
-    if reason is not None:
-        section.status, section.reason = "skipped", reason
-    return section
 
 
 def get(node: Any, *path: str) -> Any:
@@ -213,7 +193,6 @@ def ordered_items(mapping: Json) -> list[tuple[str, Any]]:
 
 
 __all__ = [
-    "FAMILY_TITLES",
     "TOTAL",
     "Cell",
     "Link",
@@ -222,7 +201,6 @@ __all__ = [
     "add_parts",
     "cell",
     "computed",
-    "family_section",
     "fmt_ci",
     "fmt_count",
     "fmt_num",
