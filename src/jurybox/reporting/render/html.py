@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from jurybox.analysis.model import Report
 from jurybox.records import JudgeRecord, Status
 from jurybox.reporting.plots.specs import RenderedPlot
 from jurybox.reporting.render.markdown import PLOT_POLICY
@@ -27,6 +28,7 @@ from jurybox.reporting.sections import (
     verdict_table,
 )
 from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_num
+from jurybox.reporting.view.report import as_report
 from jurybox.reporting.view.tables import Link, Table
 
 HTML_FILE = "report.html"
@@ -117,18 +119,17 @@ def _plot(rendered: RenderedPlot) -> dict[str, Any]:
     }
 
 
-def _verdict(report: Mapping[str, Any]) -> dict[str, Any]:
-    verdict = report.get("verdict") or {}
-    level = str(verdict.get("level", "insufficient_evidence"))
-    checks = verdict.get("checks") or []
-    untested = sorted({c["message"] for c in checks if c.get("status") == "skipped"})
+def _verdict(report: Report) -> dict[str, Any]:
+    verdict = report.verdict
+    level = verdict.level
+    untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
     judges = [
-        {"name": name, "level": str(entry.get("level", "")).replace("_", " ")}
-        for name, entry in (verdict.get("judges") or {}).items()
+        {"name": name, "level": entry.level.replace("_", " ")}
+        for name, entry in verdict.judges.items()
     ]
-    reasons = list(verdict.get("reasons") or [])
-    if not reasons and verdict.get("answer"):
-        reasons = [str(verdict["answer"])]
+    reasons = list(verdict.reasons)
+    if not reasons and verdict.answer:
+        reasons = [verdict.answer]
     return {
         "level": level,
         "title": LEVEL_TITLES.get(level, level),
@@ -138,16 +139,15 @@ def _verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _glance(report: Mapping[str, Any]) -> list[dict[str, str]]:
-    summary = report.get("summary") or {}
-    excluded = summary.get("excluded") or {}
+def _glance(report: Report) -> list[dict[str, str]]:
+    summary = report.summary
     return [
-        {"value": fmt_num(summary.get("n_records")), "label": "records"},
-        {"value": fmt_num(summary.get("n_ok")), "label": "judgments in the metrics"},
-        {"value": fmt_num(excluded.get("total")), "label": "excluded (failed or fallback)"},
-        {"value": fmt_num(len(summary.get("judges") or [])), "label": "judges"},
-        {"value": fmt_num(summary.get("n_items")), "label": "items"},
-        {"value": ", ".join(summary.get("modes") or []) or "—", "label": "mode"},
+        {"value": fmt_num(summary.n_records), "label": "records"},
+        {"value": fmt_num(summary.n_ok), "label": "judgments in the metrics"},
+        {"value": fmt_num(summary.excluded.total), "label": "excluded (failed or fallback)"},
+        {"value": fmt_num(len(summary.judges)), "label": "judges"},
+        {"value": fmt_num(summary.n_items), "label": "items"},
+        {"value": ", ".join(summary.modes) or "—", "label": "mode"},
     ]
 
 
@@ -198,13 +198,14 @@ def _failures(failed: Sequence[FailedRecord]) -> dict[str, Any]:
 
 
 def render_html(
-    report: Mapping[str, Any],
+    report: Report | Mapping[str, Any],
     *,
     plots: Sequence[RenderedPlot] = (),
     failed: Sequence[FailedRecord] = (),
     source: str = "judgments.jsonl",
 ) -> str:
     """The whole report.html text."""
+    report = as_report(report)
     by_name = {p.spec.name: _plot(p) for p in plots}
     sections = []
     for section in build_sections(report):
@@ -221,11 +222,10 @@ def render_html(
                 "plot_items": [by_name[name] for name in section.plots if name in by_name],
             }
         )
-    generated = report.get("generated_by") or {}
     return _template().render(
         source=source,
-        version=generated.get("version", "?"),
-        schema_version=report.get("schema_version", "?"),
+        version=report.generated_by.version,
+        schema_version=report.schema_version,
         verdict=_verdict(report),
         glance=_glance(report),
         checks_table=_table(verdict_table(report)),

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import secrets
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from jurybox.analysis.model import Report
 from jurybox.errors import JuryboxError
 
 REPORT_FILE = "analysis_report.json"
@@ -82,8 +84,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
     return path
 
 
-def write_json_report(report: dict[str, Any], out_dir: Path) -> Path:
+def write_json_report(report: Report | Mapping[str, Any], out_dir: Path) -> Path:
     """Validate ``report`` and write ``out_dir/analysis_report.json`` atomically."""
-    validate_report(report)
-    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    data = report.model_dump(mode="json") if isinstance(report, Report) else dict(report)
+    validate_report(data)
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     return write_text_atomic(out_dir / REPORT_FILE, text)

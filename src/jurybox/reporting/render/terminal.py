@@ -10,14 +10,17 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from jurybox.analysis.model import Metric, Report, Skipped
+from jurybox.analysis.model.bias import PositionJudge
+from jurybox.analysis.model.effects import PairedTests
 from jurybox.reporting.sections import LEVEL_TITLES
 from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
-from jurybox.reporting.view.tables import get
+from jurybox.reporting.view.report import as_report
+from jurybox.reporting.view.tables import TOTAL, present
 
 if TYPE_CHECKING:
     from jurybox.reporting.render.files import ReportPaths
 
-Json = Mapping[str, Any]
 _STYLES = {
     "trusted": "bold green",
     "use_with_caution": "bold yellow",
@@ -32,40 +35,55 @@ _CAPTION = (
 )
 
 
-def _rate(metric: Any, k: str | None = None) -> str:
-    value = get(metric, "value")
-    if not isinstance(value, int | float):
+def _rate(metric: Metric | Skipped | None, counted: Any = None, *, counts: bool = False) -> str:
+    """A share; with ``counts``, followed by ``(counted/n)``."""
+    if not isinstance(metric, Metric) or metric.value is None:
         return MISSING
-    counts = f" ({fmt_count(get(metric, k), get(metric, 'n'))})" if k else ""
-    return fmt_rate(value) + counts
+    text = fmt_rate(metric.value)
+    return f"{text} ({fmt_count(counted, metric.n)})" if counts else text
 
 
-def _swap(r: Json, j: str) -> str:
-    return _rate(get(r, "bias", "position", "judges", j, "swap_consistency"), "consistent")
+def _position(r: Report, j: str) -> PositionJudge | None:
+    judges = r.bias.position.judges if r.bias.position else None
+    return (judges or {}).get(j)
 
 
-def _first(r: Json, j: str) -> str:
-    return _rate(get(r, "bias", "position", "judges", j, "first_position_rate"))
+def _swap(r: Report, j: str) -> str:
+    entry = _position(r, j)
+    swap = present(entry.swap_consistency) if entry else None
+    return _rate(swap, swap.consistent if swap else None, counts=True)
 
 
-def _accuracy(r: Json, j: str) -> str:
-    return _rate(get(r, "accuracy_vs_gold", "judges", j, "pooled"), "correct")
+def _first(r: Report, j: str) -> str:
+    entry = _position(r, j)
+    return _rate(entry.first_position_rate if entry else None)
 
 
-def _kappa(r: Json, j: str) -> str:
-    return _rate(get(r, "human_calibration", "preferences", "judges", j, "pooled"))
+def _accuracy(r: Report, j: str) -> str:
+    entry = (r.accuracy_vs_gold.judges or {}).get(j)
+    pooled = entry.pooled if entry else None
+    return _rate(pooled, pooled.correct if pooled else None, counts=True)
 
 
-def _win(r: Json, j: str) -> str:
-    return _rate(get(r, "effects", "preferences", "judges", j))
+def _kappa(r: Report, j: str) -> str:
+    prefs = r.human_calibration.preferences
+    entry = (prefs.judges or {}).get(j) if prefs else None
+    return _rate(entry.pooled if entry else None)
 
 
-def _delta(r: Json, j: str) -> str:
-    return fmt_score(get(r, "effects", "scores", "per_judge", j, "mean_difference"))
+def _win(r: Report, j: str) -> str:
+    prefs = r.effects.preferences
+    return _rate((prefs.judges or {}).get(j) if prefs else None)
+
+
+def _delta(r: Report, j: str) -> str:
+    scores = r.effects.scores
+    test = present((scores.per_judge or {}).get(j)) if scores else None
+    return fmt_score(test.mean_difference if test else None)
 
 
 # Headline columns: (title, getter(report, judge) -> formatted text); see _CAPTION.
-_COLUMNS: tuple[tuple[str, Callable[[Json, str], str]], ...] = (
+_COLUMNS: tuple[tuple[str, Callable[[Report, str], str]], ...] = (
     ("swap", _swap),
     ("1st pos.", _first),
     ("accuracy", _accuracy),
@@ -75,10 +93,9 @@ _COLUMNS: tuple[tuple[str, Callable[[Json, str], str]], ...] = (
 )
 
 
-def verdict_panel(report: Json) -> Panel:
-    verdict = report.get("verdict") or {}
-    level = str(verdict.get("level", "insufficient_evidence"))
-    reasons = list(verdict.get("reasons") or [])
+def verdict_panel(report: Report) -> Panel:
+    level = report.verdict.level
+    reasons = report.verdict.reasons
     lines = [f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]"]
     lines += [f"• {r}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
@@ -86,10 +103,10 @@ def verdict_panel(report: Json) -> Panel:
     return Panel("\n".join(lines), title="Can these judges be trusted?", expand=False)
 
 
-def judges_table(report: Json) -> Table:
+def judges_table(report: Report) -> Table:
     """One row per judge, only the headline columns that have a value for some judge."""
-    judges = [str(j.get("name")) for j in get(report, "summary", "judges") or []]
-    failures = get(report, "summary", "failures") or {}
+    judges = [j.name for j in report.summary.judges]
+    failures = report.summary.failures
     columns = [(t, fn) for t, fn in _COLUMNS if any(fn(report, j) != MISSING for j in judges)]
     table = Table(
         title="Headline figures per judge",
@@ -104,33 +121,44 @@ def judges_table(report: Json) -> Table:
     for title, _ in columns:
         table.add_column(title, justify="right", no_wrap=True)
     for judge in judges:
-        failed = get(failures, judge, "n_failed")
-        total = get(failures, judge, "n_records")
-        table.add_row(judge, fmt_count(failed, total), *[fn(report, judge) for _, fn in columns])
+        info = failures.get(judge)
+        failed = fmt_count(info.n_failed, info.n_records) if info else MISSING
+        table.add_row(judge, failed, *[fn(report, judge) for _, fn in columns])
     return table
 
 
-def headline_lines(report: Json) -> list[str]:
+def headline_lines(report: Report) -> list[str]:
     lines = []
-    alpha = get(report, "agreement", "preferences", "krippendorff_alpha", "value")
-    if isinstance(alpha, int | float):
-        lines.append(f"Agreement between judges (Krippendorff's α, preferences): {fmt_rate(alpha)}")
-    total_alpha = get(report, "agreement", "scores", "dimensions", "total", "krippendorff_alpha")
-    if isinstance(get(total_alpha, "value"), int | float):
-        lines.append(f"Agreement between judges (α, total scores): {_rate(total_alpha)}")
-    total = get(report, "effects", "scores", "overall", "dimensions", "total")
-    if isinstance(get(total, "mean_difference"), int | float):
+    agreement = report.agreement
+    alpha = agreement.preferences.krippendorff_alpha if agreement.preferences else None
+    if alpha is not None and alpha.value is not None:
         lines.append(
-            f"Treatment effect on the total: {fmt_score(total['mean_difference'])} points "
-            f"(Wilcoxon p = {fmt_p(get(total, 'wilcoxon', 'p_value'))}, n = {total.get('n')} items)"
+            f"Agreement between judges (Krippendorff's α, preferences): {fmt_rate(alpha.value)}"
         )
-    excluded = get(report, "summary", "excluded", "total")
-    lines.append(f"Excluded from the metrics: {excluded} of {get(report, 'summary', 'n_records')}")
+    dims = (agreement.scores.dimensions if agreement.scores else None) or {}
+    total_alpha = dims[TOTAL].krippendorff_alpha if TOTAL in dims else None
+    if total_alpha is not None and total_alpha.value is not None:
+        lines.append(f"Agreement between judges (α, total scores): {_rate(total_alpha)}")
+    total = _total_effect(report)
+    if total is not None and total.mean_difference is not None:
+        lines.append(
+            f"Treatment effect on the total: {fmt_score(total.mean_difference)} points "
+            f"(Wilcoxon p = {fmt_p(total.wilcoxon.p_value)}, n = {total.n} items)"
+        )
+    summary = report.summary
+    lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
     return lines
 
 
-def print_summary(report: Json, paths: ReportPaths, console: Console) -> None:
+def _total_effect(report: Report) -> PairedTests | None:
+    scores = report.effects.scores
+    overall = scores.overall if scores else None
+    return present(overall.dimensions.get(TOTAL)) if overall else None
+
+
+def print_summary(report: Report | Mapping[str, Any], paths: ReportPaths, console: Console) -> None:
     """Verdict, per-judge headline figures, a few global figures and where the files are."""
+    report = as_report(report)
     console.print(verdict_panel(report))
     console.print(judges_table(report))
     for line in headline_lines(report):

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from jurybox.analysis.model.agreement import Agreement, AgreementBlock, PairAgreement
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
-    Json,
     Section,
     Table,
     cell,
     computed,
     fmt_count,
     fmt_num,
-    get,
     label,
     ordered_dims,
     skip_reason,
@@ -30,66 +27,65 @@ AGREEMENT_COLUMNS = (
 PAIR_COLUMNS = ("Judges", "Data", "n", "Cohen's κ [95% CI]", "Percent agreement [95% CI]")
 
 
-def _agreement_tables(section: Section, node: Json) -> None:
+def _agreement_tables(section: Section, node: Agreement) -> None:
     table = section.table(
         Table("agreement-per-dimension", "Agreement per dimension", AGREEMENT_COLUMNS)
     )
     pairs = section.table(Table("agreement-pairs", "Agreement per judge pair", PAIR_COLUMNS))
     for name, block in _agreement_blocks(node):
-        if not computed(block):
+        if block is None or not block.computed:
             table.add(name, *["—"] * 5)
-            table.note(f"{name}: {skip_reason(block)}")
+            table.note(f"{name}: {skip_reason(block) or 'skipped'}")
             continue
         table.add(
             name,
-            str(block.get("level", "")),
-            fmt_count(block.get("n_complete_units"), block.get("n_units")),
-            cell(table, block.get("krippendorff_alpha"), interval=False),
-            cell(table, block.get("fleiss_kappa"), interval=False),
-            cell(table, block.get("percent_agreement")),
+            str(block.level or ""),
+            fmt_count(block.n_complete_units, block.n_units),
+            cell(table, block.krippendorff_alpha, interval=False),
+            cell(table, block.fleiss_kappa, interval=False),
+            cell(table, block.percent_agreement),
         )
-        _pair_rows(pairs, name, block.get("pairs") or [])
+        _pair_rows(pairs, name, block.pairs or [])
     _agreement_notes(section, node, table)
 
 
-def _agreement_blocks(node: Json) -> list[tuple[str, Any]]:
+def _agreement_blocks(node: Agreement) -> list[tuple[str, AgreementBlock | None]]:
     """Computed blocks (preferences, each score dimension, verdicts); a lone skipped
     preferences block is kept so that the table says why it is empty."""
-    blocks: list[tuple[str, Any]] = [("preferences", node.get("preferences"))]
-    dims = get(node, "scores", "dimensions") or {}
+    blocks: list[tuple[str, AgreementBlock | None]] = [("preferences", node.preferences)]
+    dims = (node.scores.dimensions if node.scores else None) or {}
     blocks.extend((f"scores: {label(d)}", dims[d]) for d in ordered_dims(dims))
-    blocks.append(("criterion verdicts", node.get("verdicts")))
+    blocks.append(("criterion verdicts", node.verdicts))
     found = [(n, b) for n, b in blocks if computed(b)]
-    return found or [("preferences", node.get("preferences") or {"status": "skipped"})]
+    return found or [("preferences", node.preferences)]
 
 
-def _pair_rows(table: Table, name: str, pairs: list[Json]) -> None:
+def _pair_rows(table: Table, name: str, pairs: list[PairAgreement]) -> None:
     for pair in pairs:
-        raters = pair.get("raters") or pair.get("judges") or []
-        kappa = pair.get("cohen_kappa") or {}
         table.add(
-            " vs ".join(map(str, raters)),
+            " vs ".join(map(str, pair.raters)),
             name,
-            fmt_num(kappa.get("n")),
-            cell(table, kappa),
-            cell(table, pair.get("percent_agreement")),
+            fmt_num(pair.cohen_kappa.n),
+            cell(table, pair.cohen_kappa),
+            cell(table, pair.percent_agreement),
         )
 
 
-def _agreement_notes(section: Section, node: Json, table: Table) -> None:
-    unit = node.get("unit") or {}
-    if unit:
+def _agreement_notes(section: Section, node: Agreement, table: Table) -> None:
+    if node.unit is not None:
+        units = node.unit.model_dump().items()
         section.notes.append(
-            "Units: " + "; ".join(f"{k}: {v}" for k, v in unit.items()) + ". Preferences are "
+            "Units: " + "; ".join(f"{k}: {v}" for k, v in units) + ". Preferences are "
             "nominal, scores ordinal."
         )
     table.note("α ≥ 0.667 is Krippendorff's lowest tentative level of reliability.")
 
 
-AGREEMENT = Family(
+AGREEMENT: Family[Agreement] = Family(
     key="agreement",
     title="Agreement between judges",
     question="Do the judges agree with each other?",
+    node=lambda report: report.agreement,
     build=_agreement_tables,
     plots=("agreement_matrix",),
 )

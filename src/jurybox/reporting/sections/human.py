@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.human import (
+    HumanCalibration,
+    HumanCriterion,
+    HumanPreferences,
+    HumanScores,
+    InterAnnotator,
+)
+from jurybox.analysis.model.metrics import ProportionMetric
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
-    Json,
+    Part,
     Section,
     Table,
     add_parts,
@@ -14,26 +21,26 @@ from jurybox.reporting.view.tables import (
     fmt_count,
     fmt_num,
     fmt_rate,
-    get,
     label,
     ordered_items,
+    present,
     skip_reason,
 )
 
 # --- human calibration ---------------------------------------------------------------------
 
 
-def _human_parts(section: Section, node: Json) -> None:
+def _human_parts(section: Section, node: HumanCalibration) -> None:
     parts = (
-        ("inter_annotator", _annotator_table),
-        ("preferences", _human_pref_table),
-        ("scores", _human_score_table),
-        ("criterion", _criterion_table),
+        Part("inter_annotator", node.inter_annotator, _annotator_table),
+        Part("preferences", node.preferences, _human_pref_table),
+        Part("scores", node.scores, _human_score_table),
+        Part("criterion", node.criterion, _criterion_table),
     )
-    add_parts(section, node, parts)
+    add_parts(section, parts)
 
 
-def _annotator_table(section: Section, node: Json) -> None:
+def _annotator_table(section: Section, node: InterAnnotator) -> None:
     table = section.table(
         Table(
             id="human-annotators",
@@ -43,30 +50,30 @@ def _annotator_table(section: Section, node: Json) -> None:
     )
     table.add(
         "Krippendorff's α",
-        cell(table, node.get("krippendorff_alpha"), interval=False),
-        fmt_num(get(node, "krippendorff_alpha", "n")),
+        cell(table, node.krippendorff_alpha, interval=False),
+        fmt_num(node.krippendorff_alpha.n if node.krippendorff_alpha else None),
     )
     table.add(
         "Fleiss' κ",
-        cell(table, node.get("fleiss_kappa"), interval=False),
-        fmt_num(get(node, "fleiss_kappa", "n")),
+        cell(table, node.fleiss_kappa, interval=False),
+        fmt_num(node.fleiss_kappa.n if node.fleiss_kappa else None),
     )
-    for pair in node.get("pairs") or []:
-        raters = " vs ".join(map(str, pair.get("raters") or pair.get("judges") or []))
-        kappa = pair.get("cohen_kappa") or {}
-        table.add(f"Cohen's κ, {raters}", cell(table, kappa), fmt_num(kappa.get("n")))
-    counts = node.get("majority_counts") or {}
+    for pair in node.pairs or []:
+        raters = " vs ".join(map(str, pair.raters))
+        kappa = pair.cohen_kappa
+        table.add(f"Cohen's κ, {raters}", cell(table, kappa), fmt_num(kappa.n))
+    counts = node.majority_counts or {}
     if counts:
         table.note(
             "Majority labels: "
             + ", ".join(f"{k}: {v}" for k, v in counts.items())
-            + f"; no majority: {node.get('no_majority', 0)}."
+            + f"; no majority: {node.no_majority or 0}."
         )
 
 
-def _human_pref_table(section: Section, node: Json) -> None:
-    judges = node.get("judges") or {}
-    orders = sorted({o for e in judges.values() for o in (e.get("orders") or {})})
+def _human_pref_table(section: Section, node: HumanPreferences) -> None:
+    judges = node.judges or {}
+    orders = sorted({o for e in judges.values() for o in e.orders})
     table = section.table(
         Table(
             id="human-preferences",
@@ -75,19 +82,18 @@ def _human_pref_table(section: Section, node: Json) -> None:
         )
     )
     for judge, entry in judges.items():
-        cells = [cell(table, get(entry, "orders", o)) for o in orders]
-        pooled = entry.get("pooled") or {}
+        cells = [cell(table, entry.orders.get(o)) for o in orders]
         table.add(
             str(judge),
             *cells,
-            cell(table, pooled),
-            cell(table, entry.get("consolidated")),
-            fmt_num(pooled.get("n")),
+            cell(table, entry.pooled),
+            cell(table, entry.consolidated),
+            fmt_num(entry.pooled.n),
         )
     table.note("κ ≥ 0.4 is 'moderate' agreement (Landis & Koch 1977).")
 
 
-def _human_score_table(section: Section, node: Json) -> None:
+def _human_score_table(section: Section, node: HumanScores) -> None:
     table = section.table(
         Table(
             id="human-scores",
@@ -95,22 +101,22 @@ def _human_score_table(section: Section, node: Json) -> None:
             columns=("Judge", "Dimension", "Cohen's κ [95% CI]", "Quadratic κ", "ICC(2,1)", "n"),
         )
     )
-    for judge, entry in (node.get("judges") or {}).items():
-        for dim, metric in ordered_items(entry.get("dimensions") or {}):
-            icc = entry.get("total_icc") if dim == "total" else None
+    for judge, entry in (node.judges or {}).items():
+        for dim, metric in ordered_items(entry.dimensions):
+            icc = entry.total_icc if dim == "total" else None
             table.add(
                 str(judge),
                 label(dim),
                 cell(table, metric),
-                cell(table, metric.get("weighted_quadratic"), interval=False),
+                cell(table, metric.weighted_quadratic, interval=False),
                 cell(table, icc) if icc else "—",
-                fmt_num(metric.get("n")),
+                fmt_num(metric.n),
             )
-    if node.get("rounding"):
-        table.note(f"κ uses the {node['rounding']}.")
+    if node.rounding:
+        table.note(f"κ uses the {node.rounding}.")
 
 
-def _criterion_table(section: Section, node: Json) -> None:
+def _criterion_table(section: Section, node: HumanCriterion) -> None:
     table = section.table(
         Table(
             id="human-criterion",
@@ -125,22 +131,21 @@ def _criterion_table(section: Section, node: Json) -> None:
             ),
         )
     )
-    for judge, entry in (node.get("judges") or {}).items():
-        if skip_reason(entry):
+    for judge, entry in (node.judges or {}).items():
+        if isinstance(entry, Skipped):
             table.add(str(judge), *["—"] * 5)
             table.note(f"{judge}: {skip_reason(entry)}")
             continue
-        tt = entry.get("tpr_tnr") or {}
-        corrected = entry.get("corrected_pass_rate") or {}
-        if skip_reason(corrected):
-            table.note(f"{judge}: corrected pass rate: {skip_reason(corrected)}")
+        corrected = present(entry.corrected_pass_rate)
+        if corrected is None:
+            table.note(f"{judge}: corrected pass rate: {skip_reason(entry.corrected_pass_rate)}")
         table.add(
             str(judge),
-            _prop(tt.get("tpr")),
-            _prop(tt.get("tnr")),
-            cell(table, entry.get("human_pass_rate")),
-            cell(table, entry.get("judge_pass_rate")),
-            cell(table, corrected) if not skip_reason(corrected) else "—",
+            _prop(entry.tpr_tnr.tpr),
+            _prop(entry.tpr_tnr.tnr),
+            cell(table, entry.human_pass_rate),
+            cell(table, entry.judge_pass_rate),
+            cell(table, corrected) if corrected is not None else "—",
         )
     table.note(
         "Corrected pass rate: Rogan–Gladen over the unlabelled responses, interval "
@@ -148,19 +153,19 @@ def _criterion_table(section: Section, node: Json) -> None:
     )
 
 
-def _prop(metric: Any) -> str:
-    """A nested proportion (``estimate`` key) with its counts."""
-    if not isinstance(metric, dict):
+def _prop(metric: ProportionMetric | None) -> str:
+    """A nested proportion with its counts."""
+    if metric is None:
         return "—"
-    value = metric.get("estimate", metric.get("value"))
-    ci = f" [{fmt_rate(metric.get('ci_low'))}, {fmt_rate(metric.get('ci_high'))}]"
-    return f"{fmt_rate(value)} ({fmt_count(metric.get('successes'), metric.get('n'))}){ci}"
+    ci = f" [{fmt_rate(metric.ci_low)}, {fmt_rate(metric.ci_high)}]"
+    return f"{fmt_rate(metric.value)} ({fmt_count(metric.successes, metric.n)}){ci}"
 
 
-HUMAN_CALIBRATION = Family(
+HUMAN_CALIBRATION: Family[HumanCalibration] = Family(
     key="human_calibration",
     title="Human calibration",
     question="Do the judges agree with humans?",
+    node=lambda report: report.human_calibration,
     build=_human_parts,
     plots=("calibration",),
 )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from jurybox.analysis.model import Report
+from jurybox.analysis.model.summary import Summary
 from jurybox.reporting.view.tables import (
-    Json,
     Link,
     Section,
     Table,
@@ -40,8 +41,8 @@ RECORD_COLUMNS = (
 )
 
 
-def overview_section(report: Json) -> Section:
-    summary = report.get("summary") or {}
+def overview_section(report: Report) -> Section:
+    summary = report.summary
     section = Section(
         id="records",
         title="Records and failures",
@@ -54,46 +55,42 @@ def overview_section(report: Json) -> Section:
             columns=RECORD_COLUMNS,
         )
     )
-    failures = summary.get("failures") or {}
-    for judge in summary.get("judges") or []:
-        name = str(judge.get("name"))
-        info = failures.get(name) or {}
-        failed = info.get("n_failed", 0)
-        statuses = info.get("by_status") or {}
+    for judge in summary.judges:
+        info = summary.failures.get(judge.name)
+        failed = info.n_failed if info else 0
+        statuses = info.by_status if info else {}
         table.add(
-            name,
-            fmt_text(judge.get("model")),
-            fmt_text(judge.get("vendor")),
-            fmt_num(judge.get("n_records")),
-            fmt_num(judge.get("n_ok")),
-            Link(str(failed), failures_anchor(name)) if failed else "0",
-            fmt_rate(info.get("failure_rate")),
-            fmt_rate(info.get("parse_failure_rate")),
+            judge.name,
+            fmt_text(judge.model),
+            fmt_text(judge.vendor),
+            fmt_num(judge.n_records),
+            fmt_num(judge.n_ok),
+            Link(str(failed), failures_anchor(judge.name)) if failed else "0",
+            fmt_rate(info.failure_rate if info else None),
+            fmt_rate(info.parse_failure_rate if info else None),
             ", ".join(f"{k} {v}" for k, v in statuses.items()) or "—",
         )
     section.notes.extend(_overview_notes(summary))
     return section
 
 
-def _overview_notes(summary: Json) -> list[str]:
-    excluded = summary.get("excluded") or {}
-    by_status = excluded.get("by_status") or {}
-    listed = ", ".join(f"{k}: {v}" for k, v in by_status.items()) or "none"
-    modes = ", ".join(summary.get("modes") or []) or "—"
-    arms = ", ".join(summary.get("arms") or []) or "—"
-    holistic = excluded.get("holistic_fallback", 0)
+def _overview_notes(summary: Summary) -> list[str]:
+    excluded = summary.excluded
+    listed = ", ".join(f"{k}: {v}" for k, v in excluded.by_status.items()) or "none"
+    modes = ", ".join(summary.modes) or "—"
+    arms = ", ".join(summary.arms) or "—"
     notes = [
-        f"{summary.get('n_records', 0)} records, {summary.get('n_ok', 0)} ok, over "
-        f"{summary.get('n_items', 0)} items; modes: {modes}.",
-        f"Excluded from every metric: {excluded.get('total', 0)} (by status: {listed}; "
-        f"holistic fallback, the judge ignored the rubric: {holistic}).",
-        f"Arms: {arms} (control: {summary.get('control_arm') or '—'}, treatment: "
-        f"{summary.get('treatment_arm') or '—'}).",
+        f"{summary.n_records} records, {summary.n_ok} ok, over "
+        f"{summary.n_items} items; modes: {modes}.",
+        f"Excluded from every metric: {excluded.total} (by status: {listed}; "
+        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback}).",
+        f"Arms: {arms} (control: {summary.control_arm or '—'}, treatment: "
+        f"{summary.treatment_arm or '—'}).",
     ]
-    labels = summary.get("human_labels") or {}
+    labels = summary.human_labels.model_dump()
     if any(labels.values()):
         notes.append("Human labels: " + ", ".join(f"{k} {v}" for k, v in labels.items()) + ".")
-    if summary.get("local_judge_used"):
+    if summary.local_judge_used:
         notes.append(
             "The bundled local judge (SmolLM2-135M) was used: it is a weak judge, fit for "
             "demos only."

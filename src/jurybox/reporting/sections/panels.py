@@ -2,37 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.panels import (
+    Borda,
+    DawidSkene,
+    MajorityVote,
+    Panels,
+    ScorePanel,
+    WinRates,
+)
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
-    Json,
     Section,
     Table,
     cell,
-    computed,
     fmt_num,
     fmt_rate,
     fmt_score,
     method_note,
-    skip_reason,
+    note_skipped_parts,
+    present,
 )
 
 
-def _panel_tables(section: Section, node: Json) -> None:
-    _majority_table(section, node.get("majority_vote"))
-    _score_panel_table(section, node.get("scores"))
-    _dawid_skene_table(section, node.get("dawid_skene"))
-    _win_rate_table(section, node.get("win_rates"))
-    _borda_notes(section, node.get("borda"))
-    for key in ("majority_vote", "scores", "borda", "dawid_skene", "win_rates"):
-        reason = skip_reason(node.get(key))
-        if reason:
-            section.subsections_skipped.append((key.replace("_", " "), reason))
+def _panel_tables(section: Section, node: Panels) -> None:
+    _majority_table(section, node.majority_vote)
+    _score_panel_table(section, node.scores)
+    _dawid_skene_table(section, node.dawid_skene)
+    _win_rate_table(section, node.win_rates)
+    _borda_notes(section, node.borda)
+    parts = (
+        ("majority_vote", node.majority_vote),
+        ("scores", node.scores),
+        ("borda", node.borda),
+        ("dawid_skene", node.dawid_skene),
+        ("win_rates", node.win_rates),
+    )
+    note_skipped_parts(section, parts)
 
 
-def _majority_table(section: Section, node: Any) -> None:
-    if not computed(node) or node is None:
+def _majority_table(section: Section, node: MajorityVote | None) -> None:
+    if node is None or not node.computed:
         return
     table = section.table(
         Table(
@@ -41,22 +51,21 @@ def _majority_table(section: Section, node: Any) -> None:
             columns=("Data", "Items", "Counts", "No majority", "Accuracy vs gold [95% CI]"),
         )
     )
-    for name in ("preferences", "verdicts"):
-        block = node.get(name)
-        if isinstance(block, dict):
-            counts = ", ".join(f"{k}: {v}" for k, v in (block.get("counts") or {}).items())
+    for name, block in (("preferences", node.preferences), ("verdicts", node.verdicts)):
+        if block is not None:
+            counts = ", ".join(f"{k}: {v}" for k, v in block.counts.items())
             table.add(
                 name,
-                fmt_num(block.get("n_items")),
+                fmt_num(block.n_items),
                 counts or "—",
-                fmt_num(block.get("no_majority")),
-                cell(table, block.get("accuracy_vs_gold")),
+                fmt_num(block.no_majority),
+                cell(table, block.accuracy_vs_gold),
             )
-    method_note(table, node)
+    method_note(table, node.method)
 
 
-def _score_panel_table(section: Section, node: Any) -> None:
-    if not computed(node) or node is None:
+def _score_panel_table(section: Section, node: ScorePanel | None) -> None:
+    if node is None or not node.computed:
         return
     table = section.table(
         Table(
@@ -65,18 +74,18 @@ def _score_panel_table(section: Section, node: Any) -> None:
             columns=("Arm", "Items", "Mean total", "Mean z-score"),
         )
     )
-    for arm, entry in (node.get("arms") or {}).items():
+    for arm, entry in (node.arms or {}).items():
         table.add(
             str(arm),
-            fmt_num(entry.get("n_items")),
-            fmt_score(entry.get("mean")),
-            fmt_score(entry.get("z_mean")),
+            fmt_num(entry.n_items),
+            fmt_score(entry.mean),
+            fmt_score(entry.z_mean),
         )
-    method_note(table, node)
+    method_note(table, node.method)
 
 
-def _dawid_skene_table(section: Section, node: Any) -> None:
-    if not computed(node) or node is None:
+def _dawid_skene_table(section: Section, node: DawidSkene | None) -> None:
+    if node is None or not node.computed:
         return
     table = section.table(
         Table(
@@ -85,26 +94,22 @@ def _dawid_skene_table(section: Section, node: Any) -> None:
             columns=("Data", "Judge", "Estimated accuracy", "Converged"),
         )
     )
-    for name in ("preferences", "verdicts"):
-        block = node.get(name)
-        if not isinstance(block, dict):
+    for name, block in (("preferences", node.preferences), ("verdicts", node.verdicts)):
+        if isinstance(block, Skipped):
+            section.subsections_skipped.append((f"Dawid–Skene on {name}", block.reason))
             continue
-        if skip_reason(block):
-            section.subsections_skipped.append((f"Dawid–Skene on {name}", str(skip_reason(block))))
+        if block is None:
             continue
-        for judge, entry in (block.get("judges") or {}).items():
+        for judge, entry in block.judges.items():
             table.add(
-                name,
-                str(judge),
-                fmt_rate(entry.get("accuracy")),
-                "yes" if block.get("converged") else "no",
+                name, str(judge), fmt_rate(entry.accuracy), "yes" if block.converged else "no"
             )
     if not table.rows:
         section.tables.remove(table)
 
 
-def _win_rate_table(section: Section, node: Any) -> None:
-    if not computed(node) or node is None:
+def _win_rate_table(section: Section, node: WinRates | None) -> None:
+    if node is None or not node.computed:
         return
     table = section.table(
         Table(
@@ -113,29 +118,25 @@ def _win_rate_table(section: Section, node: Any) -> None:
             columns=("Arm", "Opponent", "Rater", "Source", "W / L / T", "Win rate [95% CI]"),
         )
     )
-    for row in node.get("pairs") or []:
-        wlt = f"{row.get('wins', '—')} / {row.get('losses', '—')} / {row.get('ties', '—')}"
+    for row in node.pairs or []:
+        wlt = " / ".join("—" if n is None else str(n) for n in (row.wins, row.losses, row.ties))
         table.add(
-            str(row.get("arm")),
-            str(row.get("opponent")),
-            str(row.get("rater")),
-            str(row.get("source")),
-            wlt,
-            cell(table, row),
+            str(row.arm), str(row.opponent), str(row.rater), str(row.source), wlt, cell(table, row)
         )
-    table.note(f"Ties: {node.get('tie_policy') or 'count half'}.")
+    table.note(f"Ties: {node.tie_policy or 'count half'}.")
 
 
-def _borda_notes(section: Section, node: Any) -> None:
-    if computed(node) and isinstance(node, dict) and isinstance(node.get("panel"), dict):
-        ranking = node["panel"].get("ranking")
-        if ranking:
-            section.notes.append("Borda ranking of the arms (best first): " + " > ".join(ranking))
+def _borda_notes(section: Section, node: Borda | None) -> None:
+    panel = present(node.panel) if node is not None and node.computed else None
+    if panel is not None and panel.ranking:
+        ranking = [str(candidate) for candidate in panel.ranking]
+        section.notes.append("Borda ranking of the arms (best first): " + " > ".join(ranking))
 
 
-PANELS = Family(
+PANELS: Family[Panels] = Family(
     key="panels",
     title="Panels of judges",
     question="What do the judges say together?",
+    node=lambda report: report.panels,
     build=_panel_tables,
 )

@@ -2,35 +2,41 @@
 
 from __future__ import annotations
 
+from jurybox.analysis.model.metrics import CronbachAlphaMetric
+from jurybox.analysis.model.reliability import (
+    ConfidenceCalibration,
+    InternalConsistency,
+    PreferenceCalibrationSection,
+    Reliability,
+    ScoreCalibration,
+    ScoreCalibrationSection,
+    TestRetest,
+)
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
-    Json,
+    Part,
     Section,
     Table,
     add_parts,
     cell,
-    computed,
     fmt_num,
+    fmt_p,
     fmt_score,
-    get,
     label,
     ordered_items,
-    p_cell,
 )
 
-# --- reliability ---------------------------------------------------------------------------
 
-
-def _reliability_parts(section: Section, node: Json) -> None:
+def _reliability_parts(section: Section, node: Reliability) -> None:
     parts = (
-        ("test_retest", _retest_tables),
-        ("internal_consistency", _consistency_table),
-        ("confidence_calibration", _confidence_table),
+        Part("test_retest", node.test_retest, _retest_tables),
+        Part("internal_consistency", node.internal_consistency, _consistency_table),
+        Part("confidence_calibration", node.confidence_calibration, _confidence_table),
     )
-    add_parts(section, node, parts)
+    add_parts(section, parts)
 
 
-def _retest_tables(section: Section, node: Json) -> None:
+def _retest_tables(section: Section, node: TestRetest) -> None:
     table = section.table(
         Table(
             id="reliability-retest",
@@ -38,23 +44,21 @@ def _retest_tables(section: Section, node: Json) -> None:
             columns=("Scope", "ICC [95% CI]", "Pairs"),
         )
     )
-    for dim, metric in ordered_items(node.get("dimensions") or {}):
-        table.add(f"dimension: {label(dim)}", cell(table, metric), fmt_num(metric.get("n")))
-    for judge, metric in (node.get("judges") or {}).items():
-        table.add(f"judge: {judge} (total)", cell(table, metric), fmt_num(metric.get("n")))
-    for name in ("preferences", "verdicts"):
-        block = node.get(name)
-        if isinstance(block, dict):
-            kappa = block.get("cohen_kappa") or {}
+    for dim, metric in ordered_items(node.dimensions or {}):
+        table.add(f"dimension: {label(dim)}", cell(table, metric), fmt_num(metric.n))
+    for judge, metric in (node.judges or {}).items():
+        table.add(f"judge: {judge} (total)", cell(table, metric), fmt_num(metric.n))
+    for name, block in (("preferences", node.preferences), ("verdicts", node.verdicts)):
+        if block is not None:
             table.add(
                 f"{name}: percent agreement",
-                cell(table, block.get("percent_agreement")),
-                fmt_num(block.get("n_pairs")),
+                cell(table, block.percent_agreement),
+                fmt_num(block.n_pairs),
             )
-            table.add(f"{name}: Cohen's κ", cell(table, kappa), fmt_num(block.get("n_pairs")))
+            table.add(f"{name}: Cohen's κ", cell(table, block.cohen_kappa), fmt_num(block.n_pairs))
 
 
-def _consistency_table(section: Section, node: Json) -> None:
+def _consistency_table(section: Section, node: InternalConsistency) -> None:
     table = section.table(
         Table(
             id="reliability-internal",
@@ -62,13 +66,14 @@ def _consistency_table(section: Section, node: Json) -> None:
             columns=("Scope", "Cronbach's α [95% CI]", "Subjects"),
         )
     )
-    rows = [("pooled", node.get("pooled")), *(node.get("judges") or {}).items()]
+    rows: list[tuple[str, CronbachAlphaMetric | None]] = [("pooled", node.pooled)]
+    rows.extend((node.judges or {}).items())
     for scope, metric in rows:
-        table.add(str(scope), cell(table, metric), fmt_num(get(metric, "n")))
-    table.note(f"Subjects: {node.get('subjects', 'record x arm')}.")
+        table.add(str(scope), cell(table, metric), fmt_num(metric.n if metric else None))
+    table.note(f"Subjects: {node.subjects or 'record x arm'}.")
 
 
-def _confidence_table(section: Section, node: Json) -> None:
+def _confidence_table(section: Section, node: ConfidenceCalibration) -> None:
     table = section.table(
         Table(
             id="reliability-confidence",
@@ -76,26 +81,29 @@ def _confidence_table(section: Section, node: Json) -> None:
             columns=("Judgments", "Judge", "Spearman ρ [95% CI]", "p", "n", "Mean absolute error"),
         )
     )
-    for kind in ("preferences", "scores"):
-        block = node.get(kind)
-        if not computed(block) or block is None:
+    blocks: tuple[tuple[str, PreferenceCalibrationSection | ScoreCalibrationSection | None], ...]
+    blocks = (("preferences", node.preferences), ("scores", node.scores))
+    for kind, block in blocks:
+        if block is None or not block.computed:
             continue
-        table.note(f"{kind}: target = {block.get('target', '—')}.")
-        for judge, entry in (block.get("judges") or {}).items():
-            rho = entry.get("spearman") or {}
+        table.note(f"{kind}: target = {block.target or '—'}.")
+        for judge, entry in (block.judges or {}).items():
+            rho = entry.spearman
+            error = entry.mean_abs_error if isinstance(entry, ScoreCalibration) else None
             table.add(
                 kind,
                 str(judge),
                 cell(table, rho),
-                p_cell(rho),
-                fmt_num(rho.get("n")),
-                fmt_score(entry.get("mean_abs_error")),
+                fmt_p(rho.p_value),
+                fmt_num(rho.n),
+                fmt_score(error),
             )
 
 
-RELIABILITY = Family(
+RELIABILITY: Family[Reliability] = Family(
     key="reliability",
     title="Reliability",
     question="Would the judges say the same thing again?",
+    node=lambda report: report.reliability,
     build=_reliability_parts,
 )

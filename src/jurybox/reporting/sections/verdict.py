@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jurybox.reporting.view.tables import (
-    Json,
-    Table,
-    fmt_rate,
-    fmt_text,
-    get,
-)
+from jurybox.analysis.model import Report
+from jurybox.reporting.view.tables import Table, fmt_rate, fmt_text
 
 LEVEL_TITLES = {
     "trusted": "Yes — these judges can be trusted for this comparison",
@@ -20,7 +15,7 @@ LEVEL_TITLES = {
 }
 
 
-def verdict_table(report: Json) -> Table:
+def verdict_table(report: Report) -> Table:
     """Every trust check, failures first."""
     table = Table(
         id="trust-checks",
@@ -28,16 +23,14 @@ def verdict_table(report: Json) -> Table:
         columns=("Status", "Check", "Judge", "Value", "Passes when", "Detail"),
     )
     order = {"fail": 0, "warn": 1, "pass": 2, "skipped": 3}
-    checks = get(report, "verdict", "checks") or []
-    for check in sorted(checks, key=lambda c: order.get(c.get("status"), 4)):
-        name = str(check.get("check"))
+    for check in sorted(report.verdict.checks, key=lambda c: order[c.status]):
         table.add(
-            str(check.get("status")),
-            name.replace("_", " "),
-            fmt_text(check.get("judge")),
-            fmt_rate(check.get("value")),
-            pass_rule(name, check.get("threshold")),
-            str(check.get("message", "")),
+            check.status,
+            check.check.replace("_", " "),
+            fmt_text(check.judge),
+            fmt_rate(check.value),
+            pass_rule(check.check, check.threshold),
+            check.message,
         )
     table.note(
         "Value: the observed figure the check reads (for first-position bias, the share of "
@@ -64,9 +57,9 @@ def pass_rule(check: str, threshold: Any) -> str:
     return rule.format(t=fmt_rate(threshold) if "{t}" in rule else "")
 
 
-def judge_verdict_table(report: Json) -> Table:
+def judge_verdict_table(report: Report) -> Table:
     table = Table(id="judge-verdicts", title="Per judge", columns=("Judge", "Level", "Reasons"))
-    for judge, entry in (get(report, "verdict", "judges") or {}).items():
-        reasons = "; ".join(entry.get("reasons") or []) or "no failed or warned check"
-        table.add(str(judge), str(entry.get("level", "")).replace("_", " "), reasons)
+    for judge, entry in report.verdict.judges.items():
+        reasons = "; ".join(entry.reasons) or "no failed or warned check"
+        table.add(str(judge), entry.level.replace("_", " "), reasons)
     return table

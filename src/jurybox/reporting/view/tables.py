@@ -1,4 +1,4 @@
-"""Report dict -> formatted tables, shared by the Markdown, HTML and terminal renderers.
+"""Report -> formatted tables, shared by the Markdown, HTML and terminal renderers.
 
 Each renderer draws the same ``Section`` / ``Table`` objects, so a figure shown in
 summary_tables.md is character for character the one in report.html. Every number goes through
@@ -11,21 +11,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Generic, TypeVar
 
+from jurybox.analysis.model import Metric, Skipped
+from jurybox.analysis.model import Section as Node
 from jurybox.reporting.view.format import (
     MISSING,
     fmt_ci,
     fmt_count,
-    fmt_estimate,
     fmt_num,
     fmt_p,
     fmt_rate,
     fmt_score,
     fmt_text,
+    fmt_value_ci,
 )
 
-Json = Mapping[str, Any]
 TOTAL = "total"
 _NUMERIC = re.compile(r"^[<−\-]?\d")
 
@@ -95,55 +96,54 @@ class Section:
 
 # --- helpers shared by the section builders ------------------------------------------------
 
-
-def get(node: Any, *path: str) -> Any:
-    """``node[path0][path1]...`` or None when any step is missing."""
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
+T = TypeVar("T")
+M = TypeVar("M", bound=Metric)
+P = TypeVar("P", bound=Node)
 
 
-def computed(node: Any) -> TypeGuard[Json]:
-    """A report node that exists and was computed (narrows ``node`` to a mapping)."""
-    return isinstance(node, Mapping) and node.get("status", "computed") == "computed"
+def present(node: T | Skipped | None) -> T | None:
+    """``node`` unless it was skipped (a skipped node renders as an em dash)."""
+    return None if isinstance(node, Skipped) else node
 
 
-def skip_reason(node: Any) -> str | None:
-    """The reason of a skipped section, None when computed or absent."""
-    if isinstance(node, Mapping) and node.get("status") == "skipped":
-        return str(node.get("reason") or "skipped")
+def computed(node: Node | Skipped | None) -> bool:
+    """A report section that exists and was computed."""
+    return isinstance(node, Node) and node.computed
+
+
+def skip_reason(node: object) -> str | None:
+    """The reason of a skipped section or metric, None when computed or absent."""
+    if isinstance(node, Skipped | Node) and node.status == "skipped":
+        return str(node.reason or "skipped")
     return None
 
 
-def cell(table: Table, metric: Any, digits: int = 3, *, interval: bool = True) -> str:
+def interval_of(metric: Metric) -> tuple[Any, Any]:
+    """A metric's interval ends (None for a metric type without one)."""
+    # Metric types declare ci_low/ci_high only where their statistic has an interval.
+    return getattr(metric, "ci_low", None), getattr(metric, "ci_high", None)
+
+
+def cell(
+    table: Table, metric: Metric | Skipped | None, digits: int = 3, *, interval: bool = True
+) -> str:
     """A metric's value (with its interval); a null value leaves its reason in the notes."""
-    if not isinstance(metric, Mapping):
+    if metric is None:
         return MISSING
-    if metric.get("value") is None:
-        table.note(_reason_note(metric))
+    if isinstance(metric, Skipped) or metric.value is None:
+        reason = metric.reason or ("skipped" if isinstance(metric, Skipped) else None)
+        table.note(f"{MISSING} {reason}" if reason else None)
         return MISSING
     if interval:
-        return fmt_estimate(metric, "value", digits)
-    return fmt_num(metric.get("value"), digits)
+        return fmt_value_ci(metric.value, *interval_of(metric), digits)
+    return fmt_num(metric.value, digits)
 
 
-def _reason_note(metric: Json) -> str | None:
-    reason = metric.get("reason") or (metric.get("status") == "skipped" and "skipped")
-    return f"{MISSING} {reason}" if reason else None
-
-
-def rate_with_counts(table: Table, metric: Any, k_key: str, n_key: str = "n") -> str:
+def rate_with_counts(table: Table, metric: M | Skipped | None, count: Callable[[M], Any]) -> str:
     """``0.870 (174/200)``: a share with the counts it comes from."""
-    if not isinstance(metric, Mapping) or metric.get("value") is None:
+    if metric is None or isinstance(metric, Skipped) or metric.value is None:
         return cell(table, metric)
-    counts = fmt_count(metric.get(k_key), metric.get(n_key))
-    return f"{fmt_rate(metric['value'])} ({counts})"
-
-
-def p_cell(metric: Any, key: str = "p_value") -> str:
-    return fmt_p(metric.get(key)) if isinstance(metric, Mapping) else MISSING
+    return f"{fmt_rate(metric.value)} ({fmt_count(count(metric), metric.n)})"
 
 
 def yes_no(value: Any) -> str:
@@ -160,35 +160,39 @@ def ordered_dims(names: Iterable[str]) -> list[str]:
     return [n for n in names if n != TOTAL] + [n for n in names if n == TOTAL]
 
 
-def method_note(table: Table, metric: Any) -> None:
-    if isinstance(metric, Mapping) and metric.get("method"):
-        table.note(f"Method: {metric['method']}.")
+def method_note(table: Table, method: str | None) -> None:
+    if method:
+        table.note(f"Method: {method}.")
 
 
 def note_skipped_parts(
-    section: Section, node: Any, keys: tuple[str, ...], prefix: str = ""
+    section: Section, parts: Iterable[tuple[str, object]], prefix: str = ""
 ) -> None:
-    for key in keys:
-        reason = skip_reason(get(node, key))
+    """Name each skipped part (``(name, node)``) under the section's "Not computed here"."""
+    for name, node in parts:
+        reason = skip_reason(node)
         if reason:
-            section.subsections_skipped.append((prefix + key.replace("_", " "), reason))
+            section.subsections_skipped.append((prefix + name.replace("_", " "), reason))
 
 
-def add_parts(
-    section: Section,
-    node: Json,
-    parts: Sequence[tuple[str, Callable[[Section, Json], None]]],
-    prefix: str = "",
-) -> None:
-    """Build each computed part of ``node`` with its builder, then note the skipped ones."""
-    for key, build in parts:
-        part = node.get(key)
-        if computed(part):
-            build(section, part)
-    note_skipped_parts(section, node, tuple(key for key, _ in parts), prefix)
+@dataclass(frozen=True)
+class Part(Generic[P]):
+    """A sub-section of a family: its report name, its node, and the builder of its tables."""
+
+    name: str
+    node: P | None
+    build: Callable[[Section, P], None]
 
 
-def ordered_items(mapping: Json) -> list[tuple[str, Any]]:
+def add_parts(section: Section, parts: Sequence[Part[Any]], prefix: str = "") -> None:
+    """Build each computed part with its builder, then note the skipped ones."""
+    for part in parts:
+        if part.node is not None and part.node.computed:
+            part.build(section, part.node)
+    note_skipped_parts(section, ((part.name, part.node) for part in parts), prefix)
+
+
+def ordered_items(mapping: Mapping[str, T]) -> list[tuple[str, T]]:
     return [(d, mapping[d]) for d in ordered_dims(mapping)]
 
 
@@ -196,6 +200,8 @@ __all__ = [
     "TOTAL",
     "Cell",
     "Link",
+    "Node",
+    "Part",
     "Section",
     "Table",
     "add_parts",
@@ -208,13 +214,12 @@ __all__ = [
     "fmt_rate",
     "fmt_score",
     "fmt_text",
-    "get",
     "label",
     "method_note",
     "note_skipped_parts",
     "ordered_dims",
     "ordered_items",
-    "p_cell",
+    "present",
     "rate_with_counts",
     "skip_reason",
     "yes_no",
