@@ -10,6 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from jurybox.analysis.model import Report
+from jurybox.analysis.model import report_schema as model_schema
 from jurybox.reporting import ReportSchemaError, report_schema, validate_report
 from jurybox.reporting.render.json_report import REPORT_FILE, write_json_report
 
@@ -68,3 +70,16 @@ def test_atomic_write_leaves_no_temporary_file_and_honours_the_umask(
         os.umask(old)
     assert [p.name for p in tmp_path.iterdir()] == [REPORT_FILE]
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_a_report_model_is_written_as_its_dump(rubric: Built, tmp_path: Path) -> None:
+    model = Report.model_validate(rubric.report)
+    path = write_json_report(model, tmp_path)
+    written = path.read_text(encoding="utf-8")
+    assert written == rubric.paths.json.read_text(encoding="utf-8")  # same bytes as the dict
+    assert json.loads(written) == model.model_dump(mode="json")
+
+
+def test_the_schema_is_generated_from_the_model() -> None:
+    assert report_schema() == model_schema()
+    assert report_schema()["title"] == "Report"
