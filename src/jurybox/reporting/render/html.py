@@ -29,7 +29,7 @@ from jurybox.reporting.sections import (
 )
 from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_num
 from jurybox.reporting.view.report import as_report
-from jurybox.reporting.view.tables import Link, Table
+from jurybox.reporting.view.tables import Cell, Link, Section, Table
 
 HTML_FILE = "report.html"
 TEMPLATE = "report.html.j2"
@@ -73,7 +73,108 @@ def _template() -> jinja2.Template:
     return _environment().from_string(text)
 
 
-def _cell(value: Any, column: str, numeric: bool) -> dict[str, Any]:
+# Template data: what report.html.j2 reads, one frozen dataclass per element.
+
+
+@dataclass(frozen=True)
+class HtmlCell:
+    text: str
+    href: str | None
+    cls: str
+
+
+@dataclass(frozen=True)
+class HtmlTable:
+    id: str
+    title: str
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[list[HtmlCell]]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class HtmlPlot:
+    name: str
+    title: str
+    status: str
+    note: str | None
+    caption: str | None
+    filename: str
+    data_uri: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class HtmlSection:
+    id: str
+    title: str
+    question: str
+    status: str
+    reason: str | None
+    notes: list[str]
+    tables: list[HtmlTable]
+    skipped_parts: list[tuple[str, str]]
+    plot_items: list[HtmlPlot]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A short "name: value" label (a judge's level, a figure at a glance)."""
+
+    name: str
+    level: str
+
+
+@dataclass(frozen=True)
+class HtmlVerdict:
+    level: str
+    title: str
+    reasons: list[str]
+    untested: list[str]
+    judges: list[Chip]
+
+
+@dataclass(frozen=True)
+class Glance:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class HtmlFailure:
+    anchor: str
+    line: int
+    key: str
+    status: str
+    order: str | None
+    error: str | None
+    excerpt: str | None
+    truncated: bool
+    full: str | None
+    full_truncated: bool
+    length: int
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    judge: str
+    slug: str
+    records: list[HtmlFailure]
+    by_status: str
+
+
+@dataclass(frozen=True)
+class HtmlFailures:
+    total: int
+    omitted: int
+    excerpt_chars: int
+    full_chars: int
+    groups: list[FailureGroup]
+
+
+def _cell(value: Cell, column: str, numeric: bool) -> HtmlCell:
     text = str(value)
     classes = ["num"] if numeric else []
     if len(text) <= NOWRAP_CHARS:
@@ -81,10 +182,10 @@ def _cell(value: Any, column: str, numeric: bool) -> dict[str, Any]:
     if column == "Status" and text in ("fail", "warn", "pass", "skipped"):
         classes.append(f"status-{text}")
     href = value.href if isinstance(value, Link) else None
-    return {"text": text, "href": href, "cls": " ".join(classes)}
+    return HtmlCell(text, href, " ".join(classes))
 
 
-def _table(table: Table) -> dict[str, Any]:
+def _table(table: Table) -> HtmlTable:
     """Template data of a table; a column is right-aligned when every cell in it is a number."""
     columns = list(table.columns)
     numeric = table.numeric_columns()
@@ -92,109 +193,107 @@ def _table(table: Table) -> dict[str, Any]:
         [_cell(v, columns[i], numeric[i]) for i, v in enumerate(row) if i < len(columns)]
         for row in table.rows
     ]
-    return {
-        "id": table.id,
-        "title": table.title,
-        "columns": columns,
-        "numeric": numeric,
-        "rows": rows,
-        "notes": table.notes,
-    }
+    return HtmlTable(table.id, table.title, columns, numeric, rows, table.notes)
 
 
-def _plot(rendered: RenderedPlot) -> dict[str, Any]:
+def _plot(rendered: RenderedPlot) -> HtmlPlot:
     width, height = rendered.size
     spec = rendered.spec
     encoded = base64.b64encode(rendered.png).decode("ascii")
-    return {
-        "name": spec.name,
-        "title": spec.title,
-        "status": spec.status,
-        "note": spec.note,
-        "caption": spec.caption,
-        "filename": spec.filename,
-        "data_uri": f"data:image/png;base64,{encoded}",
-        "width": width,
-        "height": height,
-    }
+    return HtmlPlot(
+        name=spec.name,
+        title=spec.title,
+        status=spec.status,
+        note=spec.note,
+        caption=spec.caption,
+        filename=spec.filename,
+        data_uri=f"data:image/png;base64,{encoded}",
+        width=width,
+        height=height,
+    )
 
 
-def _verdict(report: Report) -> dict[str, Any]:
+def _section(section: Section, plots: Mapping[str, HtmlPlot]) -> HtmlSection:
+    return HtmlSection(
+        id=section.id,
+        title=section.title,
+        question=section.question,
+        status=section.status,
+        reason=section.reason,
+        notes=section.notes,
+        tables=[_table(t) for t in section.tables],
+        skipped_parts=section.subsections_skipped,
+        plot_items=[plots[name] for name in section.plots if name in plots],
+    )
+
+
+def _verdict(report: Report) -> HtmlVerdict:
     verdict = report.verdict
     level = verdict.level
     untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
-    judges = [
-        {"name": name, "level": entry.level.replace("_", " ")}
-        for name, entry in verdict.judges.items()
-    ]
+    judges = [Chip(name, entry.level.replace("_", " ")) for name, entry in verdict.judges.items()]
     reasons = list(verdict.reasons)
     if not reasons and verdict.answer:
         reasons = [verdict.answer]
-    return {
-        "level": level,
-        "title": LEVEL_TITLES.get(level, level),
-        "reasons": reasons,
-        "untested": untested,
-        "judges": judges,
-    }
+    return HtmlVerdict(level, LEVEL_TITLES.get(level, level), reasons, untested, judges)
 
 
-def _glance(report: Report) -> list[dict[str, str]]:
+def _glance(report: Report) -> list[Glance]:
     summary = report.summary
     return [
-        {"value": fmt_num(summary.n_records), "label": "records"},
-        {"value": fmt_num(summary.n_ok), "label": "judgments in the metrics"},
-        {"value": fmt_num(summary.excluded.total), "label": "excluded (failed or fallback)"},
-        {"value": fmt_num(len(summary.judges)), "label": "judges"},
-        {"value": fmt_num(summary.n_items), "label": "items"},
-        {"value": ", ".join(summary.modes) or "—", "label": "mode"},
+        Glance(fmt_num(summary.n_records), "records"),
+        Glance(fmt_num(summary.n_ok), "judgments in the metrics"),
+        Glance(fmt_num(summary.excluded.total), "excluded (failed or fallback)"),
+        Glance(fmt_num(len(summary.judges)), "judges"),
+        Glance(fmt_num(summary.n_items), "items"),
+        Glance(", ".join(summary.modes) or "—", "mode"),
     ]
 
 
-def _failure_entry(failed: FailedRecord) -> dict[str, Any]:
+def _failure_entry(failed: FailedRecord) -> HtmlFailure:
     record = failed.record
     raw = record.raw_response
     status = record.status.value
     if record.status == Status.OK and record.holistic_fallback:
         status = "ok (holistic fallback: excluded from score metrics)"
-    return {
-        "anchor": f"rec-{failed.line}",
-        "line": failed.line,
-        "key": record.key,
-        "status": status,
-        "order": record.presentation_order,
-        "error": record.error,
-        "excerpt": None if raw is None else raw[:EXCERPT_CHARS],
-        "truncated": raw is not None and len(raw) > EXCERPT_CHARS,
-        "full": None if raw is None else raw[:FULL_CHARS],
-        "full_truncated": raw is not None and len(raw) > FULL_CHARS,
-        "length": 0 if raw is None else len(raw),
-    }
+    return HtmlFailure(
+        anchor=f"rec-{failed.line}",
+        line=failed.line,
+        key=record.key,
+        status=status,
+        order=record.presentation_order,
+        error=record.error,
+        excerpt=None if raw is None else raw[:EXCERPT_CHARS],
+        truncated=raw is not None and len(raw) > EXCERPT_CHARS,
+        full=None if raw is None else raw[:FULL_CHARS],
+        full_truncated=raw is not None and len(raw) > FULL_CHARS,
+        length=0 if raw is None else len(raw),
+    )
 
 
-def _failures(failed: Sequence[FailedRecord]) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, Any]]] = {}
+def _failures(failed: Sequence[FailedRecord]) -> HtmlFailures:
+    groups: dict[str, list[HtmlFailure]] = {}
     statuses: dict[str, dict[str, int]] = {}
     for entry in failed[:MAX_FAILURES]:
         judge = entry.record.judge_name
         groups.setdefault(judge, []).append(_failure_entry(entry))
         counts = statuses.setdefault(judge, {})
         counts[entry.record.status.value] = counts.get(entry.record.status.value, 0) + 1
-    return {
-        "total": len(failed),
-        "omitted": max(len(failed) - MAX_FAILURES, 0),
-        "excerpt_chars": EXCERPT_CHARS,
-        "full_chars": FULL_CHARS,
-        "groups": [
-            {
-                "judge": judge,
-                "slug": slug(judge),
-                "records": records,
-                "by_status": ", ".join(f"{k} {v}" for k, v in statuses[judge].items()),
-            }
+    return HtmlFailures(
+        total=len(failed),
+        omitted=max(len(failed) - MAX_FAILURES, 0),
+        excerpt_chars=EXCERPT_CHARS,
+        full_chars=FULL_CHARS,
+        groups=[
+            FailureGroup(
+                judge=judge,
+                slug=slug(judge),
+                records=records,
+                by_status=", ".join(f"{k} {v}" for k, v in statuses[judge].items()),
+            )
             for judge, records in sorted(groups.items())
         ],
-    }
+    )
 
 
 def render_html(
@@ -207,21 +306,7 @@ def render_html(
     """The whole report.html text."""
     report = as_report(report)
     by_name = {p.spec.name: _plot(p) for p in plots}
-    sections = []
-    for section in build_sections(report):
-        sections.append(
-            {
-                "id": section.id,
-                "title": section.title,
-                "question": section.question,
-                "status": section.status,
-                "reason": section.reason,
-                "notes": section.notes,
-                "tables": [_table(t) for t in section.tables],
-                "skipped_parts": section.subsections_skipped,
-                "plot_items": [by_name[name] for name in section.plots if name in by_name],
-            }
-        )
+    sections = [_section(section, by_name) for section in build_sections(report)]
     return _template().render(
         source=source,
         version=report.generated_by.version,
