@@ -16,13 +16,6 @@ from __future__ import annotations
 
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.frame import AnalysisFrame, build_frame
-from jurybox.io.verdicts import (
-    KINDS,
-    companion_items_path,
-    import_verdicts,
-    load_imported,
-    read_items,
-)
 from jurybox.analysis.labels import HumanLabels
 from jurybox.analysis.options import AnalysisOptions, VerdictThresholds
 from jurybox.analysis.report import (
@@ -31,6 +24,13 @@ from jurybox.analysis.report import (
     analyze_frame,
     analyze_records,
     report_schema,
+)
+from jurybox.io.verdicts import (
+    KINDS,
+    companion_items_path,
+    import_verdicts,
+    load_imported,
+    read_items,
 )
 
 __all__ = [
