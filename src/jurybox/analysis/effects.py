@@ -120,13 +120,19 @@ def _holm(dims: dict[str, PairedTests | Skipped], alpha: float) -> dict[str, Pai
         if isinstance(test, Skipped):
             out[dim] = test
             continue
-        extra: dict[str, Any] = {"wilcoxon": with_fields(test.wilcoxon, p_holm=adjusted.get(dim))}
-        if dim in reject:
-            extra["significant"] = bool(reject[dim])
-        elif dim == TOTAL and test.wilcoxon.p_value is not None:
-            extra["significant"] = bool(test.wilcoxon.p_value < alpha)
-        out[dim] = with_fields(test, **extra)
+        p = test.wilcoxon.p_value
+        significant = reject.get(dim)
+        if dim == TOTAL and p is not None and tested:
+            # Unadjusted (the total is not in the Holm family), and only beside tested dimensions.
+            significant = p < alpha
+        out[dim] = _adjusted(test, adjusted.get(dim), significant)
     return out
+
+
+def _adjusted(test: PairedTests, p_holm: float | None, significant: bool | None) -> PairedTests:
+    """``test`` with its Holm p-value, and ``significant`` where it was tested."""
+    test = with_fields(test, wilcoxon=with_fields(test.wilcoxon, p_holm=p_holm))
+    return test if significant is None else with_fields(test, significant=bool(significant))
 
 
 def _in_items(index: pd.Index, qids: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:

@@ -109,7 +109,7 @@ class Metric(Model):
 
 @cache
 def _core_order(cls: type[Metric]) -> tuple[str, ...]:
-    """The keys of a computed metric, in the order ``from_result`` wrote them."""
+    """The keys of a computed metric, in the order the flattened stats result has them."""
     if cls.result_type is None:
         return cls.computed_order or (*BASE_KEYS, "warnings")
     names = [f.name for f in dataclasses.fields(cls.result_type)]
