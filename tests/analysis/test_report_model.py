@@ -15,6 +15,7 @@ from jurybox.analysis.model import Report, Skipped
 from jurybox.analysis.model.bias import FirstPositionRate, SwapConsistency
 from reporting.synthetic import pairwise_world, rubric_world
 
+from .helpers import analyze
 from .synth import JudgeSpec, make_world, pairwise_records, rubric_records
 from .test_modes import _criterion_records, _ranking_records
 
@@ -27,25 +28,25 @@ def _planted_rubric() -> dict[str, Any]:
         "wordy": JudgeSpec(family="delta", verbosity=1.0),
         "selfish": JudgeSpec(family="alpha", self_bonus=1.5),
     }
-    return analyze_records(rubric_records(world, judges, rng, retest_items=30), items=world.items)
+    return analyze(rubric_records(world, judges, rng, retest_items=30), items=world.items)
 
 
 def _planted_pairwise() -> dict[str, Any]:
     rng = np.random.default_rng(11)
     world = make_world(120, rng, effect={"accuracy": 3.0})
     judges = {"fair": JudgeSpec(noise=0.3, confidence=True), "lefty": JudgeSpec(first_bias=0.6)}
-    return analyze_records(pairwise_records(world, judges, rng), items=world.items)
+    return analyze(pairwise_records(world, judges, rng), items=world.items)
 
 
 def _criterion() -> dict[str, Any]:
     records, human = _criterion_records(np.random.default_rng(3))
-    return analyze_records(records, human=human)
+    return analyze(records, human=human)
 
 
 def _demo_like(make: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
     def build() -> dict[str, Any]:
         world = make()
-        return analyze_records(world.records, human=world.human, items=world.items)
+        return analyze(world.records, human=world.human, items=world.items)
 
     return build
 
@@ -53,9 +54,9 @@ def _demo_like(make: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
 BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
     "planted_rubric": _planted_rubric,
     "planted_pairwise": _planted_pairwise,
-    "ranking": lambda: analyze_records(_ranking_records(60, np.random.default_rng(2))),
+    "ranking": lambda: analyze(_ranking_records(60, np.random.default_rng(2))),
     "criterion": _criterion,
-    "empty": lambda: analyze_records([]),
+    "empty": lambda: analyze([]),
     "demo_rubric": _demo_like(rubric_world),
     "demo_pairwise": _demo_like(pairwise_world),
 }
@@ -79,7 +80,8 @@ def test_model_reads_and_writes_the_report_unchanged(report: dict[str, Any]) -> 
 
 
 def test_attributes_are_typed() -> None:
-    model = Report.model_validate(BUILDERS["demo_pairwise"]())
+    world = pairwise_world()
+    model = analyze_records(world.records, human=world.human, items=world.items)
     assert model.bias.position is not None and model.bias.position.judges is not None
     for judge in model.bias.position.judges.values():
         swap = judge.swap_consistency

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
@@ -22,7 +21,7 @@ def test_written_report_validates_against_the_published_schema(built: Built) -> 
     data = json.loads(built.paths.json.read_text(encoding="utf-8"))
     jsonschema.validate(data, report_schema())
     assert data["schema_version"] == 1
-    assert data == json.loads(json.dumps(built.report))  # full precision, nothing rounded
+    assert data == built.report.model_dump(mode="json")  # full precision, nothing rounded
     assert set(data["summary"]["excluded"]["by_status"]) <= {
         "unparsed",
         "provider_error",
@@ -33,30 +32,46 @@ def test_written_report_validates_against_the_published_schema(built: Built) -> 
 
 
 def test_excluded_counts_by_status_are_in_the_report(rubric: Built) -> None:
-    excluded = rubric.report["summary"]["excluded"]
-    assert excluded["by_status"] == {"unparsed": 2, "provider_error": 1}
-    assert excluded["total"] == 3
+    excluded = rubric.report.summary.excluded
+    assert excluded.by_status == {"unparsed": 2, "provider_error": 1}
+    assert excluded.total == 3
 
 
 def test_invalid_report_is_refused_before_anything_is_written(
     rubric: Built, tmp_path: Path
 ) -> None:
-    broken = copy.deepcopy(rubric.report)
+    broken = rubric.report.model_dump(mode="json")
     del broken["verdict"]
     with pytest.raises(ReportSchemaError, match="verdict"):
         write_json_report(broken, tmp_path)
     assert not (tmp_path / REPORT_FILE).exists()
-    broken = copy.deepcopy(rubric.report)
+    broken = rubric.report.model_dump(mode="json")
     broken["agreement"]["status"] = "maybe"
     with pytest.raises(ReportSchemaError, match="agreement"):
         validate_report(broken)
 
 
 def test_nan_is_refused(rubric: Built) -> None:
-    broken = copy.deepcopy(rubric.report)
+    broken = rubric.report.model_dump(mode="json")
     broken["summary"]["failures"]["judge-openai"]["failure_rate"] = math.nan
     with pytest.raises(ReportSchemaError, match="non-finite"):
         validate_report(broken)
+
+
+def test_nan_in_a_report_model_is_refused_not_written_as_null(
+    rubric: Built, tmp_path: Path
+) -> None:
+    summary = rubric.report.summary
+    failures = dict(summary.failures)
+    failures["judge-openai"] = failures["judge-openai"].model_copy(
+        update={"failure_rate": math.nan}
+    )
+    broken = rubric.report.model_copy(
+        update={"summary": summary.model_copy(update={"failures": failures})}
+    )
+    with pytest.raises(ReportSchemaError, match="non-finite"):
+        write_json_report(broken, tmp_path)
+    assert not (tmp_path / REPORT_FILE).exists()
 
 
 def test_atomic_write_leaves_no_temporary_file_and_honours_the_umask(

@@ -7,6 +7,7 @@ import matplotlib.image
 import pytest
 
 from jurybox.analysis import analyze_records
+from jurybox.analysis.model.human import CriterionJudge
 from jurybox.reporting import PLOT_NAMES
 from jurybox.reporting.plots import build_plot_specs
 from jurybox.reporting.plots.draw import render_png
@@ -107,7 +108,10 @@ def test_criterion_calibration_draws_tpr_and_tnr() -> None:
     spec = {s.name: s for s in build_plot_specs(report, None)}["calibration"]
     panel = spec.panels[0]
     assert isinstance(panel, BarPanel) and panel.title.startswith("Criterion verdicts")
-    tpr = report["human_calibration"]["criterion"]["judges"]["good|concise"]["tpr_tnr"]["tpr"]
+    criterion = report.human_calibration.criterion
+    assert criterion is not None and criterion.judges is not None
+    good = criterion.judges["good|concise"]
+    assert isinstance(good, CriterionJudge) and good.tpr_tnr.tpr is not None
     assert panel.series[0].label == "TPR"
-    assert panel.series[0].values[0] == pytest.approx(tpr["value"])
+    assert panel.series[0].values[0] == pytest.approx(good.tpr_tnr.tpr.value)
     assert all(v is not None for series in panel.series for v in series.values)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
@@ -38,6 +38,11 @@ class Model(BaseModel):
     def _dump_order(cls, fields_set: frozenset[str]) -> tuple[str, ...]:
         del fields_set  # the declared order; metrics choose between two orders
         return tuple(cls.model_fields)
+
+    @classmethod
+    def given(cls, **fields: Any) -> Self:
+        """The model with the fields that are not None (the others stay out of the dump)."""
+        return cls.model_validate({k: v for k, v in fields.items() if v is not None})
 
     @model_serializer(mode="wrap")
     def _present_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -63,6 +68,16 @@ class Section(Model):
     def computed(self) -> bool:
         """Whether the section holds content."""
         return self.status == "computed"
+
+    @classmethod
+    def of(cls, **content: Any) -> Self:
+        """The section computed, with its content."""
+        return cls(status="computed", reason=None, **content)
+
+    @classmethod
+    def skip(cls, reason: str, **extra: Any) -> Self:
+        """The section skipped, with the reason (and any fields a skipped section keeps)."""
+        return cls(status="skipped", reason=reason, **extra)
 
 
 class Metric(Model):
@@ -94,7 +109,7 @@ class Metric(Model):
 
 @cache
 def _core_order(cls: type[Metric]) -> tuple[str, ...]:
-    """The keys of a computed metric, in the order ``from_result`` wrote them."""
+    """The keys of a computed metric, in the order the flattened stats result has them."""
     if cls.result_type is None:
         return cls.computed_order or (*BASE_KEYS, "warnings")
     names = [f.name for f in dataclasses.fields(cls.result_type)]

@@ -85,6 +85,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
 def write_json_report(report: Report | Mapping[str, Any], out_dir: Path) -> Path:
     """Validate ``report`` and write ``out_dir/analysis_report.json`` atomically."""
     if isinstance(report, Report):
+        # JSON mode would write a NaN as null without a word: refuse it first.
+        _reject_non_finite(report.model_dump(), "$")
         data = report.model_dump(mode="json")
         validate_report(data)
     else:
