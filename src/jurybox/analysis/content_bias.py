@@ -81,20 +81,17 @@ def _fit(
         return unavailable(model, f"{kind} fit failed: {exc}", n)
     low, high = fit.conf_int(alpha=1 - options.confidence).loc[term]
     terms = " + ".join(design.columns)
-    return model.model_validate(
-        json_safe(
-            {
-                "value": float(fit.params[term]),
-                "n": int(fit.nobs),
-                "p_value": float(fit.pvalues[term]),
-                "ci_low": float(low),
-                "ci_high": float(high),
-                "r_squared": float(fit.rsquared if kind == "ols" else fit.prsquared),
-                "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}",
-                "reason": None,
-            }
-        )
-    )
+    fields = {
+        "value": float(fit.params[term]),
+        "n": int(fit.nobs),
+        "p_value": float(fit.pvalues[term]),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "r_squared": float(fit.rsquared if kind == "ols" else fit.prsquared),
+        "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}",
+        "reason": None,
+    }
+    return model.model_validate(json_safe(fields))
 
 
 def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> VerbosityScores:
@@ -167,25 +164,7 @@ def _verbosity_prefs(
         rate,
         method=f"share of decisive consolidated verdicts won by the longer response; {rate.method}",
     )
-    logit = unavailable(Fit, "needs two arms", len(rows))
-    if len(frame.arms) >= 2:
-        lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
-        control, treatment = frame.arms[0], frame.arms[1]
-        if {control, treatment} <= set(lengths.columns):
-            diff = (lengths[treatment] - lengths[control]) / options.verbosity_unit_chars
-            data = rows[rows["label"].isin([control, treatment])]
-            data = data.assign(
-                prefers_treatment=(data["label"] == treatment).astype(float),
-                length_diff=data["query_id"].map(diff),
-            ).dropna(subset=["length_diff"])
-            logit = _fit(
-                Fit,
-                data["prefers_treatment"],
-                data[["length_diff"]],
-                "length_diff",
-                kind="logit",
-                options=options,
-            )
+    logit = _length_logit(rows, frame, options)
     # The logit slope controls for a treatment effect (its intercept); the raw rate does not.
     by_logit = logit.p_value is not None
     return VerbosityPreferences(
@@ -193,6 +172,26 @@ def _verbosity_prefs(
         logit=logit,
         detected=_detected(logit.p_value if by_logit else rate.p_value, options.alpha),
         detected_by="logit" if by_logit else "longer_preferred",
+    )
+
+
+def _length_logit(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions) -> Fit:
+    """Logit of "treatment preferred" on the length difference (intercept: treatment effect)."""
+    if len(frame.arms) < 2:
+        return unavailable(Fit, "needs two arms", len(rows))
+    lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
+    control, treatment = frame.arms[0], frame.arms[1]
+    if not {control, treatment} <= set(lengths.columns):
+        return unavailable(Fit, "needs two arms", len(rows))
+    diff = (lengths[treatment] - lengths[control]) / options.verbosity_unit_chars
+    data = rows[rows["label"].isin([control, treatment])]
+    data = data.assign(
+        prefers_treatment=(data["label"] == treatment).astype(float),
+        length_diff=data["query_id"].map(diff),
+    ).dropna(subset=["length_diff"])
+    design = data[["length_diff"]]
+    return _fit(
+        Fit, data["prefers_treatment"], design, "length_diff", kind="logit", options=options
     )
 
 

@@ -61,56 +61,53 @@ def _relative_delta(scores: pd.DataFrame) -> pd.Series:
     return scores["score"] - total / count.where(count > 0)
 
 
-def _self_entry(rows: pd.DataFrame, family: str, options: AnalysisOptions) -> SelfScores:
-    own, other = rows[rows["own"]], rows[~rows["own"]]
-    own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
-    n = len(rows)
+def _relative_test(rows: pd.DataFrame) -> RelativeTest:
+    """Kruskal-Wallis of the score minus the neutral judges' mean, own family vs others."""
     rel = rows.dropna(subset=["delta"])
     d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
+    both = bool(len(d_own) and len(d_other))
     relative = (
         attempt(
             RelativeTest, stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel)
         )
-        if len(d_own) and len(d_other)
+        if both
         else unavailable(
             RelativeTest,
             "needs another judge scoring both own-family and other responses",
             len(rel),
         )
     )
-    excess = float(d_own.mean() - d_other.mean()) if len(d_own) and len(d_other) else None
-    relative = with_fields(
+    return with_fields(
         relative,
-        excess=excess,
+        excess=float(d_own.mean() - d_other.mean()) if both else None,
         method="Kruskal-Wallis of (judge score - neutral other judges' mean on the same "
         f"response), own family vs others; {relative.method}",
     )
-    p = relative.p_value
-    return SelfScores.model_validate(
-        json_safe(
-            {
-                "family": family,
-                "own_mean": own_mean,
-                "other_mean": other_mean,
-                "n_own": len(own),
-                "n_other": len(other),
-                "n": n,
-                "difference": own_mean - other_mean,
-                "ratio": own_mean / other_mean if other_mean else None,
-                "raw_test": attempt(
-                    KruskalMetric,
-                    stats.kruskal_wallis,
-                    own["score"].to_numpy(),
-                    other["score"].to_numpy(),
-                    n=n,
-                ),
-                "relative_test": relative,
-                "detected": None
-                if p is None or excess is None
-                else bool(p < options.alpha and excess > 0),
-            }
-        )
+
+
+def _self_entry(rows: pd.DataFrame, family: str, options: AnalysisOptions) -> SelfScores:
+    own, other = rows[rows["own"]], rows[~rows["own"]]
+    own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
+    n = len(rows)
+    relative = _relative_test(rows)
+    p, excess = relative.p_value, relative.excess
+    raw = attempt(
+        KruskalMetric, stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
     )
+    fields = {
+        "family": family,
+        "own_mean": own_mean,
+        "other_mean": other_mean,
+        "n_own": len(own),
+        "n_other": len(other),
+        "n": n,
+        "difference": own_mean - other_mean,
+        "ratio": own_mean / other_mean if other_mean else None,
+        "raw_test": raw,
+        "relative_test": relative,
+        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
+    }
+    return SelfScores.model_validate(json_safe(fields))
 
 
 def _by_author(scores: pd.DataFrame) -> dict[str, KruskalMetric]:
@@ -203,28 +200,24 @@ def _preference_entry(rows: pd.DataFrame, options: AnalysisOptions) -> SelfPrefe
     )
     excess = float((paired["pick"] - paired["others"]).mean()) if len(paired) else None
     p = test.p_value
-    return SelfPreference.model_validate(
-        json_safe(
-            {
-                "family": str(rows["family"].iloc[0]),
-                "own_win_rate": attempt(
-                    WinRateMetric,
-                    stats.win_rate_interval,
-                    wins,
-                    len(rows) - wins - ties,
-                    ties,
-                    n=len(rows),
-                    confidence=options.confidence,
-                ),
-                "neutral_pick_rate": float(paired["others"].mean()) if len(paired) else None,
-                "excess": excess,
-                "relative_test": test,
-                "detected": None
-                if p is None or excess is None
-                else bool(p < options.alpha and excess > 0),
-            }
-        )
+    own_win_rate = attempt(
+        WinRateMetric,
+        stats.win_rate_interval,
+        wins,
+        len(rows) - wins - ties,
+        ties,
+        n=len(rows),
+        confidence=options.confidence,
     )
+    fields = {
+        "family": str(rows["family"].iloc[0]),
+        "own_win_rate": own_win_rate,
+        "neutral_pick_rate": float(paired["others"].mean()) if len(paired) else None,
+        "excess": excess,
+        "relative_test": test,
+        "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
+    }
+    return SelfPreference.model_validate(json_safe(fields))
 
 
 def _preference_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfPreferences:
