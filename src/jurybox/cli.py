@@ -123,8 +123,19 @@ def demo(output_dir: Path) -> None:
 
 
 @main.command()
-def schema() -> None:
-    """Print the JSON Schema of the YAML config."""
+@click.option(
+    "--report",
+    "of_report",
+    is_flag=True,
+    help="The schema of analysis_report.json (generated from the report model) instead.",
+)
+def schema(of_report: bool) -> None:
+    """Print the JSON Schema of the YAML config (or, with --report, of the analysis report)."""
+    if of_report:
+        from jurybox.analysis.model import report_schema
+
+        click.echo(json.dumps(report_schema(), indent=2))
+        return
     from jurybox.config import config_json_schema
 
     click.echo(json.dumps(config_json_schema(), indent=2))

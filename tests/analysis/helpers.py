@@ -8,7 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from jurybox.analysis import report_schema
+from jurybox.analysis import analyze_records, report_schema
+from jurybox.analysis.model import Report
 
 
 def _metrics(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -33,15 +34,21 @@ def _sections(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]
             yield from _sections(child, f"{path}[{index}]")
 
 
+def analyze(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``analyze_records`` as the JSON ``analysis_report.json`` holds."""
+    return analyze_records(*args, **kwargs).model_dump(mode="json")
+
+
 def assert_valid_report(report: dict[str, Any]) -> None:
-    """Valid against the JSON Schema, strict JSON (no NaN), every metric and section well formed."""
-    json.dumps(report, allow_nan=False)
+    """Valid against the JSON Schema, strict JSON (no NaN), every metric and section well formed,
+    and read back by the typed model into the same JSON, key order included."""
+    text = json.dumps(report, allow_nan=False)
+    assert json.dumps(Report.model_validate(report).model_dump(mode="json")) == text
     schema = report_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(report)
-    metric_schema = {**schema["$defs"]["metric"], "$defs": schema["$defs"]}
     for path, metric in _metrics(report):
-        jsonschema.validate(metric, metric_schema)
+        assert isinstance(metric["n"], int), f"{path}: n is not an integer"
         if metric["value"] is None:
             assert metric["reason"], f"{path}: null value without a reason"
     for path, section in _sections(report):

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jurybox.analysis import FAMILIES, AnalysisOptions, analyze_records, build_frame
+from jurybox.analysis import FAMILIES, AnalysisOptions, build_frame
 from jurybox.records import JudgeRecord, Status
 
-from .helpers import assert_valid_report, get
+from .helpers import analyze, assert_valid_report, get
 from .synth import STAMP, JudgeSpec, make_world, pairwise_records, rubric_records
 
 
@@ -39,7 +39,7 @@ def _rubric(qid: str, judge: str, arm: str, scores: dict[str, float], **extra: A
 
 
 def test_empty_input_skips_every_family_with_a_reason() -> None:
-    report = analyze_records([])
+    report = analyze([])
     assert_valid_report(report)
     for family in FAMILIES:
         assert report[family] == {"status": "skipped", "reason": "no records"}
@@ -53,7 +53,7 @@ def test_only_failures_are_counted_and_fail_the_verdict() -> None:
         _rubric(f"q{i}", "j", "control", {}, status=status, parse_success=False)
         for i, status in enumerate([Status.UNPARSED] * 3 + [Status.PROVIDER_ERROR, Status.SKIPPED])
     ]
-    report = analyze_records(records)
+    report = analyze(records)
     assert_valid_report(report)
     summary = report["summary"]
     assert summary["n_ok"] == 0
@@ -78,7 +78,7 @@ def test_one_judge_one_arm_one_dimension() -> None:
         )
         for i in range(20)
     ]
-    report = analyze_records(records)
+    report = analyze(records)
     assert_valid_report(report)
     reasons = {
         "agreement": "a single judge",
@@ -113,7 +113,7 @@ def test_constant_scores_give_reasoned_nulls_not_nans() -> None:
         for judge in ("j1", "j2")
         for arm in ("control", "treatment")
     ]
-    report = analyze_records(records)
+    report = analyze(records)
     assert_valid_report(report)
     total = get(report, "effects.scores.overall.dimensions.total")
     assert total["wilcoxon"]["value"] is None and total["wilcoxon"]["reason"]
@@ -132,7 +132,7 @@ def test_holistic_fallbacks_are_counted_and_kept_out_of_scores() -> None:
     ]
     frame = build_frame(records)
     assert set(frame.scores["rec"]) == {0}
-    report = analyze_records(records)
+    report = analyze(records)
     assert report["summary"]["excluded"] == {
         "total": 1,
         "holistic_fallback": 1,
@@ -144,11 +144,11 @@ def test_input_forms_give_the_same_report(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     world = make_world(30, rng)
     records = pairwise_records(world, {"a": JudgeSpec(), "b": JudgeSpec(first_bias=0.3)}, rng)
-    expected = analyze_records(records, items=world.items)
-    as_dicts = analyze_records([r.to_dict() for r in records], items=world.items)
+    expected = analyze(records, items=world.items)
+    as_dicts = analyze([r.to_dict() for r in records], items=world.items)
     path = tmp_path / "judgments.jsonl"
     path.write_text("\n".join(r.to_json() for r in records), encoding="utf-8")
-    as_frame = analyze_records(pd.read_json(path, lines=True), items=world.items)
+    as_frame = analyze(pd.read_json(path, lines=True), items=world.items)
     for other in (as_dicts, as_frame):
         assert json.dumps(other["bias"], sort_keys=True) == json.dumps(
             expected["bias"], sort_keys=True
@@ -173,10 +173,8 @@ def test_control_arm_option_flips_the_contrast() -> None:
     rng = np.random.default_rng(2)
     world = make_world(40, rng, effect={"accuracy": 2.0})
     records = rubric_records(world, {"j": JudgeSpec()}, rng)
-    normal = get(analyze_records(records, items=world.items), "effects.scores.overall")
-    flipped = analyze_records(
-        records, items=world.items, options=AnalysisOptions(control_arm="treatment")
-    )
+    normal = get(analyze(records, items=world.items), "effects.scores.overall")
+    flipped = analyze(records, items=world.items, options=AnalysisOptions(control_arm="treatment"))
     assert flipped["summary"]["control_arm"] == "treatment"
     reverse = get(flipped, "effects.scores.overall")
     a = normal["dimensions"]["accuracy"]["mean_difference"]
@@ -189,7 +187,7 @@ def test_random_single_order_still_measures_first_position_preference() -> None:
     records = pairwise_records(world, {"lefty": JudgeSpec(first_bias=0.6)}, rng)
     keep = {(r.query_id, r.presentation_order) for r in records if rng.random() < 0.5}
     one_order = [r for r in records if (r.query_id, r.presentation_order) in keep]
-    report = analyze_records(one_order, items=world.items)
+    report = analyze(one_order, items=world.items)
     position = get(report, "bias.position.judges.lefty")
     assert position["first_position_rate"]["p_holm"] < 0.05
     swap = position["swap_consistency"]
@@ -210,15 +208,15 @@ def test_human_labels_as_dataframe_and_bad_verdicts() -> None:
     labels = pd.DataFrame(
         {"query_id": [i.id for i in world.items], "preferred_arm": ["treatment"] * len(world.items)}
     )
-    report = analyze_records(records, human=labels, items=world.items)
+    report = analyze(records, human=labels, items=world.items)
     assert get(report, "accuracy_vs_gold.n_labelled") == 20
     with pytest.raises(ValueError, match="Pass or Fail"):
-        analyze_records(records, human={"q0000": {"verdict": "maybe"}}, items=world.items)
+        analyze(records, human={"q0000": {"verdict": "maybe"}}, items=world.items)
 
 
 def test_retests_without_an_original_are_reported() -> None:
     record = _rubric("q1", "j", "control", {"accuracy": 5.0}, retest=True, overall={"control": 5.0})
     record = JudgeRecord(**{**record.__dict__, "key": record.key + "|retest"})
-    report = analyze_records([record])
+    report = analyze([record])
     retest = get(report, "reliability.test_retest")
     assert retest["status"] == "skipped" and retest["n_retest_records"] == 1

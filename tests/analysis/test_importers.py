@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from jurybox.analysis import (
-    analyze_records,
     companion_items_path,
     import_verdicts,
     load_imported,
@@ -18,7 +17,7 @@ from jurybox.analysis import (
 from jurybox.errors import DatasetError
 from jurybox.records import Status
 
-from .helpers import assert_valid_report
+from .helpers import analyze, assert_valid_report
 
 
 def _judgment(decision: str | None) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def test_judgebench_import_maps_swapped_decisions_back(
         "p3": "response_A",
         "p4": "response_B",
     }
-    report = analyze_records(records, items=items)
+    report = analyze(records, items=items)
     assert_valid_report(report)
     judge = report["accuracy_vs_gold"]["judges"]["arena_hard/gpt-4o"]
     assert judge["orders"]["response_A_first"]["correct"] == 1  # p1 only
@@ -121,7 +120,7 @@ def test_generic_csv_with_arm_numbering(tmp_path: Path) -> None:
     assert [r.preference for r in records] == ["A", "B", "tie", None]  # swapped: base shown second
     assert records[3].status == Status.UNPARSED
     assert {i.id: i.human["preferred_arm"] for i in items} == {"a": "base", "b": "tuned"}
-    report = analyze_records(records, items=items)
+    report = analyze(records, items=items)
     assert_valid_report(report)
     assert report["accuracy_vs_gold"]["judges"]["j1"]["pooled"]["correct"] == 2
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from jurybox.analysis import analyze_records, import_verdicts, load_imported
+from jurybox.analysis import import_verdicts, load_imported
 
-from .helpers import assert_valid_report
+from .helpers import analyze, assert_valid_report
 
 pytestmark = pytest.mark.shared_data
 
@@ -35,7 +35,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
         written = import_verdicts("llmbar", root / folder, path)
         records, items = load_imported(path)
         assert written == len(records) == 2 * len(items) * len(JUDGES)
-        out[folder] = analyze_records(records, items=items)
+        out[folder] = analyze(records, items=items)
     return out
 
 

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jurybox.analysis import AnalysisOptions, analyze_records
+from jurybox.analysis import AnalysisOptions
 from jurybox.records import JudgeRecord, Status
 
-from .helpers import assert_valid_report, get
+from .helpers import analyze, assert_valid_report, get
 from .synth import STAMP
 
 RANK_ARMS = ("a", "b", "c")
@@ -51,7 +51,7 @@ def _ranking_records(n_items: int, rng: np.random.Generator) -> list[JudgeRecord
 
 @pytest.fixture(scope="module")
 def ranking_report() -> dict[str, Any]:
-    return analyze_records(_ranking_records(150, np.random.default_rng(2)))
+    return analyze(_ranking_records(150, np.random.default_rng(2)))
 
 
 def test_ranking_borda_and_win_rates(ranking_report: dict[str, Any]) -> None:
@@ -79,7 +79,7 @@ def test_three_arms_need_a_named_treatment(ranking_report: dict[str, Any]) -> No
     assert effects["status"] == "skipped"
     assert "treatment_arm" in effects["reason"]
     records = _ranking_records(30, np.random.default_rng(4))
-    named = analyze_records(records, options=AnalysisOptions(control_arm="a", treatment_arm="c"))
+    named = analyze(records, options=AnalysisOptions(control_arm="a", treatment_arm="c"))
     total = get(named, "effects.scores.overall.dimensions.total")
     assert total["mean_difference"] == pytest.approx(4.0)
 
@@ -119,7 +119,7 @@ def _criterion_records(rng: np.random.Generator) -> tuple[list[JudgeRecord], dic
 
 def test_criterion_tpr_tnr_and_corrected_pass_rate() -> None:
     records, human = _criterion_records(np.random.default_rng(9))
-    report = analyze_records(records, human=human)
+    report = analyze(records, human=human)
     assert_valid_report(report)
     judges = get(report, "human_calibration.criterion.judges")
     good, lenient = judges["good|concise"], judges["lenient|concise"]
@@ -140,7 +140,7 @@ def test_criterion_labels_covering_everything_skip_the_correction() -> None:
     records, human = _criterion_records(np.random.default_rng(9))
     labelled = {r.query_id for r in records}
     everything = {qid: human.get(qid, {"verdict": "Pass"}) for qid in labelled}
-    report = analyze_records(records, human=everything)
+    report = analyze(records, human=everything)
     entry = get(report, "human_calibration.criterion.judges.good|concise")
     assert entry["corrected_pass_rate"]["status"] == "skipped"
     assert "human_pass_rate" in entry["corrected_pass_rate"]["reason"]

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from jurybox.analysis import analyze_records, import_verdicts, load_imported
+from jurybox.analysis import import_verdicts, load_imported
 
-from .helpers import assert_valid_report
+from .helpers import analyze, assert_valid_report
 
 pytestmark = pytest.mark.shared_data
 
@@ -23,7 +23,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     records, items = load_imported(out)
     assert written == len(records) == 2 * 999
     assert len(items) == 999
-    return analyze_records(records, items=items)
+    return analyze(records, items=items)
 
 
 def test_annotator_pair_kappas_match_the_published_values(report: dict[str, Any]) -> None:

@@ -7,9 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jurybox.analysis import analyze_records
-
-from .helpers import assert_valid_report, get
+from .helpers import analyze, assert_valid_report, get
 from .synth import JudgeSpec, make_world, pairwise_records, rubric_records
 
 RUBRIC_JUDGES = {
@@ -25,7 +23,7 @@ def rubric_report() -> dict[str, Any]:
     rng = np.random.default_rng(7)
     world = make_world(200, rng, effect={"accuracy": 1.0}, human=True)
     records = rubric_records(world, RUBRIC_JUDGES, rng, retest_items=40)
-    return analyze_records(records, items=world.items)
+    return analyze(records, items=world.items)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +36,7 @@ def pairwise_report() -> dict[str, Any]:
         "lefty": JudgeSpec(first_bias=0.6),  # picks position A 0.6 + 0.4 / 2 = 80% of the time
         "wordy": JudgeSpec(verbosity=1.5),
     }
-    return analyze_records(pairwise_records(world, judges, rng), items=world.items)
+    return analyze(pairwise_records(world, judges, rng), items=world.items)
 
 
 def test_reports_validate(rubric_report: dict[str, Any], pairwise_report: dict[str, Any]) -> None:
@@ -212,7 +210,7 @@ def test_no_effects_when_none_are_planted() -> None:
     rng = np.random.default_rng(3)
     world = make_world(150, rng, effect={}, human=True)
     judges = {name: JudgeSpec(family=name) for name in ("j1", "j2", "j3")}
-    report = analyze_records(rubric_records(world, judges, rng, retest_items=30), items=world.items)
+    report = analyze(rubric_records(world, judges, rng, retest_items=30), items=world.items)
     assert_valid_report(report)
     dims = get(report, "effects.scores.overall.dimensions")
     assert not any(dims[d]["significant"] for d in ("accuracy", "clarity", "depth", "total"))
@@ -229,7 +227,7 @@ def test_noisy_retests_lower_the_icc_and_warn() -> None:
     world = make_world(60, rng)
     judges = {"steady": JudgeSpec(noise=0.3)}
     records = rubric_records(world, judges, rng, retest_items=60, retest_noise=4.0)
-    report = analyze_records(records, items=world.items)
+    report = analyze(records, items=world.items)
     icc = get(report, "reliability.test_retest.judges.steady.value")
     assert icc < 0.5
     checks = {c["check"]: c["status"] for c in report["verdict"]["checks"]}
@@ -245,7 +243,7 @@ def test_pairwise_self_preference_against_neutral_judges() -> None:
         "n1": JudgeSpec(family="gamma"),
         "n2": JudgeSpec(family="delta"),
     }
-    report = analyze_records(pairwise_records(world, judges, rng), items=world.items)
+    report = analyze(pairwise_records(world, judges, rng), items=world.items)
     assert_valid_report(report)
     section = get(report, "bias.self_enhancement")
     assert section["judges"] == {} and section["scores_reason"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from jurybox.analysis import AnalysisFrame, AnalysisOptions
+from jurybox.analysis.model import Report
+from jurybox.analysis.model.bias import SwapConsistency
 from jurybox.app import build_report
 from jurybox.reporting import ReportPaths, write_reports
 
@@ -18,7 +19,7 @@ from .synthetic import World, pairwise_world, rubric_world
 @dataclass
 class Built:
     world: World
-    report: dict[str, Any]
+    report: Report
     frame: AnalysisFrame
     paths: ReportPaths
 
@@ -29,6 +30,15 @@ def _build(world: World, out: Path) -> Built:
     )
     paths = write_reports(report, frame, out, records=world.records, source="synthetic.jsonl")
     return Built(world, report, frame, paths)
+
+
+def swap_consistency(report: Report, judge: str) -> SwapConsistency:
+    """A judge's swap consistency (computed) from a report's position bias."""
+    position = report.bias.position
+    assert position is not None and position.judges is not None
+    swap = position.judges[judge].swap_consistency
+    assert isinstance(swap, SwapConsistency)
+    return swap
 
 
 @pytest.fixture(scope="session")

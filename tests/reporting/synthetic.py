@@ -2,7 +2,8 @@
 
 Two small worlds: ``rubric_world`` (two judges score control and treatment on two dimensions,
 with a retest, stated confidences, human total scores and a few failures whose raw text holds
-HTML) and ``pairwise_world`` (two judges see every pair in both orders, gold preferences).
+HTML) and ``pairwise_world`` (two judges see every pair in both orders, gold preferences);
+``criterion_records`` adds Pass/Fail verdicts with human labels.
 """
 
 from __future__ import annotations
@@ -192,3 +193,37 @@ def pairwise_world(n_items: int = 40, seed: int = 11) -> World:
 
 def write_jsonl(records: list[JudgeRecord], path: Any) -> None:
     path.write_text("".join(r.to_json() + "\n" for r in records), encoding="utf-8")
+
+
+def criterion_records(n_items: int = 60, seed: int = 9) -> tuple[list[JudgeRecord], dict[str, Any]]:
+    """Two criterion judges (one accurate, one lenient) over two arms; humans label two thirds."""
+    rng = np.random.default_rng(seed)
+    records, human = [], {}
+    rates = {"good": (0.9, 0.9), "lenient": (0.98, 0.3)}
+    for i in range(n_items):
+        truth = {arm: bool(rng.random() < p) for arm, p in zip(ARMS, (0.6, 0.8), strict=True)}
+        if i < 2 * n_items // 3:
+            human[f"q{i}"] = {"verdict": {arm: "Pass" if t else "Fail" for arm, t in truth.items()}}
+        for judge, (tpr, tnr) in rates.items():
+            for arm, passed in truth.items():
+                says_pass = rng.random() < tpr if passed else rng.random() > tnr
+                records.append(
+                    JudgeRecord(
+                        key=f"q{i}|{judge}|{arm}|r0|c:concise",
+                        run_id="crit",
+                        query_id=f"q{i}",
+                        judge_name=judge,
+                        judge_model=judge,
+                        judge_vendor="",
+                        mode="criterion",
+                        presentation_order=arm,
+                        positions={"A": arm},
+                        status=Status.OK,
+                        parse_success=True,
+                        raw_response="{}",
+                        timestamp=STAMP,
+                        criterion="concise",
+                        verdict="Pass" if says_pass else "Fail",
+                    )
+                )
+    return records, human

@@ -8,7 +8,7 @@ from jurybox.analysis import AnalysisOptions
 from jurybox.app import build_report
 from jurybox.records import Status
 from jurybox.reporting import write_reports
-from jurybox.reporting.plot_data import build_plot_specs
+from jurybox.reporting.plots import build_plot_specs
 
 from .synthetic import pairwise_world
 

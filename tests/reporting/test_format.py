@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from jurybox.reporting._format import (
+from jurybox.reporting.view.format import (
     MISSING,
     fmt_ci,
     fmt_count,

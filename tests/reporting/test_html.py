@@ -5,10 +5,10 @@ import re
 from html.parser import HTMLParser
 
 from jurybox.reporting import render_html
-from jurybox.reporting._format import fmt_rate
-from jurybox.reporting.html import EXCERPT_CHARS
+from jurybox.reporting.render.html import EXCERPT_CHARS
+from jurybox.reporting.view.format import fmt_rate
 
-from .conftest import Built
+from .conftest import Built, swap_consistency
 from .synthetic import HOSTILE
 
 SECTION_IDS = (
@@ -102,9 +102,9 @@ def test_failures_are_counted_and_linked_to_their_raw_text(rubric: Built) -> Non
 
 def test_headline_figures_match_the_report(pairwise: Built) -> None:
     text = pairwise.paths.html.read_text(encoding="utf-8")
-    swap = pairwise.report["bias"]["position"]["judges"]["judge-claude"]["swap_consistency"]
-    assert f"{fmt_rate(swap['value'])} ({swap['consistent']}/{swap['n']})" in text
-    level = pairwise.report["verdict"]["level"]
+    swap = swap_consistency(pairwise.report, "judge-claude")
+    assert f"{fmt_rate(swap.value)} ({swap.consistent}/{swap.n})" in text
+    level = pairwise.report.verdict.level
     assert f"level-{level}" in text
 
 

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 
+from jurybox.analysis.model.effects import PairedTests
 from jurybox.reporting import render_markdown
-from jurybox.reporting._format import ROUNDING_NOTE, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_p, fmt_rate, fmt_score
 
-from .conftest import Built
+from .conftest import Built, swap_consistency
 
 SECTION_TITLES = (
     "Verdict: can these judges be trusted for this comparison?",
@@ -42,34 +43,42 @@ def test_tables_are_well_formed(built: Built) -> None:
 def test_rubric_tables_hold_the_report_figures(rubric: Built) -> None:
     text = rubric.paths.markdown.read_text(encoding="utf-8")
     report = rubric.report
-    total = report["effects"]["scores"]["overall"]["dimensions"]["total"]
+    assert report.effects.scores is not None and report.effects.scores.overall is not None
+    total = report.effects.scores.overall.dimensions["total"]
+    assert isinstance(total, PairedTests)
     row = next(line for line in text.splitlines() if line.startswith("| all items | total"))
-    assert fmt_score(total["control_mean"]) in row
-    assert fmt_score(total["treatment_mean"]) in row
-    assert fmt_p(total["wilcoxon"]["p_value"]) in row
+    assert fmt_score(total.control_mean) in row
+    assert fmt_score(total.treatment_mean) in row
+    assert fmt_p(total.wilcoxon.p_value) in row
     assert "Treatment effects per dimension and subgroup" in text
     assert "| category: math | accuracy" in text
-    alpha = report["agreement"]["scores"]["dimensions"]["total"]["krippendorff_alpha"]["value"]
-    assert fmt_rate(alpha) in text
-    icc = report["reliability"]["test_retest"]["judges"]["judge-openai"]
-    assert f"judge: judge-openai (total) | {fmt_rate(icc['value'])}" in text
+    assert report.agreement.scores is not None and report.agreement.scores.dimensions
+    alpha = report.agreement.scores.dimensions["total"].krippendorff_alpha
+    assert alpha is not None and fmt_rate(alpha.value) in text
+    retest = report.reliability.test_retest
+    assert retest is not None and retest.judges
+    icc = retest.judges["judge-openai"]
+    assert f"judge: judge-openai (total) | {fmt_rate(icc.value)}" in text
     assert "ok 48, unparsed 1, provider_error 1" in text  # judge-claude, by status
     assert "<0.001" in text  # the treatment effect planted in the synthetic data is large
 
 
 def test_pairwise_tables_hold_counts_next_to_rates(pairwise: Built) -> None:
     text = pairwise.paths.markdown.read_text(encoding="utf-8")
-    swap = pairwise.report["bias"]["position"]["judges"]["judge-claude"]["swap_consistency"]
-    expected = f"{fmt_rate(swap['value'])} ({swap['consistent']}/{swap['n']})"
+    swap = swap_consistency(pairwise.report, "judge-claude")
+    expected = f"{fmt_rate(swap.value)} ({swap.consistent}/{swap.n})"
     assert f"| judge-claude | {expected} |" in text
-    accuracy = pairwise.report["accuracy_vs_gold"]["judges"]["judge-openai"]["pooled"]
-    assert f"{fmt_rate(accuracy['value'])} ({accuracy['correct']}/{accuracy['n']})" in text
+    judges = pairwise.report.accuracy_vs_gold.judges
+    assert judges is not None
+    accuracy = judges["judge-openai"].pooled
+    assert f"{fmt_rate(accuracy.value)} ({accuracy.correct}/{accuracy.n})" in text
 
 
 def test_pipes_and_newlines_in_names_cannot_break_a_table(rubric: Built) -> None:
-    report = dict(rubric.report)
-    summary = dict(report["summary"])
-    summary["judges"] = [{**summary["judges"][0], "model": "evil|model\nname"}]
-    report["summary"] = summary
+    summary = rubric.report.summary
+    judge = summary.judges[0].model_copy(update={"model": "evil|model\nname"})
+    report = rubric.report.model_copy(
+        update={"summary": summary.model_copy(update={"judges": [judge]})}
+    )
     text = render_markdown(report)
     assert "evil\\|model name" in text

@@ -6,12 +6,15 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
+from jurybox.analysis import analyze_records
+from jurybox.analysis.model.human import CriterionJudge
 from jurybox.reporting import PLOT_NAMES
-from jurybox.reporting.plot_data import build_plot_specs
-from jurybox.reporting.plot_specs import NotApplicablePanel, PlotSpec, not_applicable
-from jurybox.reporting.plots import render_png
+from jurybox.reporting.plots import build_plot_specs
+from jurybox.reporting.plots.draw import render_png
+from jurybox.reporting.plots.specs import BarPanel, NotApplicablePanel, PlotSpec, not_applicable
 
 from .conftest import Built
+from .synthetic import criterion_records
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -95,3 +98,20 @@ def test_no_plots_when_not_requested(rubric: Built, tmp_path: Path, plots: bool)
     assert paths.plots_dir is None and paths.plots == ()
     assert not (tmp_path / "plots").exists()
     assert "data:image/png" not in paths.html.read_text(encoding="utf-8")
+
+
+def test_criterion_calibration_draws_tpr_and_tnr() -> None:
+    # Regression: the panel read an "estimate" key the report's proportions never have, so
+    # every TPR/TNR bar was empty.
+    records, human = criterion_records()
+    report = analyze_records(records, human=human)
+    spec = {s.name: s for s in build_plot_specs(report, None)}["calibration"]
+    panel = spec.panels[0]
+    assert isinstance(panel, BarPanel) and panel.title.startswith("Criterion verdicts")
+    criterion = report.human_calibration.criterion
+    assert criterion is not None and criterion.judges is not None
+    good = criterion.judges["good|concise"]
+    assert isinstance(good, CriterionJudge) and good.tpr_tnr.tpr is not None
+    assert panel.series[0].label == "TPR"
+    assert panel.series[0].values[0] == pytest.approx(good.tpr_tnr.tpr.value)
+    assert all(v is not None for series in panel.series for v in series.values)

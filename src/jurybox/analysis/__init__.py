@@ -1,11 +1,12 @@
-"""Judgments -> tidy frame -> every metric family -> one JSON-serialisable report.
+"""Judgments -> tidy frame -> every metric family -> one typed ``Report``.
 
 Public API:
 
-- ``analyze_records(records, *, human=None, items=None, options=None) -> dict``: the report
-  (structure in ``jurybox.analysis.report``; JSON Schema: ``report_schema()``).
-- ``build_frame(...) -> AnalysisFrame`` and ``analyze_frame(frame, options) -> dict``: the same
-  in two steps, for callers that also want the tidy tables (plots).
+- ``analyze_records(records, *, human=None, items=None, options=None) -> Report``: the typed
+  report (models in ``jurybox.analysis.model``; JSON Schema generated from them:
+  ``report_schema()``; ``analysis_report.json`` is ``report.model_dump(mode="json")``).
+- ``build_frame(...) -> AnalysisFrame`` and ``analyze_frame(frame, options) -> Report``: the
+  same in two steps, for callers that also want the tidy tables (plots).
 - ``import_verdicts(kind, path, out_path, mapping=None) -> int`` and ``load_imported(out_path)``:
   existing verdict files (LLMBar, PandaLM, JudgeBench, generic tables) as jurybox records plus
   a companion items file carrying the human gold.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.frame import AnalysisFrame, build_frame
 from jurybox.analysis.labels import HumanLabels
+from jurybox.analysis.model import Report
 from jurybox.analysis.options import AnalysisOptions, VerdictThresholds
 from jurybox.analysis.report import (
     FAMILIES,
@@ -41,6 +43,7 @@ __all__ = [
     "AnalysisFrame",
     "AnalysisOptions",
     "HumanLabels",
+    "Report",
     "VerdictThresholds",
     "analyze_frame",
     "analyze_records",

@@ -1,10 +1,11 @@
 """Report building blocks shared by the metric families.
 
-A family section is ``{"status": "computed" | "skipped", "reason": str | None, ...}``. A metric is
-the flattened frozen result of a ``jurybox.stats`` call: its headline number under ``value``, its
-sample size under ``n``, the variant under ``method`` and every other field of the result as is.
-When a statistic cannot be computed (``ValueError`` from ``jurybox.stats``), the metric keeps its
-place with ``value: null`` and the reason, so that nothing is silently 0 and nothing is NaN.
+A family section is a ``Section`` model: computed (its content set) or skipped with the reason.
+A metric is a ``Metric`` model built from the frozen result of a ``jurybox.stats`` call: the
+result's headline field (declared on the result type) under ``value``, its sample size under
+``n``, the variant under ``method`` and every other field of the result as is. When a statistic
+cannot be computed (``ValueError`` from ``jurybox.stats``), the metric keeps its place with
+``value: None`` and the reason, so that nothing is silently 0 and nothing is NaN.
 """
 
 from __future__ import annotations
@@ -13,76 +14,50 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel
 
-Json = dict[str, Any]
+from jurybox.analysis.model import Metric, Model, Skipped
 
 TOTAL = "total"  # the pseudo-dimension holding a record's overall score
 
-# The headline field of each stats result type, reported as "value".
-_PRIMARY = {
-    "KappaResult": "kappa",
-    "FleissKappaResult": "kappa",
-    "AlphaResult": "alpha",
-    "ICCResult": "icc",
-    "CronbachAlphaResult": "alpha",
-    "WilcoxonResult": "statistic",
-    "EffectSizeResult": "estimate",
-    "RankBiserialResult": "estimate",
-    "TOSTResult": "mean_diff",
-    "McNemarResult": "statistic",
-    "CorrelationResult": "rho",
-    "KruskalResult": "statistic",
-    "BinomialTestResult": "proportion",
-    "ProportionInterval": "estimate",
-    "PercentAgreement": "estimate",
-    "RoganGladenResult": "estimate",
-    "CorrectedRate": "estimate",
-    "WinRateResult": "estimate",
-    "TprTnrResult": "youden",
-}
 _N_FIELDS = ("n", "n_subjects", "n_targets", "n_units", "n_items")
 
-
-def skipped(reason: str, **extra: Any) -> Json:
-    """A family or sub-section that could not be computed, with the reason."""
-    return {"status": "skipped", "reason": reason, **extra}
+M = TypeVar("M", bound=Metric)
+T = TypeVar("T", bound=Model)
 
 
-def computed(**content: Any) -> Json:
-    """A family or sub-section that was computed."""
-    return {"status": "computed", "reason": None, **content}
+def skipped(reason: str) -> Skipped:
+    """A metric or sub-section that could not be computed, with the reason."""
+    return Skipped(status="skipped", reason=reason)
 
 
-def unavailable(reason: str, n: int, method: str | None = None) -> Json:
+def unavailable(model: type[M], reason: str, n: int, method: str | None = None) -> M:
     """A metric that has no value, kept in place with its reason."""
-    return {"value": None, "n": int(n), "method": method, "reason": reason}
+    return model(value=None, n=int(n), method=method, reason=reason)
 
 
-def from_result(result: Any, **extra: Any) -> Json:
-    """Flatten a frozen ``jurybox.stats`` result into a metric dict (see module docstring)."""
-    kind = type(result).__name__
-    data: Json = {}
+def flatten(result: Any) -> dict[str, Any]:
+    """A ``jurybox.stats`` result as metric fields: its headline renamed ``value``, ``n`` added."""
+    data: dict[str, Any] = {}
     for f in dataclasses.fields(result):
-        data[f.name] = getattr(result, f.name)
-    primary = _PRIMARY.get(kind)
-    if primary is not None and primary in data:
-        data["value"] = data.pop(primary)
+        value = getattr(result, f.name)
+        data[f.name] = flatten(value) if dataclasses.is_dataclass(value) else value
+    headline = getattr(type(result), "headline", None)
+    if headline is not None:
+        data["value"] = data.pop(headline)
     if "n" not in data:
         data["n"] = next((data[k] for k in _N_FIELDS if k in data), None)
-    for key, value in list(data.items()):
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            data[key] = from_result(value)
     data.setdefault("reason", None)
-    data.update(extra)
-    return data
+    safe: dict[str, Any] = json_safe(data)
+    return safe
 
 
-def attempt(fn: Callable[..., Any], *args: Any, n: int, **kwargs: Any) -> Json:
-    """Call a stats function and flatten its result; a ``ValueError`` becomes a reasoned null.
+def attempt(model: type[M], fn: Callable[..., Any], *args: Any, n: int, **kwargs: Any) -> M:
+    """Call a stats function into ``model``; a ``ValueError`` becomes a reasoned null.
 
     Warnings the statistic raises (e.g. low discrimination) are kept in the metric.
     """
@@ -91,21 +66,32 @@ def attempt(fn: Callable[..., Any], *args: Any, n: int, **kwargs: Any) -> Json:
         try:
             result = fn(*args, **kwargs)
         except ValueError as exc:
-            return unavailable(str(exc), n)
-    data = from_result(result)
+            return unavailable(model, str(exc), n)
+    data = flatten(result)
     if data.get("n") is None:
         data["n"] = int(n)  # results without a sample-size field (e.g. McNemar's)
     if caught:
         data["warnings"] = [str(w.message) for w in caught]
-    return data
+    return model.model_validate(data)
 
 
-def value_of(metric: Mapping[str, Any] | None, key: str = "value") -> float | None:
-    """A metric's number, or None when the metric is absent or has no value."""
-    if not metric:
+def with_fields(model: T, **fields: Any) -> T:
+    """``model`` with fields added or replaced (made JSON-safe; ``model_copy`` does not validate,
+    so callers pass the declared types)."""
+    return model.model_copy(update=json_safe(fields))
+
+
+def extend(model: type[M], metric: Metric, **fields: Any) -> M:
+    """``metric`` as the family's ``model`` (a subclass of its kind), with the family's fields."""
+    given = {key: getattr(metric, key) for key in metric.model_fields_set}
+    return model.model_validate({**given, **json_safe(fields)})
+
+
+def value_of(metric: Metric | Skipped | None) -> float | None:
+    """A metric's number, or None when the metric is absent, skipped or has no value."""
+    if not isinstance(metric, Metric) or metric.value is None:
         return None
-    found = metric.get(key)
-    return None if found is None else float(found)
+    return float(metric.value)
 
 
 def _scalar(obj: Any) -> Any:
@@ -116,7 +102,7 @@ def _scalar(obj: Any) -> Any:
     if isinstance(obj, float | np.floating):
         number = float(obj)
         return number if math.isfinite(number) else None
-    return obj if obj is None or isinstance(obj, str) else str(obj)
+    return obj if obj is None or isinstance(obj, str | BaseModel) else str(obj)
 
 
 def json_safe(obj: Any) -> Any:

@@ -8,15 +8,31 @@ scores); retests are left to reliability. Preferences are nominal (arm or tie), 
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, skipped
+from jurybox.analysis._common import TOTAL, attempt, with_fields
 from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.model.agreement import (
+    Agreement,
+    AgreementBlock,
+    AgreementUnits,
+    PairAgreement,
+    ScoreAgreement,
+)
+from jurybox.analysis.model.metrics import (
+    AlphaMetric,
+    FleissKappaMetric,
+    KappaMetric,
+    PercentAgreementMetric,
+    ProportionMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
+
+B = TypeVar("B", bound=AgreementBlock)
 
 PREF_UNIT = ["query_id", "order", "repeat"]
 SCORE_UNIT = ["query_id", "order", "arm", "repeat"]
@@ -46,20 +62,27 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
 
-def _pair_metrics(matrix: pd.DataFrame, confidence: float) -> list[Json]:
+def _pair_metrics(matrix: pd.DataFrame, confidence: float) -> list[PairAgreement]:
     out = []
     for first, second in combinations(matrix.columns, 2):
         both = matrix[[first, second]].dropna()
         a, b = both[first].to_numpy(), both[second].to_numpy()
         n = len(both)
         out.append(
-            {
-                "raters": [str(first), str(second)],
-                "cohen_kappa": attempt(stats.cohen_kappa, a, b, n=n, confidence=confidence),
-                "percent_agreement": attempt(
-                    stats.percent_agreement, a, b, n=n, confidence=confidence
+            PairAgreement(
+                raters=[str(first), str(second)],
+                cohen_kappa=attempt(
+                    KappaMetric, stats.cohen_kappa, a, b, n=n, confidence=confidence
                 ),
-            }
+                percent_agreement=attempt(
+                    PercentAgreementMetric,
+                    stats.percent_agreement,
+                    a,
+                    b,
+                    n=n,
+                    confidence=confidence,
+                ),
+            )
         )
     return out
 
@@ -78,77 +101,85 @@ def _codes(matrix: pd.DataFrame, level: str) -> np.ndarray[Any, np.dtype[np.floa
     return np.where(codes < 0, np.nan, codes.astype(float)).T
 
 
-def _fleiss(matrix: pd.DataFrame) -> Json:
+def _fleiss(matrix: pd.DataFrame) -> FleissKappaMetric:
     """Fleiss' kappa over the units every judge rated (it needs equal raters per unit)."""
     complete = matrix.dropna()
     codes, n_labels = _factorized(complete)
     counts = np.zeros((len(complete), n_labels), dtype=int)
     rows = np.repeat(np.arange(len(complete)), complete.shape[1])
     np.add.at(counts, (rows, codes.ravel()), 1)
-    return attempt(stats.fleiss_kappa, counts, n=len(complete))
+    return attempt(FleissKappaMetric, stats.fleiss_kappa, counts, n=len(complete))
 
 
-def _all_agree(matrix: pd.DataFrame, confidence: float) -> Json:
+def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
     complete = matrix.dropna()
     agree = int(complete.eq(complete.iloc[:, 0], axis=0).all(axis=1).sum()) if len(complete) else 0
     result = attempt(
-        stats.wilson_interval, agree, len(complete), n=len(complete), confidence=confidence
+        ProportionMetric,
+        stats.wilson_interval,
+        agree,
+        len(complete),
+        n=len(complete),
+        confidence=confidence,
     )
-    result["method"] = (
-        f"share of units on which every judge gives the same label; {result.get('method')}"
+    return with_fields(
+        result, method=f"share of units on which every judge gives the same label; {result.method}"
     )
-    return result
 
 
-def agreement_block(matrix: pd.DataFrame, level: str, confidence: float) -> Json:
-    """Every agreement statistic of one units x raters matrix."""
+def agreement_block(matrix: pd.DataFrame, level: str, confidence: float, kind: type[B]) -> B:
+    """Every agreement statistic of one units x raters matrix, as a ``kind`` section."""
     matrix = matrix.dropna(how="all")
     if matrix.shape[1] < 2:
-        return skipped("fewer than two judges rated these units")
+        return kind.skip("fewer than two judges rated these units")
     if matrix.empty:
-        return skipped("no unit was rated")
+        return kind.skip("no unit was rated")
     coded = _codes(matrix, level)
-    return computed(
+    return kind.of(
         level=level,
         n_units=len(matrix),
         n_complete_units=len(matrix.dropna()),
-        krippendorff_alpha=attempt(stats.krippendorff_alpha, coded, level, n=len(matrix)),
+        krippendorff_alpha=attempt(
+            AlphaMetric, stats.krippendorff_alpha, coded, level, n=len(matrix)
+        ),
         fleiss_kappa=_fleiss(matrix),
         percent_agreement=_all_agree(matrix, confidence),
         pairs=_pair_metrics(matrix, confidence),
     )
 
 
-def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreement:
     """The agreement family (see module docstring)."""
     judges = frame.ok["judge"].unique()
     if len(judges) < 2:
-        return skipped(
+        return Agreement.skip(
             f"a single judge ({', '.join(map(str, judges)) or 'none'}): agreement "
             "between judges needs at least two"
         )
     prefs = preference_matrix(frame)
     verdicts = verdict_matrix(frame)
     dims = (*frame.dimensions, TOTAL)
-    score_blocks = {
-        dim: agreement_block(score_matrix(frame, dim), "ordinal", options.confidence)
+    score_blocks: dict[str, AgreementBlock] = {
+        dim: agreement_block(
+            score_matrix(frame, dim), "ordinal", options.confidence, AgreementBlock
+        )
         for dim in dims
         if (frame.scores["dimension"] == dim).any()
     }
-    return computed(
-        unit={
-            "preferences": "item x presentation order x repeat",
-            "scores": "item x presentation order x arm x repeat",
-            "verdicts": "item x arm x criterion x repeat",
-        },
+    return Agreement.of(
+        unit=AgreementUnits(
+            preferences="item x presentation order x repeat",
+            scores="item x presentation order x arm x repeat",
+            verdicts="item x arm x criterion x repeat",
+        ),
         judges=[str(j) for j in sorted(judges)],
-        preferences=agreement_block(prefs, "nominal", options.confidence)
+        preferences=agreement_block(prefs, "nominal", options.confidence, AgreementBlock)
         if not prefs.empty
-        else skipped("no pairwise preferences in the records"),
-        scores=computed(dimensions=score_blocks)
+        else AgreementBlock.skip("no pairwise preferences in the records"),
+        scores=ScoreAgreement.of(dimensions=score_blocks)
         if score_blocks
-        else skipped("no scores in the records"),
-        verdicts=agreement_block(verdicts, "nominal", options.confidence)
+        else ScoreAgreement.skip("no scores in the records"),
+        verdicts=agreement_block(verdicts, "nominal", options.confidence, AgreementBlock)
         if not verdicts.empty
-        else skipped("no criterion verdicts in the records"),
+        else AgreementBlock.skip("no criterion verdicts in the records"),
     )

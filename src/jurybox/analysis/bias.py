@@ -12,9 +12,19 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, rate, skipped
+from jurybox.analysis._common import TOTAL, attempt, rate, skipped, with_fields
 from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity
 from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.bias import (
+    Bias,
+    FirstPositionRate,
+    Position,
+    PositionJudge,
+    ScoreOrderEffect,
+    SwapConsistency,
+)
+from jurybox.analysis.model.metrics import BinomialTestMetric
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import order_pairs
 from jurybox.analysis.self_enhancement import analyze_self
@@ -26,30 +36,32 @@ SWAP_METHOD = (
 )
 
 
-def swap_consistency(pairs: pd.DataFrame) -> Json:
+def swap_consistency(pairs: pd.DataFrame) -> SwapConsistency:
     """Swap consistency of one judge's order pairs (see ``SWAP_METHOD``)."""
     both_ok = pairs["ok_1"] & pairs["ok_2"]
     both_failed = ~pairs["ok_1"] & ~pairs["ok_2"]
     consistent = int((both_ok & (pairs["pref_1"] == pairs["pref_2"])).sum())
     n = int(both_ok.sum())
     value = rate(consistent, n)
-    return {
-        "value": value,
-        "n": n,
-        "consistent": consistent,
-        "n_pairs_total": len(pairs),
-        "both_failed": int(both_failed.sum()),
-        "one_failed": int((~both_ok & ~both_failed).sum()),
-        "consistent_or_both_failed": consistent + int(both_failed.sum()),
-        "method": SWAP_METHOD,
-        "reason": None if value is not None else "no pair succeeded in both orders",
-    }
+    return SwapConsistency(
+        value=value,
+        n=n,
+        consistent=consistent,
+        n_pairs_total=len(pairs),
+        both_failed=int(both_failed.sum()),
+        one_failed=int((~both_ok & ~both_failed).sum()),
+        consistent_or_both_failed=consistent + int(both_failed.sum()),
+        method=SWAP_METHOD,
+        reason=None if value is not None else "no pair succeeded in both orders",
+    )
 
 
-def _first_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Json]:
+def _first_position(
+    ok: pd.DataFrame, options: AnalysisOptions
+) -> dict[str, FirstPositionRate | Skipped]:
     decisive = ok[(ok["n_positions"] == 2) & ok["preference"].isin(["A", "B"])]
     ties = ok[(ok["n_positions"] == 2) & (ok["preference"] == "tie")].groupby("judge").size()
-    out: dict[str, Json] = {}
+    out: dict[str, FirstPositionRate | Skipped] = {}
     for judge, rows in decisive.groupby("judge"):
         if rows["first_arm"].nunique() < 2:
             # One arm always shown first: a first-position preference is indistinguishable
@@ -61,35 +73,47 @@ def _first_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Jso
             continue
         first = int((rows["preference"] == "A").sum())
         metric = attempt(
-            stats.binomial_test, first, len(rows), 0.5, n=len(rows), confidence=options.confidence
+            FirstPositionRate,
+            stats.binomial_test,
+            first,
+            len(rows),
+            0.5,
+            n=len(rows),
+            confidence=options.confidence,
         )
-        metric["ties"] = int(ties.get(judge, 0))
-        out[str(judge)] = metric
-    _holm_in_place(list(out.values()), options.alpha)
-    return out
+        out[str(judge)] = with_fields(metric, ties=int(ties.get(judge, 0)))
+    return _with_holm(out, options.alpha)
 
 
-def _holm_in_place(metrics: list[Json], alpha: float) -> None:
-    """Add ``p_holm`` (Holm-adjusted across the given tests) to every metric with a p-value."""
-    metrics = [m for m in metrics if m.get("status") != "skipped"]
-    tested = [m for m in metrics if m.get("p_value") is not None]
-    for m in metrics:
-        m["p_holm"] = None
-    if not tested:
-        return
-    result = stats.holm([m["p_value"] for m in tested], alpha=alpha)
-    for m, adjusted in zip(tested, result.adjusted, strict=True):
-        m["p_holm"] = adjusted
+def _with_holm(
+    metrics: dict[str, FirstPositionRate | Skipped], alpha: float
+) -> dict[str, FirstPositionRate | Skipped]:
+    """Every metric with ``p_holm`` (Holm-adjusted across the ones with a p-value, else None)."""
+    tested = {
+        k: m.p_value
+        for k, m in metrics.items()
+        if isinstance(m, FirstPositionRate) and m.p_value is not None
+    }
+    adjusted = (
+        dict(zip(tested, stats.holm(list(tested.values()), alpha=alpha).adjusted, strict=True))
+        if tested
+        else {}
+    )
+    return {
+        k: m if isinstance(m, Skipped) else with_fields(m, p_holm=adjusted.get(k))
+        for k, m in metrics.items()
+    }
 
 
-def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Json]:
+def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, BinomialTestMetric]:
     """Ranking mode: how often the response shown first is ranked best, against 1/k."""
     ranked = ok[ok["ranking"].notna() & (ok["n_positions"] >= 2)]
-    out: dict[str, Json] = {}
+    out: dict[str, BinomialTestMetric] = {}
     for (judge, _), rows in ranked.groupby(["judge", "n_positions"]):
         k = int(rows["n_positions"].iloc[0])
         top_first = int((rows["ranking"].str[0] == rows["first_arm"]).sum())
         out[f"{judge}|k={k}"] = attempt(
+            BinomialTestMetric,
             stats.binomial_test,
             top_first,
             len(rows),
@@ -100,7 +124,7 @@ def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Json]
     return out
 
 
-def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, Json]:
+def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, ScoreOrderEffect]:
     rows = frame.scores[(frame.scores["judge"] == judge) & ~frame.scores["retest"]]
     rows = rows[rows["position"].isin(["A", "B"])]
     keys = ["query_id", "repeat", "arm", "dimension"]
@@ -108,44 +132,48 @@ def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, Json]:
     if not {"A", "B"} <= set(wide.columns):
         return {}
     wide = wide.dropna(subset=["A", "B"])
-    out: dict[str, Json] = {}
+    out: dict[str, ScoreOrderEffect] = {}
     for dim, part in wide.groupby(level="dimension"):
-        metric = attempt(stats.wilcoxon_signed_rank, part["A"], part["B"], n=len(part))
-        metric["mean_difference"] = float((part["A"] - part["B"]).mean())
-        metric["difference"] = "score shown first minus score shown second, same arm and item"
-        out[str(dim)] = metric
+        metric = attempt(
+            ScoreOrderEffect, stats.wilcoxon_signed_rank, part["A"], part["B"], n=len(part)
+        )
+        out[str(dim)] = with_fields(
+            metric,
+            mean_difference=float((part["A"] - part["B"]).mean()),
+            difference="score shown first minus score shown second, same arm and item",
+        )
     return dict(sorted(out.items(), key=lambda kv: (kv[0] == TOTAL, kv[0])))
 
 
-def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position:
     """Position-bias section: swap consistency, first-position rate, score order effect."""
     ok = frame.ok[~frame.ok["retest"]]
     two_sided = ok["n_positions"] >= 2
     if not two_sided.any():
-        return skipped(
+        return Position.skip(
             "no judgment showed two or more responses (rubric/criterion modes judge "
             "one response at a time, so there is no position to prefer)"
         )
     pairs = order_pairs(frame)
     first = _first_position(ok, options)
-    judges: dict[str, Json] = {}
+    judges: dict[str, PositionJudge] = {}
     for judge in frame.judges:
         own = pairs[pairs["judge"] == judge] if not pairs.empty else pairs
-        judges[judge] = {
-            "swap_consistency": swap_consistency(own)
+        judges[judge] = PositionJudge(
+            swap_consistency=swap_consistency(own)
             if len(own)
             else skipped("no item was judged in both orders (position_bias_mode is not 'both')"),
-            "first_position_rate": first.get(judge) or skipped("no decisive two-way verdict"),
-            "score_order_effect": _score_order_effect(frame, judge),
-        }
-    return computed(judges=judges, top_position_rate=_top_position(ok, options))
+            first_position_rate=first.get(judge) or skipped("no decisive two-way verdict"),
+            score_order_effect=_score_order_effect(frame, judge),
+        )
+    return Position.of(judges=judges, top_position_rate=_top_position(ok, options))
 
 
-def analyze_bias(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_bias(frame: AnalysisFrame, options: AnalysisOptions) -> Bias:
     """The bias family: position, verbosity, self-enhancement, leniency."""
     if frame.ok.empty:
-        return skipped("no successful judgment")
-    return computed(
+        return Bias.skip("no successful judgment")
+    return Bias.of(
         position=analyze_position(frame, options),
         verbosity=analyze_verbosity(frame, options),
         self_enhancement=analyze_self(frame, options),

@@ -13,15 +13,45 @@ failed judgments as wrong (the convention of LLMBar's and JudgeBench's published
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    majority_vote,
+    skipped,
+    with_fields,
+)
 from jurybox.analysis.agreement import agreement_block
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, JudgeGoldAccuracy
+from jurybox.analysis.model.human import (
+    CriterionJudge,
+    DimensionKappa,
+    HumanCalibration,
+    HumanCriterion,
+    HumanPreferenceJudge,
+    HumanPreferences,
+    HumanScoreJudge,
+    HumanScores,
+    InterAnnotator,
+)
+from jurybox.analysis.model.metrics import (
+    CorrectedRateMetric,
+    ICCMetric,
+    KappaMetric,
+    ProportionMetric,
+    TprTnrMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated, order_pairs, pairwise_records
+
+K = TypeVar("K", bound=KappaMetric)
 
 
 def gold_preferences(frame: AnalysisFrame) -> pd.Series:
@@ -30,69 +60,79 @@ def gold_preferences(frame: AnalysisFrame) -> pd.Series:
     return prefs.set_index("query_id")["label"]
 
 
-def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnnotator:
     annotators = frame.labels.annotators
     if annotators.empty:
-        return skipped("no label carries several annotators")
+        return InterAnnotator.skip("no label carries several annotators")
     matrix = annotators.drop_duplicates(["query_id", "annotator"]).pivot(
         index="query_id", columns="annotator", values="label"
     )
-    block = agreement_block(matrix, "nominal", options.confidence)
+    block = agreement_block(matrix, "nominal", options.confidence, InterAnnotator)
     majority = majority_vote(annotators, "query_id", "label")
     counts = majority.dropna().value_counts()
-    block["majority_counts"] = {str(k): int(v) for k, v in counts.items()}
-    block["no_majority"] = int(majority.isna().sum())
-    return block
-
-
-def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions) -> Json:
-    return attempt(
-        stats.cohen_kappa, a.to_numpy(), b.to_numpy(), n=len(a), confidence=options.confidence
+    return block.model_copy(
+        update={
+            "majority_counts": {str(k): int(v) for k, v in counts.items()},
+            "no_majority": int(majority.isna().sum()),
+        }
     )
 
 
-def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions, model: type[K]) -> K:
+    return attempt(
+        model,
+        stats.cohen_kappa,
+        a.to_numpy(),
+        b.to_numpy(),
+        n=len(a),
+        confidence=options.confidence,
+    )
+
+
+def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanPreferences:
     gold = gold_preferences(frame)
     if gold.empty:
-        return skipped("no gold preference (preferred_arm or annotators) in the labels")
+        return HumanPreferences.skip(
+            "no gold preference (preferred_arm or annotators) in the labels"
+        )
     ok = frame.ok[~frame.ok["retest"] & frame.ok["preferred_arm"].notna()]
     ok = ok.assign(gold=ok["query_id"].map(gold)).dropna(subset=["gold"])
     cons = consolidated(frame)
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
     if ok.empty:
-        return skipped("no successful preference on a labelled item")
-    judges: dict[str, Json] = {}
+        return HumanPreferences.skip("no successful preference on a labelled item")
+    judges: dict[str, HumanPreferenceJudge] = {}
     for judge, rows in ok.groupby("judge"):
         own = cons[cons["judge"] == judge]
-        judges[str(judge)] = {
-            "orders": {
-                str(o): _kappa(r["preferred_arm"], r["gold"], options)
+        judges[str(judge)] = HumanPreferenceJudge(
+            orders={
+                str(o): _kappa(r["preferred_arm"], r["gold"], options, KappaMetric)
                 for o, r in rows.groupby("order")
             },
-            "pooled": _kappa(rows["preferred_arm"], rows["gold"], options),
-            "consolidated": _kappa(own["label"], own["gold"], options),
-        }
-    return computed(judges=judges, n_labelled=len(gold))
+            pooled=_kappa(rows["preferred_arm"], rows["gold"], options, KappaMetric),
+            consolidated=_kappa(own["label"], own["gold"], options, KappaMetric),
+        )
+    return HumanPreferences.of(judges=judges, n_labelled=len(gold))
 
 
 def _round_half_up(values: pd.Series) -> pd.Series:
     return pd.Series(np.floor(values.to_numpy(float) + 0.5), index=values.index)
 
 
-def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanScores:
     human = frame.labels.scores
     if human.empty:
-        return skipped("no human scores in the labels")
-    judges: dict[str, Json] = {}
+        return HumanScores.skip("no human scores in the labels")
+    dims: dict[str, dict[str, DimensionKappa]] = {}
+    icc: dict[str, ICCMetric] = {}
     for dim in sorted(human["dimension"].unique()):
         merged = judge_scores(frame, dim).merge(
             human[human["dimension"] == dim], on=["query_id", "arm"], suffixes=("", "_human")
         )
         for judge, rows in merged.groupby("judge"):
-            entry = judges.setdefault(str(judge), {"dimensions": {}})
             a, b = _round_half_up(rows["score"]), rows["score_human"]
-            metric = _kappa(a, b, options)
-            metric["weighted_quadratic"] = attempt(
+            weighted = attempt(
+                KappaMetric,
                 stats.cohen_kappa,
                 a.to_numpy(),
                 b.to_numpy(),
@@ -100,40 +140,35 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
                 n=len(rows),
                 confidence=options.confidence,
             )
-            entry["dimensions"][dim] = metric
+            metric = with_fields(_kappa(a, b, options, DimensionKappa), weighted_quadratic=weighted)
+            dims.setdefault(str(judge), {})[dim] = metric
             if dim == TOTAL:
-                entry["total_icc"] = attempt(
+                icc[str(judge)] = attempt(
+                    ICCMetric,
                     stats.icc,
                     rows[["score", "score_human"]].to_numpy(),
                     "2,1",
                     n=len(rows),
                     confidence=options.confidence,
                 )
-    if not judges:
-        return skipped("no judge scored a response that humans scored")
-    return computed(judges=judges, rounding="judge's mean score rounded half up for kappa")
+    if not dims:
+        return HumanScores.skip("no judge scored a response that humans scored")
+    judges = {j: HumanScoreJudge.given(dimensions=d, total_icc=icc.get(j)) for j, d in dims.items()}
+    return HumanScores.of(judges=judges, rounding="judge's mean score rounded half up for kappa")
 
 
-def _criterion_entry(rows: pd.DataFrame, unlabelled: pd.Series, options: AnalysisOptions) -> Json:
+def _criterion_entry(
+    rows: pd.DataFrame, unlabelled: pd.Series, options: AnalysisOptions
+) -> CriterionJudge:
     labels, preds = rows["human"] == "Pass", rows["verdict"] == "Pass"
     n = len(rows)
-    entry: Json = {
-        "tpr_tnr": attempt(
-            stats.tpr_tnr, labels.to_numpy(), preds.to_numpy(), n=n, confidence=options.confidence
-        ),
-        "human_pass_rate": attempt(
-            stats.wilson_interval, int(labels.sum()), n, n=n, confidence=options.confidence
-        ),
-        "judge_pass_rate": attempt(
-            stats.wilson_interval, int(preds.sum()), n, n=n, confidence=options.confidence
-        ),
-    }
-    if unlabelled.empty:
-        entry["corrected_pass_rate"] = skipped(
+    corrected: CorrectedRateMetric | Skipped = (
+        skipped(
             "every response this judge assessed has a human label: human_pass_rate is the answer"
         )
-    else:
-        entry["corrected_pass_rate"] = attempt(
+        if unlabelled.empty
+        else attempt(
+            CorrectedRateMetric,
             stats.corrected_pass_rate,
             labels.to_numpy(),
             preds.to_numpy(),
@@ -142,23 +177,42 @@ def _criterion_entry(rows: pd.DataFrame, unlabelled: pd.Series, options: Analysi
             confidence=options.confidence,
             rng=options.seed,
         )
-    return entry
+    )
+    return CriterionJudge(
+        tpr_tnr=attempt(
+            TprTnrMetric,
+            stats.tpr_tnr,
+            labels.to_numpy(),
+            preds.to_numpy(),
+            n=n,
+            confidence=options.confidence,
+        ),
+        human_pass_rate=_share(int(labels.sum()), n, options),
+        judge_pass_rate=_share(int(preds.sum()), n, options),
+        corrected_pass_rate=corrected,
+    )
 
 
-def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _share(successes: int, n: int, options: AnalysisOptions) -> ProportionMetric:
+    return attempt(
+        ProportionMetric, stats.wilson_interval, successes, n, n=n, confidence=options.confidence
+    )
+
+
+def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCriterion:
     human = frame.labels.verdicts
     if human.empty:
-        return skipped("no human Pass/Fail verdicts in the labels")
+        return HumanCriterion.skip("no human Pass/Fail verdicts in the labels")
     ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
     if ok.empty:
-        return skipped("no criterion verdicts in the records")
+        return HumanCriterion.skip("no criterion verdicts in the records")
     ok = ok.assign(criterion=ok["criterion"].fillna(""))
     keyed = ok.merge(
         human.rename(columns={"verdict": "human", "arm": "target_arm"}),
         on=["query_id", "target_arm"],
         how="left",
     )
-    judges: dict[str, Json] = {}
+    judges: dict[str, CriterionJudge | Skipped] = {}
     for (judge, criterion), rows in keyed.groupby(["judge", "criterion"]):
         labelled = rows.dropna(subset=["human"])
         name = f"{judge}|{criterion}" if criterion else str(judge)
@@ -168,15 +222,15 @@ def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
         judges[name] = _criterion_entry(
             labelled, rows.loc[rows["human"].isna(), "verdict"], options
         )
-    return computed(positive_class="Pass", judges=judges)
+    return HumanCriterion.of(positive_class="Pass", judges=judges)
 
 
-def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCalibration:
     """The human-calibration family."""
     labels = frame.labels
     if labels.empty and labels.annotators.empty:
-        return skipped("no human labels (item `human` fields or a labels mapping)")
-    return computed(
+        return HumanCalibration.skip("no human labels (item `human` fields or a labels mapping)")
+    return HumanCalibration.of(
         inter_annotator=_inter_annotator(frame, options),
         preferences=_preference_kappas(frame, options),
         scores=_score_calibration(frame, options),
@@ -184,15 +238,19 @@ def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     )
 
 
-def _accuracy(correct: int, n: int, n_total: int, options: AnalysisOptions) -> Json:
-    metric = attempt(stats.wilson_interval, correct, n, n=n, confidence=options.confidence)
-    metric.update(
-        correct=correct, n_total=n_total, accuracy_all=correct / n_total if n_total else None
+def _accuracy(correct: int, n: int, n_total: int, options: AnalysisOptions) -> Accuracy:
+    metric = attempt(
+        Accuracy, stats.wilson_interval, correct, n, n=n, confidence=options.confidence
     )
-    return metric
+    return with_fields(
+        metric,
+        correct=correct,
+        n_total=n_total,
+        accuracy_all=correct / n_total if n_total else None,
+    )
 
 
-def _both_orders(pairs: pd.DataFrame, options: AnalysisOptions) -> Json:
+def _both_orders(pairs: pd.DataFrame, options: AnalysisOptions) -> Accuracy | Skipped:
     if pairs.empty:
         return skipped("no item was judged in both presentation orders")
     both = pairs["ok_1"] & pairs["ok_2"] & (pairs["pref_1"] == pairs["gold"])
@@ -202,29 +260,31 @@ def _both_orders(pairs: pd.DataFrame, options: AnalysisOptions) -> Json:
 
 def _judge_accuracy(
     rows: pd.DataFrame, pairs: pd.DataFrame, cons: pd.DataFrame, options: AnalysisOptions
-) -> Json:
-    def score(part: pd.DataFrame) -> Json:
+) -> JudgeGoldAccuracy:
+    def score(part: pd.DataFrame) -> Accuracy:
         hit = part["ok"] & (part["preferred_arm"] == part["gold"])
         return _accuracy(int(hit.sum()), int(part["ok"].sum()), len(part), options)
 
     hits = int((cons["label"] == cons["gold"]).sum())
-    return {
-        "orders": {str(o): score(part) for o, part in rows.groupby("order")},
-        "pooled": score(rows),
-        "consolidated": _accuracy(hits, len(cons), len(cons), options),
-        "both_orders_correct": _both_orders(pairs, options),
-    }
+    return JudgeGoldAccuracy(
+        orders={str(o): score(part) for o, part in rows.groupby("order")},
+        pooled=score(rows),
+        consolidated=_accuracy(hits, len(cons), len(cons), options),
+        both_orders_correct=_both_orders(pairs, options),
+    )
 
 
-def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> AccuracyVsGold:
     """Accuracy of each judge against gold preferences, per presentation order and overall."""
     gold = gold_preferences(frame)
     if gold.empty:
-        return skipped("no gold preference in the labels (imported benchmark data carries one)")
+        return AccuracyVsGold.skip(
+            "no gold preference in the labels (imported benchmark data carries one)"
+        )
     recs = pairwise_records(frame)
     recs = recs.assign(gold=recs["query_id"].map(gold)).dropna(subset=["gold"])
     if recs.empty:
-        return skipped("no pairwise judgment of a labelled item")
+        return AccuracyVsGold.skip("no pairwise judgment of a labelled item")
     pairs, cons = order_pairs(frame), consolidated(frame)
     pairs = pairs.assign(gold=pairs["query_id"].map(gold)).dropna(subset=["gold"])
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
@@ -237,7 +297,7 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
         )
         for j, rows in recs.groupby("judge")
     }
-    return computed(
+    return AccuracyVsGold.of(
         judges=judges,
         n_labelled=len(gold),
         method="correct = preferred arm equals the gold label; value over successful "

@@ -12,8 +12,9 @@ across judges.
 
 from __future__ import annotations
 
+import math
 import warnings
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -21,18 +22,45 @@ import statsmodels.api as sm
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, skipped, unavailable
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    json_safe,
+    skipped,
+    unavailable,
+    with_fields,
+)
 from jurybox.analysis.agreement import score_matrix
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model.bias import (
+    Fit,
+    JudgeMean,
+    LengthFit,
+    Leniency,
+    LeniencyJudge,
+    LeniencyRange,
+    Verbosity,
+    VerbosityJudge,
+    VerbosityPreferences,
+    VerbosityScores,
+)
+from jurybox.analysis.model.metrics import BinomialTestMetric, CorrelationMetric, KruskalMetric
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
 _FIT_ERRORS = (ValueError, np.linalg.LinAlgError, PerfectSeparationError)
+F = TypeVar("F", bound=Fit)
 
 
 def _fit(
-    y: pd.Series, design: pd.DataFrame, term: str, kind: str, options: AnalysisOptions
-) -> Json:
+    model: type[F],
+    y: pd.Series,
+    design: pd.DataFrame,
+    term: str,
+    *,
+    kind: str,
+    options: AnalysisOptions,
+) -> F:
     """One statsmodels OLS / Logit fit (intercept added), reported as the coefficient of ``term``.
 
     The design matrix is built here rather than through a formula: patsy's per-value type
@@ -40,7 +68,7 @@ def _fit(
     """
     n = len(y)
     if n < 4 or design[term].nunique() < 2:
-        return unavailable(f"too few observations or no variation in {term}", n)
+        return unavailable(model, f"too few observations or no variation in {term}", n)
     exog = sm.add_constant(design.astype(float), has_constant="add")
     try:
         with warnings.catch_warnings():
@@ -50,10 +78,10 @@ def _fit(
             else:
                 fit = sm.Logit(y.astype(float), exog).fit(disp=0)
     except (*_FIT_ERRORS, RuntimeWarning) as exc:
-        return unavailable(f"{kind} fit failed: {exc}", n)
+        return unavailable(model, f"{kind} fit failed: {exc}", n)
     low, high = fit.conf_int(alpha=1 - options.confidence).loc[term]
     terms = " + ".join(design.columns)
-    return {
+    fields = {
         "value": float(fit.params[term]),
         "n": int(fit.nobs),
         "p_value": float(fit.pvalues[term]),
@@ -63,13 +91,15 @@ def _fit(
         "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}",
         "reason": None,
     }
+    return model.model_validate(json_safe(fields))
 
 
-def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> VerbosityScores:
     x, y, n = rows["length"].to_numpy(float), rows["score"].to_numpy(float), len(rows)
     multi_arm = rows["arm"].nunique() > 1
     partial = (
         attempt(
+            CorrelationMetric,
             stats.partial_spearman,
             x,
             y,
@@ -78,30 +108,26 @@ def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
             confidence=options.confidence,
         )
         if multi_arm
-        else unavailable("a single arm: nothing to control for", n)
+        else unavailable(CorrelationMetric, "a single arm: nothing to control for", n)
     )
     design = pd.DataFrame({"length_units": rows["length"] / options.verbosity_unit_chars})
     if multi_arm:
         arms = pd.get_dummies(rows["arm"], prefix="arm", drop_first=True, dtype=float)
         design = pd.concat([design, arms], axis=1)
-    ols = _fit(rows["score"], design, "length_units", "ols", options)
-    ols["length_unit_chars"] = options.verbosity_unit_chars
-    test = partial if partial.get("value") is not None else None
-    spear = attempt(stats.spearman, x, y, n=n, confidence=options.confidence)
-    test = test or spear
-    return {
-        "spearman": spear,
-        "partial_spearman": partial,
-        "ols": ols,
-        "detected": _detected(test, options.alpha),
-        "direction": None
-        if test.get("value") is None
-        else ("longer" if test["value"] > 0 else "shorter"),
-    }
+    ols = _fit(LengthFit, rows["score"], design, "length_units", kind="ols", options=options)
+    ols = with_fields(ols, length_unit_chars=options.verbosity_unit_chars)
+    spear = attempt(CorrelationMetric, stats.spearman, x, y, n=n, confidence=options.confidence)
+    test = partial if partial.value is not None else spear
+    return VerbosityScores(
+        spearman=spear,
+        partial_spearman=partial,
+        ols=ols,
+        detected=_detected(test.p_value, options.alpha),
+        direction=None if test.value is None else ("longer" if test.value > 0 else "shorter"),
+    )
 
 
-def _detected(metric: Json, alpha: float) -> bool | None:
-    p = metric.get("p_value")
+def _detected(p: float | None, alpha: float) -> bool | None:
     return None if p is None else bool(p < alpha)
 
 
@@ -118,12 +144,15 @@ def _longer_arm(frame: AnalysisFrame) -> pd.Series:
     return frame.memo("longer_arm", build)
 
 
-def _verbosity_prefs(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _verbosity_prefs(
+    rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions
+) -> VerbosityPreferences:
     longer = _longer_arm(frame)
     rows = rows.assign(longer=rows["query_id"].map(longer))
     decisive = rows[(rows["label"] != "tie") & rows["longer"].notna()]
     wins = int((decisive["label"] == decisive["longer"]).sum())
     rate = attempt(
+        BinomialTestMetric,
         stats.binomial_test,
         wins,
         len(decisive),
@@ -131,84 +160,94 @@ def _verbosity_prefs(rows: pd.DataFrame, frame: AnalysisFrame, options: Analysis
         n=len(decisive),
         confidence=options.confidence,
     )
-    rate["method"] = (
-        f"share of decisive consolidated verdicts won by the longer response; {rate.get('method')}"
+    rate = with_fields(
+        rate,
+        method=f"share of decisive consolidated verdicts won by the longer response; {rate.method}",
     )
-    logit = unavailable("needs two arms", len(rows))
-    if len(frame.arms) >= 2:
-        lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
-        control, treatment = frame.arms[0], frame.arms[1]
-        if {control, treatment} <= set(lengths.columns):
-            diff = (lengths[treatment] - lengths[control]) / options.verbosity_unit_chars
-            data = rows[rows["label"].isin([control, treatment])]
-            data = data.assign(
-                prefers_treatment=(data["label"] == treatment).astype(float),
-                length_diff=data["query_id"].map(diff),
-            ).dropna(subset=["length_diff"])
-            logit = _fit(
-                data["prefers_treatment"], data[["length_diff"]], "length_diff", "logit", options
-            )
+    logit = _length_logit(rows, frame, options)
     # The logit slope controls for a treatment effect (its intercept); the raw rate does not.
-    test = logit if logit.get("p_value") is not None else rate
-    return {
-        "longer_preferred": rate,
-        "logit": logit,
-        "detected": _detected(test, options.alpha),
-        "detected_by": "logit" if test is logit else "longer_preferred",
-    }
+    by_logit = logit.p_value is not None
+    return VerbosityPreferences(
+        longer_preferred=rate,
+        logit=logit,
+        detected=_detected(logit.p_value if by_logit else rate.p_value, options.alpha),
+        detected_by="logit" if by_logit else "longer_preferred",
+    )
 
 
-def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _length_logit(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions) -> Fit:
+    """Logit of "treatment preferred" on the length difference (intercept: treatment effect)."""
+    if len(frame.arms) < 2:
+        return unavailable(Fit, "needs two arms", len(rows))
+    lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
+    control, treatment = frame.arms[0], frame.arms[1]
+    if not {control, treatment} <= set(lengths.columns):
+        return unavailable(Fit, "needs two arms", len(rows))
+    diff = (lengths[treatment] - lengths[control]) / options.verbosity_unit_chars
+    data = rows[rows["label"].isin([control, treatment])]
+    data = data.assign(
+        prefers_treatment=(data["label"] == treatment).astype(float),
+        length_diff=data["query_id"].map(diff),
+    ).dropna(subset=["length_diff"])
+    design = data[["length_diff"]]
+    return _fit(
+        Fit, data["prefers_treatment"], design, "length_diff", kind="logit", options=options
+    )
+
+
+def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Verbosity:
     """Verbosity bias per judge (see module docstring)."""
     if frame.items.empty:
-        return skipped("no items given: response lengths are unknown")
+        return Verbosity.skip("no items given: response lengths are unknown")
     lengths = frame.items[["query_id", "arm", "length"]]
     scores = judge_scores(frame).merge(lengths, on=["query_id", "arm"])
     prefs = consolidated(frame)
-    judges: dict[str, Json] = {}
+    judges: dict[str, VerbosityJudge] = {}
     for judge in frame.judges:
-        entry: Json = {}
         own = scores[scores["judge"] == judge]
-        if len(own):
-            entry["scores"] = _verbosity_scores(own, options)
         own_prefs = prefs[prefs["judge"] == judge]
-        if len(own_prefs):
-            entry["preferences"] = _verbosity_prefs(own_prefs, frame, options)
-        if entry:
-            judges[judge] = entry
+        if len(own) or len(own_prefs):
+            judges[judge] = VerbosityJudge.given(
+                scores=_verbosity_scores(own, options) if len(own) else None,
+                preferences=_verbosity_prefs(own_prefs, frame, options) if len(own_prefs) else None,
+            )
     if not judges:
-        return skipped("no score or preference matches an item's responses")
-    return computed(length_unit="characters", judges=judges)
+        return Verbosity.skip("no score or preference matches an item's responses")
+    return Verbosity.of(length_unit="characters", judges=judges)
 
 
-def _means(rows: pd.DataFrame) -> dict[str, Any]:
+def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:
     grouped = rows.groupby("judge")["score"]
     return {
-        str(j): {"mean": float(m), "n": int(c)}
+        str(j): JudgeMean.model_validate(json_safe({"mean": float(m), "n": int(c)}))
         for (j, m), c in zip(grouped.mean().items(), grouped.size(), strict=True)
     }
 
 
-def _lenient_judges(frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series) -> Json:
+def _lenient_judges(
+    frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series
+) -> dict[str, LeniencyJudge]:
     dims = {
         dim: _means(frame.scores[(frame.scores["dimension"] == dim) & ~frame.scores["retest"]])
         for dim in frame.dimensions
     }
     return {
-        str(j): {
-            "mean": float(means[j]),
-            "n": int(common[j].notna().sum()),
-            "dimensions": {d: v.get(str(j)) for d, v in dims.items()},
-        }
+        str(j): LeniencyJudge(
+            mean=_finite(float(means[j])),
+            n=int(common[j].notna().sum()),
+            dimensions={d: v.get(str(j)) for d, v in dims.items()},
+        )
         for j in common.columns
     }
 
 
-def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Leniency:
     """Leniency: per-judge means on commonly scored responses, range, Kruskal-Wallis."""
     del options  # no tunable here; kept for the family signature
     if frame.scores.empty:
-        return skipped("no scores: leniency compares judges' score levels (pairwise-only data)")
+        return Leniency.skip(
+            "no scores: leniency compares judges' score levels (pairwise-only data)"
+        )
     matrix = score_matrix(frame, TOTAL)
     common = matrix.dropna()
     method = "means over the units (item x order x arm x repeat) every judge scored"
@@ -218,24 +257,31 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
     means = common.mean()
     judges = _lenient_judges(frame, common, means)
     if len(judges) < 2:
-        return computed(
+        return Leniency.of(
             judges=judges,
             method=method,
             range=skipped("a single judge: no range across judges"),
             kruskal_wallis=skipped("a single judge"),
         )
     groups = [common[j].dropna().to_numpy() for j in common.columns]
-    spread = {
-        "value": float(means.max() - means.min()),
-        "n": len(common),
-        "reason": None,
-        "most_lenient": str(means.idxmax()),
-        "most_severe": str(means.idxmin()),
-        "method": "max minus min of per-judge mean total score",
-    }
-    return computed(
+    spread = LeniencyRange(
+        value=_finite(float(means.max() - means.min())),
+        n=len(common),
+        reason=None,
+        most_lenient=str(means.idxmax()),
+        most_severe=str(means.idxmin()),
+        method="max minus min of per-judge mean total score",
+    )
+    return Leniency.of(
         judges=judges,
         method=method,
         range=spread,
-        kruskal_wallis=attempt(stats.kruskal_wallis, *groups, n=int(sum(map(len, groups)))),
+        kruskal_wallis=attempt(
+            KruskalMetric, stats.kruskal_wallis, *groups, n=int(sum(map(len, groups)))
+        ),
     )
+
+
+def _finite(x: float) -> float | None:
+    """None for NaN (a judge with no common unit): the report never holds NaN."""
+    return x if math.isfinite(x) else None

@@ -20,8 +20,29 @@ import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    json_safe,
+    majority_vote,
+    skipped,
+    with_fields,
+)
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.effects import (
+    ByMetadata,
+    EffectPreferences,
+    Effects,
+    EffectScores,
+    Equivalence,
+    GateFailures,
+    HolmWilcoxon,
+    PairedTests,
+    PreferenceWinRate,
+    Subgroup,
+)
+from jurybox.analysis.model.metrics import EffectSizeMetric, RankBiserialMetric, TOSTMetric
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -55,42 +76,63 @@ def item_arm_scores(frame: AnalysisFrame, dimension: str, judge: str | None = No
 
 def paired_tests(
     wide: pd.DataFrame, control: str, treatment: str, options: AnalysisOptions
-) -> Json:
+) -> PairedTests | Skipped:
     """Wilcoxon, d_z and rank-biserial of treatment minus control over items with both arms."""
     if not {control, treatment} <= set(wide.columns):
         return skipped(f"no item has scores for both '{control}' and '{treatment}'")
     both = wide[[control, treatment]].dropna()
     x, y, n = both[treatment].to_numpy(), both[control].to_numpy(), len(both)
-    return {
-        "n": n,
-        "control_mean": float(y.mean()) if n else None,
-        "treatment_mean": float(x.mean()) if n else None,
-        "mean_difference": float((x - y).mean()) if n else None,
-        "wilcoxon": attempt(stats.wilcoxon_signed_rank, x, y, n=n),
-        "cohens_d": attempt(stats.cohens_d_paired, x, y, n=n, confidence=options.confidence),
-        "rank_biserial": attempt(stats.rank_biserial, x, y, n=n),
-    }
+    return PairedTests.model_validate(
+        json_safe(
+            {
+                "n": n,
+                "control_mean": float(y.mean()) if n else None,
+                "treatment_mean": float(x.mean()) if n else None,
+                "mean_difference": float((x - y).mean()) if n else None,
+                "wilcoxon": attempt(HolmWilcoxon, stats.wilcoxon_signed_rank, x, y, n=n),
+                "cohens_d": attempt(
+                    EffectSizeMetric,
+                    stats.cohens_d_paired,
+                    x,
+                    y,
+                    n=n,
+                    confidence=options.confidence,
+                ),
+                "rank_biserial": attempt(RankBiserialMetric, stats.rank_biserial, x, y, n=n),
+            }
+        )
+    )
 
 
-def _holm(dims: dict[str, Json], alpha: float) -> None:
-    """Holm across the rubric dimensions (not the total) of one subgroup, in place."""
-    tested = [
-        (d, t["wilcoxon"]["p_value"])
+def _holm(dims: dict[str, PairedTests | Skipped], alpha: float) -> dict[str, PairedTests | Skipped]:
+    """Holm across the rubric dimensions (not the total) of one subgroup: ``p_holm`` on every
+    test, ``significant`` where there is a p-value."""
+    tested = {
+        d: t.wilcoxon.p_value
         for d, t in dims.items()
-        if d != TOTAL and t.get("wilcoxon", {}).get("p_value") is not None
-    ]
-    for test in dims.values():
-        if "wilcoxon" in test:
-            test["wilcoxon"]["p_holm"] = None
-    if not tested:
-        return
-    result = stats.holm([p for _, p in tested], alpha=alpha)
-    for (dim, _), adjusted, reject in zip(tested, result.adjusted, result.reject, strict=True):
-        dims[dim]["wilcoxon"]["p_holm"] = adjusted
-        dims[dim]["significant"] = bool(reject)
-    total = dims.get(TOTAL, {}).get("wilcoxon", {})
-    if total.get("p_value") is not None:
-        dims[TOTAL]["significant"] = bool(total["p_value"] < alpha)
+        if d != TOTAL and isinstance(t, PairedTests) and t.wilcoxon.p_value is not None
+    }
+    result = stats.holm(list(tested.values()), alpha=alpha) if tested else None
+    adjusted = dict(zip(tested, result.adjusted, strict=True)) if result else {}
+    reject = dict(zip(tested, result.reject, strict=True)) if result else {}
+    out: dict[str, PairedTests | Skipped] = {}
+    for dim, test in dims.items():
+        if isinstance(test, Skipped):
+            out[dim] = test
+            continue
+        p = test.wilcoxon.p_value
+        significant = reject.get(dim)
+        if dim == TOTAL and p is not None and tested:
+            # Unadjusted (the total is not in the Holm family), and only beside tested dimensions.
+            significant = p < alpha
+        out[dim] = _adjusted(test, adjusted.get(dim), significant)
+    return out
+
+
+def _adjusted(test: PairedTests, p_holm: float | None, significant: bool | None) -> PairedTests:
+    """``test`` with its Holm p-value, and ``significant`` where it was tested."""
+    test = with_fields(test, wilcoxon=with_fields(test.wilcoxon, p_holm=p_holm))
+    return test if significant is None else with_fields(test, significant=bool(significant))
 
 
 def _in_items(index: pd.Index, qids: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
@@ -103,28 +145,30 @@ def _in_items(index: pd.Index, qids: Any) -> np.ndarray[Any, np.dtype[np.bool_]]
 
 
 def _subgroup(
-    frame: AnalysisFrame, qids: pd.Index | None, contrast: tuple[str, str], options: AnalysisOptions
-) -> Json:
-    dims: dict[str, Json] = {}
+    frame: AnalysisFrame,
+    qids: pd.Index | None,
+    contrast: tuple[str, str],
+    options: AnalysisOptions,
+) -> Subgroup:
+    dims: dict[str, PairedTests | Skipped] = {}
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
         if qids is not None:
             wide = wide[_in_items(wide.index, qids)]
         dims[dim] = paired_tests(wide, *contrast, options)
-    _holm(dims, options.alpha)
-    return {
-        "n_items": max((int(t.get("n", 0)) for t in dims.values()), default=0),
-        "dimensions": dims,
-    }
+    return Subgroup(
+        n_items=max((t.n if isinstance(t, PairedTests) else 0 for t in dims.values()), default=0),
+        dimensions=_holm(dims, options.alpha),
+    )
 
 
 def _by_metadata(
     frame: AnalysisFrame, column: str, contrast: tuple[str, str], options: AnalysisOptions
-) -> Json:
+) -> ByMetadata:
     if frame.items.empty or frame.items[column].isna().all():
-        return skipped(f"no item has metadata.{column}")
+        return ByMetadata.skip(f"no item has metadata.{column}")
     groups = frame.items.dropna(subset=[column]).groupby(column)["query_id"].unique()
-    out: dict[str, Json] = {}
+    out: dict[str, Subgroup | Skipped] = {}
     for value, qids in groups.items():
         if len(qids) < options.min_items:
             out[str(value)] = skipped(
@@ -132,17 +176,19 @@ def _by_metadata(
             )
         else:
             out[str(value)] = _subgroup(frame, pd.Index(qids), contrast, options)
-    return computed(groups=out)
+    return ByMetadata.of(groups=out)
 
 
-def _equivalence(frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+def _equivalence(
+    frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions
+) -> Equivalence:
     normal = (
         frame.items.loc[frame.items["normal"], "query_id"].unique() if not frame.items.empty else []
     )
     if len(normal) == 0:
-        return skipped("no item is marked metadata.normal")
+        return Equivalence.skip("no item is marked metadata.normal")
     control, treatment = contrast
-    dims: dict[str, Json] = {}
+    dims: dict[str, TOSTMetric | Skipped] = {}
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
         wide = wide[_in_items(wide.index, normal)]
@@ -151,6 +197,7 @@ def _equivalence(frame: AnalysisFrame, contrast: tuple[str, str], options: Analy
             continue
         both = wide[[control, treatment]].dropna()
         dims[dim] = attempt(
+            TOSTMetric,
             stats.tost_paired,
             both[treatment].to_numpy(),
             both[control].to_numpy(),
@@ -158,10 +205,10 @@ def _equivalence(frame: AnalysisFrame, contrast: tuple[str, str], options: Analy
             n=len(both),
             alpha=options.alpha,
         )
-    return computed(margin=options.equivalence_margin, n_items=len(normal), dimensions=dims)
+    return Equivalence.of(margin=options.equivalence_margin, n_items=len(normal), dimensions=dims)
 
 
-def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> Json:
+def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> GateFailures | Skipped:
     rows = frame.scores[(frame.scores["dimension"] == TOTAL) & ~frame.scores["retest"]]
     rows = rows.dropna(subset=["gate_failed"])
     if rows.empty:
@@ -174,19 +221,23 @@ def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> Json:
     table = pd.crosstab(both[control], both[treatment]).reindex(
         index=[False, True], columns=[False, True], fill_value=0
     )
-    metric = attempt(stats.mcnemar, table.to_numpy(), n=len(both))
-    metric["table"] = table.to_numpy().tolist()
-    metric["table_layout"] = "rows: control passes/fails the gates; columns: treatment"
-    metric["control_failures"] = int(both[control].sum())
-    metric["treatment_failures"] = int(both[treatment].sum())
-    return metric
+    return with_fields(
+        attempt(GateFailures, stats.mcnemar, table.to_numpy(), n=len(both)),
+        table=table.to_numpy().tolist(),
+        table_layout="rows: control passes/fails the gates; columns: treatment",
+        control_failures=int(both[control].sum()),
+        treatment_failures=int(both[treatment].sum()),
+    )
 
 
-def _win_rate(labels: pd.Series, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+def _win_rate(
+    labels: pd.Series, contrast: tuple[str, str], options: AnalysisOptions
+) -> PreferenceWinRate:
     control, treatment = contrast
     wins, losses = int((labels == treatment).sum()), int((labels == control).sum())
     ties = int((labels == "tie").sum())
     metric = attempt(
+        PreferenceWinRate,
         stats.win_rate_interval,
         wins,
         losses,
@@ -195,39 +246,41 @@ def _win_rate(labels: pd.Series, contrast: tuple[str, str], options: AnalysisOpt
         confidence=options.confidence,
         tie_policy="half",
     )
-    metric["flip_is_tie"] = True
-    return metric
+    return with_fields(metric, flip_is_tie=True)
 
 
-def _preferences(frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions) -> Json:
+def _preferences(
+    frame: AnalysisFrame, contrast: tuple[str, str], options: AnalysisOptions
+) -> EffectPreferences:
     cons = consolidated(frame)
     if cons.empty:
-        return skipped("no pairwise preferences in the records")
+        return EffectPreferences.skip("no pairwise preferences in the records")
     judges = {
         str(j): _win_rate(rows["label"], contrast, options) for j, rows in cons.groupby("judge")
     }
     panel = majority_vote(cons, ["query_id", "repeat"], "label").fillna("tie")
-    out = computed(
-        judges=judges,
-        panel=_win_rate(panel, contrast, options),
-        panel_method="majority of the judges' consolidated verdicts; no majority = tie",
-    )
+    by: dict[str, dict[str, PreferenceWinRate]] = {}
     for column in ("category", "difficulty"):
         if not frame.items.empty and frame.items[column].notna().any():
             meta = frame.items.drop_duplicates("query_id").set_index("query_id")[column]
             groups = panel.groupby(panel.index.get_level_values("query_id").map(meta.to_dict()))
-            out[f"by_{column}"] = {str(k): _win_rate(g, contrast, options) for k, g in groups}
-    return out
+            by[f"by_{column}"] = {str(k): _win_rate(g, contrast, options) for k, g in groups}
+    return EffectPreferences.of(
+        judges=judges,
+        panel=_win_rate(panel, contrast, options),
+        panel_method="majority of the judges' consolidated verdicts; no majority = tie",
+        **by,
+    )
 
 
-def analyze_effects(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_effects(frame: AnalysisFrame, options: AnalysisOptions) -> Effects:
     """The treatment-effect family (see module docstring)."""
     contrast = resolve_contrast(frame, options)
     if isinstance(contrast, str):
-        return skipped(contrast)
+        return Effects.skip(contrast)
     has_scores = not frame.scores.empty
     scores = (
-        computed(
+        EffectScores.of(
             unit="item; arm score = mean over judges, orders and repeats (retests excluded)",
             overall=_subgroup(frame, None, contrast, options),
             by_category=_by_metadata(frame, "category", contrast, options),
@@ -240,9 +293,9 @@ def analyze_effects(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
             gate_failures=_gate_failures(frame, contrast),
         )
         if has_scores
-        else skipped("no scores in the records")
+        else EffectScores.skip("no scores in the records")
     )
-    return computed(
+    return Effects.of(
         control_arm=contrast[0],
         treatment_arm=contrast[1],
         scores=scores,

@@ -8,15 +8,32 @@ without gold labels; pairwise win rates with intervals between every two arms.
 
 from __future__ import annotations
 
+import math
 from itertools import permutations
 
 import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, majority_vote, skipped
+from jurybox.analysis._common import TOTAL, attempt, extend, json_safe, majority_vote, skipped
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.metrics import ProportionMetric, WinRateMetric
+from jurybox.analysis.model.panels import (
+    ArmScore,
+    Borda,
+    BordaBlock,
+    DawidSkene,
+    DawidSkeneBlock,
+    JudgeAccuracy,
+    Majority,
+    MajorityVote,
+    Panels,
+    ScorePanel,
+    WinRateRow,
+    WinRates,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -25,28 +42,34 @@ _ITEM = ["query_id", "repeat"]
 
 def _majority(
     labels: pd.DataFrame, unit: list[str], frame: AnalysisFrame, options: AnalysisOptions
-) -> Json:
+) -> Majority:
     votes = majority_vote(labels, unit, "label")
     counts = votes.dropna().value_counts()
-    out: Json = {
-        "n_items": len(votes),
-        "counts": {str(k): int(v) for k, v in counts.items()},
-        "no_majority": int(votes.isna().sum()),
-    }
     gold = gold_preferences(frame)
+    accuracy = None
     if "query_id" in unit and len(gold):
         decided = votes.dropna()
         qids = decided.index.get_level_values("query_id")
         target = pd.Series(qids.map(gold.to_dict()), index=decided.index).dropna()
         hits = int((decided.loc[target.index] == target).sum())
-        out["accuracy_vs_gold"] = attempt(
-            stats.wilson_interval, hits, len(target), n=len(target), confidence=options.confidence
+        accuracy = attempt(
+            ProportionMetric,
+            stats.wilson_interval,
+            hits,
+            len(target),
+            n=len(target),
+            confidence=options.confidence,
         )
-    return out
+    return Majority.given(
+        n_items=len(votes),
+        counts={str(k): int(v) for k, v in counts.items()},
+        no_majority=int(votes.isna().sum()),
+        accuracy_vs_gold=accuracy,
+    )
 
 
-def _majority_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
-    out: Json = {}
+def _majority_section(frame: AnalysisFrame, options: AnalysisOptions) -> MajorityVote:
+    out: dict[str, Majority] = {}
     cons = consolidated(frame)
     if cons["judge"].nunique() >= 2:
         out["preferences"] = _majority(cons, _ITEM, frame, options)
@@ -57,14 +80,14 @@ def _majority_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
             verdicts, ["query_id", "target_arm", "criterion", "repeat"], frame, options
         )
     if not out:
-        return skipped("fewer than two judges gave preferences or verdicts")
-    return computed(method="strict plurality; consolidated verdicts (flip = tie)", **out)
+        return MajorityVote.skip("fewer than two judges gave preferences or verdicts")
+    return MajorityVote.of(method="strict plurality; consolidated verdicts (flip = tie)", **out)
 
 
-def _score_panel(frame: AnalysisFrame) -> Json:
+def _score_panel(frame: AnalysisFrame) -> ScorePanel:
     scores = judge_scores(frame, TOTAL)
     if scores["judge"].nunique() < 2:
-        return skipped("fewer than two judges gave scores")
+        return ScorePanel.skip("fewer than two judges gave scores")
     spread = scores.groupby("judge")["score"].agg(["mean", "std"])
     flat = spread[spread["std"].fillna(0) == 0].index.tolist()
     stats_of = scores["judge"].map(spread["mean"]), scores["judge"].map(spread["std"])
@@ -74,13 +97,13 @@ def _score_panel(frame: AnalysisFrame) -> Json:
     arms = per_item.groupby("arm").agg(
         mean=("mean", "mean"), z_mean=("z_mean", "mean"), n_items=("mean", "size")
     )
-    return computed(
+    return ScorePanel.of(
         arms={
-            str(a): {
-                "mean": float(r["mean"]),
-                "n_items": int(r["n_items"]),
-                "z_mean": None if np.isnan(r["z_mean"]) else float(r["z_mean"]),
-            }
+            str(a): ArmScore(
+                mean=_finite(float(r["mean"])),
+                n_items=int(r["n_items"]),
+                z_mean=None if np.isnan(r["z_mean"]) else float(r["z_mean"]),
+            )
             for a, r in arms.iterrows()
         },
         judges_without_spread=[str(j) for j in flat],
@@ -89,30 +112,40 @@ def _score_panel(frame: AnalysisFrame) -> Json:
     )
 
 
-def _borda(frame: AnalysisFrame) -> Json:
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _borda(frame: AnalysisFrame) -> Borda:
     ok = frame.ok[~frame.ok["retest"] & frame.ok["ranking"].notna()]
     if ok.empty:
-        return skipped("no rankings in the records (ranking mode)")
+        return Borda.skip("no rankings in the records (ranking mode)")
 
-    def borda(rankings: pd.Series) -> Json:
+    def borda(rankings: pd.Series) -> BordaBlock | Skipped:
         try:
             result = stats.borda_count([tuple(r) for r in rankings])
         except ValueError as exc:
             return skipped(str(exc))
-        return {
-            "ranking": list(result.ranking),
-            "scores": dict(result.scores),
-            "n_rankings": result.n_rankings,
-            "method": result.method,
-        }
+        return BordaBlock.model_validate(
+            json_safe(
+                {
+                    "ranking": list(result.ranking),
+                    "scores": dict(result.scores),
+                    "n_rankings": result.n_rankings,
+                    "method": result.method,
+                }
+            )
+        )
 
-    return computed(
+    return Borda.of(
         panel=borda(ok["ranking"]),
         judges={str(j): borda(r["ranking"]) for j, r in ok.groupby("judge")},
     )
 
 
-def _dawid_skene_block(labels: pd.DataFrame, unit: list[str], options: AnalysisOptions) -> Json:
+def _dawid_skene_block(
+    labels: pd.DataFrame, unit: list[str], options: AnalysisOptions
+) -> DawidSkeneBlock | Skipped:
     matrix = labels.drop_duplicates([*unit, "judge"]).pivot(
         index=unit, columns="judge", values="label"
     )
@@ -122,23 +155,29 @@ def _dawid_skene_block(labels: pd.DataFrame, unit: list[str], options: AnalysisO
     except ValueError as exc:
         return skipped(str(exc))
     counts = pd.Series(result.labels).value_counts()
-    return {
-        "judges": {
-            str(j): {"accuracy": float(a)}
-            for j, a in zip(matrix.columns, result.accuracy, strict=True)
-        },
-        "priors": {str(c): float(p) for c, p in zip(result.classes, result.priors, strict=True)},
-        "label_counts": {str(k): int(v) for k, v in counts.items()},
-        "n_items": matrix.shape[0],
-        "converged": result.converged,
-        "n_iter": result.n_iter,
-        "log_likelihood": result.log_likelihood,
-        "method": result.method,
-    }
+    return DawidSkeneBlock.model_validate(
+        json_safe(
+            {
+                "judges": {
+                    str(j): JudgeAccuracy(accuracy=_finite(float(a)))
+                    for j, a in zip(matrix.columns, result.accuracy, strict=True)
+                },
+                "priors": {
+                    str(c): float(p) for c, p in zip(result.classes, result.priors, strict=True)
+                },
+                "label_counts": {str(k): int(v) for k, v in counts.items()},
+                "n_items": matrix.shape[0],
+                "converged": result.converged,
+                "n_iter": result.n_iter,
+                "log_likelihood": result.log_likelihood,
+                "method": result.method,
+            }
+        )
+    )
 
 
-def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
-    out: Json = {}
+def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> DawidSkene:
+    out: dict[str, DawidSkeneBlock | Skipped] = {}
     cons = consolidated(frame)
     if cons["judge"].nunique() >= 2:
         out["preferences"] = _dawid_skene_block(cons, _ITEM, options)
@@ -149,12 +188,13 @@ def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
             verdicts, ["query_id", "target_arm", "criterion", "repeat"], options
         )
     if not out:
-        return skipped("Dawid-Skene needs labels from at least two judges")
-    return computed(**out)
+        return DawidSkene.skip("Dawid-Skene needs labels from at least two judges")
+    return DawidSkene.of(**out)
 
 
-def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> Json:
+def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> WinRateMetric:
     return attempt(
+        WinRateMetric,
         stats.win_rate_interval,
         wins,
         losses,
@@ -165,8 +205,8 @@ def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> Json:
     )
 
 
-def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
-    rows: list[Json] = []
+def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
+    rows: list[WinRateRow] = []
     cons = consolidated(frame)
     panel = majority_vote(cons, _ITEM, "label").fillna("tie") if len(cons) else pd.Series()
     sources = [(str(j), g["label"]) for j, g in cons.groupby("judge")] + [("panel", panel)]
@@ -177,30 +217,32 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
             wins, losses = int((labels == arm).sum()), int((labels == other).sum())
             ties = int((labels == "tie").sum())
             rows.append(
-                {
-                    "arm": arm,
-                    "opponent": other,
-                    "rater": rater,
-                    "source": "preferences",
-                    **_rate(wins, losses, ties, options),
-                }
+                extend(
+                    WinRateRow,
+                    _rate(wins, losses, ties, options),
+                    arm=arm,
+                    opponent=other,
+                    rater=rater,
+                    source="preferences",
+                )
             )
     ranks = _rank_table(frame)
     for arm, other in permutations(ranks.columns, 2):
         both = ranks[[arm, other]].dropna()
         wins, losses = int((both[arm] < both[other]).sum()), int((both[arm] > both[other]).sum())
         rows.append(
-            {
-                "arm": str(arm),
-                "opponent": str(other),
-                "rater": "panel",
-                "source": "rankings",
-                **_rate(wins, losses, 0, options),
-            }
+            extend(
+                WinRateRow,
+                _rate(wins, losses, 0, options),
+                arm=str(arm),
+                opponent=str(other),
+                rater="panel",
+                source="rankings",
+            )
         )
     if not rows:
-        return skipped("no preferences or rankings")
-    return computed(pairs=rows, tie_policy="ties (and order flips) count half")
+        return WinRates.skip("no preferences or rankings")
+    return WinRates.of(pairs=rows, tie_policy="ties (and order flips) count half")
 
 
 def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
@@ -213,11 +255,11 @@ def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
     return long.pivot(index="rec", columns="ranking", values="rank")
 
 
-def analyze_panels(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_panels(frame: AnalysisFrame, options: AnalysisOptions) -> Panels:
     """The panel family."""
     if frame.ok.empty:
-        return skipped("no successful judgment")
-    return computed(
+        return Panels.skip("no successful judgment")
+    return Panels.of(
         majority_vote=_majority_section(frame, options),
         scores=_score_panel(frame),
         borda=_borda(frame),

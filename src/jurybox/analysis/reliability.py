@@ -15,18 +15,41 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, Json, attempt, computed, skipped
+from jurybox.analysis._common import TOTAL, attempt, extend
 from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.model.metrics import (
+    CorrelationMetric,
+    CronbachAlphaMetric,
+    ICCMetric,
+    KappaMetric,
+    PercentAgreementMetric,
+    ProportionMetric,
+)
+from jurybox.analysis.model.reliability import (
+    ConfidenceBin,
+    ConfidenceCalibration,
+    InternalConsistency,
+    LabelRetest,
+    PreferenceCalibration,
+    PreferenceCalibrationSection,
+    Reliability,
+    ScoreCalibration,
+    ScoreCalibrationSection,
+    TestRetest,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import order_pairs
 
 _CONFIDENCE_LEVELS = {"very low": 0.0, "low": 1.0, "medium": 2.0, "high": 3.0, "very high": 4.0}
 
 
-def _retest_icc_by(scores: pd.DataFrame, column: str, options: AnalysisOptions) -> Json:
+def _retest_icc_by(
+    scores: pd.DataFrame, column: str, options: AnalysisOptions
+) -> dict[str, ICCMetric]:
     """ICC(2,1) of test vs retest scores for each value of ``column``."""
     return {
         str(key): attempt(
+            ICCMetric,
             stats.icc,
             rows[["score_test", "score_retest"]].to_numpy(),
             "2,1",
@@ -56,24 +79,31 @@ def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
     return test.merge(retest, on="key", suffixes=("_test", "_retest"))
 
 
-def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> Json:
+def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> LabelRetest:
     a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
-    return {
-        "n_pairs": n,
-        "percent_agreement": attempt(
-            stats.percent_agreement, a, b, n=n, confidence=options.confidence
+    return LabelRetest(
+        n_pairs=n,
+        percent_agreement=attempt(
+            PercentAgreementMetric,
+            stats.percent_agreement,
+            a,
+            b,
+            n=n,
+            confidence=options.confidence,
         ),
-        "cohen_kappa": attempt(stats.cohen_kappa, a, b, n=n, confidence=options.confidence),
-    }
+        cohen_kappa=attempt(
+            KappaMetric, stats.cohen_kappa, a, b, n=n, confidence=options.confidence
+        ),
+    )
 
 
-def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> TestRetest:
     """ICC per dimension (and per judge on the total) between original and retest judgments."""
     n_retest = int(frame.records["retest"].sum())
     if n_retest == 0:
-        return skipped("no retest records (pipeline.test_retest_count is 0)")
+        return TestRetest.skip("no retest records (pipeline.test_retest_count is 0)")
     scores = _retest_scores(frame)
-    out: Json = {"n_retest_records": n_retest}
+    out: dict[str, object] = {"n_retest_records": n_retest}
     if not scores.empty:
         out["dimensions"] = _retest_icc_by(scores, "dimension", options)
         out["judges"] = _retest_icc_by(scores[scores["dimension"] == TOTAL], "judge", options)
@@ -82,30 +112,45 @@ def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
         if not pairs.empty:
             out[name] = _label_block(pairs, column, options)
     if len(out) == 1:
-        return skipped(
+        return TestRetest.skip(
             "no retest record has a successful original to compare with", n_retest_records=n_retest
         )
-    return computed(**out)
+    return TestRetest.model_validate({"status": "computed", "reason": None, **out})
 
 
-def analyze_internal_consistency(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_internal_consistency(
+    frame: AnalysisFrame, options: AnalysisOptions
+) -> InternalConsistency:
     """Cronbach's alpha across rubric dimensions, pooled and per judge."""
     if len(frame.dimensions) < 2:
-        return skipped(f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two")
+        return InternalConsistency.skip(
+            f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two"
+        )
     dims = frame.scores[(frame.scores["dimension"] != TOTAL) & ~frame.scores["retest"]]
     wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
     wide = wide.dropna()
     pooled = attempt(
-        stats.cronbach_alpha, wide.to_numpy(), n=len(wide), confidence=options.confidence
+        CronbachAlphaMetric,
+        stats.cronbach_alpha,
+        wide.to_numpy(),
+        n=len(wide),
+        confidence=options.confidence,
     )
     judges = {
         str(j): attempt(
-            stats.cronbach_alpha, rows.to_numpy(), n=len(rows), confidence=options.confidence
+            CronbachAlphaMetric,
+            stats.cronbach_alpha,
+            rows.to_numpy(),
+            n=len(rows),
+            confidence=options.confidence,
         )
         for j, rows in wide.groupby(level="judge")
     }
-    return computed(
-        subjects="record x arm", dimensions=list(wide.columns), pooled=pooled, judges=judges
+    return InternalConsistency.of(
+        subjects="record x arm",
+        dimensions=[str(d) for d in wide.columns],
+        pooled=pooled,
+        judges=judges,
     )
 
 
@@ -114,17 +159,18 @@ def _confidence_number(values: pd.Series) -> pd.Series:
     return text.map(_CONFIDENCE_LEVELS).fillna(pd.to_numeric(values, errors="coerce"))
 
 
-def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[Json]:
+def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[ConfidenceBin]:
     out = []
     for value, hits in hit.groupby(level):
         metric = attempt(
+            ProportionMetric,
             stats.wilson_interval,
             int(hits.sum()),
             len(hits),
             n=len(hits),
             confidence=options.confidence,
         )
-        out.append({"stated_confidence": float(value), **metric})
+        out.append(extend(ConfidenceBin, metric, stated_confidence=float(value)))
     return out
 
 
@@ -150,27 +196,32 @@ def _preference_targets(frame: AnalysisFrame) -> tuple[pd.DataFrame, str] | None
     return ok.assign(hit=ok["hit"].astype(bool)), "consistent_across_orders"
 
 
-def _calibration_preferences(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _calibration_preferences(
+    frame: AnalysisFrame, options: AnalysisOptions
+) -> PreferenceCalibrationSection:
     found = _preference_targets(frame)
     if found is None:
-        return skipped(
+        return PreferenceCalibrationSection.skip(
             "no pairwise verdict with a confidence and a target (human gold or "
             "both presentation orders)"
         )
     rows, target = found
     judges = {}
     for judge, part in rows.groupby("judge"):
-        judges[str(judge)] = {
-            "spearman": attempt(
+        judges[str(judge)] = PreferenceCalibration(
+            spearman=attempt(
+                CorrelationMetric,
                 stats.spearman,
                 part["level"].to_numpy(float),
                 part["hit"].to_numpy(float),
                 n=len(part),
                 confidence=options.confidence,
             ),
-            "bins": _bins(part["level"], part["hit"], options),
-        }
-    return computed(target=target, confidence_levels=_CONFIDENCE_LEVELS, judges=judges)
+            bins=_bins(part["level"], part["hit"], options),
+        )
+    return PreferenceCalibrationSection.of(
+        target=target, confidence_levels=dict(_CONFIDENCE_LEVELS), judges=judges
+    )
 
 
 def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
@@ -191,53 +242,56 @@ def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
     ), "other_judges_mean"
 
 
-def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> ScoreCalibrationSection:
     rows, target = _score_errors(frame)
     if rows.empty:
-        return skipped(
+        return ScoreCalibrationSection.skip(
             "no score with a stated confidence and a reference (human score or another judge)"
         )
     judges = {}
     for judge, part in rows.groupby("judge"):
-        judges[str(judge)] = {
-            "spearman": attempt(
+        judges[str(judge)] = ScoreCalibration(
+            spearman=attempt(
+                CorrelationMetric,
                 stats.spearman,
                 part["confidence"].to_numpy(float),
                 part["error"].to_numpy(float),
                 n=len(part),
                 confidence=options.confidence,
             ),
-            "bins": _bins(part["confidence"], part["error"] <= 1.0, options),
-            "mean_abs_error": float(part["error"].mean()),
-        }
-    return computed(
+            bins=_bins(part["confidence"], part["error"] <= 1.0, options),
+            mean_abs_error=float(part["error"].mean()),
+        )
+    return ScoreCalibrationSection.of(
         target=f"absolute error vs {target}; bins: share within one point",
         expected_sign="negative (more confident, smaller error)",
         judges=judges,
     )
 
 
-def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> ConfidenceCalibration:
     """Confidence calibration of verdicts and of dimension scores."""
     has_pref = frame.ok["confidence"].notna().any()
     has_score = frame.scores["confidence"].notna().any()
     if not has_pref and not has_score:
-        return skipped("no judgment states a confidence (scoring.request_confidence is off)")
-    return computed(
+        return ConfidenceCalibration.skip(
+            "no judgment states a confidence (scoring.request_confidence is off)"
+        )
+    return ConfidenceCalibration.of(
         preferences=_calibration_preferences(frame, options)
         if has_pref
-        else skipped("no pairwise verdict states a confidence"),
+        else PreferenceCalibrationSection.skip("no pairwise verdict states a confidence"),
         scores=_calibration_scores(frame, options)
         if has_score
-        else skipped("no dimension score states a confidence"),
+        else ScoreCalibrationSection.skip("no dimension score states a confidence"),
     )
 
 
-def analyze_reliability(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_reliability(frame: AnalysisFrame, options: AnalysisOptions) -> Reliability:
     """The reliability family."""
     if frame.ok.empty:
-        return skipped("no successful judgment")
-    return computed(
+        return Reliability.skip("no successful judgment")
+    return Reliability.of(
         test_retest=analyze_test_retest(frame, options),
         internal_consistency=analyze_internal_consistency(frame, options),
         confidence_calibration=analyze_confidence(frame, options),

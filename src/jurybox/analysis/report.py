@@ -1,72 +1,54 @@
-"""``analyze_records``: judgments -> one JSON-serialisable report.
+"""``analyze_records``: judgments -> one typed ``Report`` (``jurybox.analysis.model``).
 
-Report structure (``schema_version`` 1; JSON Schema in ``report_schema.json`` beside this file,
-``report_schema()`` loads it). Top-level keys, in order:
+Report structure (``schema_version`` 1; JSON Schema generated from the model: ``report_schema()``).
+Top-level fields, in order: ``schema_version``, ``generated_by``, ``options`` (echo of
+``AnalysisOptions``), ``summary`` (what went in and what was excluded), ``verdict`` (the trust
+answer and its checks), then one section per family: ``agreement``, ``bias``, ``effects``,
+``reliability``, ``human_calibration``, ``panels``, ``accuracy_vs_gold``. Each family is computed
+or skipped with the reason; each model's docstring says what it holds.
 
-- ``schema_version`` (int), ``generated_by`` ({package, version}), ``options`` (echo of
-  ``AnalysisOptions``).
-- ``summary``: n_records, n_ok, ``excluded`` ({total, by_status: {status: n},
-  holistic_fallback}), judges ([{name, model, vendor, family, n_records, n_ok, local_judge}]),
-  modes, arms, control_arm, treatment_arm, dimensions, n_items, n_retest_records,
-  human_labels ({preferences, annotators, scores, verdicts}: counts), local_judge_used,
-  failures ({judge: {n_records, n_failed, failure_rate, parse_failure_rate, by_status}}).
-- ``verdict``: level (trusted | use_with_caution | not_trusted | insufficient_evidence),
-  trustworthy (true / false / null), answer (plain language), reasons ([str]), checks
-  ([{check, judge, status pass|warn|fail|skipped, value, threshold, message}]),
-  judges ({judge: {level, reasons}}).
-- Families, each ``{"status": "computed" | "skipped", "reason": str | null, ...}``:
-  ``agreement`` (preferences / scores.dimensions.<dim> / verdicts blocks: krippendorff_alpha,
-  fleiss_kappa, percent_agreement, pairs [{raters, cohen_kappa, percent_agreement}]),
-  ``bias`` (position.judges.<judge> {swap_consistency, first_position_rate,
-  score_order_effect}, position.top_position_rate; verbosity.judges.<judge> {scores {spearman,
-  partial_spearman, ols, detected, direction}, preferences {longer_preferred, logit, detected}};
-  self_enhancement.judges.<judge> {family, own_mean, other_mean, ratio, difference, raw_test,
-  relative_test, detected} (scores; empty with scores_reason when there are none),
-  self_enhancement.by_author, self_enhancement.preferences.judges.<judge> {family,
-  own_win_rate, neutral_pick_rate, excess, relative_test, detected}; leniency {judges, range,
-  kruskal_wallis}),
-  ``effects`` (control_arm, treatment_arm, scores {overall, by_category, by_difficulty: {groups},
-  per_judge, equivalence, gate_failures}, preferences {judges, panel, by_category,
-  by_difficulty}), where a subgroup is {n_items, dimensions: {<dim> | total: {n, control_mean,
-  treatment_mean, mean_difference, wilcoxon (+ p_holm), cohens_d, rank_biserial,
-  significant}}},
-  ``reliability`` (test_retest {dimensions, judges, preferences, verdicts},
-  internal_consistency {pooled, judges}, confidence_calibration {preferences, scores}),
-  ``human_calibration`` (inter_annotator {..agreement block.., majority_counts, no_majority},
-  preferences.judges.<judge> {orders, pooled, consolidated}, scores.judges.<judge>
-  {dimensions, total_icc}, criterion.judges.<judge> {tpr_tnr, human_pass_rate,
-  judge_pass_rate, corrected_pass_rate}),
-  ``panels`` (majority_vote, scores, borda, dawid_skene, win_rates),
-  ``accuracy_vs_gold`` (judges.<judge> {orders.<order>, pooled, consolidated,
-  both_orders_correct}: {value, n, correct, n_total, accuracy_all, ci_low, ci_high}).
-
-A metric is a flattened ``jurybox.stats`` result: ``value`` (headline number), ``n``, ``method``,
-``reason`` (why ``value`` is null) and the result's own fields (ci_low, ci_high, p_value ...).
-Numbers are never NaN: a missing value is null with a reason. Nothing is rounded here.
+A metric is built from a ``jurybox.stats`` result: ``value`` (the result's declared headline),
+``n``, ``method``, ``reason`` (why ``value`` is None) and the result's own fields (ci_low,
+ci_high, p_value ...). Numbers are never NaN: a missing value is None with a reason. Nothing is
+rounded here. ``analysis_report.json`` is ``report.model_dump(mode="json")``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import metadata, resources
-from typing import Any
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Final, Literal
 
 import pandas as pd
 
-from jurybox.analysis._common import Json, json_safe, skipped
 from jurybox.analysis.agreement import analyze_agreement
 from jurybox.analysis.bias import analyze_bias
 from jurybox.analysis.calibration import analyze_accuracy, analyze_human
 from jurybox.analysis.effects import analyze_effects, resolve_contrast
 from jurybox.analysis.frame import AnalysisFrame, build_frame
+from jurybox.analysis.model import GeneratedBy, Options, Report, report_schema
+from jurybox.analysis.model.accuracy import AccuracyVsGold
+from jurybox.analysis.model.agreement import Agreement
+from jurybox.analysis.model.bias import Bias
+from jurybox.analysis.model.effects import Effects
+from jurybox.analysis.model.human import HumanCalibration
+from jurybox.analysis.model.panels import Panels
+from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.summary import (
+    Excluded,
+    HumanLabelCounts,
+    JudgeFailures,
+    JudgeSummary,
+    Summary,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
-from jurybox.analysis.verdict import build_verdict
+from jurybox.analysis.verdict import Evidence, build_verdict
 from jurybox.records import Item, JudgeRecord, Status
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION: Final[Literal[1]] = 1
 FAMILIES = (
     "agreement",
     "bias",
@@ -79,12 +61,7 @@ FAMILIES = (
 _PARSE_FAILURES = {Status.UNPARSED.value, Status.TRUNCATED.value}
 _NO_ANSWER = {Status.PROVIDER_ERROR.value, Status.SKIPPED.value}
 
-
-def report_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) every report validates against."""
-    text = resources.files("jurybox.analysis").joinpath("report_schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+__all__ = ["FAMILIES", "REPORT_SCHEMA_VERSION", "analyze_frame", "analyze_records", "report_schema"]
 
 
 def _version() -> str:
@@ -94,105 +71,143 @@ def _version() -> str:
         return "unknown"
 
 
-def _failures(records: pd.DataFrame) -> Json:
-    out: Json = {}
+def _failures(records: pd.DataFrame) -> dict[str, JudgeFailures]:
+    out: dict[str, JudgeFailures] = {}
     for judge, rows in records.groupby("judge"):
         status = rows["status"]
         counted = status != Status.SKIPPED.value
         answered = ~status.isin(_NO_ANSWER)
         failed = int((counted & ~rows["ok"]).sum())
         parse = int(status.isin(_PARSE_FAILURES).sum())
-        out[str(judge)] = {
-            "n_records": len(rows),
-            "n_failed": failed,
-            "failure_rate": failed / int(counted.sum()) if counted.any() else None,
-            "parse_failure_rate": parse / int(answered.sum()) if answered.any() else None,
-            "by_status": {str(k): int(v) for k, v in status.value_counts().items()},
-        }
-    return out
-
-
-def _judges(records: pd.DataFrame) -> list[Json]:
-    out = []
-    for judge, rows in records.groupby("judge"):
-        first = rows.iloc[0]
-        out.append(
-            {
-                "name": str(judge),
-                "model": first["model"],
-                "vendor": first["vendor"],
-                "family": first["family"] or None,
-                "n_records": len(rows),
-                "n_ok": int(rows["ok"].sum()),
-                "local_judge": bool(rows["local_judge"].any()),
-            }
+        out[str(judge)] = JudgeFailures(
+            n_records=len(rows),
+            n_failed=failed,
+            failure_rate=failed / int(counted.sum()) if counted.any() else None,
+            parse_failure_rate=parse / int(answered.sum()) if answered.any() else None,
+            by_status={str(k): int(v) for k, v in status.value_counts().items()},
         )
     return out
 
 
-def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _text(value: Any) -> str | None:
+    """A record's text column as the report writes it (missing is None, anything else a str)."""
+    return None if value is None or pd.isna(value) else str(value)
+
+
+def _judges(records: pd.DataFrame) -> list[JudgeSummary]:
+    out = []
+    for judge, rows in records.groupby("judge"):
+        first = rows.iloc[0]
+        out.append(
+            JudgeSummary(
+                name=str(judge),
+                model=_text(first["model"]),
+                vendor=_text(first["vendor"]),
+                family=_text(first["family"] or None),
+                n_records=len(rows),
+                n_ok=int(rows["ok"].sum()),
+                local_judge=bool(rows["local_judge"].any()),
+            )
+        )
+    return out
+
+
+def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
     """The ``summary`` section: what went in, and what was excluded and why."""
     r = frame.records
     not_ok = r.loc[~r["ok"], "status"].value_counts() if len(r) else pd.Series(dtype=int)
     holistic = int((r["ok"] & r["holistic_fallback"]).sum()) if len(r) else 0
     contrast = resolve_contrast(frame, options) if len(r) else "no records"
     labels = frame.labels
-    return {
-        "n_records": len(r),
-        "n_ok": int(r["ok"].sum()) if len(r) else 0,
-        "excluded": {
-            "total": int(not_ok.sum()) + holistic,
-            "holistic_fallback": holistic,
-            "by_status": {str(k): int(v) for k, v in not_ok.items()},
-        },
-        "judges": _judges(r) if len(r) else [],
-        "modes": sorted(str(m) for m in r["mode"].dropna().unique()) if len(r) else [],
-        "arms": list(frame.arms),
-        "control_arm": contrast[0] if isinstance(contrast, tuple) else None,
-        "treatment_arm": contrast[1] if isinstance(contrast, tuple) else None,
-        "dimensions": list(frame.dimensions),
-        "n_items": int(r["query_id"].nunique()) if len(r) else 0,
-        "n_retest_records": int(r["retest"].sum()) if len(r) else 0,
-        "human_labels": {
-            "preferences": len(labels.preferences),
-            "annotators": int(labels.annotators["annotator"].nunique()),
-            "scores": len(labels.scores),
-            "verdicts": len(labels.verdicts),
-        },
-        "local_judge_used": bool(r["local_judge"].any()) if len(r) else False,
-        "failures": _failures(r) if len(r) else {},
-    }
+    return Summary(
+        n_records=len(r),
+        n_ok=int(r["ok"].sum()) if len(r) else 0,
+        excluded=Excluded(
+            total=int(not_ok.sum()) + holistic,
+            holistic_fallback=holistic,
+            by_status={str(k): int(v) for k, v in not_ok.items()},
+        ),
+        judges=_judges(r) if len(r) else [],
+        modes=sorted(str(m) for m in r["mode"].dropna().unique()) if len(r) else [],
+        arms=[str(a) for a in frame.arms],
+        control_arm=contrast[0] if isinstance(contrast, tuple) else None,
+        treatment_arm=contrast[1] if isinstance(contrast, tuple) else None,
+        dimensions=[str(d) for d in frame.dimensions],
+        n_items=int(r["query_id"].nunique()) if len(r) else 0,
+        n_retest_records=int(r["retest"].sum()) if len(r) else 0,
+        human_labels=HumanLabelCounts(
+            preferences=len(labels.preferences),
+            annotators=int(labels.annotators["annotator"].nunique()),
+            scores=len(labels.scores),
+            verdicts=len(labels.verdicts),
+        ),
+        local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
+        failures=_failures(r) if len(r) else {},
+    )
 
 
-def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Families:
+    """Every family section of one report."""
+
+    agreement: Agreement
+    bias: Bias
+    effects: Effects
+    reliability: Reliability
+    human_calibration: HumanCalibration
+    panels: Panels
+    accuracy_vs_gold: AccuracyVsGold
+
+    @classmethod
+    def skipped(cls, reason: str) -> Families:
+        """Every family skipped for the same reason (nothing to read)."""
+        return cls(
+            agreement=Agreement.skip(reason),
+            bias=Bias.skip(reason),
+            effects=Effects.skip(reason),
+            reliability=Reliability.skip(reason),
+            human_calibration=HumanCalibration.skip(reason),
+            panels=Panels.skip(reason),
+            accuracy_vs_gold=AccuracyVsGold.skip(reason),
+        )
+
+
+def _families(frame: AnalysisFrame, options: AnalysisOptions) -> Families:
+    if frame.records.empty:
+        return Families.skipped("no records")
+    if not frame.records["ok"].any():
+        return Families.skipped("no successful judgment: every record failed")
+    return Families(
+        agreement=analyze_agreement(frame, options),
+        bias=analyze_bias(frame, options),
+        effects=analyze_effects(frame, options),
+        reliability=analyze_reliability(frame, options),
+        human_calibration=analyze_human(frame, options),
+        panels=analyze_panels(frame, options),
+        accuracy_vs_gold=analyze_accuracy(frame, options),
+    )
+
+
+def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) -> Report:
     """Every metric family over an already-built frame (see the module docstring)."""
     options = options or AnalysisOptions()
-    report: Json = {
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "generated_by": {"package": "jurybox", "version": _version()},
-        "options": options.to_dict(),
-        "summary": summarize(frame, options),
-        "verdict": {},
-    }
-    if frame.records.empty:
-        report.update({name: skipped("no records") for name in FAMILIES})
-    elif not frame.records["ok"].any():
-        report.update(
-            {name: skipped("no successful judgment: every record failed") for name in FAMILIES}
-        )
-    else:
-        report.update(
-            agreement=analyze_agreement(frame, options),
-            bias=analyze_bias(frame, options),
-            effects=analyze_effects(frame, options),
-            reliability=analyze_reliability(frame, options),
-            human_calibration=analyze_human(frame, options),
-            panels=analyze_panels(frame, options),
-            accuracy_vs_gold=analyze_accuracy(frame, options),
-        )
-    report["verdict"] = build_verdict(report, options)
-    safe: dict[str, Any] = json_safe(report)
-    return safe
+    summary = summarize(frame, options)
+    f = _families(frame, options)
+    evidence = Evidence(summary, f.agreement, f.bias, f.reliability, f.human_calibration)
+    return Report(
+        schema_version=REPORT_SCHEMA_VERSION,
+        generated_by=GeneratedBy(package="jurybox", version=_version()),
+        options=Options.model_validate(options.to_dict()),
+        summary=summary,
+        verdict=build_verdict(evidence, options),
+        agreement=f.agreement,
+        bias=f.bias,
+        effects=f.effects,
+        reliability=f.reliability,
+        human_calibration=f.human_calibration,
+        panels=f.panels,
+        accuracy_vs_gold=f.accuracy_vs_gold,
+    )
 
 
 def analyze_records(
@@ -201,8 +216,8 @@ def analyze_records(
     human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None = None,
     items: Sequence[Item] | None = None,
     options: AnalysisOptions | None = None,
-) -> dict[str, Any]:
-    """Analyse judge records into a JSON-serialisable report.
+) -> Report:
+    """Analyse judge records into a typed report.
 
     Args:
         records: ``JudgeRecord`` objects, their ``to_dict()`` mappings, or a DataFrame of them
@@ -215,7 +230,8 @@ def analyze_records(
         options: ``AnalysisOptions``; defaults apply when None.
 
     Returns:
-        The report dict (module docstring; validates against ``report_schema()``).
+        The ``Report`` (module docstring); ``report.model_dump(mode="json")`` validates against
+        ``report_schema()``.
     """
     options = options or AnalysisOptions()
     frame = build_frame(records, human=human, items=items, options=options)

@@ -20,8 +20,17 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import Json, attempt, computed, skipped, unavailable
+from jurybox.analysis._common import attempt, json_safe, unavailable, with_fields
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model.metrics import KruskalMetric, WilcoxonMetric, WinRateMetric
+from jurybox.analysis.model.self_enhancement import (
+    RelativeTest,
+    SelfEnhancement,
+    SelfPreference,
+    SelfPreferences,
+    SelfScores,
+    SelfScoresSkipped,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -52,27 +61,41 @@ def _relative_delta(scores: pd.DataFrame) -> pd.Series:
     return scores["score"] - total / count.where(count > 0)
 
 
-def _self_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+def _relative_test(rows: pd.DataFrame) -> RelativeTest:
+    """Kruskal-Wallis of the score minus the neutral judges' mean, own family vs others."""
+    rel = rows.dropna(subset=["delta"])
+    d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
+    both = bool(len(d_own) and len(d_other))
+    relative = (
+        attempt(
+            RelativeTest, stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel)
+        )
+        if both
+        else unavailable(
+            RelativeTest,
+            "needs another judge scoring both own-family and other responses",
+            len(rel),
+        )
+    )
+    return with_fields(
+        relative,
+        excess=float(d_own.mean() - d_other.mean()) if both else None,
+        method="Kruskal-Wallis of (judge score - neutral other judges' mean on the same "
+        f"response), own family vs others; {relative.method}",
+    )
+
+
+def _self_entry(rows: pd.DataFrame, family: str, options: AnalysisOptions) -> SelfScores:
     own, other = rows[rows["own"]], rows[~rows["own"]]
     own_mean, other_mean = float(own["score"].mean()), float(other["score"].mean())
     n = len(rows)
-    rel = rows.dropna(subset=["delta"])
-    d_own, d_other = rel.loc[rel["own"], "delta"], rel.loc[~rel["own"], "delta"]
-    relative = (
-        attempt(stats.kruskal_wallis, d_own.to_numpy(), d_other.to_numpy(), n=len(rel))
-        if len(d_own) and len(d_other)
-        else unavailable(
-            "needs another judge scoring both own-family and other responses", len(rel)
-        )
+    relative = _relative_test(rows)
+    p, excess = relative.p_value, relative.excess
+    raw = attempt(
+        KruskalMetric, stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
     )
-    excess = float(d_own.mean() - d_other.mean()) if len(d_own) and len(d_other) else None
-    relative["excess"] = excess
-    relative["method"] = (
-        "Kruskal-Wallis of (judge score - neutral other judges' mean on the same "
-        f"response), own family vs others; {relative.get('method')}"
-    )
-    p = relative.get("p_value")
-    return {
+    fields = {
+        "family": family,
         "own_mean": own_mean,
         "other_mean": other_mean,
         "n_own": len(own),
@@ -80,45 +103,46 @@ def _self_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
         "n": n,
         "difference": own_mean - other_mean,
         "ratio": own_mean / other_mean if other_mean else None,
-        "raw_test": attempt(
-            stats.kruskal_wallis, own["score"].to_numpy(), other["score"].to_numpy(), n=n
-        ),
+        "raw_test": raw,
         "relative_test": relative,
         "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
     }
+    return SelfScores.model_validate(json_safe(fields))
 
 
-def _by_author(scores: pd.DataFrame) -> dict[str, Json]:
-    out: dict[str, Json] = {}
+def _by_author(scores: pd.DataFrame) -> dict[str, KruskalMetric]:
+    out: dict[str, KruskalMetric] = {}
     for author, rows in scores.groupby("author"):
         groups = [g["score"].to_numpy() for _, g in rows.groupby("judge")]
         out[str(author)] = (
-            attempt(stats.kruskal_wallis, *groups, n=len(rows))
+            attempt(KruskalMetric, stats.kruskal_wallis, *groups, n=len(rows))
             if len(groups) >= 2
-            else unavailable("a single judge scored these responses", len(rows))
+            else unavailable(KruskalMetric, "a single judge scored these responses", len(rows))
         )
     return out
 
 
-def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancement:
+    """The score part of self-enhancement (``judges``, ``by_author``), as its own section."""
     authors = frame.items[["query_id", "arm", "author"]].dropna()
     scores = judge_scores(frame).merge(authors, on=["query_id", "arm"])
     if scores.empty:
-        return skipped("no score of a response with a known author")
+        return SelfEnhancement.skip("no score of a response with a known author")
     scores = scores.assign(own=_own_mask(scores["family"], scores["author"]))
     scores = scores.assign(delta=_relative_delta(scores))
-    judges: dict[str, Json] = {}
+    judges: dict[str, SelfScores | SelfScoresSkipped] = {}
     for judge, rows in scores.groupby("judge"):
         family = str(rows["family"].iloc[0])
         if rows["own"].any() and (~rows["own"]).any():
-            judges[str(judge)] = {"family": family, **_self_entry(rows, options)}
+            judges[str(judge)] = _self_entry(rows, family, options)
         else:
-            judges[str(judge)] = skipped(
-                f"family '{family}' authored {'all' if rows['own'].all() else 'none'} of the "
-                "responses this judge scored",
+            judges[str(judge)] = SelfScoresSkipped(
+                status="skipped",
+                reason=f"family '{family}' authored {'all' if rows['own'].all() else 'none'} "
+                "of the responses this judge scored",
                 family=family,
             )
-    return computed(judges=judges, by_author=_by_author(scores))
+    return SelfEnhancement.of(judges=judges, by_author=_by_author(scores))
 
 
 def _own_rows(frame: AnalysisFrame) -> pd.DataFrame:
@@ -155,66 +179,78 @@ def _preference_pairs(frame: AnalysisFrame) -> pd.DataFrame:
     return mine.assign(others=others.reindex(keys).to_numpy())
 
 
-def _preference_entry(rows: pd.DataFrame, options: AnalysisOptions) -> Json:
+def _preference_entry(rows: pd.DataFrame, options: AnalysisOptions) -> SelfPreference:
     wins = int((rows["label"] == rows["arm"]).sum())
     ties = int((rows["label"] == "tie").sum())
     paired = rows.dropna(subset=["others"])
     test = (
         attempt(
+            WilcoxonMetric,
             stats.wilcoxon_signed_rank,
             paired["pick"].to_numpy(),
             paired["others"].to_numpy(),
             n=len(paired),
         )
         if len(paired)
-        else unavailable("no neutral judge (whose family wrote neither response) to compare", 0)
+        else unavailable(
+            WilcoxonMetric,
+            "no neutral judge (whose family wrote neither response) to compare",
+            0,
+        )
     )
     excess = float((paired["pick"] - paired["others"]).mean()) if len(paired) else None
-    p = test.get("p_value")
-    return {
+    p = test.p_value
+    own_win_rate = attempt(
+        WinRateMetric,
+        stats.win_rate_interval,
+        wins,
+        len(rows) - wins - ties,
+        ties,
+        n=len(rows),
+        confidence=options.confidence,
+    )
+    fields = {
         "family": str(rows["family"].iloc[0]),
-        "own_win_rate": attempt(
-            stats.win_rate_interval,
-            wins,
-            len(rows) - wins - ties,
-            ties,
-            n=len(rows),
-            confidence=options.confidence,
-        ),
+        "own_win_rate": own_win_rate,
         "neutral_pick_rate": float(paired["others"].mean()) if len(paired) else None,
         "excess": excess,
         "relative_test": test,
         "detected": None if p is None or excess is None else bool(p < options.alpha and excess > 0),
     }
+    return SelfPreference.model_validate(json_safe(fields))
 
 
-def _preference_section(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def _preference_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfPreferences:
     if consolidated(frame).empty:
-        return skipped("no pairwise preferences")
+        return SelfPreferences.skip("no pairwise preferences")
     rows = _preference_pairs(frame)
     if rows.empty:
-        return skipped("no pair with exactly one response by a judge's own family")
+        return SelfPreferences.skip("no pair with exactly one response by a judge's own family")
     judges = {str(j): _preference_entry(part, options) for j, part in rows.groupby("judge")}
-    return computed(
+    return SelfPreferences.of(
         judges=judges,
         method="pick = 1 own-family response preferred, 0.5 tie, 0 other; excess = judge's pick "
         "minus the neutral judges' mean pick of the same response",
     )
 
 
-def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> Json:
+def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancement:
     """Self-enhancement per judge family (see module docstring)."""
     if frame.items.empty or frame.items["author"].isna().all():
-        return skipped("no response authors (dataset `authors`): self-enhancement needs them")
+        return SelfEnhancement.skip(
+            "no response authors (dataset `authors`): self-enhancement needs them"
+        )
     if not (frame.records["family"] != "").any():
-        return skipped("no judge family: set judge_vendor or AnalysisOptions.judge_families")
+        return SelfEnhancement.skip(
+            "no judge family: set judge_vendor or AnalysisOptions.judge_families"
+        )
     scores = _score_section(frame, options)
     prefs = _preference_section(frame, options)
-    if scores["status"] == "skipped" and prefs["status"] == "skipped":
-        return skipped(f"{scores['reason']}; {prefs['reason']}")
-    return computed(
-        judges=scores.get("judges", {}),
-        by_author=scores.get("by_author", {}),
-        scores_reason=scores["reason"],
+    if scores.status == "skipped" and prefs.status == "skipped":
+        return SelfEnhancement.skip(f"{scores.reason}; {prefs.reason}")
+    return SelfEnhancement.of(
+        judges=scores.judges or {},
+        by_author=scores.by_author or {},
+        scores_reason=scores.reason,
         preferences=prefs,
     )

@@ -20,10 +20,10 @@ from jurybox.analysis import (
     companion_items_path,
     read_items,
 )
+from jurybox.analysis.model import Report
 from jurybox.errors import DatasetError
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting.files import ReportPaths, write_reports
-from jurybox.reporting.terminal import print_summary
+from jurybox.reporting import ReportPaths, print_summary, write_reports
 
 
 def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:
@@ -99,7 +99,7 @@ def build_report(
     items: Sequence[Item] | None,
     options: AnalysisOptions,
     label_source: str | None = None,
-) -> tuple[dict[str, Any], AnalysisFrame]:
+) -> tuple[Report, AnalysisFrame]:
     """The report and the tidy frame it was computed from (the plots need both)."""
     try:
         frame = build_frame(records, human=human, items=items, options=options)
@@ -137,8 +137,10 @@ def analyze_to_dir(
         options=options or AnalysisOptions(judge_families=_recorded_families(records)),
         label_source=str(human) if human is not None else None,
     )
+    # The renderers still read the report as its JSON (until they read the model's attributes).
+    data = report.model_dump(mode="json")
     paths = write_reports(
-        report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
+        data, frame, Path(out_dir), plots=plots, records=records, source=str(path)
     )
-    print_summary(report, paths, console)
+    print_summary(data, paths, console)
     return paths

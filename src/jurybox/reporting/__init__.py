@@ -6,23 +6,30 @@ Public API:
   for an already computed report.
 - ``render_markdown`` / ``render_html`` / ``render_plots``: the same, as text or PNG bytes.
 - ``validate_report`` / ``report_schema``: the published JSON Schema check.
+- ``print_summary``: the terminal summary ``jurybox analyze`` prints.
 
-This package only formats: numbers are rounded here (``_format``) and nowhere else, and every
+Sub-packages: ``view`` (formatting and the tables every renderer draws), ``sections`` (one
+module per report family, listed once in ``sections.FAMILIES``), ``plots`` (plot data, specs and
+the matplotlib drawing) and ``render`` (HTML, Markdown, terminal, JSON and the files).
+
+This package only formats: numbers are rounded here (``view.format``) and nowhere else, and every
 statistic comes from ``jurybox.analysis``.
 """
 
 from __future__ import annotations
 
-from jurybox.reporting.files import ReportPaths, render_plots, write_reports
-from jurybox.reporting.html import render_html
-from jurybox.reporting.json_report import ReportSchemaError, report_schema, validate_report
-from jurybox.reporting.markdown import render_markdown
-from jurybox.reporting.plot_data import PLOT_NAMES
+from jurybox.reporting.plots import PLOT_NAMES
+from jurybox.reporting.render.files import ReportPaths, render_plots, write_reports
+from jurybox.reporting.render.html import render_html
+from jurybox.reporting.render.json_report import ReportSchemaError, report_schema, validate_report
+from jurybox.reporting.render.markdown import render_markdown
+from jurybox.reporting.render.terminal import print_summary
 
 __all__ = [
     "PLOT_NAMES",
     "ReportPaths",
     "ReportSchemaError",
+    "print_summary",
     "render_html",
     "render_markdown",
     "render_plots",

@@ -3,13 +3,15 @@
 Every estimator returns one of these, never a bare tuple. Each carries a ``method`` string that
 records the variant used (exact vs normal approximation, zero/tie handling, interval method), so a
 report can say exactly what was computed. Intervals are two-sided at ``confidence`` unless the
-type says otherwise. Types holding numpy arrays compare by identity (``eq=False``).
+type says otherwise. Types holding numpy arrays compare by identity (``eq=False``). A result a
+report shows as one number declares that number's field in ``headline`` (the report's ``value``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +58,8 @@ class LowDiscriminationWarning(UserWarning):
 class PercentAgreement:
     """Share of items on which two raters give the same label (Wilson interval)."""
 
+    headline: ClassVar[str] = "estimate"
+
     estimate: float
     ci_low: float
     ci_high: float
@@ -72,6 +76,8 @@ class KappaResult:
     ``ase`` is the non-null asymptotic standard error (used for the interval), ``ase0`` the one
     under H0: kappa = 0 (used for ``z`` and ``p_value``, two-sided).
     """
+
+    headline: ClassVar[str] = "kappa"
 
     kappa: float
     ase: float
@@ -91,6 +97,8 @@ class KappaResult:
 class FleissKappaResult:
     """Fleiss' kappa for many raters; ``se0``/``z``/``p_value`` are under H0: kappa = 0."""
 
+    headline: ClassVar[str] = "kappa"
+
     kappa: float
     p_observed: float
     p_expected: float
@@ -106,6 +114,8 @@ class FleissKappaResult:
 @dataclass(frozen=True, slots=True)
 class AlphaResult:
     """Krippendorff's alpha at one level of measurement."""
+
+    headline: ClassVar[str] = "alpha"
 
     alpha: float
     level: str
@@ -126,6 +136,8 @@ class ICCResult:
     two-way F otherwise).
     """
 
+    headline: ClassVar[str] = "icc"
+
     icc: float
     kind: str
     f: float
@@ -143,6 +155,8 @@ class ICCResult:
 @dataclass(frozen=True, slots=True)
 class CronbachAlphaResult:
     """Cronbach's alpha (internal consistency) with Feldt's F-based interval."""
+
+    headline: ClassVar[str] = "alpha"
 
     alpha: float
     ci_low: float
@@ -164,6 +178,8 @@ class WilcoxonResult:
     normal approximation. ``n`` counts the pairs used after ``zero_method``.
     """
 
+    headline: ClassVar[str] = "statistic"
+
     statistic: float
     p_value: float
     z: float | None
@@ -179,6 +195,8 @@ class WilcoxonResult:
 class EffectSizeResult:
     """A standardised effect size with an interval (e.g. Cohen's d_z)."""
 
+    headline: ClassVar[str] = "estimate"
+
     estimate: float
     ci_low: float
     ci_high: float
@@ -190,6 +208,8 @@ class EffectSizeResult:
 @dataclass(frozen=True, slots=True)
 class RankBiserialResult:
     """Matched-pairs rank-biserial correlation r = (T+ − T−) / (T+ + T−) (Kerby 2014)."""
+
+    headline: ClassVar[str] = "estimate"
 
     estimate: float
     t_plus: float
@@ -206,6 +226,8 @@ class TOSTResult:
     ``p_value`` = max of the two one-sided p-values; ``equivalent`` = p_value < alpha.
     ``ci_low``/``ci_high`` is the (1 − 2·alpha) interval of the mean difference.
     """
+
+    headline: ClassVar[str] = "mean_diff"
 
     p_value: float
     equivalent: bool
@@ -228,6 +250,8 @@ class TOSTResult:
 class McNemarResult:
     """McNemar's test on the discordant cells ``b`` (row 0, col 1) and ``c`` (row 1, col 0)."""
 
+    headline: ClassVar[str] = "statistic"
+
     statistic: float
     p_value: float
     b: int
@@ -239,6 +263,8 @@ class McNemarResult:
 @dataclass(frozen=True, slots=True)
 class CorrelationResult:
     """A (partial) rank correlation with its test and interval."""
+
+    headline: ClassVar[str] = "rho"
 
     rho: float
     p_value: float
@@ -254,6 +280,8 @@ class CorrelationResult:
 class KruskalResult:
     """Kruskal–Wallis H test (tie-corrected) with epsilon-squared effect size."""
 
+    headline: ClassVar[str] = "statistic"
+
     statistic: float
     df: int
     p_value: float
@@ -266,6 +294,8 @@ class KruskalResult:
 @dataclass(frozen=True, slots=True)
 class BinomialTestResult:
     """Exact binomial test (e.g. how often a judge prefers the first position)."""
+
+    headline: ClassVar[str] = "proportion"
 
     successes: int
     n: int
@@ -296,6 +326,8 @@ class HolmResult:
 class ProportionInterval:
     """A proportion with a confidence interval."""
 
+    headline: ClassVar[str] = "estimate"
+
     estimate: float
     ci_low: float
     ci_high: float
@@ -309,6 +341,8 @@ class ProportionInterval:
 class TprTnrResult:
     """A judge's true-positive and true-negative rates against gold labels."""
 
+    headline: ClassVar[str] = "youden"
+
     tpr: ProportionInterval
     tnr: ProportionInterval
     n_positive: int
@@ -320,6 +354,8 @@ class TprTnrResult:
 @dataclass(frozen=True, slots=True)
 class RoganGladenResult:
     """Rogan–Gladen corrected prevalence; ``raw`` is before clipping to [0, 1]."""
+
+    headline: ClassVar[str] = "estimate"
 
     estimate: float
     raw: float
@@ -333,6 +369,8 @@ class RoganGladenResult:
 @dataclass(frozen=True, slots=True)
 class CorrectedRate:
     """Bias-corrected pass rate with an interval carrying both sets' sampling uncertainty."""
+
+    headline: ClassVar[str] = "estimate"
 
     estimate: float
     ci_low: float
@@ -350,6 +388,8 @@ class CorrectedRate:
 @dataclass(frozen=True, slots=True)
 class WinRateResult:
     """Win rate of A over B with ties handled as ``method`` says, and a Wilson interval."""
+
+    headline: ClassVar[str] = "estimate"
 
     estimate: float
     ci_low: float

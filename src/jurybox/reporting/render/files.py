@@ -12,13 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.analysis import AnalysisFrame
+from jurybox.analysis.model import Report
 from jurybox.records import JudgeRecord
-from jurybox.reporting.html import HTML_FILE, failed_records, render_html
-from jurybox.reporting.json_report import write_bytes_atomic, write_json_report, write_text_atomic
-from jurybox.reporting.markdown import MARKDOWN_FILE, render_markdown
-from jurybox.reporting.plot_data import PLOT_NAMES, build_plot_specs
-from jurybox.reporting.plot_specs import RenderedPlot
-from jurybox.reporting.plots import render_png
+from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
+from jurybox.reporting.plots.draw import render_png
+from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.render.html import HTML_FILE, failed_records, render_html
+from jurybox.reporting.render.json_report import (
+    write_bytes_atomic,
+    write_json_report,
+    write_text_atomic,
+)
+from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
+from jurybox.reporting.view.report import as_report
 
 PLOTS_DIR = "plots"
 
@@ -41,13 +47,15 @@ class ReportPaths:
         return tuple(path for path in found if path.exists())
 
 
-def render_plots(report: Mapping[str, Any], frame: AnalysisFrame | None) -> list[RenderedPlot]:
+def render_plots(
+    report: Report | Mapping[str, Any], frame: AnalysisFrame | None
+) -> list[RenderedPlot]:
     """Every figure as PNG bytes (nothing written)."""
     return [RenderedPlot(spec, render_png(spec)) for spec in build_plot_specs(report, frame)]
 
 
 def write_reports(
-    report: dict[str, Any],
+    report: Report | Mapping[str, Any],
     frame: AnalysisFrame | None,
     out_dir: Path,
     *,
@@ -59,6 +67,7 @@ def write_reports(
     HTML page into ``out_dir``. ``records`` feed the HTML appendix of failed judgments."""
     out_dir = Path(out_dir)
     json_path = write_json_report(report, out_dir)
+    report = as_report(report)
     rendered = render_plots(report, frame) if plots else []
     plots_dir = out_dir / PLOTS_DIR if plots else None
     if plots_dir is not None:

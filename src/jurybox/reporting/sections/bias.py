@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from jurybox.reporting.tables import (
-    Json,
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.bias import (
+    Bias,
+    Leniency,
+    Position,
+    Verbosity,
+    VerbosityPreferences,
+    VerbosityScores,
+)
+from jurybox.analysis.model.self_enhancement import SelfEnhancement
+from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.tables import (
+    Part,
     Section,
     Table,
     add_parts,
     cell,
-    family_section,
     fmt_num,
     fmt_p,
     fmt_rate,
     fmt_score,
     fmt_text,
-    get,
     label,
-    p_cell,
+    method_note,
+    present,
     rate_with_counts,
     skip_reason,
     yes_no,
@@ -25,30 +35,23 @@ from jurybox.reporting.tables import (
 # --- bias ----------------------------------------------------------------------------------
 
 
-def bias_section(report: Json) -> Section:
-    section = family_section(
-        report, "bias", "Do the judges favour a position, longer answers, their own family?"
-    )
-    section.plots.extend(["position_bias", "verbosity_scatter", "vendor_bias"])
-    if section.status == "skipped":
-        return section
+def _bias_parts(section: Section, node: Bias) -> None:
     parts = (
-        ("position", _position_tables),
-        ("verbosity", _verbosity_tables),
-        ("self_enhancement", _self_table),
-        ("leniency", _leniency_table),
+        Part("position", node.position, _position_tables),
+        Part("verbosity", node.verbosity, _verbosity_tables),
+        Part("self_enhancement", node.self_enhancement, _self_table),
+        Part("leniency", node.leniency, _leniency_table),
     )
-    add_parts(section, report.get("bias") or {}, parts)
-    return section
+    add_parts(section, parts)
 
 
-def _position_tables(section: Section, position: Json) -> None:
+def _position_tables(section: Section, position: Position) -> None:
     _position_table(section, position)
     _order_effect_table(section, position)
     _top_position_table(section, position)
 
 
-def _position_table(section: Section, position: Json) -> None:
+def _position_table(section: Section, position: Position) -> None:
     table = section.table(
         Table(
             id="bias-position",
@@ -63,21 +66,17 @@ def _position_table(section: Section, position: Json) -> None:
             ),
         )
     )
-    for judge, entry in (position.get("judges") or {}).items():
-        swap = entry.get("swap_consistency") or {}
-        first = entry.get("first_position_rate") or {}
-        failed = (
-            f"{swap.get('one_failed', '—')} / {swap.get('both_failed', '—')}"
-            if "one_failed" in swap
-            else "—"
-        )
+    for judge, entry in (position.judges or {}).items():
+        swap = present(entry.swap_consistency)
+        first = present(entry.first_position_rate)
+        failed = f"{swap.one_failed} / {swap.both_failed}" if swap else "—"
         table.add(
             str(judge),
-            rate_with_counts(table, swap, "consistent"),
+            rate_with_counts(table, entry.swap_consistency, lambda m: m.consistent),
             failed,
-            cell(table, first),
-            p_cell(first, "p_holm"),
-            fmt_num(first.get("ties")),
+            cell(table, entry.first_position_rate),
+            fmt_p(first.p_holm if first else None),
+            fmt_num(first.ties if first else None),
         )
     table.note(
         "Swap consistency: the same verdict when the two responses trade places, over pairs "
@@ -87,11 +86,11 @@ def _position_table(section: Section, position: Json) -> None:
     )
 
 
-def _order_effect_table(section: Section, position: Json) -> None:
+def _order_effect_table(section: Section, position: Position) -> None:
     rows = [
         (judge, dim, metric)
-        for judge, entry in (position.get("judges") or {}).items()
-        for dim, metric in (entry.get("score_order_effect") or {}).items()
+        for judge, entry in (position.judges or {}).items()
+        for dim, metric in entry.score_order_effect.items()
     ]
     if not rows:
         return
@@ -106,14 +105,14 @@ def _order_effect_table(section: Section, position: Json) -> None:
         table.add(
             str(judge),
             label(dim),
-            fmt_num(metric.get("n")),
-            fmt_score(metric.get("mean_difference")),
-            p_cell(metric),
+            fmt_num(metric.n),
+            fmt_score(metric.mean_difference),
+            fmt_p(metric.p_value),
         )
 
 
-def _top_position_table(section: Section, position: Json) -> None:
-    tops = position.get("top_position_rate") or {}
+def _top_position_table(section: Section, position: Position) -> None:
+    tops = position.top_position_rate or {}
     if not tops:
         return
     table = section.table(
@@ -125,16 +124,14 @@ def _top_position_table(section: Section, position: Json) -> None:
     )
     for name, metric in tops.items():
         table.add(
-            str(name), cell(table, metric), fmt_rate(metric.get("null_proportion")), p_cell(metric)
+            str(name), cell(table, metric), fmt_rate(metric.null_proportion), fmt_p(metric.p_value)
         )
 
 
-def _verbosity_tables(section: Section, node: Json) -> None:
-    judges = node.get("judges") or {}
-    scored = {j: e["scores"] for j, e in judges.items() if isinstance(e.get("scores"), dict)}
-    preferred = {
-        j: e["preferences"] for j, e in judges.items() if isinstance(e.get("preferences"), dict)
-    }
+def _verbosity_tables(section: Section, node: Verbosity) -> None:
+    judges = node.judges or {}
+    scored = {j: e.scores for j, e in judges.items() if e.scores is not None}
+    preferred = {j: e.preferences for j, e in judges.items() if e.preferences is not None}
     if scored:
         table = section.table(
             Table(
@@ -151,32 +148,32 @@ def _verbosity_tables(section: Section, node: Json) -> None:
             )
         )
         for judge, entry in scored.items():
-            ols = entry.get("ols") or {}
+            ols = entry.ols
             table.add(
                 str(judge),
-                cell(table, entry.get("spearman")),
-                p_cell(entry.get("spearman")),
-                cell(table, entry.get("partial_spearman")),
+                cell(table, entry.spearman),
+                fmt_p(entry.spearman.p_value),
+                cell(table, entry.partial_spearman),
                 cell(table, ols, 2),
                 _detected(entry),
             )
-            if ols.get("length_unit_chars"):
-                table.note(f"OLS unit: {ols['length_unit_chars']} characters of response.")
+            if ols.length_unit_chars:
+                table.note(f"OLS unit: {ols.length_unit_chars} characters of response.")
     if preferred:
         _verbosity_pref_table(section, preferred)
 
 
-def _detected(entry: Json) -> str:
-    found = entry.get("detected")
+def _detected(entry: VerbosityScores | VerbosityPreferences) -> str:
+    found = entry.detected
     if found is None:
         return "—"
     if not found:
         return "not significant"
-    direction = entry.get("direction")
+    direction = entry.direction if isinstance(entry, VerbosityScores) else None
     return f"significant ({direction} favoured)" if direction else "significant"
 
 
-def _verbosity_pref_table(section: Section, preferred: dict[str, Json]) -> None:
+def _verbosity_pref_table(section: Section, preferred: dict[str, VerbosityPreferences]) -> None:
     table = section.table(
         Table(
             id="bias-verbosity-preferences",
@@ -191,13 +188,12 @@ def _verbosity_pref_table(section: Section, preferred: dict[str, Json]) -> None:
         )
     )
     for judge, entry in preferred.items():
-        longer = entry.get("longer_preferred") or {}
-        text = rate_with_counts(table, longer, "successes")
-        interval = get(longer, "ci_low"), get(longer, "ci_high")
-        if longer.get("value") is not None and None not in interval:
-            text += f" [{fmt_rate(interval[0])}, {fmt_rate(interval[1])}]"
+        longer = entry.longer_preferred
+        text = rate_with_counts(table, longer, lambda m: m.successes)
+        if longer.value is not None and longer.ci_low is not None and longer.ci_high is not None:
+            text += f" [{fmt_rate(longer.ci_low)}, {fmt_rate(longer.ci_high)}]"
         table.add(
-            str(judge), text, p_cell(longer), cell(table, entry.get("logit"), 3), _detected(entry)
+            str(judge), text, fmt_p(longer.p_value), cell(table, entry.logit, 3), _detected(entry)
         )
     table.note(
         "Longer wins: share of decisive consolidated verdicts won by the longer response "
@@ -205,7 +201,7 @@ def _verbosity_pref_table(section: Section, preferred: dict[str, Json]) -> None:
     )
 
 
-def _self_table(section: Section, node: Json) -> None:
+def _self_table(section: Section, node: SelfEnhancement) -> None:
     table = section.table(
         Table(
             id="bias-self-enhancement",
@@ -222,21 +218,21 @@ def _self_table(section: Section, node: Json) -> None:
             ),
         )
     )
-    for judge, entry in (node.get("judges") or {}).items():
-        if skip_reason(entry):
-            table.add(str(judge), fmt_text(entry.get("family")), *["—"] * 6)
+    for judge, entry in (node.judges or {}).items():
+        if isinstance(entry, Skipped):
+            table.add(str(judge), fmt_text(entry.family), *["—"] * 6)
             table.note(f"{judge}: {skip_reason(entry)}")
             continue
-        rel = entry.get("relative_test") or {}
+        rel = entry.relative_test
         table.add(
             str(judge),
-            fmt_text(entry.get("family")),
-            fmt_score(entry.get("own_mean")),
-            fmt_score(entry.get("other_mean")),
-            fmt_score(entry.get("difference")),
-            fmt_score(rel.get("excess")),
-            p_cell(rel),
-            yes_no(entry.get("detected")),
+            fmt_text(entry.family),
+            fmt_score(entry.own_mean),
+            fmt_score(entry.other_mean),
+            fmt_score(entry.difference),
+            fmt_score(rel.excess),
+            fmt_p(rel.p_value),
+            yes_no(entry.detected),
         )
     table.note(
         "Excess: the judge's score minus the other judges' mean on the same response, "
@@ -244,7 +240,7 @@ def _self_table(section: Section, node: Json) -> None:
     )
 
 
-def _leniency_table(section: Section, node: Json) -> None:
+def _leniency_table(section: Section, node: Leniency) -> None:
     table = section.table(
         Table(
             id="bias-leniency",
@@ -252,19 +248,27 @@ def _leniency_table(section: Section, node: Json) -> None:
             columns=("Judge", "Mean total", "Responses"),
         )
     )
-    for judge, entry in (node.get("judges") or {}).items():
-        table.add(str(judge), fmt_score(entry.get("mean")), fmt_num(entry.get("n")))
-    spread = node.get("range") or {}
-    if spread.get("value") is not None:
+    for judge, entry in (node.judges or {}).items():
+        table.add(str(judge), fmt_score(entry.mean), fmt_num(entry.n))
+    spread = present(node.range)
+    if spread is not None and spread.value is not None:
         table.note(
-            f"Range {fmt_score(spread['value'])} (most lenient: {spread.get('most_lenient')}, "
-            f"most severe: {spread.get('most_severe')})."
+            f"Range {fmt_score(spread.value)} (most lenient: {spread.most_lenient}, "
+            f"most severe: {spread.most_severe})."
         )
-    kw = node.get("kruskal_wallis") or {}
-    if kw.get("value") is not None:
+    kw = present(node.kruskal_wallis)
+    if kw is not None and kw.value is not None:
         table.note(
-            f"Kruskal–Wallis across judges: H = {fmt_score(kw['value'])}, "
-            f"p = {fmt_p(kw.get('p_value'))}."
+            f"Kruskal–Wallis across judges: H = {fmt_score(kw.value)}, p = {fmt_p(kw.p_value)}."
         )
-    if node.get("method"):
-        table.note(f"Method: {node['method']}.")
+    method_note(table, node.method)
+
+
+BIAS: Family[Bias] = Family(
+    key="bias",
+    title="Bias diagnostics",
+    question="Do the judges favour a position, longer answers, their own family?",
+    node=lambda report: report.bias,
+    build=_bias_parts,
+    plots=("position_bias", "verbosity_scatter", "vendor_bias"),
+)

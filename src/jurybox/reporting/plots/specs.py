@@ -1,4 +1,5 @@
-"""What a plot shows, as plain data: built from the report and the tidy frame, drawn by plots.py.
+"""What a plot shows, as plain data: built from the report and the tidy frame, drawn by
+``plots.draw``.
 
 Keeping the data apart from matplotlib lets the tables, the HTML and the tests see exactly what
 each figure holds (and why a figure is a fallback or "not applicable") without drawing anything.

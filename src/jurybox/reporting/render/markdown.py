@@ -1,7 +1,7 @@
 """summary_tables.md: publication-ready Markdown tables of the report.
 
 The tables are the ones report.html shows (``sections.build_sections``); numbers are rounded by
-``_format`` as ``ROUNDING_NOTE`` states at the top of the file.
+``view.format`` as ``ROUNDING_NOTE`` states at the top of the file.
 """
 
 from __future__ import annotations
@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from jurybox.reporting._format import ROUNDING_NOTE
-from jurybox.reporting.plot_specs import PlotSpec
+from jurybox.analysis.model import Report
+from jurybox.reporting.plots.specs import PlotSpec
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
     build_sections,
     judge_verdict_table,
     verdict_table,
 )
-from jurybox.reporting.tables import Section, Table
+from jurybox.reporting.view.format import ROUNDING_NOTE
+from jurybox.reporting.view.report import as_report
+from jurybox.reporting.view.tables import Section, Table
 
 MARKDOWN_FILE = "summary_tables.md"
 
@@ -66,19 +68,18 @@ def render_section(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]
     return lines
 
 
-def render_verdict(report: Mapping[str, Any]) -> list[str]:
-    verdict = report.get("verdict") or {}
-    level = str(verdict.get("level", "insufficient_evidence"))
+def render_verdict(report: Report) -> list[str]:
+    verdict = report.verdict
+    level = verdict.level
     lines = [
         "## Verdict: can these judges be trusted for this comparison?",
         "",
         f"**{LEVEL_TITLES.get(level, level)}.**",
         "",
     ]
-    reasons = list(verdict.get("reasons") or []) or [str(verdict.get("answer", ""))]
+    reasons = list(verdict.reasons) or [verdict.answer]
     lines.extend(f"- {_escape(reason)}" for reason in reasons if reason)
-    checks = verdict.get("checks") or []
-    untested = sorted({str(c["message"]) for c in checks if c.get("status") == "skipped"})
+    untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
     if untested:
         lines.append(f"- Untested: {_escape('; '.join(untested))}.")
     lines.append("")
@@ -110,18 +111,18 @@ PLOT_POLICY = (
 
 
 def render_markdown(
-    report: Mapping[str, Any],
+    report: Report | Mapping[str, Any],
     *,
     plots: Sequence[PlotSpec] = (),
     source: str | None = None,
 ) -> str:
     """The whole summary_tables.md text."""
-    generated = report.get("generated_by") or {}
+    report = as_report(report)
     lines = [
         "# jurybox analysis: summary tables",
         "",
-        f"Source: `{source or 'judgments'}` · jurybox {generated.get('version', '?')} · "
-        f"report schema {report.get('schema_version', '?')}",
+        f"Source: `{source or 'judgments'}` · jurybox {report.generated_by.version} · "
+        f"report schema {report.schema_version}",
         "",
         f"_{ROUNDING_NOTE}_",
         "",

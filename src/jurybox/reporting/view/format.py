@@ -78,9 +78,14 @@ def fmt_estimate(entry: Mapping[str, Any] | None, key: str = "estimate", digits:
     """``estimate [ci_low, ci_high]`` from a metric mapping, or the estimate alone."""
     if not entry:
         return MISSING
-    value = fmt_num(entry.get(key), digits)
-    interval = fmt_ci(entry.get("ci_low"), entry.get("ci_high"), digits)
-    return value if interval == MISSING else f"{value} {interval}"
+    return fmt_value_ci(entry.get(key), entry.get("ci_low"), entry.get("ci_high"), digits)
+
+
+def fmt_value_ci(value: Any, low: Any, high: Any, digits: int = 3) -> str:
+    """``value [low, high]``, or the value alone when the interval is missing."""
+    text = fmt_num(value, digits)
+    interval = fmt_ci(low, high, digits)
+    return text if interval == MISSING else f"{text} {interval}"
 
 
 def fmt_text(value: Any) -> str:

@@ -1,14 +1,22 @@
-"""Plot data for the treatment-effect, dimension and calibration figures (see ``plot_data``)."""
+"""Plot data for the treatment-effect, dimension and calibration figures (see ``plots``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
-from jurybox.reporting._format import fmt_rate, fmt_score
-from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
-from jurybox.reporting.plot_specs import (
+from jurybox.analysis.model import Report
+from jurybox.analysis.model.bias import JudgeMean, LeniencyJudge
+from jurybox.analysis.model.effects import Effects, PairedTests
+from jurybox.analysis.model.human import CriterionJudge
+from jurybox.analysis.model.reliability import (
+    ConfidenceBin,
+    PreferenceCalibrationSection,
+    ScoreCalibrationSection,
+)
+from jurybox.reporting.plots.common import interval_series, number, value_of, why
+from jurybox.reporting.plots.specs import (
     BarPanel,
     HeatmapPanel,
     LinePanel,
@@ -17,24 +25,27 @@ from jurybox.reporting.plot_specs import (
     PlotSpec,
     not_applicable,
 )
-from jurybox.reporting.tables import computed, get
+from jurybox.reporting.view.format import fmt_rate, fmt_score
+from jurybox.reporting.view.tables import present
 
 # --- treatment effect ----------------------------------------------------------------------
 
 
-def treatment_effect(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
+def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     name, title = "treatment_effect", "Treatment effect"
-    effects = report.get("effects")
-    if not computed(effects) or effects is None:
+    effects = report.effects
+    if not effects.computed:
         return not_applicable(name, title, why(effects, "no treatment-effect analysis"))
-    control, treatment = str(effects.get("control_arm")), str(effects.get("treatment_arm"))
-    total = get(effects, "scores", "overall", "dimensions", TOTAL)
-    if frame is not None and computed(effects.get("scores")) and isinstance(total, Mapping):
+    control, treatment = str(effects.control_arm), str(effects.treatment_arm)
+    scores = effects.scores
+    overall = scores.overall if scores is not None and scores.computed else None
+    total = present(overall.dimensions.get(TOTAL)) if overall else None
+    if frame is not None and total is not None:
         wide = item_arm_scores(frame, TOTAL)
         if {control, treatment} <= set(wide.columns):
             both = wide[[control, treatment]].dropna()
             pairs = [(float(a), float(b)) for a, b in both.itertuples(index=False)]
-            means = (value_of(total, "control_mean"), value_of(total, "treatment_mean"))
+            means = (number(total.control_mean), number(total.treatment_mean))
             panel = PairedPanel(
                 f"Total score per item: {control} vs {treatment}",
                 "total score (mean over judges)",
@@ -53,15 +64,15 @@ def treatment_effect(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
 
 
 def _effect_fallback(
-    effects: Json, control: str, treatment: str, name: str, title: str
+    effects: Effects, control: str, treatment: str, name: str, title: str
 ) -> PlotSpec:
-    prefs = effects.get("preferences")
-    if not computed(prefs) or prefs is None:
-        reason = why(effects.get("scores"), "no scores") + "; " + why(prefs, "no preferences")
+    prefs = effects.preferences
+    if prefs is None or not prefs.computed:
+        reason = why(effects.scores, "no scores") + "; " + why(prefs, "no preferences")
         return not_applicable(name, title, reason)
-    raters = {**{str(j): m for j, m in (prefs.get("judges") or {}).items()}}
-    if prefs.get("panel"):
-        raters["panel (majority)"] = prefs["panel"]
+    raters = {str(j): m for j, m in (prefs.judges or {}).items()}
+    if prefs.panel:
+        raters["panel (majority)"] = prefs.panel
     metrics = list(raters.values())
     panel = BarPanel(
         title=f"Win rate of {treatment} over {control}",
@@ -90,16 +101,17 @@ def _effect_fallback(
 # --- dimension heatmap ---------------------------------------------------------------------
 
 
-def dimension_heatmap(report: Json) -> PlotSpec:
+def dimension_heatmap(report: Report) -> PlotSpec:
     name, title = "dimension_heatmap", "Mean score per dimension and condition"
-    effects = report.get("effects") or {}
-    dims = get(effects, "scores", "overall", "dimensions")
-    if computed(get(effects, "scores")) and isinstance(dims, Mapping) and dims:
-        control, treatment = str(effects.get("control_arm")), str(effects.get("treatment_arm"))
-        rows = [d for d in dims if isinstance(dims[d], Mapping) and "control_mean" in dims[d]]
-        values = [
-            [value_of(dims[d], "control_mean"), value_of(dims[d], "treatment_mean")] for d in rows
-        ]
+    effects = report.effects
+    scores = effects.scores
+    overall = scores.overall if scores is not None and scores.computed else None
+    dims = overall.dimensions if overall else {}
+    if dims:
+        control, treatment = str(effects.control_arm), str(effects.treatment_arm)
+        tests = {d: t for d, t in dims.items() if isinstance(t, PairedTests)}
+        rows = list(tests)
+        values = [[number(tests[d].control_mean), number(tests[d].treatment_mean)] for d in rows]
         if rows:
             return _heatmap_spec(
                 name,
@@ -109,18 +121,18 @@ def dimension_heatmap(report: Json) -> PlotSpec:
                 values=values,
                 colorbar="mean score (over items)",
             )
-    leniency = get(report, "bias", "leniency", "judges")
-    if isinstance(leniency, Mapping) and leniency:
+    leniency = report.bias.leniency.judges if report.bias.leniency else None
+    if leniency:
         return _leniency_heatmap(leniency, name, title)
-    reason = why(get(effects, "scores"), "") or why(effects, "no per-dimension scores")
+    reason = why(scores, "") or why(effects, "no per-dimension scores")
     return not_applicable(name, title, f"no per-dimension scores ({reason})")
 
 
-def _leniency_heatmap(judges: Json, name: str, title: str) -> PlotSpec:
-    dims = list(dict.fromkeys(d for e in judges.values() for d in (e.get("dimensions") or {})))
+def _leniency_heatmap(judges: dict[str, LeniencyJudge], name: str, title: str) -> PlotSpec:
+    dims = list(dict.fromkeys(d for e in judges.values() for d in e.dimensions))
     if not dims:
         return not_applicable(name, title, "the records carry no per-dimension scores")
-    values = [[value_of(get(judges[j], "dimensions", d), "mean") for j in judges] for d in dims]
+    values = [[_mean(judges[j].dimensions.get(d)) for j in judges] for d in dims]
     spec = _heatmap_spec(
         name, title, dims, list(judges), values=values, colorbar="mean score per judge"
     )
@@ -132,6 +144,10 @@ def _leniency_heatmap(judges: Json, name: str, title: str) -> PlotSpec:
         note="fallback: no two-arm contrast, so columns are judges, not conditions",
         caption=spec.caption,
     )
+
+
+def _mean(entry: JudgeMean | None) -> float | None:
+    return number(entry.mean) if entry else None
 
 
 def _heatmap_spec(
@@ -152,7 +168,7 @@ def _heatmap_spec(
 # --- calibration ---------------------------------------------------------------------------
 
 
-def calibration(report: Json) -> PlotSpec:
+def calibration(report: Report) -> PlotSpec:
     """Judges against human labels (left) and a reliability diagram of stated confidence."""
     name, title = "calibration", "Calibration against humans and stated confidence"
     left = _human_panel(report)
@@ -172,7 +188,7 @@ def calibration(report: Json) -> PlotSpec:
     )
 
 
-def _human_panel(report: Json) -> BarPanel | None:
+def _human_panel(report: Report) -> BarPanel | None:
     """The first kind of human comparison the report holds: gold accuracy, preference κ,
     score κ / ICC, criterion TPR / TNR."""
     for build in (_accuracy_panel, _preference_kappa_panel, _score_kappa_panel, _criterion_panel):
@@ -182,22 +198,15 @@ def _human_panel(report: Json) -> BarPanel | None:
     return None
 
 
-def _accuracy_panel(report: Json) -> BarPanel | None:
-    accuracy = get(report, "accuracy_vs_gold", "judges")
-    if (
-        not computed(report.get("accuracy_vs_gold"))
-        or not isinstance(accuracy, Mapping)
-        or not accuracy
-    ):
+def _accuracy_panel(report: Report) -> BarPanel | None:
+    accuracy = report.accuracy_vs_gold.judges
+    if not report.accuracy_vs_gold.computed or not accuracy:
         return None
-    orders = sorted({o for e in accuracy.values() for o in (e.get("orders") or {})})
+    orders = sorted({o for e in accuracy.values() for o in e.orders})
     series = [
-        interval_series(f"order {o}", [get(e, "orders", o) for e in accuracy.values()])
-        for o in orders
+        interval_series(f"order {o}", [e.orders.get(o) for e in accuracy.values()]) for o in orders
     ]
-    series.append(
-        interval_series("consolidated", [e.get("consolidated") for e in accuracy.values()])
-    )
+    series.append(interval_series("consolidated", [e.consolidated for e in accuracy.values()]))
     return BarPanel(
         "Accuracy against the gold label",
         "accuracy",
@@ -209,11 +218,12 @@ def _accuracy_panel(report: Json) -> BarPanel | None:
     )
 
 
-def _preference_kappa_panel(report: Json) -> BarPanel | None:
-    prefs = get(report, "human_calibration", "preferences", "judges")
-    if not isinstance(prefs, Mapping) or not prefs:
+def _preference_kappa_panel(report: Report) -> BarPanel | None:
+    node = report.human_calibration.preferences
+    prefs = node.judges if node else None
+    if not prefs:
         return None
-    series = [interval_series("pooled κ", [e.get("pooled") for e in prefs.values()])]
+    series = [interval_series("pooled κ", [e.pooled for e in prefs.values()])]
     return BarPanel(
         "Cohen's κ with human preferences",
         "Cohen's κ",
@@ -225,20 +235,19 @@ def _preference_kappa_panel(report: Json) -> BarPanel | None:
     )
 
 
-def _score_kappa_panel(report: Json) -> BarPanel | None:
-    judges = get(report, "human_calibration", "scores", "judges")
-    if not isinstance(judges, Mapping) or not judges:
+def _score_kappa_panel(report: Report) -> BarPanel | None:
+    node = report.human_calibration.scores
+    judges = node.judges if node else None
+    if not judges:
         return None
     entries = list(judges.values())
+    totals = [e.dimensions.get(TOTAL) for e in entries]
     series = [
+        interval_series("Cohen's κ (total, rounded)", totals),
         interval_series(
-            "Cohen's κ (total, rounded)", [get(e, "dimensions", TOTAL) for e in entries]
+            "quadratic κ (total)", [t.weighted_quadratic if t else None for t in totals]
         ),
-        interval_series(
-            "quadratic κ (total)",
-            [get(e, "dimensions", TOTAL, "weighted_quadratic") for e in entries],
-        ),
-        interval_series("ICC(2,1) (total)", [e.get("total_icc") for e in entries]),
+        interval_series("ICC(2,1) (total)", [e.total_icc for e in entries]),
     ]
     return BarPanel(
         "Judge vs human total scores",
@@ -251,16 +260,19 @@ def _score_kappa_panel(report: Json) -> BarPanel | None:
     )
 
 
-def _criterion_panel(report: Json) -> BarPanel | None:
-    criterion = get(report, "human_calibration", "criterion", "judges")
-    if not isinstance(criterion, Mapping) or not criterion:
+def _criterion_panel(report: Report) -> BarPanel | None:
+    node = report.human_calibration.criterion
+    criterion = {
+        name: entry.tpr_tnr
+        for name, entry in ((node.judges if node else None) or {}).items()
+        if isinstance(entry, CriterionJudge)
+    }
+    if not criterion:
         return None
-    names = [n for n, e in criterion.items() if isinstance(get(e, "tpr_tnr"), Mapping)]
-    if not names:
-        return None
+    names = list(criterion)
     series = [
-        interval_series(k.upper(), [get(criterion[n], "tpr_tnr", k) for n in names], key="estimate")
-        for k in ("tpr", "tnr")
+        interval_series("TPR", [criterion[n].tpr for n in names]),
+        interval_series("TNR", [criterion[n].tnr for n in names]),
     ]
     return BarPanel("Criterion verdicts vs human Pass/Fail", "rate", names, series, ylim=(0.0, 1.0))
 
@@ -271,15 +283,27 @@ _CONFIDENCE_TITLES = {
 }
 
 
-def _confidence_panel(report: Json) -> LinePanel | None:
+def _confidence_blocks(
+    report: Report,
+) -> list[tuple[str, PreferenceCalibrationSection | ScoreCalibrationSection | None]]:
+    node = report.reliability.confidence_calibration
+    if node is None:
+        return []
+    return [("preferences", node.preferences), ("scores", node.scores)]
+
+
+def _confidence_panel(report: Report) -> LinePanel | None:
     """A reliability diagram: share right per stated confidence level, per judge."""
-    for kind, (title, ylabel) in _CONFIDENCE_TITLES.items():
-        block = get(report, "reliability", "confidence_calibration", kind)
-        if not computed(block) or not isinstance(get(block, "judges"), Mapping):
+    for kind, block in _confidence_blocks(report):
+        title, ylabel = _CONFIDENCE_TITLES[kind]
+        if block is None or not block.computed or block.judges is None:
             continue
-        series = [s for s in (_bin_series(j, e) for j, e in block["judges"].items()) if s]
+        series = [s for s in (_bin_series(j, e.bins) for j, e in block.judges.items()) if s]
         if series:
-            levels = {float(v): str(k) for k, v in (block.get("confidence_levels") or {}).items()}
+            stated = (
+                block.confidence_levels if isinstance(block, PreferenceCalibrationSection) else None
+            )
+            levels = {float(v): str(k) for k, v in (stated or {}).items()}
             return LinePanel(
                 f"{title} ({kind})",
                 "stated confidence",
@@ -291,16 +315,16 @@ def _confidence_panel(report: Json) -> LinePanel | None:
     return None
 
 
-def _bin_series(judge: str, entry: Json) -> LineSeries | None:
+def _bin_series(judge: str, all_bins: list[ConfidenceBin]) -> LineSeries | None:
     """One judge's bins; None when the bins do not carry distinct confidence levels."""
-    bins = [b for b in entry.get("bins") or [] if value_of(b) is not None]
-    levels = [value_of(b, "stated_confidence") for b in bins]
+    bins = [b for b in all_bins if value_of(b) is not None]
+    levels = [number(b.stated_confidence) for b in bins]
     if len(bins) < 2 or None in levels or len(set(levels)) != len(levels):
         return None
     return LineSeries(
         str(judge),
         [float(x or 0.0) for x in levels],
         [value_of(b) or 0.0 for b in bins],
-        [value_of(b, "ci_low") for b in bins],
-        [value_of(b, "ci_high") for b in bins],
+        [number(b.ci_low) for b in bins],
+        [number(b.ci_high) for b in bins],
     )

@@ -2,7 +2,7 @@
 
 Every figure is a fresh ``matplotlib.figure.Figure`` rendered by the Agg canvas (no pyplot, so no
 global state leaks between plots, and no display is needed). What each figure shows is decided
-in ``plot_specs`` / ``plot_data``; this module only draws it.
+in ``plots.specs`` / ``plots``; this module only draws it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from jurybox.reporting.plot_specs import (
+from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,

@@ -1,14 +1,14 @@
-"""Plot data for the bias and agreement figures (see ``plot_data``)."""
+"""Plot data for the bias and agreement figures (see ``plots``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.frame import judge_scores
-from jurybox.reporting._format import fmt_count, fmt_rate
-from jurybox.reporting.plot_data_common import Json, interval_series, value_of, why
-from jurybox.reporting.plot_specs import (
+from jurybox.analysis.model import Metric, Report, Skipped
+from jurybox.analysis.model.bias import PositionJudge, SwapConsistency, Verbosity
+from jurybox.analysis.model.effects import PreferenceWinRate
+from jurybox.reporting.plots.common import interval_series, number, value_of, why
+from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,
@@ -18,18 +18,18 @@ from jurybox.reporting.plot_specs import (
     ScatterPanel,
     not_applicable,
 )
-from jurybox.reporting.tables import computed, get
+from jurybox.reporting.view.format import fmt_count, fmt_rate
 
 # --- position bias -------------------------------------------------------------------------
 
 
-def position_bias(report: Json) -> PlotSpec:
+def position_bias(report: Report) -> PlotSpec:
     title = "Position bias by judge"
-    node = get(report, "bias", "position")
-    if not computed(node) or node is None:
+    node = report.bias.position
+    if node is None or not node.computed:
         return not_applicable("position_bias", title, why(node, "no position-bias analysis"))
-    judges: dict[str, Json] = dict(node.get("judges") or {})
-    threshold = value_of(get(report, "options", "thresholds"), "swap_consistency_min")
+    judges = dict(node.judges or {})
+    threshold = number(report.options.thresholds.swap_consistency_min)
     return PlotSpec(
         "position_bias",
         title,
@@ -40,9 +40,11 @@ def position_bias(report: Json) -> PlotSpec:
     )
 
 
-def _swap_panel(judges: dict[str, Json], threshold: float | None) -> BarPanel | NotApplicablePanel:
+def _swap_panel(
+    judges: dict[str, PositionJudge], threshold: float | None
+) -> BarPanel | NotApplicablePanel:
     title = "Swap consistency (same verdict in both orders)"
-    swaps = [entry.get("swap_consistency") or {} for entry in judges.values()]
+    swaps = [entry.swap_consistency for entry in judges.values()]
     if all(value_of(s) is None for s in swaps):
         return NotApplicablePanel(title, why(swaps[0] if swaps else None, "no swapped pair"))
     series = BarSeries(
@@ -61,8 +63,8 @@ def _swap_panel(judges: dict[str, Json], threshold: float | None) -> BarPanel | 
     )
 
 
-def _first_position_panel(judges: dict[str, Json]) -> BarPanel:
-    firsts = [entry.get("first_position_rate") or {} for entry in judges.values()]
+def _first_position_panel(judges: dict[str, PositionJudge]) -> BarPanel:
+    firsts = [entry.first_position_rate for entry in judges.values()]
     series = interval_series("first-position rate", firsts)
     return BarPanel(
         title="First-position rate (decisive verdicts)",
@@ -75,19 +77,19 @@ def _first_position_panel(judges: dict[str, Json]) -> BarPanel:
     )
 
 
-def _swap_label(metric: Json) -> str:
-    if value_of(metric) is None:
+def _swap_label(metric: SwapConsistency | Skipped) -> str:
+    if isinstance(metric, Skipped) or metric.value is None:
         return "n/a"
-    return f"{fmt_rate(metric['value'])} ({fmt_count(metric.get('consistent'), metric.get('n'))})"
+    return f"{fmt_rate(metric.value)} ({fmt_count(metric.consistent, metric.n)})"
 
 
 # --- verbosity -----------------------------------------------------------------------------
 
 
-def verbosity(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
+def verbosity(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     name, title = "verbosity_scatter", "Response length vs judgment"
-    node = get(report, "bias", "verbosity")
-    if not computed(node) or node is None:
+    node = report.bias.verbosity
+    if node is None or not node.computed:
         return not_applicable(name, title, why(node, "no verbosity analysis"))
     if frame is not None and not frame.scores.empty and not frame.items.empty:
         scores = judge_scores(frame).merge(
@@ -114,9 +116,12 @@ def verbosity(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
     return _verbosity_fallback(node, name, title)
 
 
-def _verbosity_fallback(node: Json, name: str, title: str) -> PlotSpec:
-    judges = {j: get(e, "preferences", "longer_preferred") for j, e in node["judges"].items()}
-    judges = {j: m for j, m in judges.items() if isinstance(m, Mapping)}
+def _verbosity_fallback(node: Verbosity, name: str, title: str) -> PlotSpec:
+    judges = {
+        j: e.preferences.longer_preferred
+        for j, e in (node.judges or {}).items()
+        if e.preferences is not None
+    }
     if not judges:
         return not_applicable(name, title, "no score or preference matches a response length")
     metrics = list(judges.values())
@@ -128,7 +133,7 @@ def _verbosity_fallback(node: Json, name: str, title: str) -> PlotSpec:
             interval_series(
                 "longer wins",
                 metrics,
-                annotations=[fmt_count(m.get("successes"), m.get("n")) for m in metrics],
+                annotations=[fmt_count(m.successes, m.n) for m in metrics],
             )
         ],
         reference=0.5,
@@ -150,17 +155,15 @@ def _verbosity_fallback(node: Json, name: str, title: str) -> PlotSpec:
 # --- vendor bias ---------------------------------------------------------------------------
 
 
-def _judge_labels(report: Json) -> dict[str, str]:
+def _judge_labels(report: Report) -> dict[str, str]:
     out = {}
-    for judge in get(report, "summary", "judges") or []:
-        vendor = judge.get("vendor")
-        out[str(judge.get("name"))] = (
-            f"{judge.get('name')}\n({vendor})" if vendor else judge["name"]
-        )
+    for judge in report.summary.judges:
+        vendor = judge.vendor
+        out[judge.name] = f"{judge.name}\n({vendor})" if vendor else judge.name
     return out
 
 
-def vendor_bias(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
+def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     name, title = "vendor_bias", "Score distribution per judge"
     labels = _judge_labels(report)
     if frame is not None and not frame.scores.empty:
@@ -178,27 +181,31 @@ def vendor_bias(report: Json, frame: AnalysisFrame | None) -> PlotSpec:
             "scores; dots: the responses. A judge whose box sits apart from the others "
             "is more lenient or severe.",
         )
-    prefs = get(report, "effects", "preferences")
-    judges = dict(get(prefs, "judges") or {}) if computed(prefs) else {}
+    prefs = report.effects.preferences
+    judges = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
     if not judges:
         return not_applicable(name, title, "no scores and no pairwise verdicts to compare")
     return _vendor_fallback(report, judges, labels, name, title)
 
 
 def _vendor_fallback(
-    report: Json, judges: dict[str, Json], labels: dict[str, str], name: str, title: str
+    report: Report,
+    judges: dict[str, PreferenceWinRate],
+    labels: dict[str, str],
+    name: str,
+    title: str,
 ) -> PlotSpec:
-    control = str(get(report, "effects", "control_arm"))
-    treatment = str(get(report, "effects", "treatment_arm"))
+    control = str(report.effects.control_arm)
+    treatment = str(report.effects.treatment_arm)
     metrics = list(judges.values())
     panel = BarPanel(
         title="Consolidated verdicts per judge (vendor)",
         ylabel="items",
         categories=[labels.get(j, j) for j in judges],
         series=[
-            BarSeries(f"{treatment} preferred", [m.get("wins") for m in metrics]),
-            BarSeries(f"{control} preferred", [m.get("losses") for m in metrics]),
-            BarSeries("tie or flip", [m.get("ties") for m in metrics]),
+            BarSeries(f"{treatment} preferred", [m.wins for m in metrics]),
+            BarSeries(f"{control} preferred", [m.losses for m in metrics]),
+            BarSeries("tie or flip", [m.ties for m in metrics]),
         ],
         stacked=True,
     )
@@ -217,19 +224,20 @@ def _vendor_fallback(
 # --- agreement matrix ----------------------------------------------------------------------
 
 
-def agreement_matrix(report: Json) -> PlotSpec:
+def agreement_matrix(report: Report) -> PlotSpec:
     name, title = "agreement_matrix", "Pairwise agreement between judges"
-    node = report.get("agreement")
-    if not computed(node) or node is None:
+    node = report.agreement
+    if not node.computed:
         return not_applicable(name, title, why(node, "no agreement analysis"))
-    block, data = node.get("preferences"), "preferences"
-    if not computed(block) or not get(block, "pairs"):
-        block, data = get(node, "scores", "dimensions", TOTAL), "total scores"
-    if not computed(block) or not get(block, "pairs"):
+    block, data = node.preferences, "preferences"
+    if block is None or not block.computed or not block.pairs:
+        dims = (node.scores.dimensions if node.scores else None) or {}
+        block, data = dims.get(TOTAL), "total scores"
+    if block is None or not block.computed or not block.pairs:
         return not_applicable(name, title, "no judge pair rated the same units")
-    judges = [str(j) for j in node.get("judges") or []]
-    kappa = _pair_matrix(judges, block["pairs"], "cohen_kappa")
-    share = _pair_matrix(judges, block["pairs"], "percent_agreement")
+    judges = [str(j) for j in node.judges or []]
+    kappa = _pair_matrix(judges, [(p.raters, p.cohen_kappa) for p in block.pairs])
+    share = _pair_matrix(judges, [(p.raters, p.percent_agreement) for p in block.pairs])
     panels = (
         _judge_heatmap(f"Cohen's κ on {data}", judges, kappa, "Cohen's κ", (-1.0, 1.0, "RdBu")),
         _judge_heatmap(
@@ -252,12 +260,14 @@ def _judge_heatmap(
     return HeatmapPanel(title, judges, judges, matrix, cells, colorbar, low, high, cmap)
 
 
-def _pair_matrix(judges: list[str], pairs: list[Json], key: str) -> list[list[float | None]]:
+def _pair_matrix(
+    judges: list[str], pairs: list[tuple[list[str], Metric]]
+) -> list[list[float | None]]:
+    """A symmetric judges x judges matrix of one pair metric (None where no pair)."""
     index = {j: i for i, j in enumerate(judges)}
     matrix: list[list[float | None]] = [[None] * len(judges) for _ in judges]
-    for pair in pairs:
-        raters = [str(r) for r in pair.get("raters") or pair.get("judges") or []]
+    for raters, metric in pairs:
         if len(raters) == 2 and all(r in index for r in raters):
             a, b = index[raters[0]], index[raters[1]]
-            matrix[a][b] = matrix[b][a] = value_of(pair.get(key))
+            matrix[a][b] = matrix[b][a] = value_of(metric)
     return matrix

@@ -1,22 +1,26 @@
-"""Report + tidy frame -> ``PlotSpec`` for every figure (see the policy in ``plot_specs``).
+"""Report + tidy frame -> ``PlotSpec`` for every figure (see the policy in ``plots.specs``).
 
 Summary numbers (rates, intervals, means per arm) come from the report; raw points (one score
 per response, one pair per item) come from the analysis frame through the analysis helpers, so
-nothing here estimates anything. Numbers printed inside figures go through ``_format``.
+nothing here estimates anything. Numbers printed inside figures go through ``view.format``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from jurybox.analysis import AnalysisFrame
-from jurybox.reporting.plot_data_bias import (
+from jurybox.analysis.model import Report
+from jurybox.reporting.plots.bias import (
     agreement_matrix,
     position_bias,
     vendor_bias,
     verbosity,
 )
-from jurybox.reporting.plot_data_common import Json
-from jurybox.reporting.plot_data_effects import calibration, dimension_heatmap, treatment_effect
-from jurybox.reporting.plot_specs import PlotSpec
+from jurybox.reporting.plots.effects import calibration, dimension_heatmap, treatment_effect
+from jurybox.reporting.plots.specs import PlotSpec
+from jurybox.reporting.view.report import as_report
 
 PLOT_NAMES = (
     "position_bias",
@@ -29,8 +33,11 @@ PLOT_NAMES = (
 )
 
 
-def build_plot_specs(report: Json, frame: AnalysisFrame | None) -> list[PlotSpec]:
+def build_plot_specs(
+    report: Report | Mapping[str, Any], frame: AnalysisFrame | None
+) -> list[PlotSpec]:
     """Every figure of the report, in ``PLOT_NAMES`` order."""
+    report = as_report(report)
     return [
         position_bias(report),
         verbosity(report, frame),

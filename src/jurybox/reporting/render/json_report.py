@@ -1,4 +1,5 @@
-"""analysis_report.json: validated against the published schema, then written atomically."""
+"""analysis_report.json: ``Report.model_dump``, validated against the JSON Schema generated from
+the model, then written atomically."""
 
 from __future__ import annotations
 
@@ -6,18 +7,19 @@ import json
 import math
 import os
 import secrets
+from collections.abc import Mapping
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from jurybox.analysis.model import Report
+from jurybox.analysis.model import report_schema as model_schema
 from jurybox.errors import JuryboxError
+from jurybox.reporting.view.report import as_report
 
 REPORT_FILE = "analysis_report.json"
-SCHEMA_PACKAGE = "jurybox.analysis"
-SCHEMA_FILE = "report_schema.json"
 
 
 class ReportSchemaError(JuryboxError):
@@ -26,13 +28,11 @@ class ReportSchemaError(JuryboxError):
 
 @lru_cache(maxsize=1)
 def report_schema() -> dict[str, Any]:
-    """The published JSON Schema of analysis_report.json (in ``jurybox.analysis``)."""
-    text = resources.files(SCHEMA_PACKAGE).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """The JSON Schema of analysis_report.json, generated from ``Report``."""
+    return model_schema()
 
 
-def validate_report(report: dict[str, Any]) -> None:
+def validate_report(report: Mapping[str, Any]) -> None:
     """Raise ``ReportSchemaError`` naming the first offending path when ``report`` is invalid."""
     _reject_non_finite(report, "$")
     validator_cls = jsonschema.validators.validator_for(report_schema())
@@ -82,8 +82,15 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
     return path
 
 
-def write_json_report(report: dict[str, Any], out_dir: Path) -> Path:
+def write_json_report(report: Report | Mapping[str, Any], out_dir: Path) -> Path:
     """Validate ``report`` and write ``out_dir/analysis_report.json`` atomically."""
-    validate_report(report)
-    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if isinstance(report, Report):
+        # JSON mode would write a NaN as null without a word: refuse it first.
+        _reject_non_finite(report.model_dump(), "$")
+        data = report.model_dump(mode="json")
+        validate_report(data)
+    else:
+        validate_report(report)  # names the offending path before the model sees it
+        data = as_report(report).model_dump(mode="json")
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     return write_text_atomic(out_dir / REPORT_FILE, text)

@@ -1,0 +1,80 @@
+"""The ``human_calibration`` family: the judges against human labels."""
+
+from __future__ import annotations
+
+from jurybox.analysis.model._base import Model, Section, Skipped
+from jurybox.analysis.model.agreement import AgreementBlock
+from jurybox.analysis.model.metrics import (
+    CorrectedRateMetric,
+    ICCMetric,
+    KappaMetric,
+    ProportionMetric,
+    TprTnrMetric,
+)
+
+
+class InterAnnotator(AgreementBlock):
+    """Agreement among the human annotators, and how often they had a majority."""
+
+    majority_counts: dict[str, int] | None = None
+    no_majority: int | None = None
+
+
+class HumanPreferenceJudge(Model):
+    """Cohen's kappa of a judge's preferences against the gold, per order, pooled, consolidated."""
+
+    orders: dict[str, KappaMetric]
+    pooled: KappaMetric
+    consolidated: KappaMetric
+
+
+class HumanPreferences(Section):
+    """Judges' preferences against the human gold."""
+
+    judges: dict[str, HumanPreferenceJudge] | None = None
+    n_labelled: int | None = None
+
+
+class DimensionKappa(KappaMetric):
+    """Kappa of the judge's rounded mean score against the human score, and its weighted form."""
+
+    weighted_quadratic: KappaMetric | None = None
+
+
+class HumanScoreJudge(Model):
+    """A judge's scores against the human scores, per dimension (and ICC of the total)."""
+
+    dimensions: dict[str, DimensionKappa]
+    total_icc: ICCMetric | None = None
+
+
+class HumanScores(Section):
+    """Judges' scores against the human scores."""
+
+    judges: dict[str, HumanScoreJudge] | None = None
+    rounding: str | None = None
+
+
+class CriterionJudge(Model):
+    """A judge's Pass/Fail verdicts against the human ones, and the corrected pass rate."""
+
+    tpr_tnr: TprTnrMetric
+    human_pass_rate: ProportionMetric
+    judge_pass_rate: ProportionMetric
+    corrected_pass_rate: CorrectedRateMetric | Skipped
+
+
+class HumanCriterion(Section):
+    """Criterion verdicts against the human ones, keyed ``judge`` or ``judge|criterion``."""
+
+    positive_class: str | None = None
+    judges: dict[str, CriterionJudge | Skipped] | None = None
+
+
+class HumanCalibration(Section):
+    """The human-calibration family."""
+
+    inter_annotator: InterAnnotator | None = None
+    preferences: HumanPreferences | None = None
+    scores: HumanScores | None = None
+    criterion: HumanCriterion | None = None

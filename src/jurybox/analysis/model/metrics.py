@@ -1,0 +1,261 @@
+"""One metric model per ``jurybox.stats`` result the analysis reports.
+
+Each has the base metric fields (``value`` = the result's headline field, ``n``, ``method``,
+``reason``, ``warnings``) and the result's other fields, which are None (and absent from the
+dump) when the statistic could not be computed.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from jurybox.analysis.model._base import Label, Metric, Number
+from jurybox.stats.results import (
+    AlphaResult,
+    BinomialTestResult,
+    CorrectedRate,
+    CorrelationResult,
+    CronbachAlphaResult,
+    EffectSizeResult,
+    FleissKappaResult,
+    ICCResult,
+    KappaResult,
+    KruskalResult,
+    McNemarResult,
+    PercentAgreement,
+    ProportionInterval,
+    RankBiserialResult,
+    RoganGladenResult,
+    TOSTResult,
+    TprTnrResult,
+    WilcoxonResult,
+    WinRateResult,
+)
+
+
+class PercentAgreementMetric(Metric):
+    """``PercentAgreement``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = PercentAgreement
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_agree: int | None = None
+    n_items: int | None = None
+    confidence: Number | None = None
+
+
+class KappaMetric(Metric):
+    """``KappaResult``, headline ``kappa``."""
+
+    result_type: ClassVar[type | None] = KappaResult
+    ase: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    ase0: Number | None = None
+    z: Number | None = None
+    p_value: Number | None = None
+    n_items: int | None = None
+    categories: list[Label] | None = None
+    weights: str | None = None
+    confidence: Number | None = None
+
+
+class FleissKappaMetric(Metric):
+    """``FleissKappaResult``, headline ``kappa``."""
+
+    result_type: ClassVar[type | None] = FleissKappaResult
+    p_observed: Number | None = None
+    p_expected: Number | None = None
+    se0: Number | None = None
+    z: Number | None = None
+    p_value: Number | None = None
+    n_items: int | None = None
+    n_raters: int | None = None
+    n_categories: int | None = None
+
+
+class AlphaMetric(Metric):
+    """``AlphaResult``, headline ``alpha``."""
+
+    result_type: ClassVar[type | None] = AlphaResult
+    level: str | None = None
+    n_units: int | None = None
+    n_raters: int | None = None
+    n_pairable_values: int | None = None
+
+
+class ICCMetric(Metric):
+    """``ICCResult``, headline ``icc``."""
+
+    result_type: ClassVar[type | None] = ICCResult
+    kind: str | None = None
+    f: Number | None = None
+    df1: Number | None = None
+    df2: Number | None = None
+    p_value: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_targets: int | None = None
+    n_raters: int | None = None
+    confidence: Number | None = None
+
+
+class CronbachAlphaMetric(Metric):
+    """``CronbachAlphaResult``, headline ``alpha``."""
+
+    result_type: ClassVar[type | None] = CronbachAlphaResult
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_subjects: int | None = None
+    n_items: int | None = None
+    confidence: Number | None = None
+
+
+class WilcoxonMetric(Metric):
+    """``WilcoxonResult``, headline ``statistic``."""
+
+    result_type: ClassVar[type | None] = WilcoxonResult
+    p_value: Number | None = None
+    z: Number | None = None
+    n_zero: int | None = None
+    alternative: str | None = None
+    zero_method: str | None = None
+    correction: bool | None = None
+
+
+class EffectSizeMetric(Metric):
+    """``EffectSizeResult``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = EffectSizeResult
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    confidence: Number | None = None
+
+
+class RankBiserialMetric(Metric):
+    """``RankBiserialResult``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = RankBiserialResult
+    t_plus: Number | None = None
+    t_minus: Number | None = None
+    n_zero: int | None = None
+
+
+class TOSTMetric(Metric):
+    """``TOSTResult``, headline ``mean_diff``."""
+
+    result_type: ClassVar[type | None] = TOSTResult
+    p_value: Number | None = None
+    equivalent: bool | None = None
+    t_lower: Number | None = None
+    p_lower: Number | None = None
+    t_upper: Number | None = None
+    p_upper: Number | None = None
+    df: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    margin_low: Number | None = None
+    margin_high: Number | None = None
+    alpha: Number | None = None
+
+
+class McNemarMetric(Metric):
+    """``McNemarResult``, headline ``statistic``."""
+
+    result_type: ClassVar[type | None] = McNemarResult
+    p_value: Number | None = None
+    b: int | None = None
+    c: int | None = None
+    n_discordant: int | None = None
+
+
+class CorrelationMetric(Metric):
+    """``CorrelationResult``, headline ``rho``."""
+
+    result_type: ClassVar[type | None] = CorrelationResult
+    p_value: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_covariates: int | None = None
+    confidence: Number | None = None
+
+
+class KruskalMetric(Metric):
+    """``KruskalResult``, headline ``statistic``."""
+
+    result_type: ClassVar[type | None] = KruskalResult
+    df: int | None = None
+    p_value: Number | None = None
+    epsilon_squared: Number | None = None
+    n_groups: int | None = None
+
+
+class BinomialTestMetric(Metric):
+    """``BinomialTestResult``, headline ``proportion``."""
+
+    result_type: ClassVar[type | None] = BinomialTestResult
+    successes: int | None = None
+    null_proportion: Number | None = None
+    p_value: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    alternative: str | None = None
+    confidence: Number | None = None
+
+
+class ProportionMetric(Metric):
+    """``ProportionInterval``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = ProportionInterval
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    successes: Number | None = None
+    confidence: Number | None = None
+
+
+class TprTnrMetric(Metric):
+    """``TprTnrResult``, headline ``youden``."""
+
+    result_type: ClassVar[type | None] = TprTnrResult
+    tpr: ProportionMetric | None = None
+    tnr: ProportionMetric | None = None
+    n_positive: int | None = None
+    n_negative: int | None = None
+
+
+class RoganGladenMetric(Metric):
+    """``RoganGladenResult``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = RoganGladenResult
+    raw: Number | None = None
+    clipped: bool | None = None
+    p_obs: Number | None = None
+    tpr: Number | None = None
+    tnr: Number | None = None
+
+
+class CorrectedRateMetric(Metric):
+    """``CorrectedRate``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = CorrectedRate
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    tpr: Number | None = None
+    tnr: Number | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
+    p_obs: Number | None = None
+    confidence: Number | None = None
+    n_bootstrap: int | None = None
+
+
+class WinRateMetric(Metric):
+    """``WinRateResult``, headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = WinRateResult
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    wins: int | None = None
+    losses: int | None = None
+    ties: int | None = None
+    confidence: Number | None = None

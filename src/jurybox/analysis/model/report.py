@@ -1,0 +1,71 @@
+"""``Report``: the whole analysis report, one model per family, and its JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from jurybox.analysis.model._base import Model, Number
+from jurybox.analysis.model.accuracy import AccuracyVsGold
+from jurybox.analysis.model.agreement import Agreement
+from jurybox.analysis.model.bias import Bias
+from jurybox.analysis.model.effects import Effects
+from jurybox.analysis.model.human import HumanCalibration
+from jurybox.analysis.model.panels import Panels
+from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.summary import Summary
+from jurybox.analysis.model.verdict import Verdict
+
+
+class GeneratedBy(Model):
+    """The package and version that wrote the report."""
+
+    package: str
+    version: str
+
+
+class Thresholds(Model):
+    """Echo of ``VerdictThresholds``."""
+
+    swap_consistency_min: Number
+    human_kappa_min: Number
+    parse_failure_max: Number
+    inter_judge_alpha_min: Number
+    retest_icc_min: Number
+
+
+class Options(Model):
+    """Echo of the ``AnalysisOptions`` the report applied."""
+
+    control_arm: str | None
+    treatment_arm: str | None
+    alpha: Number
+    confidence: Number
+    equivalence_margin: Number
+    judge_families: dict[str, str]
+    verbosity_unit_chars: int
+    min_items: int
+    seed: int
+    thresholds: Thresholds
+
+
+class Report(Model):
+    """The analysis report (``analysis_report.json`` is its ``model_dump(mode="json")``)."""
+
+    schema_version: Literal[1]
+    generated_by: GeneratedBy
+    options: Options
+    summary: Summary
+    verdict: Verdict
+    agreement: Agreement
+    bias: Bias
+    effects: Effects
+    reliability: Reliability
+    human_calibration: HumanCalibration
+    panels: Panels
+    accuracy_vs_gold: AccuracyVsGold
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``Report``, generated from the model."""
+    schema = Report.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

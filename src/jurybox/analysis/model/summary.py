@@ -1,0 +1,63 @@
+"""The ``summary`` section: what went in, and what was excluded and why."""
+
+from __future__ import annotations
+
+from jurybox.analysis.model._base import Model
+
+
+class Excluded(Model):
+    """Records left out of the metrics."""
+
+    total: int
+    holistic_fallback: int
+    by_status: dict[str, int]
+
+
+class JudgeSummary(Model):
+    """One judge as the records name it."""
+
+    name: str
+    model: str | None
+    vendor: str | None
+    family: str | None
+    n_records: int
+    n_ok: int
+    local_judge: bool
+
+
+class HumanLabelCounts(Model):
+    """How many human labels of each kind were given."""
+
+    preferences: int
+    annotators: int
+    scores: int
+    verdicts: int
+
+
+class JudgeFailures(Model):
+    """One judge's failed records; rates are None when nothing was counted."""
+
+    n_records: int
+    n_failed: int
+    failure_rate: float | None
+    parse_failure_rate: float | None
+    by_status: dict[str, int]
+
+
+class Summary(Model):
+    """What went in, and what was excluded and why."""
+
+    n_records: int
+    n_ok: int
+    excluded: Excluded
+    judges: list[JudgeSummary]
+    modes: list[str]
+    arms: list[str]
+    control_arm: str | None
+    treatment_arm: str | None
+    dimensions: list[str]
+    n_items: int
+    n_retest_records: int
+    human_labels: HumanLabelCounts
+    local_judge_used: bool
+    failures: dict[str, JudgeFailures]

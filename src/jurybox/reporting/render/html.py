@@ -1,0 +1,323 @@
+"""report.html: one self-contained page (inline CSS, PNGs as base64 data URIs, no JavaScript).
+
+Rendered with a Jinja2 environment that autoescapes everything, so judge output, responses and
+names can never inject markup; a Content-Security-Policy meta tag forbids every network load
+and every script. Failed records are listed in an appendix, each with an anchor that the
+records table links to, raw text escaped and truncated.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from jurybox.analysis.model import Report
+from jurybox.records import JudgeRecord, Status
+from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.render.markdown import PLOT_POLICY
+from jurybox.reporting.sections import (
+    LEVEL_TITLES,
+    build_sections,
+    judge_verdict_table,
+    slug,
+    verdict_table,
+)
+from jurybox.reporting.view.format import ROUNDING_NOTE, fmt_num
+from jurybox.reporting.view.report import as_report
+from jurybox.reporting.view.tables import Cell, Link, Section, Table
+
+HTML_FILE = "report.html"
+TEMPLATE = "report.html.j2"
+EXCERPT_CHARS = 600
+FULL_CHARS = 20_000
+MAX_FAILURES = 500
+NOWRAP_CHARS = 24
+
+
+@dataclass(frozen=True)
+class FailedRecord:
+    """A record excluded from the metrics and its 1-based line in judgments.jsonl."""
+
+    line: int
+    record: JudgeRecord
+
+
+def failed_records(records: Iterable[JudgeRecord]) -> list[FailedRecord]:
+    """Every record whose status is not ok, or that fell back to a holistic score."""
+    return [
+        FailedRecord(line, record)
+        for line, record in enumerate(records, start=1)
+        if record.status != Status.OK or record.holistic_fallback
+    ]
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _template() -> jinja2.Template:
+    text = (
+        resources.files("jurybox.reporting.render").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    )
+    return _environment().from_string(text)
+
+
+# Template data: what report.html.j2 reads, one frozen dataclass per element.
+
+
+@dataclass(frozen=True)
+class HtmlCell:
+    text: str
+    href: str | None
+    cls: str
+
+
+@dataclass(frozen=True)
+class HtmlTable:
+    id: str
+    title: str
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[list[HtmlCell]]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class HtmlPlot:
+    name: str
+    title: str
+    status: str
+    note: str | None
+    caption: str | None
+    filename: str
+    data_uri: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class HtmlSection:
+    id: str
+    title: str
+    question: str
+    status: str
+    reason: str | None
+    notes: list[str]
+    tables: list[HtmlTable]
+    skipped_parts: list[tuple[str, str]]
+    plot_items: list[HtmlPlot]
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A short "name: value" label (a judge's level, a figure at a glance)."""
+
+    name: str
+    level: str
+
+
+@dataclass(frozen=True)
+class HtmlVerdict:
+    level: str
+    title: str
+    reasons: list[str]
+    untested: list[str]
+    judges: list[Chip]
+
+
+@dataclass(frozen=True)
+class Glance:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class HtmlFailure:
+    anchor: str
+    line: int
+    key: str
+    status: str
+    order: str | None
+    error: str | None
+    excerpt: str | None
+    truncated: bool
+    full: str | None
+    full_truncated: bool
+    length: int
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    judge: str
+    slug: str
+    records: list[HtmlFailure]
+    by_status: str
+
+
+@dataclass(frozen=True)
+class HtmlFailures:
+    total: int
+    omitted: int
+    excerpt_chars: int
+    full_chars: int
+    groups: list[FailureGroup]
+
+
+def _cell(value: Cell, column: str, numeric: bool) -> HtmlCell:
+    text = str(value)
+    classes = ["num"] if numeric else []
+    if len(text) <= NOWRAP_CHARS:
+        classes.append("nw")  # short labels ("judge-openai", "category: math") stay whole
+    if column == "Status" and text in ("fail", "warn", "pass", "skipped"):
+        classes.append(f"status-{text}")
+    href = value.href if isinstance(value, Link) else None
+    return HtmlCell(text, href, " ".join(classes))
+
+
+def _table(table: Table) -> HtmlTable:
+    """Template data of a table; a column is right-aligned when every cell in it is a number."""
+    columns = list(table.columns)
+    numeric = table.numeric_columns()
+    rows = [
+        [_cell(v, columns[i], numeric[i]) for i, v in enumerate(row) if i < len(columns)]
+        for row in table.rows
+    ]
+    return HtmlTable(table.id, table.title, columns, numeric, rows, table.notes)
+
+
+def _plot(rendered: RenderedPlot) -> HtmlPlot:
+    width, height = rendered.size
+    spec = rendered.spec
+    encoded = base64.b64encode(rendered.png).decode("ascii")
+    return HtmlPlot(
+        name=spec.name,
+        title=spec.title,
+        status=spec.status,
+        note=spec.note,
+        caption=spec.caption,
+        filename=spec.filename,
+        data_uri=f"data:image/png;base64,{encoded}",
+        width=width,
+        height=height,
+    )
+
+
+def _section(section: Section, plots: Mapping[str, HtmlPlot]) -> HtmlSection:
+    return HtmlSection(
+        id=section.id,
+        title=section.title,
+        question=section.question,
+        status=section.status,
+        reason=section.reason,
+        notes=section.notes,
+        tables=[_table(t) for t in section.tables],
+        skipped_parts=section.subsections_skipped,
+        plot_items=[plots[name] for name in section.plots if name in plots],
+    )
+
+
+def _verdict(report: Report) -> HtmlVerdict:
+    verdict = report.verdict
+    level = verdict.level
+    untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
+    judges = [Chip(name, entry.level.replace("_", " ")) for name, entry in verdict.judges.items()]
+    reasons = list(verdict.reasons)
+    if not reasons and verdict.answer:
+        reasons = [verdict.answer]
+    return HtmlVerdict(level, LEVEL_TITLES.get(level, level), reasons, untested, judges)
+
+
+def _glance(report: Report) -> list[Glance]:
+    summary = report.summary
+    return [
+        Glance(fmt_num(summary.n_records), "records"),
+        Glance(fmt_num(summary.n_ok), "judgments in the metrics"),
+        Glance(fmt_num(summary.excluded.total), "excluded (failed or fallback)"),
+        Glance(fmt_num(len(summary.judges)), "judges"),
+        Glance(fmt_num(summary.n_items), "items"),
+        Glance(", ".join(summary.modes) or "—", "mode"),
+    ]
+
+
+def _failure_entry(failed: FailedRecord) -> HtmlFailure:
+    record = failed.record
+    raw = record.raw_response
+    status = record.status.value
+    if record.status == Status.OK and record.holistic_fallback:
+        status = "ok (holistic fallback: excluded from score metrics)"
+    return HtmlFailure(
+        anchor=f"rec-{failed.line}",
+        line=failed.line,
+        key=record.key,
+        status=status,
+        order=record.presentation_order,
+        error=record.error,
+        excerpt=None if raw is None else raw[:EXCERPT_CHARS],
+        truncated=raw is not None and len(raw) > EXCERPT_CHARS,
+        full=None if raw is None else raw[:FULL_CHARS],
+        full_truncated=raw is not None and len(raw) > FULL_CHARS,
+        length=0 if raw is None else len(raw),
+    )
+
+
+def _failures(failed: Sequence[FailedRecord]) -> HtmlFailures:
+    groups: dict[str, list[HtmlFailure]] = {}
+    statuses: dict[str, dict[str, int]] = {}
+    for entry in failed[:MAX_FAILURES]:
+        judge = entry.record.judge_name
+        groups.setdefault(judge, []).append(_failure_entry(entry))
+        counts = statuses.setdefault(judge, {})
+        counts[entry.record.status.value] = counts.get(entry.record.status.value, 0) + 1
+    return HtmlFailures(
+        total=len(failed),
+        omitted=max(len(failed) - MAX_FAILURES, 0),
+        excerpt_chars=EXCERPT_CHARS,
+        full_chars=FULL_CHARS,
+        groups=[
+            FailureGroup(
+                judge=judge,
+                slug=slug(judge),
+                records=records,
+                by_status=", ".join(f"{k} {v}" for k, v in statuses[judge].items()),
+            )
+            for judge, records in sorted(groups.items())
+        ],
+    )
+
+
+def render_html(
+    report: Report | Mapping[str, Any],
+    *,
+    plots: Sequence[RenderedPlot] = (),
+    failed: Sequence[FailedRecord] = (),
+    source: str = "judgments.jsonl",
+) -> str:
+    """The whole report.html text."""
+    report = as_report(report)
+    by_name = {p.spec.name: _plot(p) for p in plots}
+    sections = [_section(section, by_name) for section in build_sections(report)]
+    return _template().render(
+        source=source,
+        version=report.generated_by.version,
+        schema_version=report.schema_version,
+        verdict=_verdict(report),
+        glance=_glance(report),
+        checks_table=_table(verdict_table(report)),
+        judges_table=_table(judge_verdict_table(report)),
+        sections=sections,
+        plot_rows=list(by_name.values()),
+        plot_policy=PLOT_POLICY,
+        failures=_failures(failed),
+        rounding_note=ROUNDING_NOTE,
+    )

@@ -1,0 +1,169 @@
+"""The rich summary ``jurybox analyze`` prints: the verdict and the headline figures only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from jurybox.analysis.model import Metric, Report, Skipped
+from jurybox.analysis.model.bias import PositionJudge
+from jurybox.analysis.model.effects import PairedTests
+from jurybox.reporting.sections import LEVEL_TITLES
+from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.report import as_report
+from jurybox.reporting.view.tables import TOTAL, present
+
+if TYPE_CHECKING:
+    from jurybox.reporting.render.files import ReportPaths
+
+_STYLES = {
+    "trusted": "bold green",
+    "use_with_caution": "bold yellow",
+    "not_trusted": "bold red",
+    "insufficient_evidence": "bold",
+}
+MAX_REASONS = 6
+_CAPTION = (
+    "swap: same verdict in both orders; 1st pos.: share of decisive verdicts for the response "
+    "shown first; accuracy: vs gold, pooled over orders; κ human: Cohen's κ with human "
+    "preferences; win rate: treatment over control; Δ total: treatment − control mean total."
+)
+
+
+def _rate(metric: Metric | Skipped | None, counted: Any = None, *, counts: bool = False) -> str:
+    """A share; with ``counts``, followed by ``(counted/n)``."""
+    if not isinstance(metric, Metric) or metric.value is None:
+        return MISSING
+    text = fmt_rate(metric.value)
+    return f"{text} ({fmt_count(counted, metric.n)})" if counts else text
+
+
+def _position(r: Report, j: str) -> PositionJudge | None:
+    judges = r.bias.position.judges if r.bias.position else None
+    return (judges or {}).get(j)
+
+
+def _swap(r: Report, j: str) -> str:
+    entry = _position(r, j)
+    swap = present(entry.swap_consistency) if entry else None
+    return _rate(swap, swap.consistent if swap else None, counts=True)
+
+
+def _first(r: Report, j: str) -> str:
+    entry = _position(r, j)
+    return _rate(entry.first_position_rate if entry else None)
+
+
+def _accuracy(r: Report, j: str) -> str:
+    entry = (r.accuracy_vs_gold.judges or {}).get(j)
+    pooled = entry.pooled if entry else None
+    return _rate(pooled, pooled.correct if pooled else None, counts=True)
+
+
+def _kappa(r: Report, j: str) -> str:
+    prefs = r.human_calibration.preferences
+    entry = (prefs.judges or {}).get(j) if prefs else None
+    return _rate(entry.pooled if entry else None)
+
+
+def _win(r: Report, j: str) -> str:
+    prefs = r.effects.preferences
+    return _rate((prefs.judges or {}).get(j) if prefs else None)
+
+
+def _delta(r: Report, j: str) -> str:
+    scores = r.effects.scores
+    test = present((scores.per_judge or {}).get(j)) if scores else None
+    return fmt_score(test.mean_difference if test else None)
+
+
+# Headline columns: (title, getter(report, judge) -> formatted text); see _CAPTION.
+_COLUMNS: tuple[tuple[str, Callable[[Report, str], str]], ...] = (
+    ("swap", _swap),
+    ("1st pos.", _first),
+    ("accuracy", _accuracy),
+    ("κ human", _kappa),
+    ("win rate", _win),
+    ("Δ total", _delta),
+)
+
+
+def verdict_panel(report: Report) -> Panel:
+    level = report.verdict.level
+    reasons = report.verdict.reasons
+    lines = [f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]"]
+    lines += [f"• {r}" for r in reasons[:MAX_REASONS]]
+    if len(reasons) > MAX_REASONS:
+        lines.append(f"• … and {len(reasons) - MAX_REASONS} more (see report.html)")
+    return Panel("\n".join(lines), title="Can these judges be trusted?", expand=False)
+
+
+def judges_table(report: Report) -> Table:
+    """One row per judge, only the headline columns that have a value for some judge."""
+    judges = [j.name for j in report.summary.judges]
+    failures = report.summary.failures
+    columns = [(t, fn) for t, fn in _COLUMNS if any(fn(report, j) != MISSING for j in judges)]
+    table = Table(
+        title="Headline figures per judge",
+        caption=_CAPTION,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0),
+        pad_edge=False,
+    )
+    table.add_column("judge", no_wrap=True)
+    table.add_column("failed", justify="right", no_wrap=True)
+    for title, _ in columns:
+        table.add_column(title, justify="right", no_wrap=True)
+    for judge in judges:
+        info = failures.get(judge)
+        failed = fmt_count(info.n_failed, info.n_records) if info else MISSING
+        table.add_row(judge, failed, *[fn(report, judge) for _, fn in columns])
+    return table
+
+
+def headline_lines(report: Report) -> list[str]:
+    lines = []
+    agreement = report.agreement
+    alpha = agreement.preferences.krippendorff_alpha if agreement.preferences else None
+    if alpha is not None and alpha.value is not None:
+        lines.append(
+            f"Agreement between judges (Krippendorff's α, preferences): {fmt_rate(alpha.value)}"
+        )
+    dims = (agreement.scores.dimensions if agreement.scores else None) or {}
+    total_alpha = dims[TOTAL].krippendorff_alpha if TOTAL in dims else None
+    if total_alpha is not None and total_alpha.value is not None:
+        lines.append(f"Agreement between judges (α, total scores): {_rate(total_alpha)}")
+    total = _total_effect(report)
+    if total is not None and total.mean_difference is not None:
+        lines.append(
+            f"Treatment effect on the total: {fmt_score(total.mean_difference)} points "
+            f"(Wilcoxon p = {fmt_p(total.wilcoxon.p_value)}, n = {total.n} items)"
+        )
+    summary = report.summary
+    lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
+    return lines
+
+
+def _total_effect(report: Report) -> PairedTests | None:
+    scores = report.effects.scores
+    overall = scores.overall if scores else None
+    return present(overall.dimensions.get(TOTAL)) if overall else None
+
+
+def print_summary(report: Report | Mapping[str, Any], paths: ReportPaths, console: Console) -> None:
+    """Verdict, per-judge headline figures, a few global figures and where the files are."""
+    report = as_report(report)
+    console.print(verdict_panel(report))
+    console.print(judges_table(report))
+    for line in headline_lines(report):
+        console.print(line)
+    console.print(f"Report: {paths.html}")
+    console.print(f"Tables: {paths.markdown}   JSON: {paths.json}", highlight=False)
+    if paths.plots_dir is not None:
+        console.print(f"Plots: {paths.plots_dir}/ ({len(paths.plots)} PNG files)")

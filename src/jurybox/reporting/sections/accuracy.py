@@ -1,0 +1,70 @@
+"""Accuracy-against-gold section: per judge and presentation order."""
+
+from __future__ import annotations
+
+from jurybox.analysis.model._base import Skipped
+from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold
+from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.tables import (
+    Section,
+    Table,
+    fmt_count,
+    fmt_rate,
+    method_note,
+    rate_with_counts,
+)
+
+
+def _accuracy_table(section: Section, node: AccuracyVsGold) -> None:
+    judges = node.judges or {}
+    orders = sorted({o for entry in judges.values() for o in entry.orders})
+    table = section.table(
+        Table(
+            id="accuracy-per-judge",
+            title="Accuracy per judge and presentation order",
+            columns=(
+                "Judge",
+                *[f"Order {o}" for o in orders],
+                "Pooled",
+                "Consolidated",
+                "Correct in both orders",
+            ),
+        )
+    )
+    for judge, entry in judges.items():
+        cells = [_accuracy_cell(table, entry.orders.get(o)) for o in orders]
+        table.add(
+            str(judge),
+            *cells,
+            _accuracy_cell(table, entry.pooled),
+            _accuracy_cell(table, entry.consolidated),
+            _accuracy_cell(table, entry.both_orders_correct),
+        )
+    table.note(
+        "Cells: accuracy (correct/judged) over successful judgments; where judgments failed, "
+        "'all:' counts them as wrong (the convention of LLMBar's published figures)."
+    )
+    table.note("Consolidated: one verdict per item, a verdict that flips with the order is a tie.")
+    method_note(table, node.method)
+
+
+def _accuracy_cell(table: Table, metric: Accuracy | Skipped | None) -> str:
+    if metric is None:
+        return "—"
+    text = rate_with_counts(table, metric, lambda m: m.correct)
+    if isinstance(metric, Skipped):
+        return text
+    n_total = metric.n_total
+    if n_total is not None and n_total != metric.n and metric.accuracy_all is not None:
+        counts = fmt_count(metric.correct, n_total)
+        text += f"; all: {fmt_rate(metric.accuracy_all)} ({counts})"
+    return text
+
+
+ACCURACY: Family[AccuracyVsGold] = Family(
+    key="accuracy_vs_gold",
+    title="Accuracy against gold labels",
+    question="How often does each judge pick the gold answer?",
+    node=lambda report: report.accuracy_vs_gold,
+    build=_accuracy_table,
+)

@@ -1,0 +1,98 @@
+"""The overview section: records and failures per judge (not a report family)."""
+
+from __future__ import annotations
+
+import re
+
+from jurybox.analysis.model import Report
+from jurybox.analysis.model.summary import Summary
+from jurybox.reporting.view.tables import (
+    Link,
+    Section,
+    Table,
+    fmt_num,
+    fmt_rate,
+    fmt_text,
+)
+
+
+def slug(text: str) -> str:
+    """An HTML id fragment for a judge or status name."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def failures_anchor(judge: str) -> str:
+    return f"#failures-{slug(judge)}"
+
+
+# --- overview ------------------------------------------------------------------------------
+
+
+RECORD_COLUMNS = (
+    "Judge",
+    "Model",
+    "Vendor",
+    "Records",
+    "OK",
+    "Failed",
+    "Failure rate",
+    "Parse-failure rate",
+    "By status",
+)
+
+
+def overview_section(report: Report) -> Section:
+    summary = report.summary
+    section = Section(
+        id="records",
+        title="Records and failures",
+        question="What went in, and what was excluded from the metrics and why?",
+    )
+    table = section.table(
+        Table(
+            id="records-by-judge",
+            title="Records by judge",
+            columns=RECORD_COLUMNS,
+        )
+    )
+    for judge in summary.judges:
+        info = summary.failures.get(judge.name)
+        failed = info.n_failed if info else 0
+        statuses = info.by_status if info else {}
+        table.add(
+            judge.name,
+            fmt_text(judge.model),
+            fmt_text(judge.vendor),
+            fmt_num(judge.n_records),
+            fmt_num(judge.n_ok),
+            Link(str(failed), failures_anchor(judge.name)) if failed else "0",
+            fmt_rate(info.failure_rate if info else None),
+            fmt_rate(info.parse_failure_rate if info else None),
+            ", ".join(f"{k} {v}" for k, v in statuses.items()) or "—",
+        )
+    section.notes.extend(_overview_notes(summary))
+    return section
+
+
+def _overview_notes(summary: Summary) -> list[str]:
+    excluded = summary.excluded
+    listed = ", ".join(f"{k}: {v}" for k, v in excluded.by_status.items()) or "none"
+    modes = ", ".join(summary.modes) or "—"
+    arms = ", ".join(summary.arms) or "—"
+    notes = [
+        f"{summary.n_records} records, {summary.n_ok} ok, over "
+        f"{summary.n_items} items; modes: {modes}.",
+        f"Excluded from every metric: {excluded.total} (by status: {listed}; "
+        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback}).",
+        f"Arms: {arms} (control: {summary.control_arm or '—'}, treatment: "
+        f"{summary.treatment_arm or '—'}).",
+    ]
+    labels = summary.human_labels.model_dump()
+    if any(labels.values()):
+        notes.append("Human labels: " + ", ".join(f"{k} {v}" for k, v in labels.items()) + ".")
+    if summary.local_judge_used:
+        notes.append(
+            "The bundled local judge (SmolLM2-135M) was used: it is a weak judge, fit for "
+            "demos only."
+        )
+    return notes

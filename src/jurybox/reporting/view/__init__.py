@@ -1,0 +1,1 @@
+"""The view model: formatting (the only place numbers are rounded) and the tables renderers draw."""
