@@ -115,6 +115,12 @@ class _Reader:
         base = source.parent if source.is_file() else source
         bench = base.parent if base.name == "model_judgment" else base
         self.texts = _Texts(bench)
+        self.seen: dict[tuple[str, ...], int] = {}
+
+    def repeat(self, *key: str) -> int:
+        """A judgment already seen (a re-run appended to the file) is a repeat, not a clash."""
+        self.seen[key] = self.seen.get(key, -1) + 1
+        return self.seen[key]
 
     def pair(self, row: Mapping[str, Any], path: Path, line: int) -> None:
         qid = str(_required(row, "question_id", path, line))
@@ -122,6 +128,7 @@ class _Reader:
         turn = _turn_of(row, path, line)
         item_id = f"mt_bench/{qid}/turn{turn}/{models['model_1']} vs {models['model_2']}"
         judge, model = _judge(row, path)
+        repeat = self.repeat(item_id, judge)
         for game, shown in _GAMES:
             value = row.get(game, MISSING)
             winner = value if value in ("model_1", "model_2", "tie") else None
@@ -138,6 +145,7 @@ class _Reader:
                     winner=winner,
                     status=Status.OK if winner else Status.UNPARSED,
                     raw=_text(row.get(f"{game[:2]}_judgment")),
+                    repeat=repeat,
                 )
             )
         if item_id not in self.items:
@@ -170,6 +178,7 @@ class _Reader:
                 score=score,
                 status=Status.OK if score is not None else Status.UNPARSED,
                 raw=_text(row.get("judgment")),
+                repeat=self.repeat(item_id, judge, name),
             )
         )
         item = self.items.get(item_id) or Item(

@@ -85,12 +85,14 @@ def _jb_item(pair: Mapping[str, Any]) -> Item:
 
 
 def _files(source: Path) -> list[Path]:
-    """The JSONL files to read: ``source`` itself, its ``*.jsonl`` or those of its ``outputs/``."""
+    """The JSONL files to read: ``source`` itself or the ``*.jsonl`` of a folder."""
     if source.is_file():
         return [source]
     files = sorted(source.glob("*.jsonl"))
-    if not files and (source / "outputs").is_dir():
-        files = sorted((source / "outputs").glob("*.jsonl"))
+    if not files and (source / "outputs").is_dir():  # the repository root: name the folder
+        raise DatasetError(
+            f"no JSONL here; {_WHERE}: import {source / 'outputs'}", path=str(source)
+        )
     return files
 
 
