@@ -180,3 +180,46 @@ def test_fastchat_malformed_lines_are_clean_errors(
 def test_fastchat_folder_without_judgments_says_what_it_expects(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"model_judgment/<judge>_pair\.jsonl"):
         _import("fastchat", tmp_path, tmp_path)
+
+
+# --- PandaLM -------------------------------------------------------------------------------
+
+
+def _pandalm(tmp_path: Path, verdicts: Any) -> Path:
+    item = {
+        "idx": 0,
+        "motivation_app": "chat",
+        "cmp_key": "m1_m2",
+        "instruction": "Say hi.",
+        "input": "",
+        "response1": "Hi.",
+        "response2": "Hello.",
+        "annotator1": 1,
+        "annotator2": 1,
+        "annotator3": 0,
+    }
+    write_json(tmp_path / "pandalm" / "testset-v1.json", [item, {**item, "idx": 1}])
+    write_json(tmp_path / "pandalm" / "judge-testset-v1.json", verdicts)
+    return tmp_path / "pandalm"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "message"),
+    [
+        ({"idx": 0}, "expected a list, got dict"),
+        ([{"idx": 0, "reason": "x"}], r"entry 0 has no '\*_result' field"),
+        (["1"], r"field 'idx'.*entry 0: expected an object, got str"),
+        ([{"judge_result": "1"}], r"field 'idx'.*entry 0 has no 'idx'"),
+    ],
+)
+def test_pandalm_malformed_judge_files_are_clean_errors(
+    tmp_path: Path, verdicts: Any, message: str
+) -> None:
+    with pytest.raises(DatasetError, match=message):
+        _import("pandalm", _pandalm(tmp_path, verdicts), tmp_path)
+
+
+def test_pandalm_garbage_is_counted(tmp_path: Path) -> None:
+    verdicts = [{"idx": 0, "judge_result": "Tie"}, {"idx": 1, "judge_result": "garbage"}]
+    summary = import_with_summary("pandalm", _pandalm(tmp_path, verdicts), tmp_path / "o.jsonl")
+    assert summary.describe() == "1 of 2 verdicts unreadable: 'garbage' ×1"
