@@ -15,7 +15,11 @@ from verdict_trees import (
     write_jsonl,
 )
 
-from jurybox.analysis.benchmarks import alpacaeval_benchmark, judgebench_benchmark
+from jurybox.analysis.benchmarks import (
+    alpacaeval_benchmark,
+    benchmark_figures,
+    judgebench_benchmark,
+)
 from jurybox.errors import DatasetError
 from jurybox.io.verdicts import import_with_summary, load_imported
 from jurybox.records import Item, JudgeRecord, Status
@@ -223,3 +227,15 @@ def test_pandalm_garbage_is_counted(tmp_path: Path) -> None:
     verdicts = [{"idx": 0, "judge_result": "Tie"}, {"idx": 1, "judge_result": "garbage"}]
     summary = import_with_summary("pandalm", _pandalm(tmp_path, verdicts), tmp_path / "o.jsonl")
     assert summary.describe() == "1 of 2 verdicts unreadable: 'garbage' ×1"
+
+
+def test_benchmark_figures_has_one_key_per_benchmark_imported(tmp_path: Path) -> None:
+    jb_records, jb_items = _import("judgebench", judgebench_repo(tmp_path) / "outputs", tmp_path)
+    path = alpaca_annotations(tmp_path / "a.json")
+    al_records, al_items = _import("alpacaeval", path, tmp_path)
+    figures = benchmark_figures(jb_records + al_records, jb_items + al_items)
+    assert set(figures.model_dump()) == {"judgebench", "alpacaeval"}
+    assert figures.judgebench is not None and figures.alpacaeval is not None
+    assert figures.judgebench.judges["arena_hard/o1-mini"].score.percent == pytest.approx(50.0)
+    assert set(figures.alpacaeval.judges) == {"alpaca_eval_gpt4", "human_1"}
+    assert benchmark_figures([], []).model_dump() == {}

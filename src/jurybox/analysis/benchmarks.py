@@ -18,6 +18,9 @@ pure functions of records and items (with gold), one result model per benchmark:
 ``pandalm``     Cohen's kappa between each pair of human annotators, and each judge's accuracy
                 and macro precision / recall / F1 against the annotators' majority label (0 tie,
                 1, 2), a failed verdict counting wrong.
+
+``benchmark_figures(records, items)`` computes those the items come from (``metadata.source``),
+one key each, for the report's "as the benchmark reports it" table.
 """
 
 from __future__ import annotations
@@ -347,3 +350,42 @@ def pandalm_benchmark(records: Iterable[JudgeRecord], items: Iterable[Item]) -> 
         )
     counts = {label: list(majority.values()).count(label) for label in ("0", "1", "2")}
     return PandaLMBenchmark(annotator_kappa=_kappas(votes), majority_counts=counts, judges=judges)
+
+
+# --- all of them ---------------------------------------------------------------------------
+
+
+class BenchmarkFigures(Model):
+    """One key per benchmark the items come from (by ``metadata.source``); absent otherwise."""
+
+    llmbar: LLMBarBenchmark | None = None
+    judgebench: JudgeBenchBenchmark | None = None
+    alpacaeval: AlpacaEvalBenchmark | None = None
+    pandalm: PandaLMBenchmark | None = None
+
+
+def _benchmark_of(item: Item) -> str | None:
+    source = str(item.metadata.get("source") or "") if item.metadata else ""
+    name = source.split("/", 1)[0]
+    return name if name in BenchmarkFigures.model_fields else None
+
+
+def benchmark_figures(records: Iterable[JudgeRecord], items: Iterable[Item]) -> BenchmarkFigures:
+    """Each benchmark's own figures, for the benchmarks the imported items come from."""
+    groups: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        name = _benchmark_of(item)
+        if name is not None:
+            groups[name].append(item)
+    rows = list(records)
+    compute = {
+        "llmbar": llmbar_benchmark,
+        "judgebench": judgebench_benchmark,
+        "alpacaeval": alpacaeval_benchmark,
+        "pandalm": pandalm_benchmark,
+    }
+    figures = {}
+    for name, members in groups.items():
+        ids = {item.id for item in members}
+        figures[name] = compute[name]([r for r in rows if r.query_id in ids], members)
+    return BenchmarkFigures.given(**figures)
