@@ -43,6 +43,14 @@ from jurybox.stats.prevalence import (
     wilson_interval,
     win_rate_interval,
 )
+from jurybox.stats.related import (
+    FDRResult,
+    FriedmanResult,
+    PairedPositionResult,
+    benjamini_hochberg,
+    friedman,
+    paired_position_test,
+)
 from jurybox.stats.reliability import cronbach_alpha, icc
 from jurybox.stats.results import (
     AlphaResult,
@@ -80,7 +88,9 @@ __all__ = [
     "CronbachAlphaResult",
     "DawidSkeneResult",
     "EffectSizeResult",
+    "FDRResult",
     "FleissKappaResult",
+    "FriedmanResult",
     "HolmResult",
     "ICCResult",
     "KappaResult",
@@ -88,6 +98,7 @@ __all__ = [
     "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
+    "PairedPositionResult",
     "PercentAgreement",
     "ProportionInterval",
     "RNGLike",
@@ -97,6 +108,7 @@ __all__ = [
     "TprTnrResult",
     "WilcoxonResult",
     "WinRateResult",
+    "benjamini_hochberg",
     "binomial_test",
     "borda_count",
     "cohen_kappa",
@@ -107,6 +119,7 @@ __all__ = [
     "cronbach_alpha",
     "dawid_skene",
     "fleiss_kappa",
+    "friedman",
     "holm",
     "icc",
     "krippendorff_alpha",
@@ -114,6 +127,7 @@ __all__ = [
     "length_logit",
     "length_preference_given_truth",
     "mcnemar",
+    "paired_position_test",
     "partial_spearman",
     "percent_agreement",
     "position_preference_given_truth",
