@@ -37,6 +37,13 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("krippendorff_alpha", lambda: st.krippendorff_alpha(np.array([[1.0, np.inf]] * 2)), "inf"),
     ("icc", lambda: st.icc([[1, 2], [2, 1]]), "same mean"),
     ("icc", lambda: st.icc([[1, 2], [1, 2], [1, 2]]), "neither between-target"),
+    ("gwet_ac", lambda: st.gwet_ac(np.empty((2, 0))), "non-empty"),
+    ("gwet_ac", lambda: st.gwet_ac([[None, None], [None, None]]), "no labels"),
+    ("gwet_ac", lambda: st.gwet_ac([[1, 1], [1, 1]]), "at least 2 categories"),
+    ("gwet_ac", lambda: st.gwet_ac([[1, None], [None, 2]]), "two or more ratings"),
+    ("gwet_ac", lambda: st.gwet_ac([[1, 2], [1, 3]], categories=[1, 2]), "not in categories"),
+    ("gwet_ac_counts", lambda: st.gwet_ac_counts([[1.5, 0], [0, 2]]), "whole numbers"),
+    ("gwet_ac_counts", lambda: st.gwet_ac_counts([[2, 0]], "cubic"), "weights"),  # type: ignore[arg-type]
     ("icc", lambda: st.icc(np.empty((0, 3))), "empty"),
     ("icc", lambda: st.icc([[1], [2], [3]]), "at least 2 raters"),
     ("icc", lambda: st.icc([[2, 2], [2, 2], [2, 2]]), "zero"),

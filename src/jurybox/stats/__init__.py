@@ -26,6 +26,7 @@ from jurybox.stats.bias import (
     position_preference_given_truth,
 )
 from jurybox.stats.correlation import partial_spearman, spearman
+from jurybox.stats.gwet import GwetResult, gwet_ac, gwet_ac_counts
 from jurybox.stats.hypothesis import (
     binomial_test,
     cohens_d_paired,
@@ -91,6 +92,7 @@ __all__ = [
     "FDRResult",
     "FleissKappaResult",
     "FriedmanResult",
+    "GwetResult",
     "HolmResult",
     "ICCResult",
     "KappaResult",
@@ -120,6 +122,8 @@ __all__ = [
     "dawid_skene",
     "fleiss_kappa",
     "friedman",
+    "gwet_ac",
+    "gwet_ac_counts",
     "holm",
     "icc",
     "krippendorff_alpha",
