@@ -101,6 +101,7 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("dawid_skene", lambda: st.dawid_skene([[1, 0, 1]]), "at least 2 judges"),
     ("dawid_skene", lambda: st.dawid_skene([[1, 1], [1, 1]]), "two distinct classes"),
     ("dawid_skene", lambda: st.dawid_skene([[None, None], [None, None]]), "no labels"),
+    ("dawid_skene", lambda: st.dawid_skene([[1, 0], [0, 1]], n_starts=0), "n_starts"),
     ("borda_count", lambda: st.borda_count([]), "empty"),
     ("borda_count", lambda: st.borda_count([["a"]]), "at least 2 candidates"),
     ("win_rate_interval", lambda: st.win_rate_interval(0, 0), "no comparisons"),
