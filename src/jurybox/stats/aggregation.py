@@ -111,7 +111,7 @@ def _em(
 ) -> tuple[FloatArray, float, int, bool]:
     """One EM run from item posteriors ``post``: (posteriors, log-lik, iterations, converged)."""
     log_lik, iteration = -math.inf, 0
-    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+    for iteration in range(1, max_iter + 1):
         priors, confusion = _m_step(wide, post, smoothing)
         post, new_log_lik = _e_step(wide, priors, confusion)
         if new_log_lik - log_lik < tol * max(1.0, abs(new_log_lik)):
