@@ -44,6 +44,17 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("gwet_ac", lambda: st.gwet_ac([[1, 2], [1, 3]], categories=[1, 2]), "not in categories"),
     ("gwet_ac_counts", lambda: st.gwet_ac_counts([[1.5, 0], [0, 2]]), "whole numbers"),
     ("gwet_ac_counts", lambda: st.gwet_ac_counts([[2, 0]], "cubic"), "weights"),  # type: ignore[arg-type]
+    ("krippendorff_alpha_ci", lambda: st.krippendorff_alpha_ci([[1, 1], [1, 1]]), "no variation"),
+    (
+        "krippendorff_alpha_ci",
+        lambda: st.krippendorff_alpha_ci([[1, 2], [1, 2]], n_bootstrap=50),
+        "n_bootstrap",
+    ),
+    (
+        "krippendorff_alpha_ci",
+        lambda: st.krippendorff_alpha_ci([[1, 1, 1, 1, 2], [1, 1, 1, 1, 2]], rng=0),
+        "replicates had variation",
+    ),
     ("icc", lambda: st.icc(np.empty((0, 3))), "empty"),
     ("icc", lambda: st.icc([[1], [2], [3]]), "at least 2 raters"),
     ("icc", lambda: st.icc([[2, 2], [2, 2], [2, 2]]), "zero"),

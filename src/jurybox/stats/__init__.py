@@ -17,6 +17,7 @@ from jurybox.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from jurybox.stats.alpha_ci import AlphaInterval, krippendorff_alpha_ci
 from jurybox.stats.bias import (
     ConditionalPreference,
     LengthLogitResult,
@@ -80,6 +81,7 @@ from jurybox.stats.results import (
 )
 
 __all__ = [
+    "AlphaInterval",
     "AlphaResult",
     "BinomialTestResult",
     "BordaResult",
@@ -127,6 +129,7 @@ __all__ = [
     "holm",
     "icc",
     "krippendorff_alpha",
+    "krippendorff_alpha_ci",
     "kruskal_wallis",
     "length_logit",
     "length_preference_given_truth",
