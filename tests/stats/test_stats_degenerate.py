@@ -100,6 +100,18 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         "at least 1000",
     ),
     ("holm", lambda: st.holm([]), "empty"),
+    ("corrected_win_rate", lambda: st.corrected_win_rate([], [], ["A"]), "empty"),
+    ("corrected_win_rate", lambda: st.corrected_win_rate(["A"], ["A"], ["A"]), "no pair"),
+    (
+        "corrected_win_rate",
+        lambda: st.corrected_win_rate(["A", "B", "tie"], ["A", "B", "x"], ["A"]),
+        "outside classes",
+    ),
+    (
+        "corrected_win_rate",
+        lambda: st.corrected_win_rate(["A", "B"], ["A", "A"], ["A"], classes=("A", "B")),
+        "singular",
+    ),
     ("benjamini_hochberg", lambda: st.benjamini_hochberg([]), "empty"),
     ("benjamini_hochberg", lambda: st.benjamini_hochberg([0.2, 1.2]), r"\[0, 1\]"),
     ("friedman", lambda: st.friedman([[1, 2, 3]]), "at least 2 blocks"),

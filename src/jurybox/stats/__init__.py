@@ -26,6 +26,7 @@ from jurybox.stats.bias import (
     length_preference_given_truth,
     position_preference_given_truth,
 )
+from jurybox.stats.corrected import CorrectedWinRate, corrected_win_rate
 from jurybox.stats.correlation import partial_spearman, spearman
 from jurybox.stats.gwet import GwetResult, gwet_ac, gwet_ac_counts
 from jurybox.stats.hypothesis import (
@@ -87,6 +88,7 @@ __all__ = [
     "BordaResult",
     "ConditionalPreference",
     "CorrectedRate",
+    "CorrectedWinRate",
     "CorrelationResult",
     "CronbachAlphaResult",
     "DawidSkeneResult",
@@ -120,6 +122,7 @@ __all__ = [
     "cohens_d_paired",
     "conditional_preference",
     "corrected_pass_rate",
+    "corrected_win_rate",
     "cronbach_alpha",
     "dawid_skene",
     "fleiss_kappa",
