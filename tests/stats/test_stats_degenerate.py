@@ -100,6 +100,11 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         "at least 1000",
     ),
     ("holm", lambda: st.holm([]), "empty"),
+    ("ppi_mean", lambda: st.ppi_mean([1], [1], [1, 2]), "at least 2"),
+    ("ppi_mean", lambda: st.ppi_mean([1, 2], [1, 2, 3], [1, 2]), "paired"),
+    ("ppi_mean", lambda: st.ppi_mean([1, 2], [1, 2], [1, 2], lam=2.0), r"\[0, 1\]"),
+    ("ppi_mean", lambda: st.ppi_mean([2, 2], [1, 2], [3, 3]), "constant"),
+    ("ppi_mean", lambda: st.ppi_mean([1, 2], [1, np.inf], [1, 2]), "infinite"),
     ("corrected_win_rate", lambda: st.corrected_win_rate([], [], ["A"]), "empty"),
     ("corrected_win_rate", lambda: st.corrected_win_rate(["A"], ["A"], ["A"]), "no pair"),
     (

@@ -39,6 +39,7 @@ from jurybox.stats.hypothesis import (
     tost_paired,
     wilcoxon_signed_rank,
 )
+from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
     rogan_gladen,
@@ -104,6 +105,7 @@ __all__ = [
     "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
+    "PPIMean",
     "PairedPositionResult",
     "PercentAgreement",
     "ProportionInterval",
@@ -141,6 +143,7 @@ __all__ = [
     "partial_spearman",
     "percent_agreement",
     "position_preference_given_truth",
+    "ppi_mean",
     "rank_biserial",
     "rogan_gladen",
     "spearman",
