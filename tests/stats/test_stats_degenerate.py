@@ -100,6 +100,27 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         "at least 1000",
     ),
     ("holm", lambda: st.holm([]), "empty"),
+    ("length_controlled_win_rate", lambda: st.length_controlled_win_rate([], []), "empty"),
+    (
+        "length_controlled_win_rate",
+        lambda: st.length_controlled_win_rate([1, 0, 2], [1, 2, 3]),
+        "1 \\(win\\)",
+    ),
+    (
+        "length_controlled_win_rate",
+        lambda: st.length_controlled_win_rate([1, 0, 1], [5, 5, 5]),
+        "constant",
+    ),
+    (
+        "length_controlled_win_rate",
+        lambda: st.length_controlled_win_rate([1, 1, 1], [1, 2, 3]),
+        "same outcome",
+    ),
+    (
+        "length_controlled_win_rate",
+        lambda: st.length_controlled_win_rate([0, 0, 1, 1], [-2, -1, 1, 2]),
+        "separated",
+    ),
     ("ppi_mean", lambda: st.ppi_mean([1], [1], [1, 2]), "at least 2"),
     ("ppi_mean", lambda: st.ppi_mean([1, 2], [1, 2, 3], [1, 2]), "paired"),
     ("ppi_mean", lambda: st.ppi_mean([1, 2], [1, 2], [1, 2], lam=2.0), r"\[0, 1\]"),

@@ -39,6 +39,7 @@ from jurybox.stats.hypothesis import (
     tost_paired,
     wilcoxon_signed_rank,
 )
+from jurybox.stats.length_control import LengthControlledWinRate, length_controlled_win_rate
 from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
@@ -102,6 +103,7 @@ __all__ = [
     "ICCResult",
     "KappaResult",
     "KruskalResult",
+    "LengthControlledWinRate",
     "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
@@ -136,6 +138,7 @@ __all__ = [
     "krippendorff_alpha",
     "krippendorff_alpha_ci",
     "kruskal_wallis",
+    "length_controlled_win_rate",
     "length_logit",
     "length_preference_given_truth",
     "mcnemar",
