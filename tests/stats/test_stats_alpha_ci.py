@@ -24,7 +24,7 @@ def test_point_estimate_is_krippendorffs_alpha(level: str) -> None:
     res = krippendorff_alpha_ci(KRIPPENDORFF_2011, level, n_bootstrap=300, rng=1)  # type: ignore[arg-type]
     assert res.alpha == krippendorff_alpha(KRIPPENDORFF_2011, level).alpha  # type: ignore[arg-type]
     assert res.ci_low <= res.alpha <= res.ci_high
-    assert "BCa bootstrap over units" in res.method
+    assert "expanded BCa bootstrap over units" in res.method
 
 
 @pytest.mark.parametrize("level", ["nominal", "interval"])

@@ -27,7 +27,7 @@ _MIN_VALID = 0.9  # share of replicates that must have variation for the interva
 
 @dataclass(frozen=True, slots=True)
 class AlphaInterval:
-    """Krippendorff's alpha with a BCa bootstrap interval over units."""
+    """Krippendorff's alpha with an (expanded) BCa bootstrap interval over units."""
 
     headline: ClassVar[str] = "alpha"
 
@@ -62,14 +62,18 @@ def krippendorff_alpha_ci(
         ``AlphaInterval``: the point estimate equals ``krippendorff_alpha``; the interval is
         Efron's BCa interval of alpha over units resampled with replacement (units are the
         independent draws; raters stay fixed; acceleration from the leave-one-unit-out
-        jackknife). Replicates without variation are dropped. Plain percentiles covered only
-        0.905–0.915 at 30 units; BCa is the default for that reason.
+        jackknife), with Hesterberg's small-sample expansion of the normal quantile.
+        Replicates without variation are dropped. Plain percentiles covered 0.90–0.91 and
+        unexpanded BCa 0.90 at 30 units (interval alpha 0.5); the expanded BCa covers
+        0.936–0.970 over the grid of bench/corrected_estimates.py (30–120 units).
 
     References:
         Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Hayes, A. F. &
         Krippendorff, K. (2007). Answering the call for a standard reliability measure for
         coding data. Communication Methods and Measures 1, 77–89 (bootstrapping alpha).
         Efron, B. (1987). Better bootstrap confidence intervals. JASA 82, 171–185.
+        Hesterberg, T. C. (2015). What teachers should know about the bootstrap. The American
+        Statistician 69, 371–386 (the expanded percentile interval).
         Coverage is simulated in tests/stats/test_stats_coverage.py and bench/.
     """
     conf = confidence_level(confidence)
@@ -100,7 +104,7 @@ def krippendorff_alpha_ci(
         n_units=point.n_units,
         n_bootstrap=reps,
         confidence=conf,
-        method=f"Krippendorff's alpha, {level} metric; BCa bootstrap over units "
+        method=f"Krippendorff's alpha, {level} metric; expanded BCa bootstrap over units "
         f"({reps} replicates)",
     )
 
@@ -149,12 +153,15 @@ def _fast_replicates(
 def _bca(
     point: float, boot: NDArray[np.float64], jack: NDArray[np.float64], conf: float
 ) -> tuple[float, float]:
-    """Efron's bias-corrected and accelerated percentile interval."""
+    """Efron's bias-corrected and accelerated percentile interval, expanded for small n."""
     z0 = float(sps.norm.ppf(np.clip(np.mean(boot < point), 1e-6, 1 - 1e-6)))
     dev = np.nanmean(jack) - jack[np.isfinite(jack)]
     spread = float(np.sum(dev**2))
     accel = float(np.sum(dev**3)) / (6 * spread**1.5) if spread > 0 else 0.0
-    z = sps.norm.ppf([(1 - conf) / 2, (1 + conf) / 2])
+    # Hesterberg's expansion: the normal quantile becomes sqrt(n/(n-1)) t_{n-1}, because the
+    # bootstrap's variance is too small by about (n-1)/n in small samples (30 units covered 0.90)
+    units = jack.size
+    z = np.sqrt(units / (units - 1)) * sps.t.ppf([(1 - conf) / 2, (1 + conf) / 2], units - 1)
     levels = sps.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     low, high = np.quantile(boot, levels)
     return float(low), float(high)
