@@ -100,6 +100,13 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         "at least 1000",
     ),
     ("holm", lambda: st.holm([]), "empty"),
+    ("subgroup_heterogeneity", lambda: st.subgroup_heterogeneity({"a": [1.0]}), "2 subgroups"),
+    ("subgroup_heterogeneity", lambda: st.subgroup_heterogeneity({"a": [], "b": [1]}), "empty"),
+    (
+        "subgroup_heterogeneity",
+        lambda: st.subgroup_heterogeneity({"a": [1, 1], "b": [1, 1]}),
+        "identical",
+    ),
     ("length_controlled_win_rate", lambda: st.length_controlled_win_rate([], []), "empty"),
     (
         "length_controlled_win_rate",

@@ -82,6 +82,7 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
     "AlphaInterval",
@@ -114,6 +115,8 @@ __all__ = [
     "RNGLike",
     "RankBiserialResult",
     "RoganGladenResult",
+    "SubgroupEffect",
+    "SubgroupHeterogeneity",
     "TOSTResult",
     "TprTnrResult",
     "WilcoxonResult",
@@ -150,6 +153,7 @@ __all__ = [
     "rank_biserial",
     "rogan_gladen",
     "spearman",
+    "subgroup_heterogeneity",
     "tost_paired",
     "tpr_tnr",
     "wilcoxon_signed_rank",
