@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 from scipy.special import expit
 from statsmodels.genmod.families import Binomial
@@ -80,16 +80,7 @@ def length_controlled_win_rate(
         raise ValueError("length_diff is constant: the length effect cannot be separated")
     if np.all(y == y[0]) and y[0] != 0.5:
         raise ValueError("every comparison has the same outcome: the GLM separates perfectly")
-    design = np.column_stack([np.ones_like(diff), np.tanh(diff / scale)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # fractional (tie) outcomes warn in statsmodels
-        fit = GLM(y, design, family=Binomial()).fit(cov_type="HC0")
-    beta, se = np.asarray(fit.params, dtype=float), np.asarray(fit.bse, dtype=float)
-    fitted = np.asarray(fit.fittedvalues, dtype=float)
-    # a fitted probability of 0 or 1 means the MLE is at infinity: length separates the outcomes
-    boundary = np.any((fitted < 1e-8) | (fitted > 1 - 1e-8))
-    if boundary or not np.all(np.isfinite(beta)) or not np.all(np.isfinite(se)):
-        raise ValueError("the length GLM did not converge (outcomes are separated by length)")
+    beta, se = _fit(y, np.tanh(diff / scale))
     z = float(sps.norm.ppf(0.5 + conf / 2))
     raw = win_rate_interval(
         int(np.sum(y == 1)), int(np.sum(y == 0)), int(np.sum(y == 0.5)), confidence=conf
@@ -110,3 +101,20 @@ def length_controlled_win_rate(
         "tanh(length difference / sd), rate at zero difference; Wald interval with HC0 SE; "
         "raw rate with Wilson interval; ties count half",
     )
+
+
+def _fit(
+    y: NDArray[np.float64], squashed: NDArray[np.float64]
+) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Coefficients and HC0 standard errors of logit E[y] = β0 + β1·squashed."""
+    design = np.column_stack([np.ones_like(squashed), squashed])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fractional (tie) outcomes warn in statsmodels
+        fit = GLM(y, design, family=Binomial()).fit(cov_type="HC0")
+    beta, se = np.asarray(fit.params, dtype=float), np.asarray(fit.bse, dtype=float)
+    fitted = np.asarray(fit.fittedvalues, dtype=float)
+    # a fitted probability of 0 or 1 means the MLE is at infinity: length separates the outcomes
+    boundary = np.any((fitted < 1e-8) | (fitted > 1 - 1e-8))
+    if boundary or not np.all(np.isfinite(beta)) or not np.all(np.isfinite(se)):
+        raise ValueError("the length GLM did not converge (outcomes are separated by length)")
+    return beta, se
