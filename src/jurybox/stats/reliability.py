@@ -44,6 +44,14 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
     Returns:
         ``ICCResult`` with the ICC, the F-test of ICC = 0 (one-way F for ``1,*``, two-way
         otherwise) and the exact (``1``, ``3``) or Satterthwaite-approximate (``2``) interval.
+        Zero residual variance is a defined case: identical raters give ICC 1 with F = ∞,
+        p = 0 and the interval [1, 1]; raters a constant apart give ICC(A,1) < 1 (e.g. 0.8537
+        for ``[[1, 2], [2, 3], [3, 4], [5, 6]]``) and consistency ICC 1.
+
+    Raises:
+        ValueError: Too few targets or raters, missing values, all ratings equal, or a form
+            whose denominator is 0 (two targets with the same mean: ``[[1, 2], [2, 1]]``),
+            each saying why.
 
     References:
         Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
