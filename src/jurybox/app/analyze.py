@@ -20,6 +20,7 @@ from jurybox.analysis import (
     companion_items_path,
     read_items,
 )
+from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
 from jurybox.errors import DatasetError
@@ -112,12 +113,18 @@ def build_report(
     options: AnalysisOptions,
     label_source: str | None = None,
 ) -> tuple[Report, AnalysisFrame]:
-    """The report and the tidy frame it was computed from (the plots need both)."""
+    """The report and the tidy frame it was computed from (the plots need both). Imported
+    benchmark verdicts also get their benchmark's own figures (``report.benchmarks``)."""
+    records = list(records)
     try:
         frame = build_frame(records, human=human, items=items, options=options)
     except ValueError as exc:  # malformed labels surface here (e.g. a verdict not Pass/Fail)
         raise DatasetError(str(exc), path=label_source) from None
-    return analyze_frame(frame, options), frame
+    report = analyze_frame(frame, options)
+    figures = benchmark_figures(records, items or ())
+    if figures.model_fields_set:
+        report = report.model_copy(update={"benchmarks": figures})
+    return report, frame
 
 
 def analyze_to_dir(

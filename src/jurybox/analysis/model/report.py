@@ -7,6 +7,7 @@ from typing import Any, Literal
 from jurybox.analysis.model._base import Model, Number
 from jurybox.analysis.model.accuracy import AccuracyVsGold
 from jurybox.analysis.model.agreement import Agreement
+from jurybox.analysis.model.benchmarks import BenchmarkFigures
 from jurybox.analysis.model.bias import Bias
 from jurybox.analysis.model.effects import Effects
 from jurybox.analysis.model.human import HumanCalibration
@@ -63,6 +64,8 @@ class Report(Model):
     human_calibration: HumanCalibration
     panels: Panels
     accuracy_vs_gold: AccuracyVsGold
+    # Only for imported benchmark verdicts: their figures as each benchmark publishes them.
+    benchmarks: BenchmarkFigures | None = None
 
 
 def report_schema() -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from jurybox.analysis.model import Report
 from jurybox.reporting.sections.accuracy import ACCURACY
 from jurybox.reporting.sections.agreement import AGREEMENT
+from jurybox.reporting.sections.benchmarks import benchmarks_section
 from jurybox.reporting.sections.bias import BIAS
 from jurybox.reporting.sections.effects import EFFECTS
 from jurybox.reporting.sections.family import Family, Row
@@ -36,7 +37,9 @@ FAMILY_TITLES = {family.key: family.title for family in FAMILIES}
 
 def build_sections(report: Report) -> list[Section]:
     """Every section of the report, in reading order (the verdict is rendered separately)."""
-    return [overview_section(report), *(family.section(report) for family in FAMILIES)]
+    sections = [overview_section(report), *(family.section(report) for family in FAMILIES)]
+    benchmarks = benchmarks_section(report)
+    return [*sections, benchmarks] if benchmarks is not None else sections
 
 
 __all__ = [
