@@ -96,4 +96,4 @@ def test_reports_validate_and_verdict_flags_weak_judges(reports: dict[str, dict[
     verdict = reports["MT-Bench"]["verdict"]
     assert verdict["level"] == "not_trusted"
     assert verdict["judges"]["ChatGPT"]["level"] == "not_trusted"
-    assert any("ChatGPT" in r and "both orders" in r for r in verdict["reasons"])
+    assert any(r.startswith("ChatGPT: swap consistency") for r in verdict["reasons"])

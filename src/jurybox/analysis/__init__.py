@@ -20,7 +20,6 @@ from jurybox.analysis.frame import AnalysisFrame, build_frame
 from jurybox.analysis.labels import HumanLabels
 from jurybox.analysis.model import Report
 from jurybox.analysis.options import AnalysisOptions
-from jurybox.analysis.trust import TrustThresholds
 from jurybox.analysis.report import (
     FAMILIES,
     REPORT_SCHEMA_VERSION,
@@ -28,6 +27,7 @@ from jurybox.analysis.report import (
     analyze_records,
     report_schema,
 )
+from jurybox.analysis.trust import TrustThresholds
 from jurybox.io.verdicts import (
     KINDS,
     companion_items_path,

@@ -10,12 +10,17 @@
   raw first-pick / longer-wins effect, which for length can only ever warn. Every p-value is
   Holm-adjusted across all judges and both tests together, so a "detected" flag controls the
   family-wise error of the whole verdict.
+* Self-preference: the judge's excess for its own family's responses over neutral judges (a
+  warning only: the reference is other judges, not the truth).
+* Length on scores: partial Spearman of the judge's total with length given the human score where
+  human scores exist, else the raw Spearman (a warning only).
 * Test-retest: share of repeated pairwise judgments with the same verdict, or the ICC of the total
   for scores (clipped at 0).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -25,12 +30,13 @@ from jurybox import stats
 from jurybox.analysis._common import TOTAL, value_of
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.content_bias import longer_arm
-from jurybox.analysis.frame import AnalysisFrame
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.accuracy import AccuracyVsGold
 from jurybox.analysis.model.bias import Bias, FirstPositionRate, SwapConsistency
 from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.metrics import KappaMetric
 from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.self_enhancement import SelfScores
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import pairwise_records
@@ -122,9 +128,9 @@ def _position(frame: AnalysisFrame, f: Families, judge: str) -> _RawTest | None:
     position = f.bias.position if f.bias.computed else None
     entry = (position.judges or {}).get(judge) if position and position.computed else None
     first = entry.first_position_rate if entry is not None else None
-    if isinstance(first, FirstPositionRate) and first.value is not None and first.p_value is not None:
-        return 2 * first.value - 1, first.p_value, False
-    return None
+    if not isinstance(first, FirstPositionRate) or first.value is None or first.p_value is None:
+        return None
+    return 2 * first.value - 1, first.p_value, False
 
 
 def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
@@ -142,18 +148,63 @@ def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
     return 2 * share.proportion - 1, share.p_value, False
 
 
-def _retest(frame: AnalysisFrame, f: Families, judge: str) -> float | None:
+def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
+    """Judge's total score vs response length; beyond the human scores where they exist."""
+    own = judge_scores(frame)
+    own = own[own["judge"] == judge].merge(frame.items, on=["query_id", "arm"])
+    own = own.dropna(subset=["length", "score"])
+    if len(own) < 4:
+        return None
+    labels = frame.labels.scores
+    if TOTAL in set(labels["dimension"]):
+        labels = labels[labels["dimension"] == TOTAL]
+    human = labels.groupby(["query_id", "arm"], as_index=False).agg(score=("score", "mean"))
+    labelled = own.merge(human, on=["query_id", "arm"], suffixes=("", "_human"))
+    try:
+        if len(labelled) >= 4:
+            x, y = labelled["length"].to_numpy(float), labelled["score"].to_numpy(float)
+            found = stats.partial_spearman(x, y, labelled["score_human"].to_numpy(float))
+            return found.rho, found.p_value, True
+        found = stats.spearman(own["length"].to_numpy(float), own["score"].to_numpy(float))
+    except ValueError:  # constant scores or lengths: no correlation to test
+        return None
+    return found.rho, found.p_value, False
+
+
+def _self_preference(f: Families, judge: str) -> _RawTest | None:
+    bias = f.bias
+    found = bias.self_enhancement if bias.computed else None
+    if found is None or not found.computed:
+        return None
+    prefs = found.preferences
+    by_pref = (prefs.judges or {}) if prefs is not None and prefs.computed else {}
+    entry = by_pref.get(judge)
+    if entry is not None:
+        p, excess = entry.relative_test.p_value, entry.excess
+    else:
+        scores = (found.judges or {}).get(judge)
+        if not isinstance(scores, SelfScores):
+            return None
+        p, excess = scores.relative_test.p_value, scores.relative_test.excess
+    if p is None or excess is None:
+        return None
+    # Score excesses are in score points: clipped to the [-1, 1] the bias limits are set on.
+    return excess, p, False
+
+
+def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None, bool]:
+    """(agreement, whether it is the ICC of scores rather than a share of equal verdicts)."""
     ok = frame.ok[(frame.ok["judge"] == judge) & frame.ok["preferred_arm"].notna()]
     test = ok[~ok["retest"]][["key", "preferred_arm"]]
     again = ok[ok["retest"]][["base_key", "preferred_arm"]].rename(columns={"base_key": "key"})
     pairs = test.merge(again, on="key", suffixes=("_test", "_retest"))
     if not pairs.empty:
-        return float((pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]).mean())
+        return float((pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]).mean()), False
     rel = f.reliability
     retest = rel.test_retest if rel.computed else None
     judges = (retest.judges or {}) if retest is not None and retest.computed else {}
     icc = value_of(judges[judge]) if judge in judges else None
-    return None if icc is None else min(1.0, max(0.0, icc))
+    return (None, False) if icc is None else (min(1.0, max(0.0, icc)), True)
 
 
 def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
@@ -172,6 +223,7 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     accuracy, accuracy_parsed = _accuracy(f, judge, confidence)
     kappa = _kappa(f, judge)
     swap, swap_parsed = _swap(f, judge) if shown else (None, None)
+    retest, retest_is_icc = _retest(frame, f, judge)
     return JudgeEvidence(
         judge=judge,
         n_items=int(frame.records.loc[frame.records["judge"] == judge, "query_id"].nunique()),
@@ -184,7 +236,8 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
         kappa=kappa,
         swap_consistency=swap,
         swap_consistency_parsed=swap_parsed,
-        retest_agreement=_retest(frame, f, judge),
+        retest_agreement=retest,
+        retest_is_icc=retest_is_icc,
     )
 
 
@@ -196,17 +249,32 @@ def judge_evidence(
     base = [_base(frame, families, judge, options.confidence) for judge in judges]
     raw: list[tuple[int, str, _RawTest]] = []
     for index, judge in enumerate(judges):
-        found = {"position": _position(frame, families, judge), "length": _length(frame, judge)}
-        raw += [(index, kind, test) for kind, test in found.items() if test is not None]
+        found = {
+            "position": _position(frame, families, judge),
+            "length": _length(frame, judge) or _score_length(frame, judge),
+            "self_preference": _self_preference(families, judge),
+        }
+        raw += [
+            (index, kind, test)
+            for kind, test in found.items()
+            if test is not None and math.isfinite(test[0]) and math.isfinite(test[1])
+        ]
     if not raw:
         return base
     adjusted = stats.holm([test[1] for _, _, test in raw]).adjusted
-    out = list(base)
+    tests: list[dict[str, BiasTest]] = [{} for _ in judges]
     for (index, kind, (effect, _, conditioned)), p in zip(raw, adjusted, strict=True):
-        test = BiasTest(
+        tests[index][kind] = BiasTest(
             effect=max(-1.0, min(1.0, effect)),
             p_adjusted=min(1.0, float(p)),
             conditioned_on_truth=conditioned,
         )
-        out[index] = replace(out[index], **{kind: test})
-    return out
+    return [
+        replace(
+            ev,
+            position=found.get("position"),
+            length=found.get("length"),
+            self_preference=found.get("self_preference"),
+        )
+        for ev, found in zip(base, tests, strict=True)
+    ]

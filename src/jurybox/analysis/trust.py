@@ -31,7 +31,7 @@ CheckStatus = Literal["fail", "warn", "skipped", "pass"]
 _STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 # Checks of equal status are listed in this order: the most telling first.
 _CHECK_ORDER: tuple[str, ...] = ("failure_rate", "accuracy", "kappa", "position")
-_CHECK_ORDER += ("swap_consistency", "length", "retest")
+_CHECK_ORDER += ("swap_consistency", "length", "self_preference", "retest")
 
 
 class TrustThresholds(BaseModel):
@@ -89,6 +89,15 @@ class TrustThresholds(BaseModel):
     fail_retest_agreement: float = Field(
         0.50, ge=0, le=1, description="Test-retest agreement below this: `not_trusted`."
     )
+    warn_retest_icc: float = Field(
+        0.50,
+        ge=0,
+        le=1,
+        description="ICC(2,1) of repeated scores below this: a warning ('poor', Koo & Li 2016).",
+    )
+    fail_retest_icc: float = Field(
+        0.20, ge=0, le=1, description="ICC(2,1) of repeated scores below this: `not_trusted`."
+    )
 
     @model_validator(mode="after")
     def _warn_before_fail(self) -> TrustThresholds:
@@ -99,6 +108,7 @@ class TrustThresholds(BaseModel):
             ("swap_consistency", self.fail_swap_consistency, self.warn_swap_consistency),
             ("bias_effect", self.warn_bias_effect, self.fail_bias_effect),
             ("retest_agreement", self.fail_retest_agreement, self.warn_retest_agreement),
+            ("retest_icc", self.fail_retest_icc, self.warn_retest_icc),
         )
         for name, low, high in pairs:
             if low > high:
@@ -162,7 +172,9 @@ class JudgeEvidence:
     swap_consistency_parsed: float | None = None
     position: BiasTest | None = None  # first-shown preference
     length: BiasTest | None = None
+    self_preference: BiasTest | None = None  # own family's responses against neutral judges
     retest_agreement: float | None = None
+    retest_is_icc: bool = False  # retest_agreement is the ICC of repeated scores (clipped at 0)
 
     def __post_init__(self) -> None:
         if self.n_items < 0 or self.n_judgments < 0:
@@ -373,22 +385,50 @@ def length_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     )
 
 
+def self_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
+    """Favouring its own model family's responses beyond the neutral judges: a warning only.
+
+    Measured against other judges rather than the truth, so it can lower a level by one step
+    but never alone make a judge ``not_trusted``.
+    """
+    if ev.self_preference is None:
+        return TrustCheck(
+            check="self_preference",
+            status="skipped",
+            message="self-preference untested: no response by the judge's own family",
+        )
+    test = ev.self_preference
+    status = _bias_status(test, th, may_fail=False)
+    verb = "favours" if test.effect > 0 else "disfavours"
+    message = (
+        f"{verb} its own family's responses beyond neutral judges by {abs(test.effect):.2f} "
+        f"(Holm p {test.p_adjusted:.3g})"
+    )
+    if status == "pass":
+        message = f"does not favour its own family (effect {test.effect:+.2f})"
+    return TrustCheck(
+        check="self_preference",
+        status=status,
+        value=test.effect,
+        threshold=th.warn_bias_effect,
+        message=message,
+    )
+
+
 def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Same verdict when the same judgment is asked again."""
     if ev.retest_agreement is None:
         return TrustCheck(check="retest", status="skipped", message="test-retest not measured")
     value = ev.retest_agreement
-    status = _graded(
-        value, th.warn_retest_agreement, th.fail_retest_agreement, higher_is_better=True
+    warn, fail = (
+        (th.warn_retest_icc, th.fail_retest_icc)
+        if ev.retest_is_icc
+        else (th.warn_retest_agreement, th.fail_retest_agreement)
     )
-    message = f"test-retest agreement {_share(value)} (limit {_share(th.warn_retest_agreement)})"
-    return TrustCheck(
-        check="retest",
-        status=status,
-        value=value,
-        threshold=th.warn_retest_agreement,
-        message=message,
-    )
+    status = _graded(value, warn, fail, higher_is_better=True)
+    what = "test-retest ICC of the total" if ev.retest_is_icc else "test-retest agreement"
+    message = f"{what} {_share(value)} (limit {_share(warn)})"
+    return TrustCheck(check="retest", status=status, value=value, threshold=warn, message=message)
 
 
 def _ordered(checks: Sequence[TrustCheck]) -> tuple[TrustCheck, ...]:
@@ -442,8 +482,17 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
     quality = kappa_check(evidence, th) if use_kappa else accuracy_check(evidence, th)
     others = [
         check(evidence, th)
-        for check in (failure_check, swap_check, position_check, length_check, retest_check)
+        for check in (
+            failure_check,
+            swap_check,
+            position_check,
+            length_check,
+            self_check,
+            retest_check,
+        )
     ]
+    # Self-preference only applies when the judge's own family wrote responses: no noise else.
+    others = [c for c in others if c.check != "self_preference" or c.status != "skipped"]
     level = _lowered(_base_level(quality, others), others)
     checks = _ordered([quality, *others])
     return JudgeTrust(
@@ -454,7 +503,7 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
 def _reason(level: Level, quality: TrustCheck, checks: Sequence[TrustCheck]) -> str:
     """The most severe finding; an untested accuracy is always said, first."""
     if level == "insufficient_evidence":
-        return "insufficient evidence: accuracy untested and no consistency check could run"
+        return "accuracy untested and no consistency check could run"
     worst = checks[0]
     if level == "trusted" or worst.status in ("skipped", "pass"):
         return quality.message

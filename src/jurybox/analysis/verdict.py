@@ -27,6 +27,7 @@ _LEVEL_WORDS = {
     "insufficient_evidence": "Not enough evidence to say",
 }
 _STATUS_ORDER = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
+_PANEL_ORDER = {"trusted": 0, "use_with_caution": 1, "insufficient_evidence": 2, "not_trusted": 3}
 
 
 def _figure(est: Estimate | None) -> Figure | None:
@@ -73,7 +74,9 @@ def _judge_verdict(trust: JudgeTrust, ev: JudgeEvidence) -> JudgeVerdict:
         swap_consistency_parsed=ev.swap_consistency_parsed,
         position=_bias(ev.position),
         length=_bias(ev.length),
+        self_preference=_bias(ev.self_preference),
         retest_agreement=ev.retest_agreement,
+        retest_is_icc=ev.retest_is_icc,
     )
 
 
@@ -102,9 +105,10 @@ def build_verdict(frame: AnalysisFrame, families: Families, options: AnalysisOpt
         (c for c in checks if c.status in ("fail", "warn")),
         key=lambda c: _STATUS_ORDER[c.status],
     )
-    # The best judge's level: the comparison can rest on the judges the line names.
-    level = panel.judges[0].level
-    lines = [f"{t.judge}: {t.level.replace('_', ' ')}: {t.reason}" for t in panel.judges]
+    # The panel is as trustworthy as its weakest judge (its aggregated verdicts mix them all);
+    # the line names the judges that can be trusted on their own.
+    level = max((t.level for t in panel.judges), key=_PANEL_ORDER.__getitem__)
+    lines = [f"{t.judge} ({t.level.replace('_', ' ')}): {t.reason}" for t in panel.judges]
     return Verdict(
         level=level,
         trustworthy={"trusted": True, "not_trusted": False}.get(level),

@@ -64,15 +64,17 @@ class JudgeVerdict(Model):
     swap_consistency_parsed: Number | None
     position: BiasFigure | None
     length: BiasFigure | None
+    self_preference: BiasFigure | None
     retest_agreement: Number | None
+    retest_is_icc: bool
 
 
 class Verdict(Model):
     """The per-judge answers, most trusted first, and the panel line derived from them.
 
-    ``level`` is the best level any judge reached (the comparison can rest on the trusted judges,
-    named in ``line``); ``reasons`` lists every judge's failed and warned checks, most severe
-    first, each prefixed with the judge's name.
+    ``level`` is the weakest judge's level (the panel's aggregated verdicts mix every judge);
+    ``line`` names the judges that can be trusted on their own; ``reasons`` lists every judge's
+    failed and warned checks, most severe first, each prefixed with the judge's name.
     """
 
     level: Level
