@@ -10,6 +10,9 @@ The rules (issue #12):
 * Consistency checks (swap consistency, first-position preference, test-retest) can only lower a
   level, never raise it. A length effect measured without labels is only a warning: an accurate
   judge on data whose better answers are the longer ones would otherwise look biased.
+* Length and self-preference measured beyond the labels (or against neutral judges) lower a
+  ``trusted`` judge only when large (``fail_bias_effect``); a moderate pull says where a judge
+  whose accuracy is shown errs, and is reported as a warning beside the level.
 * The failure rate is a check of its own; a judge none of whose calls produced a verdict is
   ``not_trusted``.
 
@@ -450,10 +453,25 @@ def _base_level(quality: TrustCheck, others: Sequence[TrustCheck]) -> Level:
     return "use_with_caution" if tested else "insufficient_evidence"
 
 
-def _lowered(level: Level, checks: Sequence[TrustCheck]) -> Level:
+_ADVISORY = ("length", "self_preference")
+
+
+def _lowers(check: TrustCheck, th: TrustThresholds) -> bool:
+    """Whether a warning lowers a ``trusted`` judge.
+
+    A moderate length or self-preference pull (below ``fail_bias_effect``) only says where a judge
+    errs; for a judge whose accuracy is shown, those errors are already counted in it. It is
+    reported, and only a large pull lowers the level.
+    """
+    if check.check not in _ADVISORY:
+        return True
+    return check.value is not None and abs(check.value) >= th.fail_bias_effect
+
+
+def _lowered(level: Level, checks: Sequence[TrustCheck], th: TrustThresholds) -> Level:
     if any(c.status == "fail" for c in checks):
         return "not_trusted"
-    if level == "trusted" and any(c.status == "warn" for c in checks):
+    if level == "trusted" and any(c.status == "warn" and _lowers(c, th) for c in checks):
         return "use_with_caution"
     return level
 
@@ -493,7 +511,7 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
     ]
     # Self-preference only applies when the judge's own family wrote responses: no noise else.
     others = [c for c in others if c.check != "self_preference" or c.status != "skipped"]
-    level = _lowered(_base_level(quality, others), others)
+    level = _lowered(_base_level(quality, others), others, th)
     checks = _ordered([quality, *others])
     return JudgeTrust(
         judge=evidence.judge, level=level, reason=_reason(level, quality, checks), checks=checks
