@@ -27,6 +27,7 @@ from pydantic import (
 
 from jurybox.errors import ConfigError
 from jurybox.providers.registry import provider_names, unknown_provider, unmet_requirement
+from jurybox.trust_thresholds import TrustThresholds
 
 
 class Affects(enum.Enum):
@@ -291,6 +292,12 @@ class RunConfig(_Frozen):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     paths: PathsConfig
+    trust: TrustThresholds = Field(
+        default_factory=TrustThresholds,
+        description="Thresholds of the trust verdict that `jurybox analyze --config` applies "
+        "(accuracy, κ, failure rate, swap consistency, bias effects, retest); see "
+        "`jurybox.analysis.trust.TrustThresholds`.",
+    )
     source_path: Annotated[str | None, Field(exclude=True)] = None
 
     @field_validator("judges")

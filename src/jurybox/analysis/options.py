@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from jurybox.analysis.trust import TrustThresholds
+from jurybox.trust_thresholds import TrustThresholds
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from jurybox.analysis.model import Report
 from jurybox.errors import DatasetError
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
+from jurybox.trust_thresholds import TrustThresholds
 
 
 def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:
@@ -117,12 +118,14 @@ def analyze_to_dir(
     console: Console | None = None,
     plots: bool = True,
     options: AnalysisOptions | None = None,
+    thresholds: TrustThresholds | None = None,
 ) -> ReportPaths:
     """Analyse ``judgments`` (a judgments.jsonl or a run folder) into ``out_dir``.
 
     Without ``dataset``, items written by ``jurybox import`` beside the records
     (``<stem>.items.jsonl``) are used when present: they carry lengths and the human gold.
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
+    ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
     """
     console = console or Console(stderr=True)
     path, records = _records(Path(judgments), console)
@@ -134,7 +137,11 @@ def analyze_to_dir(
         records,
         human=labels,
         items=items,
-        options=options or AnalysisOptions(judge_families=_recorded_families(records)),
+        options=options
+        or AnalysisOptions(
+            judge_families=_recorded_families(records),
+            thresholds=thresholds or TrustThresholds(),
+        ),
         label_source=str(human) if human is not None else None,
     )
     # The renderers still read the report as its JSON (until they read the model's attributes).

@@ -14,7 +14,7 @@ from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.model.verdict import Verdict
-from jurybox.analysis.trust import TrustThresholds
+from jurybox.trust_thresholds import TrustThresholds
 
 
 class GeneratedBy(Model):
