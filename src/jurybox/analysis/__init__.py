@@ -27,6 +27,7 @@ from jurybox.analysis.report import (
     analyze_records,
     report_schema,
 )
+from jurybox.config import TrustThresholds
 from jurybox.io.verdicts import (
     KINDS,
     companion_items_path,
@@ -34,7 +35,6 @@ from jurybox.io.verdicts import (
     load_imported,
     read_items,
 )
-from jurybox.trust_thresholds import TrustThresholds
 
 __all__ = [
     "FAMILIES",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from jurybox.trust_thresholds import TrustThresholds
+from jurybox.config import TrustThresholds
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from jurybox.analysis import (
     read_items,
 )
 from jurybox.analysis.model import Report
+from jurybox.config import TrustThresholds
 from jurybox.errors import DatasetError
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
-from jurybox.trust_thresholds import TrustThresholds
 
 
 def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:

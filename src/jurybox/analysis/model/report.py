@@ -14,7 +14,7 @@ from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.model.verdict import Verdict
-from jurybox.trust_thresholds import TrustThresholds
+from jurybox.config import TrustThresholds
 
 
 class GeneratedBy(Model):
