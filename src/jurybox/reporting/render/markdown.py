@@ -75,7 +75,7 @@ def render_verdict(report: Report) -> list[str]:
     lines = [
         "## Verdict: can these judges be trusted for this comparison?",
         "",
-        f"**{LEVEL_TITLES.get(level, level)}.** {_escape(verdict.line)}.",
+        f"**{_escape(verdict.line)}.** {LEVEL_TITLES.get(level, level)}.",
         "",
     ]
     lines.extend(render_table(judge_verdict_table(report)))

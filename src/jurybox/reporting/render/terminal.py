@@ -101,8 +101,8 @@ def verdict_panel(report: Report) -> Panel:
     """The panel's level, the derived panel line, and every judge's level and one-line reason."""
     verdict = report.verdict
     level = verdict.level
-    lines = [f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]"]
-    lines.append(escape(verdict.line))
+    lines = [f"[bold]{escape(verdict.line)}[/]"]
+    lines.append(f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]")
     for judge, entry in verdict.judges.items():
         style = _STYLES.get(entry.level, "bold")
         said = entry.level.replace("_", " ")
