@@ -272,8 +272,23 @@ def analyze(
     )
 
 
-@main.command("import")
-@click.argument("kind", type=click.Choice(["llmbar", "pandalm", "judgebench", "generic"]))
+class _ImportCommand(click.Command):
+    """``jurybox import``, whose help ends with every ``--map`` key of ``generic``."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from jurybox.io.verdicts.generic import MAP_KEYS  # the one list of keys, read lazily
+
+        formatter.write_paragraph()
+        formatter.write_text("--map keys of the generic kind (KEY=COLUMN, or KEY=VALUE):")
+        with formatter.indentation():
+            formatter.write_dl(list(MAP_KEYS.items()))
+
+
+@main.command("import", cls=_ImportCommand)
+@click.argument(
+    "kind",
+    type=click.Choice(["llmbar", "pandalm", "judgebench", "alpacaeval", "fastchat", "generic"]),
+)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -286,15 +301,30 @@ def analyze(
     "mappings",
     multiple=True,
     metavar="KEY=COLUMN",
-    help="Column mapping for the source format (repeatable).",
+    help="Column mapping of the generic kind (repeatable; keys listed below).",
+)
+@click.option(
+    "--allow-unparsed",
+    is_flag=True,
+    help="Import even when more than half the verdicts cannot be read.",
 )
 @handle_errors
-def import_command(kind: str, path: Path, out: Path, mappings: tuple[str, ...]) -> None:
-    """Convert PATH, published judge verdicts of format KIND, into judgments.jsonl records."""
-    from jurybox.io.verdicts import import_verdicts
+def import_command(
+    kind: str, path: Path, out: Path, mappings: tuple[str, ...], allow_unparsed: bool
+) -> None:
+    """Convert PATH, published judge verdicts of format KIND, into judgments.jsonl records.
 
-    written = import_verdicts(kind, path, out, _parse_mappings(mappings))
-    click.echo(f"wrote {written} records to {out}")
+    PATH may be any level of a published release (see the README for each one's layout).
+    """
+    from jurybox.io.verdicts import import_with_summary
+
+    summary = import_with_summary(
+        kind, path, out, _parse_mappings(mappings), allow_unparsed=allow_unparsed
+    )
+    click.echo(f"wrote {summary.written} records to {out}")
+    unreadable = summary.describe()
+    if unreadable is not None:  # last, where the user looks: judges that failed count as such
+        click.echo(unreadable, err=True)
 
 
 def _parse_mappings(mappings: tuple[str, ...]) -> dict[str, str]:

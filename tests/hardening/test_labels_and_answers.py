@@ -60,6 +60,13 @@ def test_analyze_reports_and_excludes_bad_labels(tmp_path: Path) -> None:
     text = screen.getvalue()
     assert "excluded 1 with a query id not in the judgments (nope)" in text
     assert "q001: preferred_arm 'banana' is not an arm of the run" in text
+    report = json.loads((tmp_path / "report" / "analysis_report.json").read_text("utf-8"))
+    assert report["summary"]["input_screen"] == {
+        "duplicates_dropped": 0,
+        "labels_unknown_ids": 1,
+        "labels_bad_values": 1,
+    }
+    assert report["summary"]["human_labels"]["preferences"] == 1  # only q000's label counted
 
 
 def test_cap_answer_cuts_on_a_character_boundary() -> None:

@@ -133,3 +133,10 @@ def test_analyze_says_how_many_duplicates_it_dropped(tmp_path: Path) -> None:
         plots=False,
     )
     assert "dropped 1 duplicate record(s)" in screen.getvalue()
+    report = json.loads((tmp_path / "report" / "analysis_report.json").read_text("utf-8"))
+    assert report["summary"]["input_screen"] == {
+        "duplicates_dropped": 1,
+        "labels_unknown_ids": 0,
+        "labels_bad_values": 0,
+    }
+    assert report["summary"]["n_records"] == len(original.splitlines())

@@ -71,3 +71,32 @@ def test_borda_ties_keep_first_ranking_order() -> None:
 def test_borda_rejects_inconsistent_rankings() -> None:
     with pytest.raises(ValueError, match="same 3 candidates"):
         borda_count([["a", "b", "c"], ["a", "b", "d"]])
+
+
+def _multiclass_panel(rng: np.random.Generator, n_items: int = 300) -> np.ndarray:
+    """5 judges of accuracy U(0.5, 0.9) on 3 skewed classes, 20% labels missing."""
+    truth = rng.choice(3, size=n_items, p=rng.dirichlet(np.full(3, 3.0)))
+    acc = rng.uniform(0.5, 0.9, size=5)[:, None]
+    wrong = (truth + rng.integers(1, 3, (5, n_items))) % 3
+    labels = np.where(rng.random((5, n_items)) < acc, truth, wrong).astype(float)
+    labels[rng.random(labels.shape) < 0.2] = np.nan
+    return labels
+
+
+def test_dawid_skene_converges_on_every_simulation() -> None:
+    """The old default (absolute tol 1e-8, 200 iterations) left 6 of 20 such panels unconverged."""
+    rng = np.random.default_rng(0)
+    for seed in range(8):
+        res = dawid_skene(_multiclass_panel(rng), rng=seed)
+        assert res.converged, f"panel {seed} did not converge in {res.n_iter} iterations"
+        assert res.n_starts == 4 and len(res.start_log_likelihoods) == 4
+        assert res.log_likelihood == pytest.approx(max(res.start_log_likelihoods), rel=1e-6)
+        assert np.isfinite(res.log_likelihood) and res.log_likelihood < 0
+
+
+def test_dawid_skene_random_starts_do_not_relabel_classes() -> None:
+    """Random starts that land on permuted classes are matched back to the majority vote."""
+    labels, truth = _panel(2, n_items=600)
+    one, many = dawid_skene(labels, n_starts=1, rng=0), dawid_skene(labels, n_starts=6, rng=0)
+    assert np.mean(np.array(many.labels) == truth) >= np.mean(np.array(one.labels) == truth) - 0.01
+    np.testing.assert_allclose(many.accuracy, one.accuracy, atol=0.01)

@@ -193,3 +193,19 @@ def test_krippendorff_many_values_is_memory_light() -> None:
     res = krippendorff_alpha(data, "ordinal")
     assert np.unique(data).size > 100
     assert 0.5 < res.alpha < 1
+
+
+def test_weighted_kappa_uses_the_full_declared_scale() -> None:
+    """statsmodels cohens_kappa and irrCAC on the 5 × 5 table: quadratic 0.9091, linear 0.7273.
+
+    Scores 3 is never used; dropping it (the old behaviour) moved 4 and 5 closer to 1 and 2 and
+    gave 0.824.
+    """
+    a, b, scale = [1, 1, 5, 5, 2, 4], [1, 2, 5, 4, 2, 5], [1, 2, 3, 4, 5]
+    quad = cohen_kappa(a, b, "quadratic", categories=scale)
+    assert quad.kappa == pytest.approx(10 / 11, abs=1e-12)
+    assert round(quad.kappa, 3) == 0.909
+    assert quad.categories == (1, 2, 3, 4, 5)
+    assert cohen_kappa(a, b, "linear", categories=scale).kappa == pytest.approx(8 / 11)
+    # Unweighted kappa is unaffected by unused categories.
+    assert cohen_kappa(a, b, categories=scale).kappa == pytest.approx(cohen_kappa(a, b).kappa)

@@ -56,3 +56,33 @@ def test_cronbach_alpha_textbook_formula() -> None:
     k = data.shape[1]
     expected = k / (k - 1) * (1 - data.var(axis=0, ddof=1).sum() / data.sum(1).var(ddof=1))
     assert cronbach_alpha(data).alpha == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("kind", ["1,1", "2,1", "3,1", "1,k", "2,k", "3,k"])
+def test_icc_perfect_agreement_is_one(kind: str) -> None:
+    """Identical raters: every ICC form is 1 with a collapsed interval and F = ∞ (p = 0)."""
+    res = icc([[1, 1], [2, 2], [3, 3]], kind)  # type: ignore[arg-type]
+    assert res.icc == pytest.approx(1.0)
+    assert (res.ci_low, res.ci_high) == (1.0, 1.0)
+    assert res.p_value == 0.0
+
+
+def test_icc_constant_offset_absolute_agreement() -> None:
+    """Raters one point apart: ICC(A,1) = MSR / (MSR + k·MSC/n) = 5.8333 / 6.8333 = 0.8537.
+
+    By hand (pingouin's ICC2 formula): MSR = 17.5/3, MSC = 2, MSE = 0. Consistency ICC(3,1) is 1.
+    """
+    data = [[1, 2], [2, 3], [3, 4], [5, 6]]
+    res = icc(data, "2,1")
+    assert round(res.icc, 4) == 0.8537
+    assert res.icc == pytest.approx((17.5 / 3) / (17.5 / 3 + 2 * 2 / 4))
+    assert res.ci_low < res.icc < res.ci_high <= 1.0
+    assert icc(data, "3,1").icc == pytest.approx(1.0)
+
+
+def test_icc_swapped_scores_raise_value_error_not_zero_division() -> None:
+    """Two targets with the same mean: ICC(A,1) = −MSE / 0 is undefined, so ValueError says why."""
+    with pytest.raises(ValueError, match="same mean"):
+        icc([[1, 2], [2, 1]], "2,1")
+    # With more targets the swap is a defined (negative) ICC, not an error.
+    assert icc([[1, 2], [2, 1], [1, 2]], "2,1").icc < 0

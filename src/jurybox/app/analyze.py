@@ -21,13 +21,15 @@ from jurybox.analysis import (
     read_items,
 )
 from jurybox.analysis.model import Report
+from jurybox.analysis.model.summary import InputScreen
 from jurybox.config import TrustThresholds
 from jurybox.errors import DatasetError
+from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
 
 
-def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]]:
+def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord], int]:
     from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
 
     path = judgments_path(judgments)
@@ -42,7 +44,7 @@ def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]
             "complete one)",
             markup=False,
         )
-    return path, unique.records
+    return path, unique.records, unique.dropped
 
 
 def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
@@ -70,10 +72,9 @@ def _human(human: Path | None) -> dict[str, Mapping[str, Any]] | None:
 
 def _screened(
     labels: dict[str, Mapping[str, Any]], records: list[JudgeRecord], console: Console
-) -> dict[str, Mapping[str, Any]]:
+) -> LabelScreen:
     """Only labels that match the judgments: unknown ids and values naming no arm are
     excluded, and said so (they used to be counted)."""
-    from jurybox.io.label_screen import screen_labels  # noqa: PLC0415
 
     arms = {arm for record in records for arm in record.positions.values()}
     screen = screen_labels(labels, {record.query_id for record in records}, arms)
@@ -90,7 +91,18 @@ def _screened(
             + "; ".join(screen.bad_values[:5]),
             markup=False,
         )
-    return screen.labels
+    return screen
+
+
+def _with_input_screen(report: Report, dropped: int, screen: LabelScreen | None) -> Report:
+    """The report with what was left out of its input recorded in ``summary.input_screen``."""
+    counts = InputScreen(
+        duplicates_dropped=dropped,
+        labels_unknown_ids=len(screen.unknown_ids) if screen else 0,
+        labels_bad_values=len(screen.bad_values) if screen else 0,
+    )
+    summary = report.summary.model_copy(update={"input_screen": counts})
+    return report.model_copy(update={"summary": summary})
 
 
 def build_report(
@@ -128,14 +140,13 @@ def analyze_to_dir(
     ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
     """
     console = console or Console(stderr=True)
-    path, records = _records(Path(judgments), console)
+    path, records, dropped = _records(Path(judgments), console)
     items = _items(path, Path(dataset) if dataset is not None else None)
     labels = _human(Path(human) if human is not None else None)
-    if labels is not None:
-        labels = _screened(labels, records, console)
+    screen = _screened(labels, records, console) if labels is not None else None
     report, frame = build_report(
         records,
-        human=labels,
+        human=screen.labels if screen is not None else None,
         items=items,
         options=options
         or AnalysisOptions(
@@ -144,10 +155,9 @@ def analyze_to_dir(
         ),
         label_source=str(human) if human is not None else None,
     )
-    # The renderers still read the report as its JSON (until they read the model's attributes).
-    data = report.model_dump(mode="json")
+    report = _with_input_screen(report, dropped, screen)
     paths = write_reports(
-        data, frame, Path(out_dir), plots=plots, records=records, source=str(path)
+        report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
     )
-    print_summary(data, paths, console)
+    print_summary(report, paths, console)
     return paths

@@ -17,6 +17,7 @@ from jurybox.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from jurybox.stats.alpha_ci import AlphaInterval, krippendorff_alpha_ci
 from jurybox.stats.bias import (
     ConditionalPreference,
     LengthLogitResult,
@@ -25,7 +26,9 @@ from jurybox.stats.bias import (
     length_preference_given_truth,
     position_preference_given_truth,
 )
+from jurybox.stats.corrected import CorrectedWinRate, corrected_win_rate
 from jurybox.stats.correlation import partial_spearman, spearman
+from jurybox.stats.gwet import GwetResult, gwet_ac, gwet_ac_counts
 from jurybox.stats.hypothesis import (
     binomial_test,
     cohens_d_paired,
@@ -36,12 +39,22 @@ from jurybox.stats.hypothesis import (
     tost_paired,
     wilcoxon_signed_rank,
 )
+from jurybox.stats.length_control import LengthControlledWinRate, length_controlled_win_rate
+from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
     rogan_gladen,
     tpr_tnr,
     wilson_interval,
     win_rate_interval,
+)
+from jurybox.stats.related import (
+    FDRResult,
+    FriedmanResult,
+    PairedPositionResult,
+    benjamini_hochberg,
+    friedman,
+    paired_position_test,
 )
 from jurybox.stats.reliability import cronbach_alpha, icc
 from jurybox.stats.results import (
@@ -69,34 +82,46 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
+    "AlphaInterval",
     "AlphaResult",
     "BinomialTestResult",
     "BordaResult",
     "ConditionalPreference",
     "CorrectedRate",
+    "CorrectedWinRate",
     "CorrelationResult",
     "CronbachAlphaResult",
     "DawidSkeneResult",
     "EffectSizeResult",
+    "FDRResult",
     "FleissKappaResult",
+    "FriedmanResult",
+    "GwetResult",
     "HolmResult",
     "ICCResult",
     "KappaResult",
     "KruskalResult",
+    "LengthControlledWinRate",
     "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
+    "PPIMean",
+    "PairedPositionResult",
     "PercentAgreement",
     "ProportionInterval",
     "RNGLike",
     "RankBiserialResult",
     "RoganGladenResult",
+    "SubgroupEffect",
+    "SubgroupHeterogeneity",
     "TOSTResult",
     "TprTnrResult",
     "WilcoxonResult",
     "WinRateResult",
+    "benjamini_hochberg",
     "binomial_test",
     "borda_count",
     "cohen_kappa",
@@ -104,22 +129,31 @@ __all__ = [
     "cohens_d_paired",
     "conditional_preference",
     "corrected_pass_rate",
+    "corrected_win_rate",
     "cronbach_alpha",
     "dawid_skene",
     "fleiss_kappa",
+    "friedman",
+    "gwet_ac",
+    "gwet_ac_counts",
     "holm",
     "icc",
     "krippendorff_alpha",
+    "krippendorff_alpha_ci",
     "kruskal_wallis",
+    "length_controlled_win_rate",
     "length_logit",
     "length_preference_given_truth",
     "mcnemar",
+    "paired_position_test",
     "partial_spearman",
     "percent_agreement",
     "position_preference_given_truth",
+    "ppi_mean",
     "rank_biserial",
     "rogan_gladen",
     "spearman",
+    "subgroup_heterogeneity",
     "tost_paired",
     "tpr_tnr",
     "wilcoxon_signed_rank",

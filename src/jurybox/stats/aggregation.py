@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
 from jurybox.stats._rng import RNGLike, as_generator
@@ -21,40 +22,48 @@ def dawid_skene(
     labels_matrix: LabelMatrix,
     *,
     classes: Sequence[Hashable] | None = None,
-    max_iter: int = 200,
+    max_iter: int = 1000,
     tol: float = 1e-8,
     smoothing: float = 0.01,
+    n_starts: int = 4,
     rng: RNGLike = None,
 ) -> DawidSkeneResult:
     """Dawid–Skene EM over a judges × items label matrix, without gold labels.
 
     Each judge j has a confusion matrix π_j[t, l] = P(j says l | true class t); items' true
-    classes are latent with prior ρ. EM starts from the (soft) majority vote — vote shares,
-    with ties broken by a tiny seeded jitter — and alternates the M-step (ρ, π from the
-    posteriors, each count plus ``smoothing``) and the E-step (posteriors from ρ, π) until the
-    log-likelihood gains less than ``tol``.
+    classes are latent with prior ρ. EM alternates the M-step (ρ, π from the posteriors, each
+    count plus ``smoothing``) and the E-step (posteriors from ρ, π) until the log-likelihood
+    gains less than ``tol`` relative to its size. The first start is the (soft) majority vote
+    (ties broken by a tiny seeded jitter); the others are random item posteriors. The start with
+    the highest final log-likelihood wins (ties keep the majority-vote start); every run's
+    classes are first matched to the majority vote's (Hungarian assignment), because a run
+    that lands on the same solution with the class names permuted has the same likelihood.
 
     Args:
         labels_matrix: judges (rows) × items (columns); None or NaN = the judge did not label
             the item. Labels may be any hashable values.
         classes: The class set (default: sorted observed labels); at least two.
-        max_iter: EM iterations at most.
-        tol: Stop when the log-likelihood improves by less than this.
+        max_iter: EM iterations at most, per start.
+        tol: Stop when the log-likelihood improves by less than ``tol × max(1, |log-lik|)``.
+            (An absolute 1e-8 with 200 iterations left 6 of 20 simulated panels unconverged.)
         smoothing: Pseudo-count added to every confusion cell and class count (keeps
             log-probabilities finite with few labels).
-        rng: Generator, seed or None (only the tie-breaking jitter of the start is random).
+        n_starts: EM runs (≥ 1): the majority-vote start plus ``n_starts − 1`` random ones.
+        rng: Generator, seed or None (the start's jitter and the random starts).
 
     Returns:
         ``DawidSkeneResult`` with priors, per-judge confusion matrices and accuracies, item
-        posteriors and MAP labels, the final log-likelihood and convergence information.
+        posteriors and MAP labels, the best start's log-likelihood and convergence information,
+        and every start's final log-likelihood.
 
     References:
         Dawid, A. P. & Skene, A. M. (1979). Maximum likelihood estimation of observer
         error-rates using the EM algorithm. Applied Statistics 28, 20–28.
     """
-    if max_iter < 1 or tol <= 0 or smoothing < 0:
+    if max_iter < 1 or tol <= 0 or smoothing < 0 or n_starts < 1:
         raise ValueError(
-            f"need max_iter >= 1, tol > 0 and smoothing >= 0, got {max_iter}, {tol}, {smoothing}"
+            "need max_iter >= 1, tol > 0, smoothing >= 0 and n_starts >= 1, got "
+            f"{max_iter}, {tol}, {smoothing}, {n_starts}"
         )
     onehot, cats = _one_hot(labels_matrix, classes)
     n_judges, n_items, n_classes = onehot.shape
@@ -63,15 +72,15 @@ def dawid_skene(
     generator = as_generator(rng)
     votes = onehot.sum(axis=0)  # items × classes
     jitter = generator.uniform(0.0, 1e-6, votes.shape)
-    post = _normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))
-    log_lik, converged, iteration = -math.inf, False, 0
-    for iteration in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        priors, confusion = _m_step(wide, post, smoothing)
-        post, new_log_lik = _e_step(wide, priors, confusion)
-        if new_log_lik - log_lik < tol:
-            converged, log_lik = True, new_log_lik
-            break
-        log_lik = new_log_lik
+    starts = [_normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))]
+    starts += [generator.dirichlet(np.ones(n_classes), n_items) for _ in range(n_starts - 1)]
+    runs = [_em(wide, post, smoothing, max_iter, tol) for post in starts]
+    runs = [(_align(run[0], starts[0]), *run[1:]) for run in runs]
+    best = runs[0]
+    for run in runs[1:]:
+        if run[1] > best[1] + tol * max(1.0, abs(best[1])):
+            best = run
+    post, log_lik, iteration, converged = best
     priors, confusion = _m_step(wide, post, smoothing)
     accuracy = np.einsum("t,jtt->j", priors, confusion)
     return DawidSkeneResult(
@@ -84,8 +93,31 @@ def dawid_skene(
         log_likelihood=float(log_lik),
         n_iter=iteration,
         converged=converged,
-        method=f"Dawid-Skene EM (1979), majority-vote start, smoothing={smoothing:g}",
+        method=f"Dawid-Skene EM (1979), best of {n_starts} starts (majority vote + random), "
+        f"relative tol={tol:g}, max_iter={max_iter}, smoothing={smoothing:g}",
+        n_starts=n_starts,
+        start_log_likelihoods=tuple(float(run[1]) for run in runs),
     )
+
+
+def _align(post: FloatArray, reference: FloatArray) -> FloatArray:
+    """Relabel a run's classes to match the majority vote (EM is blind to class names)."""
+    _, columns = linear_sum_assignment(-(reference.T @ post))
+    return np.asarray(post[:, columns], dtype=np.float64)
+
+
+def _em(
+    wide: FloatArray, post: FloatArray, smoothing: float, max_iter: int, tol: float
+) -> tuple[FloatArray, float, int, bool]:
+    """One EM run from item posteriors ``post``: (posteriors, log-lik, iterations, converged)."""
+    log_lik, iteration = -math.inf, 0
+    for iteration in range(1, max_iter + 1):
+        priors, confusion = _m_step(wide, post, smoothing)
+        post, new_log_lik = _e_step(wide, priors, confusion)
+        if new_log_lik - log_lik < tol * max(1.0, abs(new_log_lik)):
+            return post, new_log_lik, iteration, True
+        log_lik = new_log_lik
+    return post, log_lik, iteration, False
 
 
 def borda_count(rankings: Sequence[Sequence[Hashable]]) -> BordaResult:

@@ -64,8 +64,9 @@ def cohen_kappa(
         b: Labels from rater 2, paired with ``a``.
         weights: ``None`` (unweighted), ``"linear"`` or ``"quadratic"``; weights use the
             position of each category in ``categories`` (so order matters for weighted kappa).
-        categories: The ordered category set; defaults to the sorted union of observed labels.
-            Categories nobody used are dropped (as R ``irr::kappa2`` does).
+        categories: The ordered category set (the declared scale, e.g. 1..5); defaults to the
+            sorted union of observed labels. Weighted kappa uses every declared category, used
+            or not (as statsmodels and irrCAC); unweighted kappa drops unused ones (no effect).
         confidence: Two-sided confidence level of the Wald interval ``kappa ± z·ASE``.
 
     Returns:
@@ -97,7 +98,8 @@ def cohen_kappa_table(
 
     Args:
         table: k × k counts; cell (i, j) = items rater 1 put in category i and rater 2 in j.
-        weights: ``None``, ``"linear"`` or ``"quadratic"`` (by row/column position).
+        weights: ``None``, ``"linear"`` or ``"quadratic"`` (by row/column position over all k
+            categories, used or not).
         categories: Names for the k categories (default ``0..k-1``).
         confidence: Two-sided confidence level of the Wald interval.
 
@@ -116,12 +118,16 @@ def cohen_kappa_table(
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     used = (counts.sum(axis=0) + counts.sum(axis=1)) > 0
-    counts = counts[np.ix_(used, used)]
-    cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
+    if weights is None:
+        # Unused categories change nothing unweighted; weighted kappa keeps the declared scale
+        # because its weights depend on every category's position (statsmodels, irrCAC).
+        counts = counts[np.ix_(used, used)]
+        cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
     p_row, p_col = counts.sum(axis=1) / counts.sum(), counts.sum(axis=0) / counts.sum()
-    if counts.shape[0] < 2 or np.isclose(float(p_row @ p_col), 1.0):
+    if used.sum() < 2 or np.isclose(float(p_row @ p_col), 1.0):
+        only = cats[int(np.argmax(p_row + p_col))]
         raise ValueError(
-            f"kappa is undefined: both raters used only one category ({cats[0]!r}), "
+            f"kappa is undefined: both raters used only one category ({only!r}), "
             "so chance agreement is 1"
         )
     res = inter_rater.cohens_kappa(counts, wt=weights)
@@ -228,6 +234,8 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, got {level!r}")
     matrix = _reliability_matrix(data, level)
+    if np.isinf(matrix).any():
+        raise ValueError("data contains infinite values; only NaN or None may mark missing")
     n_raters = matrix.shape[0]
     if n_raters < 2:
         raise ValueError(f"Krippendorff's alpha needs at least 2 raters (rows), got {n_raters}")

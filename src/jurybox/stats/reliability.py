@@ -44,6 +44,14 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
     Returns:
         ``ICCResult`` with the ICC, the F-test of ICC = 0 (one-way F for ``1,*``, two-way
         otherwise) and the exact (``1``, ``3``) or Satterthwaite-approximate (``2``) interval.
+        Zero residual variance is a defined case: identical raters give ICC 1 with F = ∞,
+        p = 0 and the interval [1, 1]; raters a constant apart give ICC(A,1) < 1 (e.g. 0.8537
+        for ``[[1, 2], [2, 3], [3, 4], [5, 6]]``) and consistency ICC 1.
+
+    Raises:
+        ValueError: Too few targets or raters, missing values, all ratings equal, or a form
+            whose denominator is 0 (two targets with the same mean: ``[[1, 2], [2, 1]]``),
+            each saying why.
 
     References:
         Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
@@ -57,9 +65,9 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
     a = _anova(ratings, "ratings", "targets", "raters")
     model, average = kind[0], kind.endswith("k")
     if model == "1":
-        value, f, df2 = _icc1(a, average), a.msr / a.msw, a.n * (a.k - 1)
+        value, f, df2 = _icc1(a, average), _f_ratio(a.msr, a.msw), a.n * (a.k - 1)
     else:
-        f, df2 = a.msr / a.mse, (a.n - 1) * (a.k - 1)
+        f, df2 = _f_ratio(a.msr, a.mse), (a.n - 1) * (a.k - 1)
         value = _icc2(a, average) if model == "2" else _icc3(a, average)
     df1 = a.n - 1
     if model == "2":
@@ -140,58 +148,89 @@ def _anova(data: ArrayLike, name: str, rows: str, cols: str) -> _Anova:
     ss_rows = k * float(np.sum((x.mean(axis=1) - grand) ** 2))
     ss_cols = n * float(np.sum((x.mean(axis=0) - grand) ** 2))
     ss_total = float(np.sum((x - grand) ** 2))
-    ss_err = ss_total - ss_rows - ss_cols
+    if ss_total == 0:
+        raise ValueError(f"{name} has zero variance (all ratings are equal): the ICC is undefined")
+    # Rounding can leave a tiny negative residual when raters differ by a constant offset.
+    ss_err = max(ss_total - ss_rows - ss_cols, 0.0)
+    if ss_err <= 1e-12 * ss_total:
+        ss_err = 0.0
     msw = (ss_cols + ss_err) / (n * (k - 1))
-    mse = max(ss_err, 0.0) / ((n - 1) * (k - 1))
-    if ss_total == 0 or msw == 0 or mse == 0:
-        raise ValueError(
-            f"{name} has zero within-{rows[:-1]} or residual variance (every rater agrees "
-            "perfectly or all ratings are equal): the ICC F-ratio is undefined"
-        )
-    return _Anova(n, k, ss_rows / (n - 1), ss_cols / (k - 1), mse, msw)
+    return _Anova(n, k, ss_rows / (n - 1), ss_cols / (k - 1), ss_err / ((n - 1) * (k - 1)), msw)
+
+
+def _div(num: float, den: float, why: str) -> float:
+    """``num / den``, or a ValueError giving the reason when the ratio is undefined."""
+    if den == 0:
+        raise ValueError(f"the ICC is undefined for these ratings: {why}")
+    return num / den
+
+
+def _f_ratio(between: float, error: float) -> float:
+    """The F statistic; infinite (p = 0) when raters agree perfectly but targets differ."""
+    if error == 0:
+        if between == 0:
+            raise ValueError(
+                "ratings has neither between-target nor residual variance (every target has "
+                "the same mean and raters differ by a constant): the ICC F-ratio is undefined"
+            )
+        return float("inf")
+    return between / error
+
+
+_SAME_MEANS = "every target has the same mean, so the variance estimate in the denominator is 0"
 
 
 def _icc1(a: _Anova, average: bool) -> float:
     if average:
-        return (a.msr - a.msw) / a.msr
-    return (a.msr - a.msw) / (a.msr + (a.k - 1) * a.msw)
+        return _div(a.msr - a.msw, a.msr, _SAME_MEANS)
+    return _div(a.msr - a.msw, a.msr + (a.k - 1) * a.msw, _SAME_MEANS)
 
 
 def _icc2(a: _Anova, average: bool) -> float:
     if average:
-        return (a.msr - a.mse) / (a.msr + (a.msc - a.mse) / a.n)
-    return (a.msr - a.mse) / (a.msr + (a.k - 1) * a.mse + a.k * (a.msc - a.mse) / a.n)
+        return _div(a.msr - a.mse, a.msr + (a.msc - a.mse) / a.n, _SAME_MEANS)
+    den = a.msr + (a.k - 1) * a.mse + a.k * (a.msc - a.mse) / a.n
+    return _div(a.msr - a.mse, den, _SAME_MEANS)
 
 
 def _icc3(a: _Anova, average: bool) -> float:
     if average:
-        return (a.msr - a.mse) / a.msr
-    return (a.msr - a.mse) / (a.msr + (a.k - 1) * a.mse)
+        return _div(a.msr - a.mse, a.msr, _SAME_MEANS)
+    return _div(a.msr - a.mse, a.msr + (a.k - 1) * a.mse, _SAME_MEANS)
 
 
 def _ci_f(f: float, df: tuple[int, int], k: int, conf: float, average: bool) -> tuple[float, float]:
+    if np.isinf(f):
+        return 1.0, 1.0  # no residual variance: the interval collapses onto ICC = 1
     df1, df2 = df
     tail = (1 - conf) / 2
     f_low = f / float(sps.f.ppf(1 - tail, df1, df2))
     f_high = f * float(sps.f.ppf(1 - tail, df2, df1))
     if average:
-        return 1 - 1 / f_low, 1 - 1 / f_high
+        why = "F = 0 (every target has the same mean)"
+        return 1 - _div(1, f_low, why), 1 - _div(1, f_high, why)
     return (f_low - 1) / (f_low + k - 1), (f_high - 1) / (f_high + k - 1)
 
 
 def _ci_icc2(a: _Anova, icc21: float, conf: float, average: bool) -> tuple[float, float]:
     """McGraw & Wong (1996) Table 7 interval for ICC(A,1); Spearman-Brown for ICC(A,k)."""
+    if icc21 == 1.0:
+        return 1.0, 1.0  # no rater or residual variance: perfect absolute agreement
     n, k, tail = a.n, a.k, (1 - conf) / 2
     ratio = icc21 / (1 - icc21)
     va, vb = k * ratio / n, 1 + k * ratio * (n - 1) / n
-    v = (va * a.msc + vb * a.mse) ** 2 / (
-        (va * a.msc) ** 2 / (k - 1) + (vb * a.mse) ** 2 / ((n - 1) * (k - 1))
+    why = "the Satterthwaite degrees of freedom have a zero denominator"
+    v = _div(
+        (va * a.msc + vb * a.mse) ** 2,
+        (va * a.msc) ** 2 / (k - 1) + (vb * a.mse) ** 2 / ((n - 1) * (k - 1)),
+        why,
     )
     f_up = float(sps.f.ppf(1 - tail, n - 1, v))
     f_lo = float(sps.f.ppf(1 - tail, v, n - 1))
     denom = k * a.msc + (k * n - k - n) * a.mse
-    low = n * (a.msr - f_up * a.mse) / (f_up * denom + n * a.msr)
-    high = n * (f_lo * a.msr - a.mse) / (denom + n * f_lo * a.msr)
+    why = "the McGraw-Wong interval has a zero denominator"
+    low = _div(n * (a.msr - f_up * a.mse), f_up * denom + n * a.msr, why)
+    high = _div(n * (f_lo * a.msr - a.mse), denom + n * f_lo * a.msr, why)
     if average:
         return low * k / (1 + low * (k - 1)), high * k / (1 + high * (k - 1))
     return low, high

@@ -421,7 +421,9 @@ class DawidSkeneResult:
 
     ``confusion[j, t, l]`` = P(judge j says class l | true class t); ``accuracy[j]`` =
     sum_t prior[t] · confusion[j, t, t]; ``posteriors[i, t]`` = P(item i is class t | labels);
-    ``labels`` are the MAP classes (values from ``classes``).
+    ``labels`` are the MAP classes (values from ``classes``). ``log_likelihood``, ``n_iter``
+    and ``converged`` describe the best of ``n_starts`` EM runs, whose final log-likelihoods
+    are ``start_log_likelihoods`` (the majority-vote start first).
     """
 
     classes: tuple[Hashable, ...]
@@ -434,3 +436,5 @@ class DawidSkeneResult:
     n_iter: int
     converged: bool
     method: str
+    n_starts: int = 1
+    start_log_likelihoods: tuple[float, ...] = ()

@@ -44,6 +44,16 @@ class JudgeFailures(Model):
     by_status: dict[str, int]
 
 
+class InputScreen(Model):
+    """What ``jurybox analyze`` left out of its input before the analysis, and why: records
+    repeated under one key (the last complete one is kept) and human labels that match no
+    judgment (an unknown query id, or a value that names no arm)."""
+
+    duplicates_dropped: int
+    labels_unknown_ids: int
+    labels_bad_values: int
+
+
 class Summary(Model):
     """What went in, and what was excluded and why."""
 
@@ -61,3 +71,4 @@ class Summary(Model):
     human_labels: HumanLabelCounts
     local_judge_used: bool
     failures: dict[str, JudgeFailures]
+    input_screen: InputScreen | None = None

@@ -6,26 +6,35 @@
 label format of ``jurybox.analysis.labels``). ``load_imported(out_path)`` reads both back, ready
 for ``analyze_records(records, items=items)``.
 
-Kinds:
+Kinds (where each public release keeps its verdicts is in the README):
 
-``llmbar``   A folder with ``dataset.json`` (``input``, ``output_1``, ``output_2``, ``label``
-             1|2) and ``verdicts/<judge>/result.json`` (``results[-1]`` holds ``"swap = False"``
-             (output_1 shown first) and ``"swap = True"``, each with a ``winner`` already in the
-             original numbering; null = unparsed), or a folder of such folders.
+``llmbar``   The published tree ``Dataset/<group>/<subset>/dataset.json`` (``input``,
+             ``output_1``, ``output_2``, ``label`` 1|2) with
+             ``evaluators/<judge>/<strategy>/result.json`` (judge ``judge/strategy``), or the
+             flat ``<subset>/verdicts/<judge>/result.json``; any level of either tree.
+             ``results[-1]`` holds ``"swap = False"`` (output_1 shown first) and
+             ``"swap = True"``, each with a ``winner`` already in the original numbering (null =
+             unparsed); ``Rating*`` strategies also hold ``score_1`` / ``score_2``: each output
+             scored alone, so not shown side by side, and a score tie is a tie.
 ``pandalm``  A folder with ``testset-v1.json`` (annotator1..3: 0 tie, 1, 2 -> human annotators)
              and judge files ``<judge>-testset-v1.json`` with a ``*_result`` field ("1" | "2" |
              "Tie" | "garbage", or 0 | 1 | 2; "garbage" = unparsed). One presentation order.
-``judgebench``  JudgeBench output JSONL (a file or a folder of them): ``pair_id``, ``question``,
-             ``response_A``, ``response_B``, ``label`` ("A>B" | "B>A"), ``judge_name`` and
-             ``judgments``: the original order first, then the swapped one whose ``decision``
-             ("A>B" | "B>A" | "A=B") names positions as shown; a null judgment is a failed call.
-``generic``  JSONL or CSV with ``mapping`` (jurybox field -> column): ``query_id``, ``judge``,
-             ``preferred`` (A | B | tie, or 1 | 2 | 0) required; optional ``swap`` (truthy = the
-             second response was shown first) or ``order`` ("AB" | "BA"), ``gold``,
-             ``question``, ``response_a``, ``response_b``, ``confidence``, ``model``,
-             ``category``. Non-column options: ``preferred_is`` ("arm", default: ``preferred``
-             is in the original numbering; "position": as shown), ``arm_a`` / ``arm_b`` (arm
-             names, default response_a / response_b).
+``judgebench``  JudgeBench ``outputs/*.jsonl`` (a file, a folder of them, or the repository
+             root): ``pair_id``, ``question``, ``response_A``, ``response_B``, ``label``
+             ("A>B" | "B>A"), ``judge_name`` and ``judgments``: the original order first, then
+             the swapped one whose ``decision`` ("A>B" | "B>A" | "A=B") names positions as
+             shown; a null judgment is a failed call.
+``alpacaeval``  AlpacaEval / AlpacaFarm annotations (``jurybox.io.verdicts.alpacaeval``).
+``fastchat``  FastChat MT-Bench ``model_judgment/*_pair.jsonl`` and ``*_single.jsonl``
+             (``jurybox.io.verdicts.fastchat``).
+``generic``  JSONL or CSV with ``mapping`` (jurybox field -> column; every key is listed in
+             ``generic.MAP_KEYS``): ``query_id``, ``judge`` and one verdict key: ``preferred``
+             (pairwise: A | B | tie, or 1 | 2 | 0), ``score`` (one response scored alone) or
+             ``label`` (binary: yes/no, true/false, 1/0, pass/fail).
+
+Every reader is loud: an entry it cannot read is a ``DatasetError`` naming file, entry and field;
+a verdict value the format does not define is counted (``ImportSummary.unreadable``) and an
+import where more than half the verdicts are unreadable is refused unless ``allow_unparsed``.
 """
 
 from __future__ import annotations
@@ -33,8 +42,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,10 +51,40 @@ from typing import Any
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import record_json
 from jurybox.io.text import clean_value
-from jurybox.io.verdicts import generic, judgebench, llmbar, pandalm
+from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
+from jurybox.io.verdicts._common import Loaded
 from jurybox.records import Item, JudgeRecord
 
-KINDS = ("llmbar", "pandalm", "judgebench", "generic")
+KINDS = ("llmbar", "pandalm", "judgebench", "alpacaeval", "fastchat", "generic")
+_READERS: dict[str, Callable[[Path, str], Loaded]] = {
+    "llmbar": llmbar.read_llmbar,
+    "pandalm": pandalm.read_pandalm,
+    "judgebench": judgebench.read_judgebench,
+    "alpacaeval": alpacaeval.read_alpacaeval,
+    "fastchat": fastchat.read_fastchat,
+}
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What one import wrote, and the verdict values it could not read (value -> count)."""
+
+    written: int
+    verdicts: int
+    unreadable: Mapping[str, int]
+
+    @property
+    def n_unreadable(self) -> int:
+        return sum(self.unreadable.values())
+
+    def describe(self) -> str | None:
+        """``37 of 1,600 verdicts unreadable: 'tie' ×30, '3' ×7``, or None when all were read."""
+        if not self.unreadable:
+            return None
+        ranked = sorted(self.unreadable.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{value} ×{count:,}" for value, count in ranked[:10])
+        more = f", and {len(ranked) - 10} more values" if len(ranked) > 10 else ""
+        return f"{self.n_unreadable:,} of {self.verdicts:,} verdicts unreadable: {shown}{more}"
 
 
 def companion_items_path(out_path: str | Path) -> Path:
@@ -100,38 +139,61 @@ def _item_json(item: Item) -> str:
 
 
 def import_verdicts(
-    kind: str, path: str | Path, out_path: str | Path, mapping: Mapping[str, str] | None = None
+    kind: str,
+    path: str | Path,
+    out_path: str | Path,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    allow_unparsed: bool = False,
 ) -> int:
     """Convert a verdict file or folder of ``kind`` into jurybox records; returns records written.
 
     Raises:
-        DatasetError: unknown kind, missing files, or malformed content (names file and field).
+        DatasetError: unknown kind, missing files, malformed content (names file and field), or
+            more than half the verdicts unreadable without ``allow_unparsed``.
     """
+    return import_with_summary(kind, path, out_path, mapping, allow_unparsed=allow_unparsed).written
+
+
+def _read(kind: str, source: Path, mapping: Mapping[str, str] | None, stamp: str) -> Loaded:
+    if kind == "generic":
+        return generic.read_generic(source, dict(mapping or {}), stamp)
+    if kind not in _READERS:
+        raise DatasetError(f"unknown import kind '{kind}' (known: {', '.join(KINDS)})")
+    if mapping:
+        raise DatasetError(f"kind '{kind}' takes no column mapping", path=str(source))
+    return _READERS[kind](source, stamp)
+
+
+def import_with_summary(
+    kind: str,
+    path: str | Path,
+    out_path: str | Path,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    allow_unparsed: bool = False,
+) -> ImportSummary:
+    """``import_verdicts``, returning what was written and the unreadable verdict values."""
     source = Path(path)
     if not source.exists():
         raise DatasetError("not found", path=str(source))
-    stamp = datetime.now(UTC).isoformat()
-    readers = {
-        "llmbar": llmbar.read_llmbar,
-        "pandalm": pandalm.read_pandalm,
-        "judgebench": judgebench.read_judgebench,
-    }
-    if kind == "generic":
-        records, items = generic.read_generic(source, dict(mapping or {}), stamp)
-    elif kind in readers:
-        if mapping:
-            raise DatasetError(f"kind '{kind}' takes no column mapping", path=str(source))
-        records, items = readers[kind](source, stamp)
-    else:
-        raise DatasetError(f"unknown import kind '{kind}' (known: {', '.join(KINDS)})")
+    loaded = _read(kind, source, mapping, datetime.now(UTC).isoformat())
+    summary = ImportSummary(len(loaded.records), len(loaded.records), dict(loaded.unreadable))
+    if summary.n_unreadable * 2 > summary.verdicts and not allow_unparsed:
+        # An import that is mostly unreadable is a wrong format or mapping, not a bad judge.
+        raise DatasetError(
+            f"{summary.describe()}; refusing an import where more than half cannot be read "
+            "(check the format or --map, or pass --allow-unparsed)",
+            path=str(source),
+        )
     out = Path(out_path)
     written, _ = _write_all_or_nothing(
         {
-            out: (record_json(r) for r in records),
-            companion_items_path(out): (_item_json(i) for i in items),
+            out: (record_json(r) for r in loaded.records),
+            companion_items_path(out): (_item_json(i) for i in loaded.items),
         }
     )
-    return written
+    return ImportSummary(written, summary.verdicts, summary.unreadable)
 
 
 def read_items(path: str | Path) -> list[Item]:

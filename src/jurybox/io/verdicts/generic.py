@@ -1,33 +1,61 @@
-"""Any JSONL/CSV of verdicts with a column mapping (see ``jurybox.io.verdicts``)."""
+"""Any JSONL/CSV of verdicts with a column mapping (see ``jurybox.io.verdicts``).
+
+Three shapes, told apart by the verdict key the mapping names: ``preferred`` (pairwise),
+``score`` (one response scored alone) or ``label`` (a binary Pass/Fail label).
+"""
 
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.io.verdicts._common import Loaded, _jsonl_rows, pair_record
-from jurybox.records import Item, JudgeRecord, Status
+from jurybox.io.verdicts._common import (
+    Loaded,
+    _jsonl_rows,
+    nfc,
+    pair_record,
+    single_record,
+)
+from jurybox.records import Item, Status
 
-# --- generic -------------------------------------------------------------------------------
-
-_GENERIC_FIELDS = {
-    "query_id",
-    "judge",
-    "preferred",
-    "swap",
-    "order",
-    "gold",
-    "question",
-    "response_a",
-    "response_b",
-    "confidence",
-    "model",
-    "category",
+# Every --map key, with what it names; shown by `jurybox import --help` and in the error.
+MAP_KEYS = {
+    "query_id": "column: item id (required)",
+    "judge": "column: judge name (required)",
+    "preferred": "column: pairwise verdict A|B|tie or 1|2|0",
+    "score": "column: a number scoring one response alone",
+    "label": "column: a binary label yes/no, true/false, 1/0, pass/fail",
+    "arm": "column: which response a score or label is about (default 'response')",
+    "swap": "column: truthy when the second response was shown first",
+    "order": "column: 'AB' or 'BA', the order shown",
+    "gold": "column: the human verdict, in the same vocabulary as the judge's",
+    "question": "column: the question text",
+    "response": "column: the judged response (score, label)",
+    "response_a": "column: the first response (pairwise)",
+    "response_b": "column: the second response (pairwise)",
+    "confidence": "column: verdict confidence",
+    "model": "column: the judge's model",
+    "category": "column: item category (reports break results down by it)",
+    "criterion": "column: criterion name of a label (default 'label')",
+    "preferred_is": "option: 'arm' (default; preferred is in the original numbering) or 'position'",
+    "arm_a": "option: name of the first arm (default response_a)",
+    "arm_b": "option: name of the second arm (default response_b)",
 }
-_GENERIC_OPTIONS = {"preferred_is", "arm_a", "arm_b"}
+_OPTIONS = {"preferred_is", "arm_a", "arm_b"}
+_VERDICT_KEYS = ("preferred", "score", "label")
+_BINARY = {
+    **dict.fromkeys(("yes", "true", "1", "pass", "passed", "y", "t"), "Pass"),
+    **dict.fromkeys(("no", "false", "0", "fail", "failed", "n", "f"), "Fail"),
+}
+
+
+def map_keys_text() -> str:
+    """The ``--map`` keys, one per line, for help texts and errors."""
+    return "\n".join(f"  {key:<13} {meaning}" for key, meaning in MAP_KEYS.items())
 
 
 def _ab(value: Any) -> str | None:
@@ -37,26 +65,52 @@ def _ab(value: Any) -> str | None:
     return {"A": "A", "1": "A", "B": "B", "2": "B", "TIE": "tie", "0": "tie", "C": "tie"}.get(text)
 
 
+def _binary(value: Any) -> str | None:
+    if isinstance(value, float) and value in (0.0, 1.0):
+        value = int(value)
+    return _BINARY.get(str(value).strip().lower()) if value is not None else None
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _truthy(value: Any) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "y", "t")
 
 
 def _generic_rows(source: Path) -> list[tuple[int, dict[str, Any]]]:
     if source.suffix.lower() == ".csv":
-        with source.open(encoding="utf-8", newline="") as handle:
+        with source.open(encoding="utf-8", errors="replace", newline="") as handle:
             return [(i, dict(row)) for i, row in enumerate(csv.DictReader(handle), start=2)]
     return _jsonl_rows(source)
 
 
-def _check_mapping(mapping: Mapping[str, str], source: Path) -> None:
-    unknown = set(mapping) - _GENERIC_FIELDS - _GENERIC_OPTIONS
+def _check_mapping(mapping: Mapping[str, str], source: Path) -> str:
+    """The verdict key the mapping uses; an unknown or missing key lists every known one."""
+    unknown = set(mapping) - set(MAP_KEYS)
     if unknown:
-        raise DatasetError(f"unknown mapping key(s) {sorted(unknown)}", path=str(source))
-    for required in ("query_id", "judge", "preferred"):
+        raise DatasetError(
+            f"unknown --map key(s) {sorted(unknown)}; known keys:\n{map_keys_text()}",
+            path=str(source),
+        )
+    for required in ("query_id", "judge"):
         if required not in mapping:
             raise DatasetError(f"the mapping needs '{required}'", path=str(source), field=required)
+    given = [key for key in _VERDICT_KEYS if key in mapping]
+    if len(given) != 1:
+        raise DatasetError(
+            "the mapping needs exactly one verdict key of preferred (pairwise), score (rubric) "
+            f"or label (Pass/Fail), got {given or 'none'}",
+            path=str(source),
+        )
     if mapping.get("preferred_is", "arm") not in ("arm", "position"):
         raise DatasetError("preferred_is must be 'arm' or 'position'", path=str(source))
+    return given[0]
 
 
 def _cell(
@@ -68,24 +122,32 @@ def _cell(
     return row[column]
 
 
-def _generic_item(
+def _optional(row: Mapping[str, Any], mapping: Mapping[str, str], name: str) -> str | None:
+    value = row.get(mapping[name]) if name in mapping else None
+    return None if value in (None, "") else str(value)
+
+
+def _pair_item(
     qid: str, row: Mapping[str, Any], m: Mapping[str, str], arms: tuple[str, str]
 ) -> Item:
     responses = {
-        arm: str(row[m[f]])
+        arm: nfc(row[m[f]])
         for arm, f in zip(arms, ("response_a", "response_b"), strict=True)
         if f in m and row.get(m[f]) is not None
     }
     gold = _ab(row.get(m["gold"])) if "gold" in m else None
     human = {"preferred_arm": {"A": arms[0], "B": arms[1], "tie": "tie"}[gold]} if gold else {}
-    meta = {"category": row.get(m["category"])} if "category" in m else {}
     return Item(
         id=qid,
-        question=str(row.get(m.get("question", ""), "") or ""),
+        question=nfc(_optional(row, m, "question") or ""),
         responses=responses,
         human=human,
-        metadata=meta,
+        metadata=_metadata(row, m),
     )
+
+
+def _metadata(row: Mapping[str, Any], m: Mapping[str, str]) -> dict[str, Any]:
+    return {"category": row.get(m["category"])} if "category" in m else {}
 
 
 def _swapped(row: Mapping[str, Any], mapping: Mapping[str, str]) -> bool:
@@ -97,42 +159,110 @@ def _swapped(row: Mapping[str, Any], mapping: Mapping[str, str]) -> bool:
     return False
 
 
-def _optional(row: Mapping[str, Any], mapping: Mapping[str, str], name: str) -> str | None:
-    value = row.get(mapping[name]) if name in mapping else None
-    return None if value in (None, "") else str(value)
+class _Reader:
+    """One generic table being read: the mapping, the repeat counter, what was found."""
 
+    def __init__(self, source: Path, mapping: Mapping[str, str], stamp: str) -> None:
+        self.source, self.m, self.stamp = source, mapping, stamp
+        self.run_id = f"import-generic-{source.stem}"
+        self.loaded = Loaded()
+        self.items: dict[str, Item] = {}
+        self.seen: dict[tuple[str, ...], int] = {}
 
-def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
-    """A JSONL/CSV table of verdicts with a column mapping (see the importers docstring)."""
-    _check_mapping(mapping, source)
-    arms = (mapping.get("arm_a", "response_a"), mapping.get("arm_b", "response_b"))
-    positional = mapping.get("preferred_is", "arm") == "position"
-    records: list[JudgeRecord] = []
-    items: dict[str, Item] = {}
-    seen: dict[tuple[str, str, str], int] = {}
-    for line, row in _generic_rows(source):
-        where = (source, line)
-        qid = str(_cell(row, mapping, "query_id", where))
-        judge = str(_cell(row, mapping, "judge", where))
-        shown = (arms[1], arms[0]) if _swapped(row, mapping) else arms
-        pref = _ab(_cell(row, mapping, "preferred", where))
+    def repeat(self, *key: str) -> int:
+        """The same judge, item and order again is a repeat, not a duplicate."""
+        self.seen[key] = self.seen.get(key, -1) + 1
+        return self.seen[key]
+
+    def pairwise(self, row: Mapping[str, Any], where: tuple[Path, int]) -> None:
+        m = self.m
+        arms = (m.get("arm_a", "response_a"), m.get("arm_b", "response_b"))
+        qid, judge = str(_cell(row, m, "query_id", where)), str(_cell(row, m, "judge", where))
+        shown = (arms[1], arms[0]) if _swapped(row, m) else arms
+        value = _cell(row, m, "preferred", where)
+        pref = _ab(value)
+        positional = m.get("preferred_is", "arm") == "position"
         letters = {"A": shown[0], "B": shown[1]} if positional else {"A": arms[0], "B": arms[1]}
         winner = None if pref is None else ("tie" if pref == "tie" else letters[pref])
-        # The same judge, item and order again is a repeat, not a duplicate.
-        repeat = seen[(qid, judge, shown[0])] = seen.get((qid, judge, shown[0]), -1) + 1
-        records.append(
+        if winner is None:
+            self.loaded.note(value)
+        self.loaded.records.append(
             pair_record(
-                run_id=f"import-generic-{source.stem}",
-                stamp=stamp,
+                run_id=self.run_id,
+                stamp=self.stamp,
                 qid=qid,
                 judge=judge,
                 shown=shown,
                 winner=winner,
                 status=Status.OK if winner else Status.UNPARSED,
-                repeat=repeat,
-                confidence=_optional(row, mapping, "confidence"),
-                model=_optional(row, mapping, "model"),
+                repeat=self.repeat(qid, judge, shown[0]),
+                confidence=_optional(row, m, "confidence"),
+                model=_optional(row, m, "model"),
             )
         )
-        items.setdefault(qid, _generic_item(qid, row, mapping, arms))
-    return records, list(items.values())
+        self.items.setdefault(qid, _pair_item(qid, row, m, arms))
+
+    def single(self, key: str, row: Mapping[str, Any], where: tuple[Path, int]) -> None:
+        m = self.m
+        qid, judge = str(_cell(row, m, "query_id", where)), str(_cell(row, m, "judge", where))
+        arm = _optional(row, m, "arm") or "response"
+        value = _cell(row, m, key, where)
+        read: Any = _number(value) if key == "score" else _binary(value)
+        if read is None:
+            self.loaded.note(value)
+        criterion = (_optional(row, m, "criterion") or "label") if key == "label" else None
+        self.loaded.records.append(
+            single_record(
+                run_id=self.run_id,
+                stamp=self.stamp,
+                qid=qid,
+                judge=judge,
+                arm=arm,
+                status=Status.OK if read is not None else Status.UNPARSED,
+                score=read if key == "score" else None,
+                verdict=read if key == "label" else None,
+                criterion=criterion,
+                model=_optional(row, m, "model"),
+                repeat=self.repeat(qid, judge, arm, criterion or ""),
+            )
+        )
+        self._single_item(qid, arm, key, row)
+
+    def _single_item(self, qid: str, arm: str, key: str, row: Mapping[str, Any]) -> None:
+        m = self.m
+        item = self.items.setdefault(
+            qid,
+            Item(
+                id=qid,
+                question=nfc(_optional(row, m, "question") or ""),
+                responses={},
+                metadata=_metadata(row, m),
+            ),
+        )
+        responses = {**item.responses, arm: nfc(_optional(row, m, "response") or "")}
+        human = dict(item.human)
+        gold = row.get(m["gold"]) if "gold" in m else None
+        if key == "score" and _number(gold) is not None:
+            human["overall"] = {**human.get("overall", {}), arm: _number(gold)}
+        elif key == "label" and _binary(gold) is not None:
+            human["verdict"] = {**human.get("verdict", {}), arm: _binary(gold)}
+        self.items[qid] = Item(
+            id=qid, question=item.question, responses=responses, metadata=item.metadata, human=human
+        )
+
+
+def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
+    """A JSONL/CSV table of verdicts with a column mapping (see the importers docstring)."""
+    key = _check_mapping(mapping, source)
+    if not source.is_file():
+        raise DatasetError("generic import reads one .jsonl or .csv file", path=str(source))
+    reader = _Reader(source, mapping, stamp)
+    for line, row in _generic_rows(source):
+        if key == "preferred":
+            reader.pairwise(row, (source, line))
+        else:
+            reader.single(key, row, (source, line))
+    if not reader.loaded.records:
+        raise DatasetError("no row to import", path=str(source))
+    reader.loaded.items = list(reader.items.values())
+    return reader.loaded

@@ -18,6 +18,7 @@ from jurybox.reporting.sections import (
     verdict_table,
 )
 from jurybox.reporting.view.format import ROUNDING_NOTE
+from jurybox.reporting.view.markdown_escape import escape_markdown, safe_link_target
 from jurybox.reporting.view.report import as_report
 from jurybox.reporting.view.tables import Section, Table
 
@@ -25,7 +26,8 @@ MARKDOWN_FILE = "summary_tables.md"
 
 
 def _escape(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+    # Judge names, metadata and reasons come from user files: inert text, never HTML or links.
+    return escape_markdown(str(text).strip())
 
 
 def render_table(table: Table, level: int = 3) -> list[str]:
@@ -62,7 +64,8 @@ def render_section(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]
         spec = plots.get(name)
         if spec is not None:
             note = f" ({_escape(spec.note)})" if spec.note else ""
-            lines.append(f"![{spec.title}](plots/{spec.filename}){note}")
+            target = safe_link_target(f"plots/{spec.filename}") or ""
+            lines.append(f"![{_escape(spec.title)}]({target}){note}")
     if any(name in plots for name in section.plots):
         lines.append("")
     return lines
@@ -121,7 +124,7 @@ def render_markdown(
     lines = [
         "# jurybox analysis: summary tables",
         "",
-        f"Source: `{source or 'judgments'}` · jurybox {report.generated_by.version} · "
+        f"Source: {_escape(source or 'judgments')} · jurybox {report.generated_by.version} · "
         f"report schema {report.schema_version}",
         "",
         f"_{ROUNDING_NOTE}_",

@@ -1,4 +1,8 @@
-"""The one door from the analysis's output to the typed ``Report`` every reader takes."""
+"""The one door to the typed ``Report`` every reader takes.
+
+The renderers' public entry points accept the ``Report`` the analysis returns, or the same report
+as plain JSON data (``json.load`` of an ``analysis_report.json``), which is validated into the
+model here, so a saved report can be rendered again without re-running the analysis."""
 
 from __future__ import annotations
 
@@ -9,6 +13,6 @@ from jurybox.analysis.model import Report
 
 
 def as_report(report: Report | Mapping[str, Any]) -> Report:
-    """``report`` as a ``Report``; a report dict (what the analysis returns until it builds the
-    model itself) is validated into one. Transitional: public entry points call it once."""
+    """``report`` as a ``Report``; report JSON data is validated into one (``ValidationError``
+    names the offending path). Public entry points call it once."""
     return report if isinstance(report, Report) else Report.model_validate(report)

@@ -13,20 +13,25 @@ import html
 import re
 from urllib.parse import urlsplit
 
-# Characters that open Markdown inline syntax anywhere in a line (links and images need "[",
-# emphasis "*"/"_", code "`", strike "~", table cells "|"). Digits, "." and "-" stay as they are,
-# so numbers read normally in the raw file; "<"/">" are handled by the HTML escape.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Only what can turn text into markup that does something: a tag or an entity ("<" before a
+# letter, "/", "!" or "?"; "&" before a name), a link or image ("]" closing a label before "(",
+# "[" or ":"), a table cell break ("|") and the escape character itself. Our own figures
+# ("<0.001", "[1.63, 3.25]") stay readable in the raw file.
+_BACKSLASHED = re.compile(r"([\\`|])")
+_LINK_CLOSE = re.compile(r"\](?=\s*[(\[:])")
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#|[A-Za-z])")
 _SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 # Control and invisible characters a browser drops when it reads a scheme ("java\tscript:").
 _SCHEME_NOISE = re.compile(r"[\x00-\x20\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` as inert Markdown: HTML escaped, Markdown punctuation backslash-escaped, line
-    breaks flattened (one table cell or list item stays one)."""
-    escaped = html.escape(text, quote=True)
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
+    """``text`` as inert Markdown: no tag, entity, link, image or table-cell break can form;
+    line breaks flattened (one table cell or list item stays one)."""
+    escaped = _BACKSLASHED.sub(r"\\\1", text)
+    escaped = _LINK_CLOSE.sub(r"\\]", escaped)
+    escaped = _TAG_OPEN.sub("&lt;", _ENTITY.sub("&amp;", escaped))
     return " ".join(escaped.splitlines())
 
 

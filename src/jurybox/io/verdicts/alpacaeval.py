@@ -1,0 +1,113 @@
+"""AlpacaEval / AlpacaFarm annotations: a JSON list (see ``jurybox.io.verdicts``).
+
+Each entry holds ``instruction``, ``output_1``, ``output_2``, ``preference`` and ``annotator``
+(optional ``generator_1`` / ``generator_2``, ``dataset``). ``preference`` is 1 (output_1 better),
+2 (output_2 better), 1.5 or 0 (a draw; 0 is AlpacaFarm's older spelling); a weighted annotator's
+number between 1 and 2 counts for the side it leans to. The outputs are numbered as published:
+AlpacaEval already maps its random presentation order back, so one record per annotation.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from jurybox.errors import DatasetError
+from jurybox.io.verdicts._common import (
+    MISSING,
+    Loaded,
+    _field,
+    _load_json,
+    list_of,
+    mapping_of,
+    nfc,
+    pair_record,
+)
+from jurybox.records import Item, Status
+
+_ARMS = ("output_1", "output_2")
+
+
+def preference_arm(value: Any) -> str | None:
+    """``output_1``, ``output_2`` or ``tie`` for an AlpacaEval preference, None if unreadable."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number in {0, 1.5}:
+        return "tie"
+    if not math.isfinite(number) or not 1 <= number <= 2:
+        return None
+    return "output_1" if number < 1.5 else "output_2"
+
+
+def _files(source: Path) -> list[Path]:
+    if source.is_file():
+        return [source]
+    files = sorted(source.glob("*.json"))
+    if not files:
+        raise DatasetError("no *.json annotation file", path=str(source))
+    return files
+
+
+class _Items:
+    """Items by content: the same instruction and outputs judged by several annotators."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, ...], Item] = {}
+
+    def get(self, entry: Any, path: Path, index: int) -> Item:
+        question = nfc(_field(entry, "instruction", path, index))
+        outputs = [nfc(_field(entry, arm, path, index)) for arm in _ARMS]
+        key = (question, *outputs)
+        if key not in self.by_key:
+            authors = {
+                arm: str(entry[f"generator_{n}"])
+                for n, arm in enumerate(_ARMS, 1)
+                if entry.get(f"generator_{n}")
+            }
+            dataset = entry.get("dataset")
+            self.by_key[key] = Item(
+                id=f"alpacaeval/{len(self.by_key)}",
+                question=question,
+                responses=dict(zip(_ARMS, outputs, strict=True)),
+                authors=authors,
+                metadata={"source": "alpacaeval", **({"category": dataset} if dataset else {})},
+            )
+        return self.by_key[key]
+
+
+def read_alpacaeval(source: Path, stamp: str) -> Loaded:
+    """AlpacaEval / AlpacaFarm annotation files (a file, or a folder of ``*.json``)."""
+    loaded = Loaded()
+    items = _Items()
+    seen: dict[tuple[str, str], int] = {}
+    for path in _files(source):
+        for index, raw in enumerate(list_of(_load_json(path), path, "annotations")):
+            entry = mapping_of(raw, path, index, "annotation")
+            item = items.get(entry, path, index)
+            value = entry.get("preference", MISSING)
+            winner = preference_arm(value)
+            if winner is None:
+                loaded.note(value)
+            judge = str(entry.get("annotator") or path.stem)
+            repeat = seen[(item.id, judge)] = seen.get((item.id, judge), -1) + 1
+            loaded.records.append(
+                pair_record(
+                    run_id=f"import-alpacaeval-{path.stem}",
+                    stamp=stamp,
+                    qid=item.id,
+                    judge=judge,
+                    shown=_ARMS,
+                    winner=winner,
+                    status=Status.OK if winner else Status.UNPARSED,
+                    repeat=repeat,
+                )
+            )
+    if not loaded.records:
+        raise DatasetError("no annotation found", path=str(source))
+    loaded.items = list(items.by_key.values())
+    return loaded
