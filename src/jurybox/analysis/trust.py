@@ -207,7 +207,13 @@ def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
 def _quality(check: str, shown: str, est: Estimate, minimum: float, fail: float) -> TrustCheck:
     if est.value < fail:
         status: CheckStatus = "fail"
-        message = f"{shown}: below {_share(fail)}"
+        # At two decimals 0.598 reads 0.60: give the third where rounding hides the gap.
+        close = _share(est.value) == _share(fail)
+        message = (
+            f"{shown}: {est.value:.3f} is below {fail:.3f}"
+            if close
+            else f"{shown}: below {_share(fail)}"
+        )
     elif est.ci_low >= minimum:
         status, message = "pass", f"{shown}: clears {_share(minimum)}"
     else:
