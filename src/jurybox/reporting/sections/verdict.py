@@ -90,7 +90,8 @@ def _swap(entry: JudgeVerdict) -> str:
 def judge_verdict_table(report: Report) -> Table:
     """The per-judge answer, most trusted first: level, one-line reason, figures both ways."""
     verdict = report.verdict
-    table = Table(id="judge-verdicts", title=f"Per judge: {verdict.line}", columns=JUDGE_COLUMNS)
+    # A static title: judge names are user text, escaped in cells, never in headings.
+    table = Table(id="judge-verdicts", title="Per judge, most trusted first", columns=JUDGE_COLUMNS)
     for judge, entry in verdict.judges.items():
         table.add(
             str(judge),
