@@ -170,6 +170,48 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     click.echo(f"wrote {len(pairs)} pairs to {out}")
 
 
+# `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
+_TRUST_FLAGS = (
+    ("--min-accuracy", "min_accuracy"),
+    ("--fail-accuracy", "fail_accuracy"),
+    ("--min-kappa", "min_kappa"),
+    ("--max-failure-rate", "warn_failure_rate"),
+    ("--min-swap-consistency", "warn_swap_consistency"),
+)
+
+
+def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    from jurybox.config import TrustThresholds
+
+    fields = TrustThresholds.model_fields
+    for flag, name in reversed(_TRUST_FLAGS):
+        default = fields[name].default
+        command = click.option(
+            flag,
+            name,
+            type=float,
+            default=None,
+            metavar="X",
+            help=f"Trust threshold `{name}` (default {default}): {fields[name].description}",
+        )(command)
+    return command
+
+
+def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
+    """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
+    from pydantic import ValidationError
+
+    from jurybox.config import TrustThresholds, load_config
+
+    base = load_config(config).trust if config is not None else TrustThresholds()
+    given = {name: value for name, value in overrides.items() if value is not None}
+    try:
+        return TrustThresholds.model_validate({**base.model_dump(), **given})
+    except ValidationError as exc:
+        said = "; ".join(str(error["msg"]) for error in exc.errors())
+        raise click.BadParameter(said, param_hint="trust thresholds") from None
+
+
 @main.command()
 @click.argument("judgments", type=click.Path(path_type=Path))
 @click.option(
@@ -190,11 +232,33 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     help="Folder for the report files.",
 )
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
+    "override single ones.",
+)
+@_trust_options
 @handle_errors
 def analyze(
-    judgments: Path, human: Path | None, dataset: Path | None, out_dir: Path, no_plots: bool
+    judgments: Path,
+    *,
+    human: Path | None,
+    dataset: Path | None,
+    out_dir: Path,
+    no_plots: bool,
+    config: Path | None,
+    **trust: float | None,
 ) -> None:
-    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out."""
+    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+
+    The report answers, per judge, whether it can be trusted: `trusted` only with positive
+    evidence of accuracy (agreement with gold or human labels whose 95% CI clears
+    --min-accuracy / --min-kappa), at most `use with caution` without labels, lowered by
+    failures, swap inconsistency, position or length preference and retest drift. The
+    thresholds applied are echoed in analysis_report.json (options.thresholds).
+    """
     from jurybox.app import analyze_to_dir
 
     analyze_to_dir(
@@ -204,6 +268,7 @@ def analyze(
         out_dir=out_dir,
         console=Console(),
         plots=not no_plots,
+        thresholds=_thresholds(config, trust),
     )
 
 

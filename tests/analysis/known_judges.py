@@ -41,7 +41,7 @@ def _other(arm: str) -> str:
 
 
 def longer_arm(item: Item) -> str:
-    """The arm with more characters; output_1 on a tie (no LLMBar pair is of equal length)."""
+    """The arm with more characters; output_1 on a tie (rare: Natural/13 is one)."""
     first, second = (len(item.responses[arm]) for arm in ARMS)
     return ARMS[1] if second > first else ARMS[0]
 

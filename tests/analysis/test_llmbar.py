@@ -96,4 +96,59 @@ def test_reports_validate_and_verdict_flags_weak_judges(reports: dict[str, dict[
     verdict = reports["MT-Bench"]["verdict"]
     assert verdict["level"] == "not_trusted"
     assert verdict["judges"]["ChatGPT"]["level"] == "not_trusted"
-    assert any("ChatGPT" in r and "both orders" in r for r in verdict["reasons"])
+    assert any(r.startswith("ChatGPT: swap consistency") for r in verdict["reasons"])
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize("judge", JUDGES)
+def test_published_figures_appear_as_numbers(
+    reports: dict[str, dict[str, Any]], shared_data: Path, folder: str, judge: str
+) -> None:
+    """LLMBar's equal, correct_False and correct_True (failures counted) are report numbers."""
+    upstream = _upstream(shared_data, folder, judge)
+    report = reports[folder]
+    orders = report["accuracy_vs_gold"]["judges"][judge]["orders"]
+    for order, field in (("output_1_first", "correct_False"), ("output_2_first", "correct_True")):
+        correct, n = _fraction(upstream[field])
+        assert orders[order]["accuracy_all"] == pytest.approx(correct / n)
+    equal, n = _fraction(upstream["equal"])
+    swap = report["bias"]["position"]["judges"][judge]["swap_consistency"]
+    assert swap["equal"] == pytest.approx(equal / n)
+
+
+def test_palm2_equal_on_mt_bench(reports: dict[str, dict[str, Any]]) -> None:
+    swap = reports["MT-Bench"]["bias"]["position"]["judges"]["PaLM2"]["swap_consistency"]
+    assert swap["equal"] == pytest.approx(147 / 200) == 0.735
+    # Failures counted as inconsistent, and over pairs parsed in both orders: both numbers.
+    assert swap["value_failures_counted"] == pytest.approx(swap["consistent"] / 200)
+    assert swap["value"] == pytest.approx(swap["consistent"] / swap["n"])
+
+
+def test_mt_bench_trusts_gpt4_only_with_figures_both_ways(
+    reports: dict[str, dict[str, Any]],
+) -> None:
+    verdict = reports["MT-Bench"]["verdict"]
+    levels = {judge: entry["level"] for judge, entry in verdict["judges"].items()}
+    assert levels.pop("GPT-4") == "trusted"
+    assert set(levels) == {"ChatGPT", "LLaMA2", "PaLM2"}
+    assert "trusted" not in levels.values()
+    assert verdict["line"] == "1 of 4 judges can be trusted: GPT-4"
+    palm = verdict["judges"]["PaLM2"]
+    # PaLM2 fails to answer 15 of 400: the headline counts them wrong, the parsed figure not.
+    assert palm["failure_rate"] == pytest.approx(15 / 400)
+    assert palm["accuracy"]["value"] < palm["accuracy_parsed"]["value"]
+    assert palm["swap_consistency"] < palm["swap_consistency_parsed"]
+    gpt4 = verdict["judges"]["GPT-4"]
+    assert gpt4["accuracy"]["value"] == pytest.approx((159 + 165) / 400)
+    assert gpt4["accuracy"]["ci_low"] >= 0.7
+    assert gpt4["swap_consistency"] == gpt4["swap_consistency_parsed"] == pytest.approx(174 / 200)
+
+
+def test_judges_under_60_percent_are_never_trusted(reports: dict[str, dict[str, Any]]) -> None:
+    seen = 0
+    for report in reports.values():
+        for judge, entry in report["verdict"]["judges"].items():
+            if entry["accuracy"]["value"] < 0.6:
+                seen += 1
+                assert entry["level"] != "trusted", judge
+    assert seen >= 2  # FairEval's ChatGPT and LLaMA2 at least

@@ -142,9 +142,9 @@ def test_rubric_verdict_names_the_biased_judges(rubric_report: dict[str, Any]) -
     assert verdict["judges"]["selfish"]["level"] != "trusted"
     assert verdict["judges"]["fair"]["level"] == "trusted"
     checks = {(c["check"], c["judge"]): c["status"] for c in verdict["checks"]}
-    assert checks[("verbosity_bias", "wordy")] == "warn"
-    assert checks[("self_enhancement", "selfish")] == "warn"
-    assert checks[("verbosity_bias", "fair")] == "pass"
+    assert checks[("length", "wordy")] in ("warn", "fail")
+    assert checks[("self_preference", "selfish")] == "warn"
+    assert checks[("length", "fair")] == "pass"
 
 
 def test_position_bias_found_only_in_the_lefty_judge(pairwise_report: dict[str, Any]) -> None:
@@ -159,8 +159,10 @@ def test_position_bias_found_only_in_the_lefty_judge(pairwise_report: dict[str, 
     verdict = pairwise_report["verdict"]
     assert verdict["level"] == "not_trusted"
     assert verdict["judges"]["lefty"]["level"] == "not_trusted"
-    assert verdict["judges"]["fair"]["level"] == "trusted"
-    assert any(r.startswith("lefty: picks the first-shown") for r in verdict["reasons"])
+    # No gold labels: a fair judge is at most "use with caution", and says why.
+    assert verdict["judges"]["fair"]["level"] == "use_with_caution"
+    assert verdict["judges"]["fair"]["reason"].startswith("accuracy untested")
+    assert any(r.startswith("lefty: prefers the first-shown") for r in verdict["reasons"])
 
 
 def test_pairwise_effect_win_rate_with_flip_as_tie(pairwise_report: dict[str, Any]) -> None:
@@ -231,7 +233,7 @@ def test_noisy_retests_lower_the_icc_and_warn() -> None:
     icc = get(report, "reliability.test_retest.judges.steady.value")
     assert icc < 0.5
     checks = {c["check"]: c["status"] for c in report["verdict"]["checks"]}
-    assert checks["test_retest"] == "warn"
+    assert checks["retest"] in ("warn", "fail")
 
 
 def test_pairwise_self_preference_against_neutral_judges() -> None:
@@ -253,5 +255,5 @@ def test_pairwise_self_preference_against_neutral_judges() -> None:
     assert prefs["selfish"]["own_win_rate"]["value"] > 0.6
     assert prefs["honest"]["detected"] is False
     checks = {(c["check"], c["judge"]): c["status"] for c in report["verdict"]["checks"]}
-    assert checks[("self_enhancement", "selfish")] == "warn"
-    assert checks[("self_enhancement", "honest")] == "pass"
+    assert checks[("self_preference", "selfish")] == "warn"
+    assert checks[("self_preference", "honest")] == "pass"

@@ -10,7 +10,7 @@ Public API:
 - ``import_verdicts(kind, path, out_path, mapping=None) -> int`` and ``load_imported(out_path)``:
   existing verdict files (LLMBar, PandaLM, JudgeBench, generic tables) as jurybox records plus
   a companion items file carrying the human gold.
-- ``AnalysisOptions`` / ``VerdictThresholds``: knobs and trust thresholds.
+- ``AnalysisOptions`` / ``TrustThresholds``: knobs and trust thresholds.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jurybox.analysis._common import TOTAL
 from jurybox.analysis.frame import AnalysisFrame, build_frame
 from jurybox.analysis.labels import HumanLabels
 from jurybox.analysis.model import Report
-from jurybox.analysis.options import AnalysisOptions, VerdictThresholds
+from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.report import (
     FAMILIES,
     REPORT_SCHEMA_VERSION,
@@ -27,6 +27,7 @@ from jurybox.analysis.report import (
     analyze_records,
     report_schema,
 )
+from jurybox.config import TrustThresholds
 from jurybox.io.verdicts import (
     KINDS,
     companion_items_path,
@@ -44,7 +45,7 @@ __all__ = [
     "AnalysisOptions",
     "HumanLabels",
     "Report",
-    "VerdictThresholds",
+    "TrustThresholds",
     "analyze_frame",
     "analyze_records",
     "build_frame",

@@ -51,6 +51,8 @@ def swap_consistency(pairs: pd.DataFrame) -> SwapConsistency:
         both_failed=int(both_failed.sum()),
         one_failed=int((~both_ok & ~both_failed).sum()),
         consistent_or_both_failed=consistent + int(both_failed.sum()),
+        value_failures_counted=rate(consistent, len(pairs)),
+        equal=rate(consistent + int(both_failed.sum()), len(pairs)),
         method=SWAP_METHOD,
         reason=None if value is not None else "no pair succeeded in both orders",
     )
@@ -59,6 +61,8 @@ def swap_consistency(pairs: pd.DataFrame) -> SwapConsistency:
 def _first_position(
     ok: pd.DataFrame, options: AnalysisOptions
 ) -> dict[str, FirstPositionRate | Skipped]:
+    # A verdict derived from scoring each response alone never had a first position.
+    ok = ok[ok["positions_shown"]]
     decisive = ok[(ok["n_positions"] == 2) & ok["preference"].isin(["A", "B"])]
     ties = ok[(ok["n_positions"] == 2) & (ok["preference"] == "tie")].groupby("judge").size()
     out: dict[str, FirstPositionRate | Skipped] = {}

@@ -131,7 +131,7 @@ def _detected(p: float | None, alpha: float) -> bool | None:
     return None if p is None else bool(p < alpha)
 
 
-def _longer_arm(frame: AnalysisFrame) -> pd.Series:
+def longer_arm(frame: AnalysisFrame) -> pd.Series:
     """The longer response's arm per two-arm item (NaN when equally long)."""
 
     def build() -> pd.Series:
@@ -147,7 +147,7 @@ def _longer_arm(frame: AnalysisFrame) -> pd.Series:
 def _verbosity_prefs(
     rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions
 ) -> VerbosityPreferences:
-    longer = _longer_arm(frame)
+    longer = longer_arm(frame)
     rows = rows.assign(longer=rows["query_id"].map(longer))
     decisive = rows[(rows["label"] != "tie") & rows["longer"].notna()]
     wins = int((decisive["label"] == decisive["longer"]).sum())

@@ -9,7 +9,8 @@ Three tables, built in one pass over the records (the only per-record Python in 
     (position "A" / "B" / "tie"), ``preferred_arm`` (arm or "tie"), ``confidence``
     (pairwise verdict confidence), ``verdict`` ("Pass" / "Fail"), ``target_arm`` (the arm of a
     single-response judgment), ``ranking`` (tuple of arms, best first), ``holistic_fallback``,
-    ``local_judge``.
+    ``local_judge``, ``positions_shown`` (False: each response was scored alone, so a pairwise
+    verdict derived from the scores says nothing about position).
 ``scores``   one row per ok record x arm x dimension, plus one ``TOTAL`` row per ok record x arm
     (the record's ``overall``; without one, the unweighted mean of its dimensions). Columns:
     ``rec``, ``query_id``, ``judge``, ``family``, ``order``, ``repeat``, ``retest``, ``arm``,
@@ -64,6 +65,7 @@ _RECORD_COLUMNS = (
     "n_positions",
     "target_arm",
     "ranking",
+    "positions_shown",
 )
 _SCORE_COLUMNS = ("rec", "arm", "position", "dimension", "score", "confidence", "gate_failed")
 
@@ -120,7 +122,7 @@ _SOURCE = (
     "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
     "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
     "verdict", "holistic_fallback", "local_judge", "positions", "ranking", "scores",
-    "confidences", "overall", "gate_failures",
+    "confidences", "overall", "gate_failures", "positions_shown",
 )  # fmt: skip
 _N_PLAIN = 17  # the leading fields of _SOURCE copied as they are into the records table
 _getter = operator.attrgetter(*_SOURCE)
@@ -152,6 +154,7 @@ class _Raw(NamedTuple):
     confidences: Any
     overall: Any
     gate_failures: Any
+    positions_shown: Any
 
 
 def _none_if_nan(value: Any) -> Any:
@@ -177,6 +180,7 @@ def _record_row(raw: _Raw) -> tuple[Any, ...]:
         n,
         positions.get("A") if n == 1 else None,
         tuple(ranking) if ranking else None,
+        raw.positions_shown,
     )
 
 
@@ -256,6 +260,8 @@ def _tables(
 
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     frame["ok"] = frame["status"] == Status.OK.value
+    # Records written before the field existed saw both responses whenever they had two.
+    frame["positions_shown"] = frame["positions_shown"].map(lambda v: v is not False)
     frame["repeat"] = frame["repeat"].fillna(0).astype(int)
     for name in ("retest", "holistic_fallback", "local_judge"):
         frame[name] = frame[name].fillna(False).astype(bool)

@@ -1,6 +1,7 @@
 """Analysis options: the knobs of ``analyze_records`` in one frozen value.
 
-Thresholds of the trust verdict live here so that a user can make the verdict stricter or looser
+The thresholds of the trust verdict (``TrustThresholds``, documented in ``jurybox.analysis.trust``)
+ride along here so that a user can make the verdict stricter or looser
 without editing code, and so that the report can echo exactly which thresholds it applied.
 """
 
@@ -10,21 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
-@dataclass(frozen=True)
-class VerdictThresholds:
-    """Where a trust check passes or fails (see ``jurybox.analysis.verdict``).
-
-    Defaults follow common practice: swap consistency 0.8 (Zheng et al. 2023 report 0.65-0.9 for
-    strong judges), Cohen's kappa 0.4 ("moderate", Landis & Koch 1977), Krippendorff's alpha
-    0.667 (Krippendorff's lowest tentative level), ICC 0.5 ("poor" below, Koo & Li 2016).
-    """
-
-    swap_consistency_min: float = 0.8
-    human_kappa_min: float = 0.4
-    parse_failure_max: float = 0.05
-    inter_judge_alpha_min: float = 0.667
-    retest_icc_min: float = 0.5
+from jurybox.config import TrustThresholds
 
 
 @dataclass(frozen=True)
@@ -44,7 +31,7 @@ class AnalysisOptions:
             the OLS coefficient, so that the slope is readable.
         min_items: Fewest paired items a subgroup (category, difficulty) needs to be tested.
         seed: Seed of every stochastic step (bootstrap intervals, Dawid-Skene initialisation).
-        thresholds: Where the trust verdict's checks pass or fail.
+        thresholds: Where the trust verdict's checks pass, warn or fail (``TrustThresholds``).
     """
 
     control_arm: str | None = None
@@ -56,7 +43,7 @@ class AnalysisOptions:
     verbosity_unit_chars: int = 100
     min_items: int = 5
     seed: int = 0
-    thresholds: VerdictThresholds = field(default_factory=VerdictThresholds)
+    thresholds: TrustThresholds = field(default_factory=TrustThresholds)
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -74,4 +61,5 @@ class AnalysisOptions:
         """JSON-ready echo of the options, for the report."""
         data = asdict(self)
         data["judge_families"] = dict(self.judge_families)
+        data["thresholds"] = self.thresholds.model_dump()
         return data

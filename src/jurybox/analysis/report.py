@@ -2,10 +2,11 @@
 
 Report structure (``schema_version`` 1; JSON Schema generated from the model: ``report_schema()``).
 Top-level fields, in order: ``schema_version``, ``generated_by``, ``options`` (echo of
-``AnalysisOptions``), ``summary`` (what went in and what was excluded), ``verdict`` (the trust
-answer and its checks), then one section per family: ``agreement``, ``bias``, ``effects``,
-``reliability``, ``human_calibration``, ``panels``, ``accuracy_vs_gold``. Each family is computed
-or skipped with the reason; each model's docstring says what it holds.
+``AnalysisOptions``), ``summary`` (what went in and what was excluded), ``verdict`` (each judge's
+trust level, its one-line reason and checks, and the panel line), then one section per family:
+``agreement``, ``bias``, ``effects``, ``reliability``, ``human_calibration``, ``panels``,
+``accuracy_vs_gold``. Each family is computed or skipped with the reason; each model's docstring
+says what it holds.
 
 A metric is built from a ``jurybox.stats`` result: ``value`` (the result's declared headline),
 ``n``, ``method``, ``reason`` (why ``value`` is None) and the result's own fields (ci_low,
@@ -26,6 +27,7 @@ from jurybox.analysis.agreement import analyze_agreement
 from jurybox.analysis.bias import analyze_bias
 from jurybox.analysis.calibration import analyze_accuracy, analyze_human
 from jurybox.analysis.effects import analyze_effects, resolve_contrast
+from jurybox.analysis.evidence import Families as Evidence
 from jurybox.analysis.frame import AnalysisFrame, build_frame
 from jurybox.analysis.model import GeneratedBy, Options, Report, report_schema
 from jurybox.analysis.model.accuracy import AccuracyVsGold
@@ -45,7 +47,7 @@ from jurybox.analysis.model.summary import (
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
-from jurybox.analysis.verdict import Evidence, build_verdict
+from jurybox.analysis.verdict import build_verdict
 from jurybox.records import Item, JudgeRecord, Status
 
 REPORT_SCHEMA_VERSION: Final[Literal[1]] = 1
@@ -193,13 +195,13 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
     options = options or AnalysisOptions()
     summary = summarize(frame, options)
     f = _families(frame, options)
-    evidence = Evidence(summary, f.agreement, f.bias, f.reliability, f.human_calibration)
+    evidence = Evidence(summary, f.bias, f.reliability, f.human_calibration, f.accuracy_vs_gold)
     return Report(
         schema_version=REPORT_SCHEMA_VERSION,
         generated_by=GeneratedBy(package="jurybox", version=_version()),
         options=Options.model_validate(options.to_dict()),
         summary=summary,
-        verdict=build_verdict(evidence, options),
+        verdict=build_verdict(frame, evidence, options),
         agreement=f.agreement,
         bias=f.bias,
         effects=f.effects,

@@ -10,6 +10,9 @@ The rules (issue #12):
 * Consistency checks (swap consistency, first-position preference, test-retest) can only lower a
   level, never raise it. A length effect measured without labels is only a warning: an accurate
   judge on data whose better answers are the longer ones would otherwise look biased.
+* Length and self-preference measured beyond the labels (or against neutral judges) lower a
+  ``trusted`` judge only when large (``fail_bias_effect``); a moderate pull says where a judge
+  whose accuracy is shown errs, and is reported as a warning beside the level.
 * The failure rate is a check of its own; a judge none of whose calls produced a verdict is
   ``not_trusted``.
 
@@ -24,86 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict
+
+from jurybox.config import TrustThresholds
 
 Level = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 CheckStatus = Literal["fail", "warn", "skipped", "pass"]
 _STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 # Checks of equal status are listed in this order: the most telling first.
 _CHECK_ORDER: tuple[str, ...] = ("failure_rate", "accuracy", "kappa", "position")
-_CHECK_ORDER += ("swap_consistency", "length", "retest")
-
-
-class TrustThresholds(BaseModel):
-    """Every threshold behind the trust levels, in one place (config ``trust:``, CLI later).
-
-    Rates and accuracies are shares in [0, 1]; bias effects are differences of error rates in
-    [-1, 1] (see ``jurybox.stats.conditional_preference``); p-values are Holm-adjusted across the
-    judges of the report before they are compared with ``alpha``.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    min_accuracy: float = Field(
-        0.70, ge=0, le=1, description="`trusted` needs the accuracy CI's lower bound ≥ this."
-    )
-    fail_accuracy: float = Field(
-        0.60, ge=0, le=1, description="Accuracy (failures counted) below this: `not_trusted`."
-    )
-    min_kappa: float = Field(
-        0.40, ge=-1, le=1, description="`trusted` on ordinal scores needs κ's CI low ≥ this."
-    )
-    fail_kappa: float = Field(0.20, ge=-1, le=1, description="κ below this: `not_trusted`.")
-    warn_failure_rate: float = Field(
-        0.05, ge=0, le=1, description="Share of failed calls above this: a warning."
-    )
-    fail_failure_rate: float = Field(
-        0.50, ge=0, le=1, description="Share of failed calls above this: `not_trusted`."
-    )
-    warn_swap_consistency: float = Field(
-        0.80,
-        ge=0,
-        le=1,
-        description="Same verdict in both orders (failures count as "
-        "inconsistent) below this: a warning.",
-    )
-    fail_swap_consistency: float = Field(
-        0.60, ge=0, le=1, description="Swap consistency below this: `not_trusted`."
-    )
-    alpha: float = Field(
-        0.05, gt=0, lt=1, description="Family-wise level of the position and length tests."
-    )
-    warn_bias_effect: float = Field(
-        0.10, ge=0, le=1, description="A significant position/length effect this large: warning."
-    )
-    fail_bias_effect: float = Field(
-        0.30,
-        ge=0,
-        le=1,
-        description="A significant effect this large (labels known): "
-        "`not_trusted`; without labels a length effect is only ever a warning.",
-    )
-    warn_retest_agreement: float = Field(
-        0.80, ge=0, le=1, description="Same verdict on a repeated judgment below this: warning."
-    )
-    fail_retest_agreement: float = Field(
-        0.50, ge=0, le=1, description="Test-retest agreement below this: `not_trusted`."
-    )
-
-    @model_validator(mode="after")
-    def _warn_before_fail(self) -> TrustThresholds:
-        pairs = (  # (name, the laxer limit, the stricter limit)
-            ("accuracy", self.fail_accuracy, self.min_accuracy),
-            ("kappa", self.fail_kappa, self.min_kappa),
-            ("failure_rate", self.warn_failure_rate, self.fail_failure_rate),
-            ("swap_consistency", self.fail_swap_consistency, self.warn_swap_consistency),
-            ("bias_effect", self.warn_bias_effect, self.fail_bias_effect),
-            ("retest_agreement", self.fail_retest_agreement, self.warn_retest_agreement),
-        )
-        for name, low, high in pairs:
-            if low > high:
-                raise ValueError(f"{name}: the limits are in the wrong order ({low} > {high})")
-        return self
+_CHECK_ORDER += ("swap_consistency", "length", "self_preference", "retest")
 
 
 @dataclass(frozen=True)
@@ -162,7 +95,9 @@ class JudgeEvidence:
     swap_consistency_parsed: float | None = None
     position: BiasTest | None = None  # first-shown preference
     length: BiasTest | None = None
+    self_preference: BiasTest | None = None  # own family's responses against neutral judges
     retest_agreement: float | None = None
+    retest_is_icc: bool = False  # retest_agreement is the ICC of repeated scores (clipped at 0)
 
     def __post_init__(self) -> None:
         if self.n_items < 0 or self.n_judgments < 0:
@@ -272,7 +207,13 @@ def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
 def _quality(check: str, shown: str, est: Estimate, minimum: float, fail: float) -> TrustCheck:
     if est.value < fail:
         status: CheckStatus = "fail"
-        message = f"{shown}: below {_share(fail)}"
+        # At two decimals 0.598 reads 0.60: give the third where rounding hides the gap.
+        close = _share(est.value) == _share(fail)
+        message = (
+            f"{shown}: {est.value:.3f} is below {fail:.3f}"
+            if close
+            else f"{shown}: below {_share(fail)}"
+        )
     elif est.ci_low >= minimum:
         status, message = "pass", f"{shown}: clears {_share(minimum)}"
     else:
@@ -373,22 +314,50 @@ def length_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     )
 
 
+def self_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
+    """Favouring its own model family's responses beyond the neutral judges: a warning only.
+
+    Measured against other judges rather than the truth, so it can lower a level by one step
+    but never alone make a judge ``not_trusted``.
+    """
+    if ev.self_preference is None:
+        return TrustCheck(
+            check="self_preference",
+            status="skipped",
+            message="self-preference untested: no response by the judge's own family",
+        )
+    test = ev.self_preference
+    status = _bias_status(test, th, may_fail=False)
+    verb = "favours" if test.effect > 0 else "disfavours"
+    message = (
+        f"{verb} its own family's responses beyond neutral judges by {abs(test.effect):.2f} "
+        f"(Holm p {test.p_adjusted:.3g})"
+    )
+    if status == "pass":
+        message = f"does not favour its own family (effect {test.effect:+.2f})"
+    return TrustCheck(
+        check="self_preference",
+        status=status,
+        value=test.effect,
+        threshold=th.warn_bias_effect,
+        message=message,
+    )
+
+
 def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Same verdict when the same judgment is asked again."""
     if ev.retest_agreement is None:
         return TrustCheck(check="retest", status="skipped", message="test-retest not measured")
     value = ev.retest_agreement
-    status = _graded(
-        value, th.warn_retest_agreement, th.fail_retest_agreement, higher_is_better=True
+    warn, fail = (
+        (th.warn_retest_icc, th.fail_retest_icc)
+        if ev.retest_is_icc
+        else (th.warn_retest_agreement, th.fail_retest_agreement)
     )
-    message = f"test-retest agreement {_share(value)} (limit {_share(th.warn_retest_agreement)})"
-    return TrustCheck(
-        check="retest",
-        status=status,
-        value=value,
-        threshold=th.warn_retest_agreement,
-        message=message,
-    )
+    status = _graded(value, warn, fail, higher_is_better=True)
+    what = "test-retest ICC of the total" if ev.retest_is_icc else "test-retest agreement"
+    message = f"{what} {_share(value)} (limit {_share(warn)})"
+    return TrustCheck(check="retest", status=status, value=value, threshold=warn, message=message)
 
 
 def _ordered(checks: Sequence[TrustCheck]) -> tuple[TrustCheck, ...]:
@@ -410,10 +379,25 @@ def _base_level(quality: TrustCheck, others: Sequence[TrustCheck]) -> Level:
     return "use_with_caution" if tested else "insufficient_evidence"
 
 
-def _lowered(level: Level, checks: Sequence[TrustCheck]) -> Level:
+_ADVISORY = ("length", "self_preference")
+
+
+def _lowers(check: TrustCheck, th: TrustThresholds) -> bool:
+    """Whether a warning lowers a ``trusted`` judge.
+
+    A moderate length or self-preference pull (below ``fail_bias_effect``) only says where a judge
+    errs; for a judge whose accuracy is shown, those errors are already counted in it. It is
+    reported, and only a large pull lowers the level.
+    """
+    if check.check not in _ADVISORY:
+        return True
+    return check.value is not None and abs(check.value) >= th.fail_bias_effect
+
+
+def _lowered(level: Level, checks: Sequence[TrustCheck], th: TrustThresholds) -> Level:
     if any(c.status == "fail" for c in checks):
         return "not_trusted"
-    if level == "trusted" and any(c.status == "warn" for c in checks):
+    if level == "trusted" and any(c.status == "warn" and _lowers(c, th) for c in checks):
         return "use_with_caution"
     return level
 
@@ -442,9 +426,18 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
     quality = kappa_check(evidence, th) if use_kappa else accuracy_check(evidence, th)
     others = [
         check(evidence, th)
-        for check in (failure_check, swap_check, position_check, length_check, retest_check)
+        for check in (
+            failure_check,
+            swap_check,
+            position_check,
+            length_check,
+            self_check,
+            retest_check,
+        )
     ]
-    level = _lowered(_base_level(quality, others), others)
+    # Self-preference only applies when the judge's own family wrote responses: no noise else.
+    others = [c for c in others if c.check != "self_preference" or c.status != "skipped"]
+    level = _lowered(_base_level(quality, others), others, th)
     checks = _ordered([quality, *others])
     return JudgeTrust(
         judge=evidence.judge, level=level, reason=_reason(level, quality, checks), checks=checks
@@ -454,7 +447,7 @@ def assess_judge(evidence: JudgeEvidence, thresholds: TrustThresholds | None = N
 def _reason(level: Level, quality: TrustCheck, checks: Sequence[TrustCheck]) -> str:
     """The most severe finding; an untested accuracy is always said, first."""
     if level == "insufficient_evidence":
-        return "insufficient evidence: accuracy untested and no consistency check could run"
+        return "accuracy untested and no consistency check could run"
     worst = checks[0]
     if level == "trusted" or worst.status in ("skipped", "pass"):
         return quality.message

@@ -23,6 +23,7 @@ from jurybox.analysis import (
 from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
+from jurybox.config import TrustThresholds
 from jurybox.errors import DatasetError
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
@@ -136,12 +137,14 @@ def analyze_to_dir(
     console: Console | None = None,
     plots: bool = True,
     options: AnalysisOptions | None = None,
+    thresholds: TrustThresholds | None = None,
 ) -> ReportPaths:
     """Analyse ``judgments`` (a judgments.jsonl or a run folder) into ``out_dir``.
 
     Without ``dataset``, items written by ``jurybox import`` beside the records
     (``<stem>.items.jsonl``) are used when present: they carry lengths and the human gold.
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
+    ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
     """
     console = console or Console(stderr=True)
     path, records, dropped = _records(Path(judgments), console)
@@ -152,7 +155,11 @@ def analyze_to_dir(
         records,
         human=screen.labels if screen is not None else None,
         items=items,
-        options=options or AnalysisOptions(judge_families=_recorded_families(records)),
+        options=options
+        or AnalysisOptions(
+            judge_families=_recorded_families(records),
+            thresholds=thresholds or TrustThresholds(),
+        ),
         label_source=str(human) if human is not None else None,
     )
     report = _with_input_screen(report, dropped, screen)

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from jurybox.analysis.model._base import Metric, Model, Section, Skipped
-from jurybox.analysis.model.report import GeneratedBy, Options, Report, Thresholds, report_schema
+from jurybox.analysis.model.report import GeneratedBy, Options, Report, report_schema
 
 __all__ = [
     "GeneratedBy",
@@ -18,6 +18,5 @@ __all__ = [
     "Report",
     "Section",
     "Skipped",
-    "Thresholds",
     "report_schema",
 ]

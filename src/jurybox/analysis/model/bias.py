@@ -17,13 +17,20 @@ from jurybox.analysis.model.self_enhancement import SelfEnhancement
 
 
 class SwapConsistency(Metric):
-    """Share of order pairs with the same verdict in both orders (``value`` over both-ok pairs)."""
+    """Share of order pairs with the same verdict in both orders, given three ways.
+
+    ``value``: over pairs where both orders succeeded. ``value_failures_counted``: a pair with a
+    failed order counts as inconsistent (the trust verdict's headline). ``equal``: LLMBar's
+    published convention, pairs failed in both orders count as equal (None == None).
+    """
 
     consistent: int
     n_pairs_total: int
     both_failed: int
     one_failed: int
     consistent_or_both_failed: int
+    value_failures_counted: Number | None = None
+    equal: Number | None = None
 
     computed_order: ClassVar[tuple[str, ...]] = (
         "value",
@@ -33,6 +40,8 @@ class SwapConsistency(Metric):
         "both_failed",
         "one_failed",
         "consistent_or_both_failed",
+        "value_failures_counted",
+        "equal",
         "method",
         "reason",
         "warnings",

@@ -15,6 +15,7 @@ from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.model.verdict import Verdict
+from jurybox.config import TrustThresholds
 
 
 class GeneratedBy(Model):
@@ -22,16 +23,6 @@ class GeneratedBy(Model):
 
     package: str
     version: str
-
-
-class Thresholds(Model):
-    """Echo of ``VerdictThresholds``."""
-
-    swap_consistency_min: Number
-    human_kappa_min: Number
-    parse_failure_max: Number
-    inter_judge_alpha_min: Number
-    retest_icc_min: Number
 
 
 class Options(Model):
@@ -46,7 +37,7 @@ class Options(Model):
     verbosity_unit_chars: int
     min_items: int
     seed: int
-    thresholds: Thresholds
+    thresholds: TrustThresholds
 
 
 class Report(Model):

@@ -1,4 +1,9 @@
-"""The ``verdict`` section: can these judges be trusted for this comparison?"""
+"""The ``verdict`` section: can these judges be trusted for this comparison? One answer per judge.
+
+Built by ``jurybox.analysis.verdict`` from the rules of ``jurybox.analysis.trust``. Every accuracy
+and consistency figure is given two ways: failures counted as wrong / inconsistent (the headline,
+as published benchmarks count them) and over parsed verdicts only (``*_parsed``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ CheckStatus = Literal["pass", "warn", "fail", "skipped"]
 
 
 class Check(Model):
-    """One trust check; ``value`` is what was observed, ``threshold`` where it passes."""
+    """One trust check of one judge; ``value`` is what was observed, ``threshold`` its limit."""
 
     check: str
     judge: str | None
@@ -21,18 +26,60 @@ class Check(Model):
     message: str
 
 
+class Figure(Model):
+    """A share with its confidence interval (None where it could not be measured)."""
+
+    value: Number
+    ci_low: Number
+    ci_high: Number
+
+
+class BiasFigure(Model):
+    """A bias effect on [-1, 1] and its p-value, Holm-adjusted across judges and tests."""
+
+    effect: Number
+    p_holm: Number
+    conditioned_on_truth: bool
+
+
 class JudgeVerdict(Model):
-    """One judge's own level and the messages of its failed or warned checks."""
+    """One judge's level, its one-line reason, the checks behind it, and the figures they read.
+
+    ``reasons``: messages of the checks that did not pass, most severe first.
+    """
 
     level: Level
+    reason: str
     reasons: list[str]
+    checks: list[Check]
+    n_items: int
+    n_judgments: int
+    failure_rate: Number
+    has_labels: bool
+    positions_shown: bool
+    accuracy: Figure | None
+    accuracy_parsed: Figure | None
+    kappa: Figure | None
+    swap_consistency: Number | None
+    swap_consistency_parsed: Number | None
+    position: BiasFigure | None
+    length: BiasFigure | None
+    self_preference: BiasFigure | None
+    retest_agreement: Number | None
+    retest_is_icc: bool
 
 
 class Verdict(Model):
-    """The plain-language answer and the checks behind it."""
+    """The per-judge answers, most trusted first, and the panel line derived from them.
+
+    ``level`` is the weakest judge's level (the panel's aggregated verdicts mix every judge);
+    ``line`` names the judges that can be trusted on their own; ``reasons`` lists every judge's
+    failed and warned checks, most severe first, each prefixed with the judge's name.
+    """
 
     level: Level
     trustworthy: bool | None
+    line: str
     answer: str
     reasons: list[str]
     checks: list[Check]

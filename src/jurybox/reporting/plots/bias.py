@@ -29,7 +29,7 @@ def position_bias(report: Report) -> PlotSpec:
     if node is None or not node.computed:
         return not_applicable("position_bias", title, why(node, "no position-bias analysis"))
     judges = dict(node.judges or {})
-    threshold = number(report.options.thresholds.swap_consistency_min)
+    threshold = number(report.options.thresholds.warn_swap_consistency)
     return PlotSpec(
         "position_bias",
         title,

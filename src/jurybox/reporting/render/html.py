@@ -131,8 +131,8 @@ class Chip:
 class HtmlVerdict:
     level: str
     title: str
+    line: str
     reasons: list[str]
-    untested: list[str]
     judges: list[Chip]
 
 
@@ -230,12 +230,10 @@ def _section(section: Section, plots: Mapping[str, HtmlPlot]) -> HtmlSection:
 def _verdict(report: Report) -> HtmlVerdict:
     verdict = report.verdict
     level = verdict.level
-    untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
     judges = [Chip(name, entry.level.replace("_", " ")) for name, entry in verdict.judges.items()]
-    reasons = list(verdict.reasons)
-    if not reasons and verdict.answer:
-        reasons = [verdict.answer]
-    return HtmlVerdict(level, LEVEL_TITLES.get(level, level), reasons, untested, judges)
+    return HtmlVerdict(
+        level, LEVEL_TITLES.get(level, level), verdict.line, list(verdict.reasons), judges
+    )
 
 
 def _glance(report: Report) -> list[Glance]:

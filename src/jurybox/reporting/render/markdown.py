@@ -72,22 +72,22 @@ def render_section(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]
 
 
 def render_verdict(report: Report) -> list[str]:
+    """The per-judge answer first (level, reason, figures both ways), then the checks."""
     verdict = report.verdict
     level = verdict.level
     lines = [
         "## Verdict: can these judges be trusted for this comparison?",
         "",
-        f"**{LEVEL_TITLES.get(level, level)}.**",
+        f"**{_escape(verdict.line)}.** {LEVEL_TITLES.get(level, level)}.",
         "",
     ]
-    reasons = list(verdict.reasons) or [verdict.answer]
-    lines.extend(f"- {_escape(reason)}" for reason in reasons if reason)
-    untested = sorted({c.message for c in verdict.checks if c.status == "skipped"})
-    if untested:
-        lines.append(f"- Untested: {_escape('; '.join(untested))}.")
-    lines.append("")
-    lines.extend(render_table(verdict_table(report)))
     lines.extend(render_table(judge_verdict_table(report)))
+    if verdict.reasons:
+        lines.append("Findings, most severe first:")
+        lines.append("")
+        lines.extend(f"- {_escape(reason)}" for reason in verdict.reasons)
+        lines.append("")
+    lines.extend(render_table(verdict_table(report)))
     return lines
 
 

@@ -1,4 +1,8 @@
-"""The rich summary ``jurybox analyze`` prints: the verdict and the headline figures only."""
+"""The rich summary ``jurybox analyze`` prints: the per-judge answer first, then headline figures.
+
+Every judge's line is shown (level and one-line reason), then the per-judge table: accuracy with
+its interval (failures counted), swap consistency both ways, failure rate.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
-from jurybox.reporting.sections import LEVEL_TITLES
+from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table
 from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
 from jurybox.reporting.view.report import as_report
 from jurybox.reporting.view.tables import TOTAL, present
@@ -27,7 +32,6 @@ _STYLES = {
     "not_trusted": "bold red",
     "insufficient_evidence": "bold",
 }
-MAX_REASONS = 6
 _CAPTION = (
     "swap: same verdict in both orders; 1st pos.: share of decisive verdicts for the response "
     "shown first; accuracy: vs gold, pooled over orders; κ human: Cohen's κ with human "
@@ -94,13 +98,41 @@ _COLUMNS: tuple[tuple[str, Callable[[Report, str], str]], ...] = (
 
 
 def verdict_panel(report: Report) -> Panel:
-    level = report.verdict.level
-    reasons = report.verdict.reasons
-    lines = [f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]"]
-    lines += [f"• {r}" for r in reasons[:MAX_REASONS]]
-    if len(reasons) > MAX_REASONS:
-        lines.append(f"• … and {len(reasons) - MAX_REASONS} more (see report.html)")
+    """The panel's level, the derived panel line, and every judge's level and one-line reason."""
+    verdict = report.verdict
+    level = verdict.level
+    lines = [f"[bold]{escape(verdict.line)}[/]"]
+    lines.append(f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]")
+    for judge, entry in verdict.judges.items():
+        style = _STYLES.get(entry.level, "bold")
+        said = entry.level.replace("_", " ")
+        lines.append(f"• {escape(judge)}: [{style}]{said}[/] — {escape(entry.reason)}")
     return Panel("\n".join(lines), title="Can these judges be trusted?", expand=False)
+
+
+# The per-judge table without its reason column (the panel above gives every judge's reason).
+_TRUST_HEADERS = ("judge", "level", "accuracy [95% CI]", "parsed only", "swap", "failed")
+
+
+def trust_table(report: Report) -> Table:
+    """The per-judge answer (``sections.judge_verdict_table``) as a rich table."""
+    source = judge_verdict_table(report)
+    table = Table(
+        title=source.title,
+        caption="accuracy: vs gold, failed calls counted wrong; parsed only: over parsed "
+        "verdicts; swap: same verdict in both orders, failures counted as inconsistent / over "
+        "pairs parsed in both orders; failed: share of calls without a verdict.",
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+    )
+    for index, header in enumerate(_TRUST_HEADERS):
+        table.add_column(header, no_wrap=True, justify="left" if index < 2 else "right")
+    for row in source.rows:
+        cells = [cell for index, cell in enumerate(row) if index != 2]
+        table.add_row(*(escape(str(cell)) for cell in cells))
+    return table
 
 
 def judges_table(report: Report) -> Table:
@@ -160,6 +192,7 @@ def print_summary(report: Report | Mapping[str, Any], paths: ReportPaths, consol
     """Verdict, per-judge headline figures, a few global figures and where the files are."""
     report = as_report(report)
     console.print(verdict_panel(report))
+    console.print(trust_table(report))
     console.print(judges_table(report))
     for line in headline_lines(report):
         console.print(line)

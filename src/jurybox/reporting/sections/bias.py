@@ -183,7 +183,7 @@ def _verbosity_pref_table(section: Section, preferred: dict[str, VerbosityPrefer
                 "Longer wins (wins/decisive) [95% CI]",
                 "p",
                 "Logit coefficient [95% CI]",
-                "Length effect",
+                "Logit slope (arm effect held)",
             ),
         )
     )
@@ -197,7 +197,11 @@ def _verbosity_pref_table(section: Section, preferred: dict[str, VerbosityPrefer
         )
     table.note(
         "Longer wins: share of decisive consolidated verdicts won by the longer response "
-        "(0.5 = no length preference), exact binomial test."
+        "(0.5 = no length preference), exact binomial test. It counts raw wins: a judge that is "
+        "always right wins with the longer answer whenever the better one is longer. The logit "
+        "slope holds the arm effect; neither conditions on gold labels. The trust verdict's "
+        "length check does (the judge's pull toward the longer answer beyond the labels): see "
+        "the per-judge checks."
     )
 
 

@@ -1,18 +1,29 @@
-"""The verdict's tables: every trust check, and the level per judge."""
+"""The verdict's tables: the per-judge answer (the first screen), and every trust check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jurybox.analysis.model import Report
+from jurybox.analysis.model.verdict import Figure, JudgeVerdict
+from jurybox.reporting.view.format import MISSING, fmt_value_ci
 from jurybox.reporting.view.tables import Table, fmt_rate, fmt_text
 
 LEVEL_TITLES = {
-    "trusted": "Yes — these judges can be trusted for this comparison",
-    "use_with_caution": "With caution — usable, but some checks raised warnings",
-    "not_trusted": "No — these judges should not be trusted for this comparison",
+    "trusted": "Yes — every judge can be trusted for this comparison",
+    "use_with_caution": "With caution — no judge fails, but not every one is shown to be accurate",
+    "not_trusted": "No — at least one judge should not be trusted for this comparison",
     "insufficient_evidence": "Not enough evidence to say",
 }
+JUDGE_COLUMNS = (
+    "Judge",
+    "Level",
+    "Reason",
+    "Accuracy (failures wrong) [95% CI]",
+    "Accuracy (parsed only)",
+    "Swap consistency (failures counted / parsed)",
+    "Failure rate",
+)
 
 
 def verdict_table(report: Report) -> Table:
@@ -33,19 +44,20 @@ def verdict_table(report: Report) -> Table:
             check.message,
         )
     table.note(
-        "Value: the observed figure the check reads (for first-position bias, the share of "
-        "decisive verdicts for the first-shown response; the check itself tests its Holm p)."
+        "Value: the observed figure the check reads. Position and length: the judge's pull "
+        "toward the first-shown / longer response beyond the gold labels (difference of error "
+        "rates; raw effect where there are no labels), p-values Holm-adjusted across judges."
     )
     return table
 
 
 _RULES = {
-    "parse_failure_rate": "≤ {t}",
     "failure_rate": "≤ {t}",
-    "first_position_bias": "Holm p ≥ {t}",
-    "verbosity_bias": "no significant length effect",
-    "self_enhancement": "no significant own-family excess",
-    "local_judge": "not the bundled local judge",
+    "accuracy": "95% CI low ≥ {t}",
+    "kappa": "95% CI low ≥ {t}",
+    "position": "|effect| < {t} or not significant (Holm)",
+    "length": "|effect| < {t} or not significant (Holm)",
+    "self_preference": "|effect| < {t} or not significant (Holm)",
 }
 
 
@@ -57,9 +69,44 @@ def pass_rule(check: str, threshold: Any) -> str:
     return rule.format(t=fmt_rate(threshold) if "{t}" in rule else "")
 
 
+def _figure(figure: Figure | None) -> str:
+    if figure is None:
+        return MISSING
+    return fmt_value_ci(figure.value, figure.ci_low, figure.ci_high)
+
+
+def _quality(entry: JudgeVerdict) -> str:
+    if entry.accuracy is None and entry.kappa is not None:
+        return f"κ {_figure(entry.kappa)}"
+    return _figure(entry.accuracy)
+
+
+def _swap(entry: JudgeVerdict) -> str:
+    if entry.swap_consistency is None:
+        return MISSING if entry.positions_shown else "— (positions not shown)"
+    return f"{fmt_rate(entry.swap_consistency)} / {fmt_rate(entry.swap_consistency_parsed)}"
+
+
 def judge_verdict_table(report: Report) -> Table:
-    table = Table(id="judge-verdicts", title="Per judge", columns=("Judge", "Level", "Reasons"))
-    for judge, entry in report.verdict.judges.items():
-        reasons = "; ".join(entry.reasons) or "no failed or warned check"
-        table.add(str(judge), entry.level.replace("_", " "), reasons)
+    """The per-judge answer, most trusted first: level, one-line reason, figures both ways."""
+    verdict = report.verdict
+    # A static title: judge names are user text, escaped in cells, never in headings.
+    table = Table(id="judge-verdicts", title="Per judge, most trusted first", columns=JUDGE_COLUMNS)
+    for judge, entry in verdict.judges.items():
+        table.add(
+            str(judge),
+            entry.level.replace("_", " "),
+            entry.reason,
+            _quality(entry),
+            _figure(entry.accuracy_parsed),
+            _swap(entry),
+            fmt_rate(entry.failure_rate),
+        )
+    table.note(
+        "Accuracy against gold labels with failed calls counted as wrong (the headline, as "
+        "published benchmarks count them), and over parsed verdicts only; for judges that only "
+        "scored, quadratic-weighted κ against human scores stands in. Swap consistency: same "
+        "verdict in both presentation orders, a failed order counted as inconsistent / over "
+        "pairs parsed in both orders. Thresholds: the report's options.thresholds."
+    )
     return table

@@ -1,0 +1,280 @@
+"""Each judge's ``JudgeEvidence`` (``jurybox.analysis.trust``), read from the computed families.
+
+* Accuracy: the pooled accuracy against gold, failures counted as wrong (the headline; Wilson
+  interval over every judgment asked for) and over parsed verdicts only. For judges that only
+  scored, quadratic-weighted κ of the total against human scores stands in.
+* Swap consistency: failures counted as inconsistent, and over pairs parsed in both orders; only
+  for judges that saw both responses together.
+* Position and length: with gold labels, the judge's pull *beyond* the labels
+  (``stats.position_preference_given_truth`` / ``length_preference_given_truth``); without, the
+  raw first-pick / longer-wins effect, which for length can only ever warn. Every p-value is
+  Holm-adjusted across all judges and both tests together, so a "detected" flag controls the
+  family-wise error of the whole verdict.
+* Self-preference: the judge's excess for its own family's responses over neutral judges (a
+  warning only: the reference is other judges, not the truth).
+* Length on scores: partial Spearman of the judge's total with length given the human score where
+  human scores exist, else the raw Spearman (a warning only).
+* Test-retest: share of repeated pairwise judgments with the same verdict, or the ICC of the total
+  for scores (clipped at 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from jurybox import stats
+from jurybox.analysis._common import TOTAL, value_of
+from jurybox.analysis.calibration import gold_preferences
+from jurybox.analysis.content_bias import longer_arm
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model.accuracy import AccuracyVsGold
+from jurybox.analysis.model.bias import Bias, FirstPositionRate, SwapConsistency
+from jurybox.analysis.model.human import HumanCalibration
+from jurybox.analysis.model.metrics import KappaMetric
+from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.self_enhancement import SelfScores
+from jurybox.analysis.model.summary import Summary
+from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import pairwise_records
+from jurybox.analysis.trust import BiasTest, Estimate, JudgeEvidence
+
+_RawTest = tuple[float, float, bool]  # (effect, raw p-value, conditioned on the truth)
+
+
+@dataclass(frozen=True)
+class Families:
+    """The computed sections the evidence reads."""
+
+    summary: Summary
+    bias: Bias
+    reliability: Reliability
+    human_calibration: HumanCalibration
+    accuracy_vs_gold: AccuracyVsGold
+
+
+def _estimate(value: float | None, low: float | None, high: float | None) -> Estimate | None:
+    if value is None or low is None or high is None:
+        return None
+    # A bootstrap interval may miss its own point estimate by a hair; widen it to hold it.
+    return Estimate(value, min(low, value), max(high, value))
+
+
+def _accuracy(f: Families, judge: str, confidence: float) -> tuple[Estimate | None, ...]:
+    acc = f.accuracy_vs_gold
+    entry = (acc.judges or {}).get(judge) if acc.computed else None
+    if entry is None:
+        return None, None
+    pooled = entry.pooled
+    counted = None
+    if pooled.correct is not None and pooled.n_total:
+        wilson = stats.wilson_interval(pooled.correct, pooled.n_total, confidence)
+        counted = _estimate(wilson.estimate, wilson.ci_low, wilson.ci_high)
+    return counted, _estimate(pooled.value, pooled.ci_low, pooled.ci_high)
+
+
+def _kappa(f: Families, judge: str) -> Estimate | None:
+    human = f.human_calibration
+    scores = human.scores if human.computed else None
+    entry = (scores.judges or {}).get(judge) if scores is not None and scores.computed else None
+    if entry is None or not entry.dimensions:
+        return None
+    dim = TOTAL if TOTAL in entry.dimensions else next(iter(entry.dimensions))
+    metric = entry.dimensions[dim].weighted_quadratic
+    if not isinstance(metric, KappaMetric):
+        return None
+    return _estimate(metric.value, metric.ci_low, metric.ci_high)
+
+
+def _swap(f: Families, judge: str) -> tuple[float | None, float | None]:
+    position = f.bias.position if f.bias.computed else None
+    entry = (position.judges or {}).get(judge) if position and position.computed else None
+    swap = entry.swap_consistency if entry is not None else None
+    if not isinstance(swap, SwapConsistency):
+        return None, None
+    return swap.value_failures_counted, swap.value
+
+
+def _decided(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
+    """The judge's decisive two-way verdicts that saw both responses, with gold where known."""
+    recs = pairwise_records(frame)
+    recs = recs[(recs["judge"] == judge) & recs["ok"] & recs["preference"].isin(["A", "B"])]
+    gold = gold_preferences(frame)
+    return recs.assign(gold=recs["query_id"].map(gold))
+
+
+def _conditional(
+    test: Callable[..., stats.ConditionalPreference], picked: pd.Series, gold: pd.Series
+) -> _RawTest | None:
+    try:
+        found = test(picked.to_numpy(bool), gold.to_numpy(bool))
+    except ValueError:  # nothing decided, or the gold always on one side: not testable
+        return None
+    return found.difference, found.p_value, True
+
+
+def _position(frame: AnalysisFrame, f: Families, judge: str) -> _RawTest | None:
+    rows = _decided(frame, judge)
+    rows = rows[rows["positions_shown"]]
+    labelled = rows[rows["gold"].notna() & (rows["gold"] != "tie")]
+    if not labelled.empty:
+        picked = labelled["preference"] == "A"
+        return _conditional(
+            stats.position_preference_given_truth, picked, labelled["gold"] == labelled["first_arm"]
+        )
+    position = f.bias.position if f.bias.computed else None
+    entry = (position.judges or {}).get(judge) if position and position.computed else None
+    first = entry.first_position_rate if entry is not None else None
+    if not isinstance(first, FirstPositionRate) or first.value is None or first.p_value is None:
+        return None
+    return 2 * first.value - 1, first.p_value, False
+
+
+def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
+    longer = longer_arm(frame)
+    rows = _decided(frame, judge)
+    rows = rows.assign(longer=rows["query_id"].map(longer)).dropna(subset=["longer"])
+    if rows.empty:
+        return None
+    picked = rows["preferred_arm"] == rows["longer"]
+    labelled = rows["gold"].notna() & (rows["gold"] != "tie")
+    if labelled.any():
+        gold_longer = rows.loc[labelled, "gold"] == rows.loc[labelled, "longer"]
+        return _conditional(stats.length_preference_given_truth, picked[labelled], gold_longer)
+    share = stats.binomial_test(int(picked.sum()), len(picked))
+    return 2 * share.proportion - 1, share.p_value, False
+
+
+def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
+    """Judge's total score vs response length; beyond the human scores where they exist."""
+    own = judge_scores(frame)
+    own = own[own["judge"] == judge].merge(frame.items, on=["query_id", "arm"])
+    own = own.dropna(subset=["length", "score"])
+    if len(own) < 4:
+        return None
+    labels = frame.labels.scores
+    if TOTAL in set(labels["dimension"]):
+        labels = labels[labels["dimension"] == TOTAL]
+    human = labels.groupby(["query_id", "arm"], as_index=False).agg(score=("score", "mean"))
+    labelled = own.merge(human, on=["query_id", "arm"], suffixes=("", "_human"))
+    try:
+        if len(labelled) >= 4:
+            x, y = labelled["length"].to_numpy(float), labelled["score"].to_numpy(float)
+            found = stats.partial_spearman(x, y, labelled["score_human"].to_numpy(float))
+            return found.rho, found.p_value, True
+        found = stats.spearman(own["length"].to_numpy(float), own["score"].to_numpy(float))
+    except ValueError:  # constant scores or lengths: no correlation to test
+        return None
+    return found.rho, found.p_value, False
+
+
+def _self_preference(f: Families, judge: str) -> _RawTest | None:
+    bias = f.bias
+    found = bias.self_enhancement if bias.computed else None
+    if found is None or not found.computed:
+        return None
+    prefs = found.preferences
+    by_pref = (prefs.judges or {}) if prefs is not None and prefs.computed else {}
+    entry = by_pref.get(judge)
+    if entry is not None:
+        p, excess = entry.relative_test.p_value, entry.excess
+    else:
+        scores = (found.judges or {}).get(judge)
+        if not isinstance(scores, SelfScores):
+            return None
+        p, excess = scores.relative_test.p_value, scores.relative_test.excess
+    if p is None or excess is None:
+        return None
+    # Score excesses are in score points: clipped to the [-1, 1] the bias limits are set on.
+    return excess, p, False
+
+
+def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None, bool]:
+    """(agreement, whether it is the ICC of scores rather than a share of equal verdicts)."""
+    ok = frame.ok[(frame.ok["judge"] == judge) & frame.ok["preferred_arm"].notna()]
+    test = ok[~ok["retest"]][["key", "preferred_arm"]]
+    again = ok[ok["retest"]][["base_key", "preferred_arm"]].rename(columns={"base_key": "key"})
+    pairs = test.merge(again, on="key", suffixes=("_test", "_retest"))
+    if not pairs.empty:
+        return float((pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]).mean()), False
+    rel = f.reliability
+    retest = rel.test_retest if rel.computed else None
+    judges = (retest.judges or {}) if retest is not None and retest.computed else {}
+    icc = value_of(judges[judge]) if judge in judges else None
+    return (None, False) if icc is None else (min(1.0, max(0.0, icc)), True)
+
+
+def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
+    labels = frame.labels
+    own = set(frame.records.loc[frame.records["judge"] == judge, "query_id"])
+    labelled = set(labels.preferences["query_id"]) | set(labels.scores["query_id"])
+    return bool(own & labelled)
+
+
+def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> JudgeEvidence:
+    failures = f.summary.failures.get(judge)
+    skipped = failures.by_status.get("skipped", 0) if failures else 0
+    n_judgments = failures.n_records - skipped if failures else 0
+    two_way = frame.records[(frame.records["judge"] == judge) & (frame.records["n_positions"] == 2)]
+    shown = two_way.empty or bool(two_way["positions_shown"].any())
+    accuracy, accuracy_parsed = _accuracy(f, judge, confidence)
+    kappa = _kappa(f, judge)
+    swap, swap_parsed = _swap(f, judge) if shown else (None, None)
+    retest, retest_is_icc = _retest(frame, f, judge)
+    return JudgeEvidence(
+        judge=judge,
+        n_items=int(frame.records.loc[frame.records["judge"] == judge, "query_id"].nunique()),
+        n_judgments=n_judgments,
+        failure_rate=(failures.failure_rate or 0.0) if failures else 0.0,
+        has_labels=_has_labels(frame, judge) or accuracy is not None or kappa is not None,
+        positions_shown=shown,
+        accuracy=accuracy,
+        accuracy_parsed=accuracy_parsed,
+        kappa=kappa,
+        swap_consistency=swap,
+        swap_consistency_parsed=swap_parsed,
+        retest_agreement=retest,
+        retest_is_icc=retest_is_icc,
+    )
+
+
+def judge_evidence(
+    frame: AnalysisFrame, families: Families, options: AnalysisOptions
+) -> list[JudgeEvidence]:
+    """One ``JudgeEvidence`` per judge of the frame, bias p-values Holm-adjusted together."""
+    judges = list(frame.judges)
+    base = [_base(frame, families, judge, options.confidence) for judge in judges]
+    raw: list[tuple[int, str, _RawTest]] = []
+    for index, judge in enumerate(judges):
+        found = {
+            "position": _position(frame, families, judge),
+            "length": _length(frame, judge) or _score_length(frame, judge),
+            "self_preference": _self_preference(families, judge),
+        }
+        raw += [
+            (index, kind, test)
+            for kind, test in found.items()
+            if test is not None and math.isfinite(test[0]) and math.isfinite(test[1])
+        ]
+    if not raw:
+        return base
+    adjusted = stats.holm([test[1] for _, _, test in raw]).adjusted
+    tests: list[dict[str, BiasTest]] = [{} for _ in judges]
+    for (index, kind, (effect, _, conditioned)), p in zip(raw, adjusted, strict=True):
+        tests[index][kind] = BiasTest(
+            effect=max(-1.0, min(1.0, effect)),
+            p_adjusted=min(1.0, float(p)),
+            conditioned_on_truth=conditioned,
+        )
+    return [
+        replace(
+            ev,
+            position=found.get("position"),
+            length=found.get("length"),
+            self_preference=found.get("self_preference"),
+        )
+        for ev, found in zip(base, tests, strict=True)
+    ]
