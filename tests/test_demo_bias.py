@@ -11,9 +11,11 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 from rich.console import Console
 
+from jurybox.analysis import report_schema
 from jurybox.app import analyze_to_dir, run_from_config
 from jurybox.providers import local
 from shared_paths import PROJECT_ROOT
@@ -54,3 +56,5 @@ def test_demo_report_shows_the_local_judges_first_position_preference(tmp_path: 
     assert position["swap_consistency"]["value"] <= 0.2
     assert report["verdict"]["level"] == "not_trusted"
     assert any("first-shown" in reason for reason in report["verdict"]["reasons"])
+    # The real demo's report file validates against the schema generated from the model.
+    jsonschema.Draft202012Validator(report_schema()).validate(report)
