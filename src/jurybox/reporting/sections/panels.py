@@ -106,6 +106,12 @@ def _dawid_skene_table(section: Section, node: DawidSkene | None) -> None:
             )
     if not table.rows:
         section.tables.remove(table)
+        return
+    table.note(
+        "Dawid–Skene infers accuracy from how the judges agree with one another, without labels: "
+        "judges that share a bias (e.g. for the first-shown answer) agree and score high. It "
+        "never enters the verdict; where gold labels exist, accuracy against gold is the evidence."
+    )
 
 
 def _win_rate_table(section: Section, node: WinRates | None) -> None:
