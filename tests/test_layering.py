@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jurybox"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "redaction": 0,
+    "thresholds": 0,
     "records": 0,
     "config": 0,
     "io": 1,

@@ -181,7 +181,7 @@ _TRUST_FLAGS = (
 
 
 def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    from jurybox.config import TrustThresholds
+    from jurybox.thresholds import TrustThresholds
 
     fields = TrustThresholds.model_fields
     for flag, name in reversed(_TRUST_FLAGS):
@@ -201,7 +201,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
     from pydantic import ValidationError
 
-    from jurybox.config import TrustThresholds, load_config
+    from jurybox.config import load_config
+    from jurybox.thresholds import TrustThresholds
 
     base = load_config(config).trust if config is not None else TrustThresholds()
     given = {name: value for name, value in overrides.items() if value is not None}

@@ -27,7 +27,6 @@ from jurybox.analysis.report import (
     analyze_records,
     report_schema,
 )
-from jurybox.config import TrustThresholds
 from jurybox.io.verdicts import (
     KINDS,
     companion_items_path,
@@ -35,6 +34,7 @@ from jurybox.io.verdicts import (
     load_imported,
     read_items,
 )
+from jurybox.thresholds import TrustThresholds
 
 __all__ = [
     "FAMILIES",

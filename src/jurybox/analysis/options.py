@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from jurybox.config import TrustThresholds
+from jurybox.thresholds import TrustThresholds
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from jurybox.config import TrustThresholds
+from jurybox.thresholds import TrustThresholds
 
 Level = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 CheckStatus = Literal["fail", "warn", "skipped", "pass"]

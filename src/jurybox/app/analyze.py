@@ -23,11 +23,11 @@ from jurybox.analysis import (
 from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
-from jurybox.config import TrustThresholds
 from jurybox.errors import DatasetError
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
+from jurybox.thresholds import TrustThresholds
 
 
 def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord], int]:

@@ -15,7 +15,7 @@ from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.model.verdict import Verdict
-from jurybox.config import TrustThresholds
+from jurybox.thresholds import TrustThresholds
 
 
 class GeneratedBy(Model):
