@@ -127,11 +127,15 @@ def trust_table(report: Report) -> Table:
         padding=(0, 1),
         pad_edge=False,
     )
+    rows = [[str(cell) for index, cell in enumerate(row) if index != 2] for row in source.rows]
     for index, header in enumerate(_TRUST_HEADERS):
-        table.add_column(header, no_wrap=True, justify="left" if index < 2 else "right")
-    for row in source.rows:
-        cells = [cell for index, cell in enumerate(row) if index != 2]
-        table.add_row(*(escape(str(cell)) for cell in cells))
+        if index < 2:  # who and what level are never cut: the figures wrap instead
+            widest = max([len(header), *(len(row[index]) for row in rows)])
+            table.add_column(header, no_wrap=True, min_width=widest)
+        else:
+            table.add_column(header, justify="right", overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
     return table
 
 
