@@ -67,7 +67,7 @@ def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnn
     matrix = annotators.drop_duplicates(["query_id", "annotator"]).pivot(
         index="query_id", columns="annotator", values="label"
     )
-    block = agreement_block(matrix, "nominal", options.confidence, InterAnnotator)
+    block = agreement_block(matrix, "nominal", options, InterAnnotator)
     majority = majority_vote(annotators, "query_id", "label")
     counts = majority.dropna().value_counts()
     return block.model_copy(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from jurybox.analysis.model._base import Label, Metric, Number
+from jurybox.stats.alpha_ci import AlphaInterval
+from jurybox.stats.gwet import GwetResult
 from jurybox.stats.results import (
     AlphaResult,
     BinomialTestResult,
@@ -258,4 +260,28 @@ class WinRateMetric(Metric):
     wins: int | None = None
     losses: int | None = None
     ties: int | None = None
+    confidence: Number | None = None
+
+
+class GwetMetric(Metric):
+    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``."""
+
+    result_type: ClassVar[type | None] = GwetResult
+    p_agreement: Number | None = None
+    p_chance: Number | None = None
+    n_units: int | None = None
+    n_categories: int | None = None
+    weights: str | None = None
+
+
+class AlphaIntervalMetric(Metric):
+    """``AlphaInterval`` (Krippendorff's alpha with a BCa bootstrap interval), headline
+    ``alpha``."""
+
+    result_type: ClassVar[type | None] = AlphaInterval
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    level: str | None = None
+    n_units: int | None = None
+    n_bootstrap: int | None = None
     confidence: Number | None = None

@@ -1,0 +1,56 @@
+"""The variant each design calls for: weighted kappa on the scale, no kappa on means, AC beside
+kappa, alpha with its interval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jurybox.analysis import AnalysisOptions
+
+from .helpers import analyze, assert_valid_report, get
+from .synth import JudgeSpec, make_world, pairwise_records, rubric_records
+
+
+def _rubric(options: AnalysisOptions | None = None) -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    world = make_world(60, rng)
+    judges = {"a": JudgeSpec(), "b": JudgeSpec(noise=1.5)}
+    return analyze(rubric_records(world, judges, rng), items=world.items, options=options)
+
+
+def test_the_total_is_interval_level_without_kappa_on_means() -> None:
+    report = _rubric()
+    assert_valid_report(report)
+    total = get(report, "agreement.scores.dimensions.total")
+    assert total["level"] == "interval"
+    assert not {"fleiss_kappa", "pairs", "percent_agreement", "gwet_ac"} & set(total)
+    assert 0 < total["icc"]["value"] <= 1 and total["icc"]["kind"] == "2,1"
+    ci = total["krippendorff_alpha_ci"]
+    assert ci["value"] == total["krippendorff_alpha"]["value"]
+    assert ci["ci_low"] <= ci["value"] <= ci["ci_high"]
+
+
+def test_dimension_scores_get_linear_weighted_kappa_and_ac2_over_the_scale() -> None:
+    observed = get(_rubric(), "agreement.scores.dimensions.accuracy")
+    assert observed["level"] == "ordinal"
+    kappa = observed["pairs"][0]["cohen_kappa"]
+    assert kappa["weights"] == "linear" and "observed span" in kappa["method"]
+    assert observed["gwet_ac"]["weights"] == "linear"
+    declared = get(
+        _rubric(AnalysisOptions(score_scale=(0, 20))), "agreement.scores.dimensions.accuracy"
+    )
+    kappa = declared["pairs"][0]["cohen_kappa"]
+    assert kappa["categories"] == list(range(21)) and "declared scale 0-20" in kappa["method"]
+    assert declared["gwet_ac"]["n_categories"] == 21
+
+
+def test_preferences_get_unweighted_kappa_and_ac1() -> None:
+    rng = np.random.default_rng(6)
+    world = make_world(60, rng)
+    records = pairwise_records(world, {"a": JudgeSpec(), "b": JudgeSpec()}, rng)
+    block = get(analyze(records, items=world.items), "agreement.preferences")
+    assert block["pairs"][0]["cohen_kappa"]["weights"] is None
+    assert block["gwet_ac"]["weights"] is None and "AC1" in block["gwet_ac"]["method"]
+    assert block["fleiss_kappa"]["value"] is not None
