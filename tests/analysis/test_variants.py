@@ -54,3 +54,17 @@ def test_preferences_get_unweighted_kappa_and_ac1() -> None:
     assert block["pairs"][0]["cohen_kappa"]["weights"] is None
     assert block["gwet_ac"]["weights"] is None and "AC1" in block["gwet_ac"]["method"]
     assert block["fleiss_kappa"]["value"] is not None
+
+
+def test_weighted_kappa_against_human_scores_uses_every_point_of_the_scale() -> None:
+    rng = np.random.default_rng(8)
+    world = make_world(60, rng, human=True)
+    records = rubric_records(world, {"a": JudgeSpec()}, rng)
+    options = AnalysisOptions(score_scale=(0, 20))
+    report = analyze(records, items=world.items, options=options)
+    judges = get(report, "human_calibration.scores.judges")
+    dims = judges["a"]["dimensions"]
+    entry = next(d for name, d in dims.items() if name != "total")
+    for key, weights in (("weighted_linear", "linear"), ("weighted_quadratic", "quadratic")):
+        assert entry[key]["weights"] == weights
+        assert entry[key]["categories"] == list(range(21))
