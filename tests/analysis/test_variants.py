@@ -68,3 +68,15 @@ def test_weighted_kappa_against_human_scores_uses_every_point_of_the_scale() -> 
     for key, weights in (("weighted_linear", "linear"), ("weighted_quadratic", "quadratic")):
         assert entry[key]["weights"] == weights
         assert entry[key]["categories"] == list(range(21))
+
+
+def test_leniency_of_judges_who_scored_the_same_items_is_friedman_with_kendalls_w() -> None:
+    rng = np.random.default_rng(9)
+    world = make_world(40, rng)
+    judges = {"a": JudgeSpec(), "b": JudgeSpec(), "c": JudgeSpec(leniency=1.5)}
+    leniency = get(analyze(rubric_records(world, judges, rng), items=world.items), "bias.leniency")
+    friedman = leniency["friedman"]
+    assert friedman["n_treatments"] == 3 and friedman["n_blocks"] == 80
+    assert friedman["p_value"] < 0.05 and 0 < friedman["kendall_w"] <= 1
+    two = get(_rubric(), "bias.leniency.friedman")
+    assert two["status"] == "skipped" and "three" in two["reason"]

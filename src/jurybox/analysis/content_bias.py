@@ -6,7 +6,8 @@ read as verbosity bias), and OLS ``score ~ length + C(arm)``. Pairwise: how ofte
 response wins, and a logit of "treatment preferred" on the length difference (its intercept
 absorbs the treatment effect).
 
-Leniency: per-judge means on the responses every judge scored, their range, and Kruskal-Wallis
+Leniency: per-judge means on the responses every judge scored, their range, Friedman with
+Kendall's W on those responses (related samples, the primary test), and Kruskal-Wallis
 across judges.
 """
 
@@ -32,6 +33,7 @@ from jurybox.analysis._common import (
 )
 from jurybox.analysis.agreement import score_matrix
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.bias import (
     Fit,
     JudgeMean,
@@ -44,7 +46,12 @@ from jurybox.analysis.model.bias import (
     VerbosityPreferences,
     VerbosityScores,
 )
-from jurybox.analysis.model.metrics import BinomialTestMetric, CorrelationMetric, KruskalMetric
+from jurybox.analysis.model.metrics import (
+    BinomialTestMetric,
+    CorrelationMetric,
+    FriedmanMetric,
+    KruskalMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -262,6 +269,7 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Leniency
             method=method,
             range=skipped("a single judge: no range across judges"),
             kruskal_wallis=skipped("a single judge"),
+            friedman=skipped("a single judge"),
         )
     groups = [common[j].dropna().to_numpy() for j in common.columns]
     spread = LeniencyRange(
@@ -279,7 +287,17 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Leniency
         kruskal_wallis=attempt(
             KruskalMetric, stats.kruskal_wallis, *groups, n=int(sum(map(len, groups)))
         ),
+        friedman=_friedman(matrix),
     )
+
+
+def _friedman(matrix: pd.DataFrame) -> FriedmanMetric | Skipped:
+    """Friedman on the units every judge scored: the judges scored the same items (related
+    samples), which Kruskal-Wallis treats as independent groups."""
+    common = matrix.dropna()
+    if matrix.shape[1] < 3:
+        return skipped(f"{matrix.shape[1]} judges: Friedman's test needs three")
+    return attempt(FriedmanMetric, stats.friedman, common.to_numpy(dtype=float), n=len(common))
 
 
 def _finite(x: float) -> float | None:

@@ -8,6 +8,7 @@ from jurybox.analysis.model._base import Metric, Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
     BinomialTestMetric,
     CorrelationMetric,
+    FriedmanMetric,
     KruskalMetric,
     WilcoxonMetric,
 )
@@ -176,12 +177,14 @@ class LeniencyRange(Metric):
 
 
 class Leniency(Section):
-    """Per-judge score levels, their range and Kruskal-Wallis across judges."""
+    """Per-judge score levels, their range, Friedman (+ Kendall's W) on the units every judge
+    scored (related samples: the primary test) and Kruskal-Wallis across judges beside it."""
 
     judges: dict[str, LeniencyJudge] | None = None
     method: str | None = None
     range: LeniencyRange | Skipped | None = None
     kruskal_wallis: KruskalMetric | Skipped | None = None
+    friedman: FriedmanMetric | Skipped | None = None
 
 
 class Bias(Section):

@@ -12,6 +12,7 @@ from typing import ClassVar
 from jurybox.analysis.model._base import Label, Metric, Number
 from jurybox.stats.alpha_ci import AlphaInterval
 from jurybox.stats.gwet import GwetResult
+from jurybox.stats.related import FriedmanResult
 from jurybox.stats.results import (
     AlphaResult,
     BinomialTestResult,
@@ -285,3 +286,14 @@ class AlphaIntervalMetric(Metric):
     n_units: int | None = None
     n_bootstrap: int | None = None
     confidence: Number | None = None
+
+
+class FriedmanMetric(Metric):
+    """``FriedmanResult`` (with Kendall's W), headline ``statistic``."""
+
+    result_type: ClassVar[type | None] = FriedmanResult
+    df: int | None = None
+    p_value: Number | None = None
+    kendall_w: Number | None = None
+    n_blocks: int | None = None
+    n_treatments: int | None = None

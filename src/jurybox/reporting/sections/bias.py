@@ -260,6 +260,13 @@ def _leniency_table(section: Section, node: Leniency) -> None:
             f"Range {fmt_score(spread.value)} (most lenient: {spread.most_lenient}, "
             f"most severe: {spread.most_severe})."
         )
+    fr = present(node.friedman)
+    if fr is not None and fr.value is not None:
+        table.note(
+            f"Friedman across judges on the responses all scored (related samples): "
+            f"χ² = {fmt_score(fr.value)}, p = {fmt_p(fr.p_value)}, Kendall's W = "
+            f"{fmt_num(fr.kendall_w)}."
+        )
     kw = present(node.kruskal_wallis)
     if kw is not None and kw.value is not None:
         table.note(
