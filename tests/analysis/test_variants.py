@@ -80,3 +80,39 @@ def test_leniency_of_judges_who_scored_the_same_items_is_friedman_with_kendalls_
     assert friedman["p_value"] < 0.05 and 0 < friedman["kendall_w"] <= 1
     two = get(_rubric(), "bias.leniency.friedman")
     assert two["status"] == "skipped" and "three" in two["reason"]
+
+
+def test_verbosity_flags_are_holm_corrected_over_the_family() -> None:
+    rng = np.random.default_rng(10)
+    world = make_world(80, rng)
+    judges = {"fair": JudgeSpec(), "wordy": JudgeSpec(verbosity=1.5), "calm": JudgeSpec()}
+    verbosity = get(
+        analyze(rubric_records(world, judges, rng), items=world.items), "bias.verbosity"
+    )
+    assert "Holm" in verbosity["multiplicity"]
+    entries = {j: e["scores"] for j, e in verbosity["judges"].items()}
+    assert entries["wordy"]["detected"] is True
+    for entry in entries.values():
+        raw = entry["partial_spearman"]["p_value"]
+        assert raw <= entry["p_holm"] <= min(1.0, 3 * raw) + 1e-12
+        assert entry["detected"] == (entry["p_holm"] < 0.05)
+
+
+def test_self_enhancement_flags_are_holm_corrected_over_the_family() -> None:
+    rng = np.random.default_rng(12)
+    world = make_world(80, rng)
+    judges = {
+        "selfish": JudgeSpec(family="alpha", self_bonus=2.0),
+        "other": JudgeSpec(family="beta"),
+        "neutral": JudgeSpec(family="gamma"),
+    }
+    node = get(analyze(rubric_records(world, judges, rng), items=world.items), "bias")
+    found = node["self_enhancement"]
+    assert "Holm" in found["multiplicity"]
+    tested = {j: e for j, e in found["judges"].items() if "p_holm" in e}
+    assert tested["selfish"]["detected"] is True
+    for entry in tested.values():
+        assert entry["p_holm"] >= entry["relative_test"]["p_value"]
+        assert entry["detected"] == (
+            entry["p_holm"] < 0.05 and entry["relative_test"]["excess"] > 0
+        )

@@ -220,7 +220,42 @@ def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Verbosi
             )
     if not judges:
         return Verbosity.skip("no score or preference matches an item's responses")
-    return Verbosity.of(length_unit="characters", judges=judges)
+    return Verbosity.of(
+        length_unit="characters",
+        judges=_holm_verbosity(judges, options),
+        multiplicity="detected: Holm-adjusted p (p_holm) < alpha over every judge's score and "
+        "preference tests together",
+    )
+
+
+def _verbosity_p(part: VerbosityScores | VerbosityPreferences) -> float | None:
+    """The p-value behind a part's "detected" flag (see the two builders above)."""
+    if isinstance(part, VerbosityScores):
+        test = part.partial_spearman if part.partial_spearman.value is not None else part.spearman
+        return test.p_value
+    chosen = part.logit if part.detected_by == "logit" else part.longer_preferred
+    return chosen.p_value
+
+
+def _holm_verbosity(
+    judges: dict[str, VerbosityJudge], options: AnalysisOptions
+) -> dict[str, VerbosityJudge]:
+    """Every judge's "detected" flags with Holm's correction over the whole family of tests."""
+    tests = [
+        (judge, name, p)
+        for judge, entry in judges.items()
+        for name in ("scores", "preferences")
+        if (part := getattr(entry, name)) is not None and (p := _verbosity_p(part)) is not None
+    ]
+    if not tests:
+        return judges
+    holm = stats.holm([p for _, _, p in tests], alpha=options.alpha)
+    out = dict(judges)
+    for (judge, name, _), adjusted in zip(tests, holm.adjusted, strict=True):
+        part = getattr(out[judge], name)
+        flagged = with_fields(part, p_holm=adjusted, detected=bool(adjusted < options.alpha))
+        out[judge] = with_fields(out[judge], **{name: flagged})
+    return out
 
 
 def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:

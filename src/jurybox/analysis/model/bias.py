@@ -116,6 +116,7 @@ class VerbosityScores(Model):
     ols: LengthFit
     detected: bool | None
     direction: str | None
+    p_holm: Number | None = None
 
 
 class VerbosityPreferences(Model):
@@ -125,6 +126,7 @@ class VerbosityPreferences(Model):
     logit: Fit
     detected: bool | None
     detected_by: str
+    p_holm: Number | None = None
 
 
 class VerbosityJudge(Model):
@@ -135,10 +137,11 @@ class VerbosityJudge(Model):
 
 
 class Verbosity(Section):
-    """Verbosity bias per judge."""
+    """Verbosity bias per judge; ``multiplicity`` says how the "detected" flags are corrected."""
 
     length_unit: str | None = None
     judges: dict[str, VerbosityJudge] | None = None
+    multiplicity: str | None = None
 
 
 # --- leniency ------------------------------------------------------------------------------
