@@ -116,3 +116,17 @@ def test_self_enhancement_flags_are_holm_corrected_over_the_family() -> None:
         assert entry["detected"] == (
             entry["p_holm"] < 0.05 and entry["relative_test"]["excess"] > 0
         )
+
+
+def test_the_paired_position_test_sits_beside_the_binomial_one() -> None:
+    rng = np.random.default_rng(13)
+    world = make_world(120, rng)
+    judges = {"fair": JudgeSpec(), "lefty": JudgeSpec(first_bias=0.4)}
+    position = get(
+        analyze(pairwise_records(world, judges, rng), items=world.items), "bias.position"
+    )
+    lefty = position["judges"]["lefty"]["paired_position_test"]
+    assert lefty["value"] > 0.5 and lefty["p_holm"] < 0.05
+    assert lefty["n_first_both"] + lefty["n_second_both"] == lefty["n_discordant"]
+    fair = position["judges"]["fair"]["paired_position_test"]
+    assert fair["p_holm"] >= fair["p_value"]

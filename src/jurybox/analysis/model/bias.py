@@ -10,6 +10,7 @@ from jurybox.analysis.model.metrics import (
     CorrelationMetric,
     FriedmanMetric,
     KruskalMetric,
+    PairedPositionMetric,
     WilcoxonMetric,
 )
 from jurybox.analysis.model.self_enhancement import SelfEnhancement
@@ -63,12 +64,20 @@ class ScoreOrderEffect(WilcoxonMetric):
     difference: str | None = None
 
 
+class PairedPosition(PairedPositionMetric):
+    """The paired position test (Holm-adjusted across judges): primary where the judge saw the
+    pairs in both orders; the binomial ``first_position_rate`` treats the orders as independent."""
+
+    p_holm: Number | None = None
+
+
 class PositionJudge(Model):
     """One judge's position bias."""
 
     swap_consistency: SwapConsistency | Skipped
     first_position_rate: FirstPositionRate | Skipped
     score_order_effect: dict[str, ScoreOrderEffect]
+    paired_position_test: PairedPosition | Skipped | None = None
 
 
 class Position(Section):

@@ -12,7 +12,7 @@ from typing import ClassVar
 from jurybox.analysis.model._base import Label, Metric, Number
 from jurybox.stats.alpha_ci import AlphaInterval
 from jurybox.stats.gwet import GwetResult
-from jurybox.stats.related import FriedmanResult
+from jurybox.stats.related import FriedmanResult, PairedPositionResult
 from jurybox.stats.results import (
     AlphaResult,
     BinomialTestResult,
@@ -297,3 +297,18 @@ class FriedmanMetric(Metric):
     kendall_w: Number | None = None
     n_blocks: int | None = None
     n_treatments: int | None = None
+
+
+class PairedPositionMetric(Metric):
+    """``PairedPositionResult`` (exact sign test on pairs whose winner flips with the order),
+    headline ``proportion_first``."""
+
+    result_type: ClassVar[type | None] = PairedPositionResult
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    p_value: Number | None = None
+    n_first_both: int | None = None
+    n_second_both: int | None = None
+    n_discordant: int | None = None
+    n_pairs: int | None = None
+    confidence: Number | None = None
