@@ -130,3 +130,16 @@ def test_the_paired_position_test_sits_beside_the_binomial_one() -> None:
     assert lefty["n_first_both"] + lefty["n_second_both"] == lefty["n_discordant"]
     fair = position["judges"]["fair"]["paired_position_test"]
     assert fair["p_holm"] >= fair["p_value"]
+
+
+def test_treatment_effect_heterogeneity_across_subgroups() -> None:
+    rng = np.random.default_rng(14)
+    world = make_world(80, rng, effect={"accuracy": 2.0})
+    report = analyze(rubric_records(world, {"a": JudgeSpec()}, rng), items=world.items)
+    assert_valid_report(report)
+    by_category = get(report, "effects.scores.by_category")
+    het = by_category["heterogeneity"]["accuracy"]
+    assert {e["subgroup"] for e in het["effects"]} == {"math", "writing"}
+    assert het["value"] > 0.01  # the planted effect is the same in both categories
+    for effect in het["effects"]:
+        assert effect["p_holm"] >= effect["p_value"] and effect["median_difference"] > 0

@@ -14,10 +14,13 @@ with the order is a tie; ties count half), per judge and for the panel's majorit
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Hashable, Mapping
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from jurybox import stats
 from jurybox.analysis._common import (
@@ -42,7 +45,12 @@ from jurybox.analysis.model.effects import (
     PreferenceWinRate,
     Subgroup,
 )
-from jurybox.analysis.model.metrics import EffectSizeMetric, RankBiserialMetric, TOSTMetric
+from jurybox.analysis.model.metrics import (
+    EffectSizeMetric,
+    HeterogeneityMetric,
+    RankBiserialMetric,
+    TOSTMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -176,7 +184,40 @@ def _by_metadata(
             )
         else:
             out[str(value)] = _subgroup(frame, pd.Index(qids), contrast, options)
-    return ByMetadata.of(groups=out)
+    tested = {str(v): q for v, q in groups.items() if len(q) >= options.min_items}
+    return ByMetadata.of(groups=out, heterogeneity=_heterogeneity(frame, tested, contrast, options))
+
+
+def _heterogeneity(
+    frame: AnalysisFrame,
+    groups: dict[str, Any],
+    contrast: tuple[str, str],
+    options: AnalysisOptions,
+) -> dict[str, HeterogeneityMetric]:
+    """Per dimension: Kruskal-Wallis of the per-item effects (treatment minus control) across
+    the subgroups with at least min_items items, each subgroup's Wilcoxon Holm-adjusted."""
+    control, treatment = contrast
+    out: dict[str, HeterogeneityMetric] = {}
+    for dim in (*frame.dimensions, TOTAL):
+        wide = item_arm_scores(frame, dim)
+        if not {control, treatment} <= set(wide.columns):
+            continue
+        diff = (wide[treatment] - wide[control]).dropna()
+        found = {name: diff[_in_items(diff.index, q)].to_numpy() for name, q in groups.items()}
+        samples: dict[Hashable, ArrayLike] = {name: d for name, d in found.items() if len(d)}
+        n_items = int(sum(len(d) for d in found.values()))
+        out[dim] = attempt(
+            HeterogeneityMetric, _plain_heterogeneity, samples, options.alpha, n=n_items
+        )
+    return out
+
+
+def _plain_heterogeneity(samples: Mapping[Hashable, ArrayLike], alpha: float) -> Any:
+    """``subgroup_heterogeneity`` with its per-subgroup rows as mappings (the report's JSON
+    conversion flattens dataclass fields, not tuples of dataclasses)."""
+    result = stats.subgroup_heterogeneity(samples, alpha=alpha)
+    rows = tuple(dataclasses.asdict(effect) for effect in result.effects)
+    return dataclasses.replace(result, effects=cast(Any, rows))
 
 
 def _equivalence(

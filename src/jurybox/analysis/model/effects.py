@@ -5,6 +5,7 @@ from __future__ import annotations
 from jurybox.analysis.model._base import Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
     EffectSizeMetric,
+    HeterogeneityMetric,
     McNemarMetric,
     RankBiserialMetric,
     TOSTMetric,
@@ -40,9 +41,11 @@ class Subgroup(Model):
 
 
 class ByMetadata(Section):
-    """Subgroups by an item metadata value (category, difficulty)."""
+    """Subgroups by an item metadata value (category, difficulty); ``heterogeneity`` per
+    dimension: does the treatment effect differ across the subgroups (Holm within)?"""
 
     groups: dict[str, Subgroup | Skipped] | None = None
+    heterogeneity: dict[str, HeterogeneityMetric] | None = None
 
 
 class Equivalence(Section):

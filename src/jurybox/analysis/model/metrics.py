@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from jurybox.analysis.model._base import Label, Metric, Number
+from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.stats.alpha_ci import AlphaInterval
 from jurybox.stats.gwet import GwetResult
 from jurybox.stats.related import FriedmanResult, PairedPositionResult
@@ -34,6 +34,7 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.subgroups import SubgroupHeterogeneity
 
 
 class PercentAgreementMetric(Metric):
@@ -312,3 +313,25 @@ class PairedPositionMetric(Metric):
     n_discordant: int | None = None
     n_pairs: int | None = None
     confidence: Number | None = None
+
+
+class SubgroupEffectRow(Model):
+    """One subgroup's paired differences: median, Wilcoxon p and its Holm adjustment."""
+
+    subgroup: str
+    n: int
+    median_difference: Number | None
+    p_value: Number | None
+    p_holm: Number | None
+
+
+class HeterogeneityMetric(Metric):
+    """``SubgroupHeterogeneity`` (Kruskal-Wallis of per-item effects across subgroups),
+    headline ``p_value``."""
+
+    result_type: ClassVar[type | None] = SubgroupHeterogeneity
+    statistic: Number | None = None
+    df: int | None = None
+    epsilon_squared: Number | None = None
+    effects: list[SubgroupEffectRow] | None = None
+    alpha: Number | None = None

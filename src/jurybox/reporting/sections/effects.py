@@ -95,6 +95,16 @@ def _effect_tables(section: Section, scores: EffectScores) -> None:
         "Difference = treatment − control. Holm across the rubric dimensions of each "
         "subgroup; the total is tested on its own."
     )
+    for column, by in (("category", scores.by_category), ("difficulty", scores.by_difficulty)):
+        het = (by.heterogeneity if by else None) or {}
+        for dim in ordered_dims(het):
+            metric = het[dim]
+            if metric.value is not None:
+                table.note(
+                    f"Does the effect on {label(dim)} differ by {column}? Kruskal–Wallis of "
+                    f"per-item differences: p = {fmt_p(metric.value)}, ε² = "
+                    f"{fmt_num(metric.epsilon_squared)} (Holm across subgroups within)."
+                )
 
 
 def _effect_row(table: Table, group: str, dim: str, test: PairedTests | Skipped) -> None:
