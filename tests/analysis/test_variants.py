@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from jurybox.analysis import AnalysisOptions
 
@@ -143,3 +144,15 @@ def test_treatment_effect_heterogeneity_across_subgroups() -> None:
     assert het["value"] > 0.01  # the planted effect is the same in both categories
     for effect in het["effects"]:
         assert effect["p_holm"] >= effect["p_value"] and effect["median_difference"] > 0
+
+
+def test_length_controlled_win_rate_beside_the_raw_one() -> None:
+    rng = np.random.default_rng(15)
+    world = make_world(120, rng, effect={"accuracy": 2.0})
+    records = pairwise_records(world, {"a": JudgeSpec(), "b": JudgeSpec()}, rng)
+    prefs = get(analyze(records, items=world.items), "effects.preferences")
+    for judge in ("a", "b"):
+        lc, raw = prefs["length_controlled"][judge], prefs["judges"][judge]
+        assert lc["raw_rate"] == pytest.approx(raw["value"])
+        assert lc["ci_low"] <= lc["value"] <= lc["ci_high"]
+    assert prefs["panel_length_controlled"]["n"] > 0

@@ -48,6 +48,7 @@ from jurybox.analysis.model.effects import (
 from jurybox.analysis.model.metrics import (
     EffectSizeMetric,
     HeterogeneityMetric,
+    LengthControlledMetric,
     RankBiserialMetric,
     TOSTMetric,
 )
@@ -306,11 +307,51 @@ def _preferences(
             meta = frame.items.drop_duplicates("query_id").set_index("query_id")[column]
             groups = panel.groupby(panel.index.get_level_values("query_id").map(meta.to_dict()))
             by[f"by_{column}"] = {str(k): _win_rate(g, contrast, options) for k, g in groups}
+    extra: dict[str, object] = dict(by)
+    lengths = _length_difference(frame, contrast)
+    if lengths is not None:
+        extra["length_controlled"] = {
+            str(j): _length_controlled(
+                rows.set_index("query_id")["label"], lengths, contrast, options
+            )
+            for j, rows in cons.groupby("judge")
+        }
+        extra["panel_length_controlled"] = _length_controlled(
+            panel.droplevel("repeat"), lengths, contrast, options
+        )
     return EffectPreferences.of(
         judges=judges,
         panel=_win_rate(panel, contrast, options),
         panel_method="majority of the judges' consolidated verdicts; no majority = tie",
-        **by,
+        **extra,
+    )
+
+
+def _length_difference(frame: AnalysisFrame, contrast: tuple[str, str]) -> pd.Series | None:
+    """Per item, the treatment response's length minus the control's (None without lengths)."""
+    if frame.items.empty:
+        return None
+    wide = frame.items.pivot_table(index="query_id", columns="arm", values="length")
+    if not set(contrast) <= set(wide.columns):
+        return None
+    diff = (wide[contrast[1]] - wide[contrast[0]]).dropna()
+    return diff if len(diff) else None
+
+
+def _length_controlled(
+    labels: pd.Series, lengths: pd.Series, contrast: tuple[str, str], options: AnalysisOptions
+) -> LengthControlledMetric:
+    """Treatment's win rate at equal length (ties half), keyed by item in ``labels``' index."""
+    control, treatment = contrast
+    known = labels[labels.isin([control, treatment, "tie"]) & labels.index.isin(lengths.index)]
+    outcome = (known == treatment).astype(float) + 0.5 * (known == "tie").astype(float)
+    return attempt(
+        LengthControlledMetric,
+        stats.length_controlled_win_rate,
+        outcome.to_numpy(),
+        lengths.reindex(known.index).to_numpy(dtype=float),
+        n=len(known),
+        confidence=options.confidence,
     )
 
 

@@ -6,6 +6,7 @@ from jurybox.analysis.model._base import Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
     EffectSizeMetric,
     HeterogeneityMetric,
+    LengthControlledMetric,
     McNemarMetric,
     RankBiserialMetric,
     TOSTMetric,
@@ -84,13 +85,17 @@ class PreferenceWinRate(WinRateMetric):
 
 
 class EffectPreferences(Section):
-    """Pairwise effects per judge, for the panel's majority, by category and difficulty."""
+    """Pairwise effects per judge, for the panel's majority, by category and difficulty; the
+    length-controlled win rates (per judge and panel) beside the raw ones where items give the
+    responses' lengths."""
 
     judges: dict[str, PreferenceWinRate] | None = None
     panel: PreferenceWinRate | None = None
     panel_method: str | None = None
     by_category: dict[str, PreferenceWinRate] | None = None
     by_difficulty: dict[str, PreferenceWinRate] | None = None
+    length_controlled: dict[str, LengthControlledMetric] | None = None
+    panel_length_controlled: LengthControlledMetric | None = None
 
 
 class Effects(Section):

@@ -12,6 +12,7 @@ from typing import ClassVar
 from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.stats.alpha_ci import AlphaInterval
 from jurybox.stats.gwet import GwetResult
+from jurybox.stats.length_control import LengthControlledWinRate
 from jurybox.stats.related import FriedmanResult, PairedPositionResult
 from jurybox.stats.results import (
     AlphaResult,
@@ -335,3 +336,19 @@ class HeterogeneityMetric(Metric):
     epsilon_squared: Number | None = None
     effects: list[SubgroupEffectRow] | None = None
     alpha: Number | None = None
+
+
+class LengthControlledMetric(Metric):
+    """``LengthControlledWinRate`` (AlpacaEval-style GLM on the length difference), headline
+    ``estimate``; the raw rate beside it."""
+
+    result_type: ClassVar[type | None] = LengthControlledWinRate
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    raw_rate: Number | None = None
+    raw_ci_low: Number | None = None
+    raw_ci_high: Number | None = None
+    length_coef: Number | None = None
+    length_p_value: Number | None = None
+    length_scale: Number | None = None
+    confidence: Number | None = None
