@@ -221,3 +221,47 @@ def test_retests_without_an_original_are_reported() -> None:
     report = analyze([record])
     retest = get(report, "reliability.test_retest")
     assert retest["status"] == "skipped" and retest["n_retest_records"] == 1
+
+
+def _swapped_retest_records() -> list[JudgeRecord]:
+    """One judge, two items; each retest gives each arm the other arm's score."""
+    records = []
+    for qid in ("q1", "q2"):
+        first, swapped = {"control": 3.0, "treatment": 7.0}, {"control": 7.0, "treatment": 3.0}
+        for retest, scores in ((False, first), (True, swapped)):
+            for arm, score in scores.items():
+                record = _rubric(
+                    qid, "j", arm, {"accuracy": score}, retest=retest, overall={arm: score}
+                )
+                suffix = "|retest" if retest else ""
+                records.append(JudgeRecord(**{**record.__dict__, "key": record.key + suffix}))
+    return records
+
+
+def test_a_retest_that_swaps_the_arms_scores_is_reported_not_a_crash() -> None:
+    report = analyze(_swapped_retest_records())
+    assert_valid_report(report)
+    retest = get(report, "reliability.test_retest")
+    assert retest["status"] == "computed" and retest["n_retest_records"] == 4
+    icc = retest["judges"]["j"]
+    # Every target's mean is 5: ICC(2,1) is undefined, kept in place with the reason.
+    assert icc["value"] is None and "undefined" in icc["reason"]
+    assert retest["dimensions"]["accuracy"]["reason"] == icc["reason"]
+    checks = {c["check"]: c for c in report["verdict"]["judges"]["j"]["checks"]}
+    assert checks["retest"]["status"] == "skipped" and checks["retest"]["message"]
+
+
+def test_a_retest_equal_to_its_test_gives_icc_one_and_a_passed_check() -> None:
+    records = []
+    for i, s in enumerate((2.0, 5.0, 8.0)):
+        for retest in (False, True):
+            record = _rubric(
+                f"q{i}", "j", "control", {"accuracy": s}, retest=retest, overall={"control": s}
+            )
+            suffix = "|retest" if retest else ""
+            records.append(JudgeRecord(**{**record.__dict__, "key": record.key + suffix}))
+    report = analyze(records)
+    assert_valid_report(report)
+    assert get(report, "reliability.test_retest.judges.j.value") == pytest.approx(1.0)
+    checks = {c["check"]: c for c in report["verdict"]["judges"]["j"]["checks"]}
+    assert checks["retest"]["status"] == "pass"

@@ -21,6 +21,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from jurybox.analysis.model import Metric, Model, Skipped
+from jurybox.analysis.options import AnalysisOptions
 
 TOTAL = "total"  # the pseudo-dimension holding a record's overall score
 
@@ -73,6 +74,24 @@ def attempt(model: type[M], fn: Callable[..., Any], *args: Any, n: int, **kwargs
     if caught:
         data["warnings"] = [str(w.message) for w in caught]
     return model.model_validate(data)
+
+
+def score_categories(
+    values: np.ndarray[Any, Any] | pd.Series, options: AnalysisOptions
+) -> tuple[list[int] | None, str]:
+    """The ordered categories weighted kappa and AC2 weigh over, and how they were chosen.
+
+    The declared scale (``options.score_scale``) when given; else the span of the observed
+    scores when they are whole numbers; else None (the scores are not ordinal categories).
+    """
+    numbers = pd.to_numeric(pd.Series(np.asarray(values).ravel()), errors="coerce").dropna()
+    if options.score_scale is not None:
+        low, high = options.score_scale
+        return list(range(low, high + 1)), f"over the declared scale {low}-{high}"
+    if numbers.empty or not (numbers == numbers.round()).all():
+        return None, "scores are not whole numbers"
+    low, high = int(numbers.min()), int(numbers.max())
+    return list(range(low, high + 1)), f"over the observed span {low}-{high} (no declared scale)"
 
 
 def with_fields(model: T, **fields: Any) -> T:

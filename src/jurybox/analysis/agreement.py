@@ -2,19 +2,28 @@
 percent agreement.
 
 A unit is what every judge saw identically: item x presentation order x repeat (x arm for
-scores); retests are left to reliability. Preferences are nominal (arm or tie), scores ordinal.
+scores); retests are left to reliability. Preferences and verdicts are nominal (arm or tie, Pass or
+Fail); whole-number dimension scores are ordinal on the rubric's scale (linear-weighted kappa and
+Gwet's AC2 over every point of it); the total, a weighted mean, is interval (alpha and ICC, never
+kappa or shared labels on means). Alpha carries a BCa bootstrap interval over units.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, with_fields
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    score_categories,
+    unavailable,
+    with_fields,
+)
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.agreement import (
     Agreement,
@@ -24,8 +33,11 @@ from jurybox.analysis.model.agreement import (
     ScoreAgreement,
 )
 from jurybox.analysis.model.metrics import (
+    AlphaIntervalMetric,
     AlphaMetric,
     FleissKappaMetric,
+    GwetMetric,
+    ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
     ProportionMetric,
@@ -33,6 +45,10 @@ from jurybox.analysis.model.metrics import (
 from jurybox.analysis.options import AnalysisOptions
 
 B = TypeVar("B", bound=AgreementBlock)
+# The alpha bootstrap (BCa, with a leave-one-unit-out jackknife) takes ~1.5 s at 1000 units.
+ALPHA_CI_MAX_UNITS = 1000
+# (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
+Scale = tuple[Literal["linear"] | None, list[int] | None, str]
 
 PREF_UNIT = ["query_id", "order", "repeat"]
 SCORE_UNIT = ["query_id", "order", "arm", "repeat"]
@@ -62,25 +78,38 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
 
-def _pair_metrics(matrix: pd.DataFrame, confidence: float) -> list[PairAgreement]:
+def _pair_metrics(
+    matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
+) -> list[PairAgreement]:
+    weights, categories, note = scale
     out = []
     for first, second in combinations(matrix.columns, 2):
         both = matrix[[first, second]].dropna()
         a, b = both[first].to_numpy(), both[second].to_numpy()
         n = len(both)
+        kappa = attempt(
+            KappaMetric,
+            stats.cohen_kappa,
+            a,
+            b,
+            weights,
+            categories=categories,
+            n=n,
+            confidence=options.confidence,
+        )
+        if note and kappa.method is not None:
+            kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
         out.append(
             PairAgreement(
                 raters=[str(first), str(second)],
-                cohen_kappa=attempt(
-                    KappaMetric, stats.cohen_kappa, a, b, n=n, confidence=confidence
-                ),
+                cohen_kappa=kappa,
                 percent_agreement=attempt(
                     PercentAgreementMetric,
                     stats.percent_agreement,
                     a,
                     b,
                     n=n,
-                    confidence=confidence,
+                    confidence=options.confidence,
                 ),
             )
         )
@@ -127,24 +156,109 @@ def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
     )
 
 
-def agreement_block(matrix: pd.DataFrame, level: str, confidence: float, kind: type[B]) -> B:
-    """Every agreement statistic of one units x raters matrix, as a ``kind`` section."""
+def _gwet(matrix: pd.DataFrame, scale: Scale) -> GwetMetric:
+    weights, categories, note = scale
+    labels = matrix.T.astype(object).to_numpy()
+    metric = attempt(
+        GwetMetric, stats.gwet_ac, labels, weights, categories=categories, n=len(matrix)
+    )
+    if note and metric.method is not None:
+        metric = with_fields(metric, method=f"{metric.method}, {weights} weights {note}")
+    return metric
+
+
+def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B]) -> B:
+    """Continuous values (means): alpha and ICC(2,1); no kappa, Fleiss or shared labels."""
+    complete = matrix.dropna()
+    return kind.of(
+        level="interval",
+        n_units=len(matrix),
+        n_complete_units=len(complete),
+        krippendorff_alpha=attempt(
+            AlphaMetric,
+            stats.krippendorff_alpha,
+            _codes(matrix, "interval"),
+            "interval",
+            n=len(matrix),
+        ),
+        krippendorff_alpha_ci=_alpha_ci(matrix, "interval", options),
+        icc=attempt(
+            ICCMetric,
+            stats.icc,
+            complete.to_numpy(dtype=float),
+            "2,1",
+            n=len(complete),
+            confidence=options.confidence,
+        ),
+    )
+
+
+def _alpha_ci(matrix: pd.DataFrame, level: str, options: AnalysisOptions) -> AlphaIntervalMetric:
+    if len(matrix) > ALPHA_CI_MAX_UNITS:
+        return unavailable(
+            AlphaIntervalMetric,
+            f"bootstrap interval computed up to {ALPHA_CI_MAX_UNITS} units ({len(matrix)} here: "
+            "its cost grows with units x distinct values; the point alpha stands)",
+            len(matrix),
+        )
+    return attempt(
+        AlphaIntervalMetric,
+        stats.krippendorff_alpha_ci,
+        _codes(matrix, level),
+        level,
+        n=len(matrix),
+        confidence=options.confidence,
+        rng=options.seed,
+    )
+
+
+def agreement_block(
+    matrix: pd.DataFrame,
+    level: str,
+    options: AnalysisOptions,
+    kind: type[B],
+    *,
+    categories: list[int] | None = None,
+    scope: str = "",
+) -> B:
+    """Every agreement statistic of one units x raters matrix, as a ``kind`` section.
+
+    ``level`` is nominal (labels), ordinal (scores on ``categories``, the scale weighted kappa
+    and AC2 weigh over; ``scope`` says where it came from) or interval (continuous values).
+    """
     matrix = matrix.dropna(how="all")
     if matrix.shape[1] < 2:
         return kind.skip("fewer than two judges rated these units")
     if matrix.empty:
         return kind.skip("no unit was rated")
-    coded = _codes(matrix, level)
+    if level == "interval":
+        return _interval_block(matrix, options, kind)
+    ordinal = level == "ordinal"
+    scale: Scale = ("linear", categories, scope) if ordinal else (None, None, "")
     return kind.of(
         level=level,
         n_units=len(matrix),
         n_complete_units=len(matrix.dropna()),
         krippendorff_alpha=attempt(
-            AlphaMetric, stats.krippendorff_alpha, coded, level, n=len(matrix)
+            AlphaMetric, stats.krippendorff_alpha, _codes(matrix, level), level, n=len(matrix)
         ),
         fleiss_kappa=_fleiss(matrix),
-        percent_agreement=_all_agree(matrix, confidence),
-        pairs=_pair_metrics(matrix, confidence),
+        percent_agreement=_all_agree(matrix, options.confidence),
+        pairs=_pair_metrics(matrix, options, scale),
+        krippendorff_alpha_ci=_alpha_ci(matrix, level, options),
+        gwet_ac=_gwet(matrix, scale),
+    )
+
+
+def _score_block(frame: AnalysisFrame, dim: str, options: AnalysisOptions) -> AgreementBlock:
+    """Whole-number dimension scores are ordinal on the scale; the total (a weighted mean) and
+    fractional scores are interval."""
+    matrix = score_matrix(frame, dim)
+    categories, scope = score_categories(matrix.to_numpy(), options)
+    if dim == TOTAL or categories is None:
+        return agreement_block(matrix, "interval", options, AgreementBlock)
+    return agreement_block(
+        matrix, "ordinal", options, AgreementBlock, categories=categories, scope=scope
     )
 
 
@@ -160,9 +274,7 @@ def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreeme
     verdicts = verdict_matrix(frame)
     dims = (*frame.dimensions, TOTAL)
     score_blocks: dict[str, AgreementBlock] = {
-        dim: agreement_block(
-            score_matrix(frame, dim), "ordinal", options.confidence, AgreementBlock
-        )
+        dim: _score_block(frame, dim, options)
         for dim in dims
         if (frame.scores["dimension"] == dim).any()
     }
@@ -173,13 +285,13 @@ def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreeme
             verdicts="item x arm x criterion x repeat",
         ),
         judges=[str(j) for j in sorted(judges)],
-        preferences=agreement_block(prefs, "nominal", options.confidence, AgreementBlock)
+        preferences=agreement_block(prefs, "nominal", options, AgreementBlock)
         if not prefs.empty
         else AgreementBlock.skip("no pairwise preferences in the records"),
         scores=ScoreAgreement.of(dimensions=score_blocks)
         if score_blocks
         else ScoreAgreement.skip("no scores in the records"),
-        verdicts=agreement_block(verdicts, "nominal", options.confidence, AgreementBlock)
+        verdicts=agreement_block(verdicts, "nominal", options, AgreementBlock)
         if not verdicts.empty
         else AgreementBlock.skip("no criterion verdicts in the records"),
     )

@@ -3,11 +3,15 @@
 Position bias has three readings. Swap consistency: the share of pairs judged in both orders
 where the judge prefers the same arm both times. First-position rate: among decisive verdicts
 (not ties), the share that went to whatever was shown first, with an exact binomial test against
-0.5 (Holm-adjusted across judges). Score order effect: per dimension, the score an arm gets when
-shown first minus when shown second, tested with Wilcoxon signed-rank.
+0.5 (Holm-adjusted across judges). Paired position test (primary where pairs were judged in both
+orders): among pairs whose winner flipped with the order, the share won by the first-shown
+response both times, exact sign test (Holm across judges). Score order effect: per dimension, the
+score an arm gets when shown first minus when shown second, tested with Wilcoxon signed-rank.
 """
 
 from __future__ import annotations
+
+from typing import TypeVar
 
 import pandas as pd
 
@@ -19,6 +23,7 @@ from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.bias import (
     Bias,
     FirstPositionRate,
+    PairedPosition,
     Position,
     PositionJudge,
     ScoreOrderEffect,
@@ -89,14 +94,41 @@ def _first_position(
     return _with_holm(out, options.alpha)
 
 
-def _with_holm(
-    metrics: dict[str, FirstPositionRate | Skipped], alpha: float
-) -> dict[str, FirstPositionRate | Skipped]:
+def _paired_position(
+    ok: pd.DataFrame, options: AnalysisOptions
+) -> dict[str, PairedPosition | Skipped]:
+    """Per judge, the exact sign test on pairs decided in both orders (ties dropped)."""
+    decisive = ok[ok["positions_shown"] & (ok["n_positions"] == 2)]
+    decisive = decisive[decisive["preference"].isin(["A", "B"])]
+    wide = decisive.drop_duplicates(["judge", "query_id", "repeat", "first_arm"]).pivot(
+        index=["judge", "query_id", "repeat"], columns="first_arm", values="preference"
+    )
+    out: dict[str, PairedPosition | Skipped] = {}
+    if wide.shape[1] != 2:
+        return out
+    both = wide.dropna()
+    for judge, rows in both.groupby(level="judge"):
+        first = rows == "A"
+        out[str(judge)] = attempt(
+            PairedPosition,
+            stats.paired_position_test,
+            first.iloc[:, 0].to_numpy(),
+            first.iloc[:, 1].to_numpy(),
+            n=len(rows),
+            confidence=options.confidence,
+        )
+    return _with_holm(out, options.alpha)
+
+
+P = TypeVar("P", FirstPositionRate, PairedPosition)
+
+
+def _with_holm(metrics: dict[str, P | Skipped], alpha: float) -> dict[str, P | Skipped]:
     """Every metric with ``p_holm`` (Holm-adjusted across the ones with a p-value, else None)."""
     tested = {
         k: m.p_value
         for k, m in metrics.items()
-        if isinstance(m, FirstPositionRate) and m.p_value is not None
+        if not isinstance(m, Skipped) and m.p_value is not None
     }
     adjusted = (
         dict(zip(tested, stats.holm(list(tested.values()), alpha=alpha).adjusted, strict=True))
@@ -160,6 +192,7 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
         )
     pairs = order_pairs(frame)
     first = _first_position(ok, options)
+    paired = _paired_position(ok, options)
     judges: dict[str, PositionJudge] = {}
     for judge in frame.judges:
         own = pairs[pairs["judge"] == judge] if not pairs.empty else pairs
@@ -169,6 +202,8 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
             else skipped("no item was judged in both orders (position_bias_mode is not 'both')"),
             first_position_rate=first.get(judge) or skipped("no decisive two-way verdict"),
             score_order_effect=_score_order_effect(frame, judge),
+            paired_position_test=paired.get(judge)
+            or skipped("no decisive verdict on a pair judged in both orders"),
         )
     return Position.of(judges=judges, top_position_rate=_top_position(ok, options))
 

@@ -13,7 +13,7 @@ failed judgments as wrong (the convention of LLMBar's and JudgeBench's published
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from jurybox.analysis._common import (
     TOTAL,
     attempt,
     majority_vote,
+    score_categories,
     skipped,
     with_fields,
 )
@@ -67,7 +68,7 @@ def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnn
     matrix = annotators.drop_duplicates(["query_id", "annotator"]).pivot(
         index="query_id", columns="annotator", values="label"
     )
-    block = agreement_block(matrix, "nominal", options.confidence, InterAnnotator)
+    block = agreement_block(matrix, "nominal", options, InterAnnotator)
     majority = majority_vote(annotators, "query_id", "label")
     counts = majority.dropna().value_counts()
     return block.model_copy(
@@ -115,6 +116,28 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
     return HumanPreferences.of(judges=judges, n_labelled=len(gold))
 
 
+def _weighted(
+    a: pd.Series,
+    b: pd.Series,
+    weights: Literal["linear", "quadratic"],
+    scale: tuple[list[int] | None, str],
+    options: AnalysisOptions,
+) -> KappaMetric:
+    """Weighted kappa over every point of the scale (the declared one, else the observed span)."""
+    categories, scope = scale
+    metric = attempt(
+        KappaMetric,
+        stats.cohen_kappa,
+        a.to_numpy(),
+        b.to_numpy(),
+        weights,
+        categories=categories,
+        n=len(a),
+        confidence=options.confidence,
+    )
+    return with_fields(metric, method=f"{metric.method}; {scope}") if metric.method else metric
+
+
 def _round_half_up(values: pd.Series) -> pd.Series:
     return pd.Series(np.floor(values.to_numpy(float) + 0.5), index=values.index)
 
@@ -131,16 +154,12 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
         )
         for judge, rows in merged.groupby("judge"):
             a, b = _round_half_up(rows["score"]), rows["score_human"]
-            weighted = attempt(
-                KappaMetric,
-                stats.cohen_kappa,
-                a.to_numpy(),
-                b.to_numpy(),
-                "quadratic",
-                n=len(rows),
-                confidence=options.confidence,
+            scale = score_categories(pd.concat([a, b]).to_numpy(), options)
+            metric = with_fields(
+                _kappa(a, b, options, DimensionKappa),
+                weighted_linear=_weighted(a, b, "linear", scale, options),
+                weighted_quadratic=_weighted(a, b, "quadratic", scale, options),
             )
-            metric = with_fields(_kappa(a, b, options, DimensionKappa), weighted_quadratic=weighted)
             dims.setdefault(str(judge), {})[dim] = metric
             if dim == TOTAL:
                 icc[str(judge)] = attempt(

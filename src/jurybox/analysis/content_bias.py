@@ -6,7 +6,8 @@ read as verbosity bias), and OLS ``score ~ length + C(arm)``. Pairwise: how ofte
 response wins, and a logit of "treatment preferred" on the length difference (its intercept
 absorbs the treatment effect).
 
-Leniency: per-judge means on the responses every judge scored, their range, and Kruskal-Wallis
+Leniency: per-judge means on the responses every judge scored, their range, Friedman with
+Kendall's W on those responses (related samples, the primary test), and Kruskal-Wallis
 across judges.
 """
 
@@ -32,6 +33,7 @@ from jurybox.analysis._common import (
 )
 from jurybox.analysis.agreement import score_matrix
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.bias import (
     Fit,
     JudgeMean,
@@ -44,7 +46,12 @@ from jurybox.analysis.model.bias import (
     VerbosityPreferences,
     VerbosityScores,
 )
-from jurybox.analysis.model.metrics import BinomialTestMetric, CorrelationMetric, KruskalMetric
+from jurybox.analysis.model.metrics import (
+    BinomialTestMetric,
+    CorrelationMetric,
+    FriedmanMetric,
+    KruskalMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -213,7 +220,42 @@ def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Verbosi
             )
     if not judges:
         return Verbosity.skip("no score or preference matches an item's responses")
-    return Verbosity.of(length_unit="characters", judges=judges)
+    return Verbosity.of(
+        length_unit="characters",
+        judges=_holm_verbosity(judges, options),
+        multiplicity="detected: Holm-adjusted p (p_holm) < alpha over every judge's score and "
+        "preference tests together",
+    )
+
+
+def _verbosity_p(part: VerbosityScores | VerbosityPreferences) -> float | None:
+    """The p-value behind a part's "detected" flag (see the two builders above)."""
+    if isinstance(part, VerbosityScores):
+        test = part.partial_spearman if part.partial_spearman.value is not None else part.spearman
+        return test.p_value
+    chosen = part.logit if part.detected_by == "logit" else part.longer_preferred
+    return chosen.p_value
+
+
+def _holm_verbosity(
+    judges: dict[str, VerbosityJudge], options: AnalysisOptions
+) -> dict[str, VerbosityJudge]:
+    """Every judge's "detected" flags with Holm's correction over the whole family of tests."""
+    tests = [
+        (judge, name, p)
+        for judge, entry in judges.items()
+        for name in ("scores", "preferences")
+        if (part := getattr(entry, name)) is not None and (p := _verbosity_p(part)) is not None
+    ]
+    if not tests:
+        return judges
+    holm = stats.holm([p for _, _, p in tests], alpha=options.alpha)
+    out = dict(judges)
+    for (judge, name, _), adjusted in zip(tests, holm.adjusted, strict=True):
+        part = getattr(out[judge], name)
+        flagged = with_fields(part, p_holm=adjusted, detected=bool(adjusted < options.alpha))
+        out[judge] = with_fields(out[judge], **{name: flagged})
+    return out
 
 
 def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:
@@ -262,6 +304,7 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Leniency
             method=method,
             range=skipped("a single judge: no range across judges"),
             kruskal_wallis=skipped("a single judge"),
+            friedman=skipped("a single judge"),
         )
     groups = [common[j].dropna().to_numpy() for j in common.columns]
     spread = LeniencyRange(
@@ -279,7 +322,17 @@ def analyze_leniency(frame: AnalysisFrame, options: AnalysisOptions) -> Leniency
         kruskal_wallis=attempt(
             KruskalMetric, stats.kruskal_wallis, *groups, n=int(sum(map(len, groups)))
         ),
+        friedman=_friedman(matrix),
     )
+
+
+def _friedman(matrix: pd.DataFrame) -> FriedmanMetric | Skipped:
+    """Friedman on the units every judge scored: the judges scored the same items (related
+    samples), which Kruskal-Wallis treats as independent groups."""
+    common = matrix.dropna()
+    if matrix.shape[1] < 3:
+        return skipped(f"{matrix.shape[1]} judges: Friedman's test needs three")
+    return attempt(FriedmanMetric, stats.friedman, common.to_numpy(dtype=float), n=len(common))
 
 
 def _finite(x: float) -> float | None:

@@ -14,10 +14,13 @@ with the order is a tie; ties count half), per judge and for the panel's majorit
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Hashable, Mapping
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from jurybox import stats
 from jurybox.analysis._common import (
@@ -42,7 +45,13 @@ from jurybox.analysis.model.effects import (
     PreferenceWinRate,
     Subgroup,
 )
-from jurybox.analysis.model.metrics import EffectSizeMetric, RankBiserialMetric, TOSTMetric
+from jurybox.analysis.model.metrics import (
+    EffectSizeMetric,
+    HeterogeneityMetric,
+    LengthControlledMetric,
+    RankBiserialMetric,
+    TOSTMetric,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
@@ -176,7 +185,40 @@ def _by_metadata(
             )
         else:
             out[str(value)] = _subgroup(frame, pd.Index(qids), contrast, options)
-    return ByMetadata.of(groups=out)
+    tested = {str(v): q for v, q in groups.items() if len(q) >= options.min_items}
+    return ByMetadata.of(groups=out, heterogeneity=_heterogeneity(frame, tested, contrast, options))
+
+
+def _heterogeneity(
+    frame: AnalysisFrame,
+    groups: dict[str, Any],
+    contrast: tuple[str, str],
+    options: AnalysisOptions,
+) -> dict[str, HeterogeneityMetric]:
+    """Per dimension: Kruskal-Wallis of the per-item effects (treatment minus control) across
+    the subgroups with at least min_items items, each subgroup's Wilcoxon Holm-adjusted."""
+    control, treatment = contrast
+    out: dict[str, HeterogeneityMetric] = {}
+    for dim in (*frame.dimensions, TOTAL):
+        wide = item_arm_scores(frame, dim)
+        if not {control, treatment} <= set(wide.columns):
+            continue
+        diff = (wide[treatment] - wide[control]).dropna()
+        found = {name: diff[_in_items(diff.index, q)].to_numpy() for name, q in groups.items()}
+        samples: dict[Hashable, ArrayLike] = {name: d for name, d in found.items() if len(d)}
+        n_items = int(sum(len(d) for d in found.values()))
+        out[dim] = attempt(
+            HeterogeneityMetric, _plain_heterogeneity, samples, options.alpha, n=n_items
+        )
+    return out
+
+
+def _plain_heterogeneity(samples: Mapping[Hashable, ArrayLike], alpha: float) -> Any:
+    """``subgroup_heterogeneity`` with its per-subgroup rows as mappings (the report's JSON
+    conversion flattens dataclass fields, not tuples of dataclasses)."""
+    result = stats.subgroup_heterogeneity(samples, alpha=alpha)
+    rows = tuple(dataclasses.asdict(effect) for effect in result.effects)
+    return dataclasses.replace(result, effects=cast(Any, rows))
 
 
 def _equivalence(
@@ -265,11 +307,51 @@ def _preferences(
             meta = frame.items.drop_duplicates("query_id").set_index("query_id")[column]
             groups = panel.groupby(panel.index.get_level_values("query_id").map(meta.to_dict()))
             by[f"by_{column}"] = {str(k): _win_rate(g, contrast, options) for k, g in groups}
+    extra: dict[str, object] = dict(by)
+    lengths = _length_difference(frame, contrast)
+    if lengths is not None:
+        extra["length_controlled"] = {
+            str(j): _length_controlled(
+                rows.set_index("query_id")["label"], lengths, contrast, options
+            )
+            for j, rows in cons.groupby("judge")
+        }
+        extra["panel_length_controlled"] = _length_controlled(
+            panel.droplevel("repeat"), lengths, contrast, options
+        )
     return EffectPreferences.of(
         judges=judges,
         panel=_win_rate(panel, contrast, options),
         panel_method="majority of the judges' consolidated verdicts; no majority = tie",
-        **by,
+        **extra,
+    )
+
+
+def _length_difference(frame: AnalysisFrame, contrast: tuple[str, str]) -> pd.Series | None:
+    """Per item, the treatment response's length minus the control's (None without lengths)."""
+    if frame.items.empty:
+        return None
+    wide = frame.items.pivot_table(index="query_id", columns="arm", values="length")
+    if not set(contrast) <= set(wide.columns):
+        return None
+    diff = (wide[contrast[1]] - wide[contrast[0]]).dropna()
+    return diff if len(diff) else None
+
+
+def _length_controlled(
+    labels: pd.Series, lengths: pd.Series, contrast: tuple[str, str], options: AnalysisOptions
+) -> LengthControlledMetric:
+    """Treatment's win rate at equal length (ties half), keyed by item in ``labels``' index."""
+    control, treatment = contrast
+    known = labels[labels.isin([control, treatment, "tie"]) & labels.index.isin(lengths.index)]
+    outcome = (known == treatment).astype(float) + 0.5 * (known == "tie").astype(float)
+    return attempt(
+        LengthControlledMetric,
+        stats.length_controlled_win_rate,
+        outcome.to_numpy(),
+        lengths.reindex(known.index).to_numpy(dtype=float),
+        n=len(known),
+        confidence=options.confidence,
     )
 
 

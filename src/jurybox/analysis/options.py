@@ -31,6 +31,9 @@ class AnalysisOptions:
             the OLS coefficient, so that the slope is readable.
         min_items: Fewest paired items a subgroup (category, difficulty) needs to be tested.
         seed: Seed of every stochastic step (bootstrap intervals, Dawid-Skene initialisation).
+        score_scale: The rubric's declared (min, max) integer scale: weighted kappa and AC2 on
+            scores weigh disagreements over every point of it, used or not. Without it, the
+            span of the integer scores observed stands in (the report's ``method`` says which).
         thresholds: Where the trust verdict's checks pass, warn or fail (``TrustThresholds``).
     """
 
@@ -43,6 +46,7 @@ class AnalysisOptions:
     verbosity_unit_chars: int = 100
     min_items: int = 5
     seed: int = 0
+    score_scale: tuple[int, int] | None = None
     thresholds: TrustThresholds = field(default_factory=TrustThresholds)
 
     def __post_init__(self) -> None:
@@ -56,10 +60,15 @@ class AnalysisOptions:
             raise ValueError("verbosity_unit_chars must be > 0")
         if self.min_items < 2:
             raise ValueError(f"min_items must be >= 2, got {self.min_items}")
+        if self.score_scale is not None and not self.score_scale[0] < self.score_scale[1]:
+            raise ValueError(
+                f"score_scale must be (min, max) with min < max, got {self.score_scale}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready echo of the options, for the report."""
         data = asdict(self)
         data["judge_families"] = dict(self.judge_families)
         data["thresholds"] = self.thresholds.model_dump()
+        data["score_scale"] = list(self.score_scale) if self.score_scale is not None else None
         return data

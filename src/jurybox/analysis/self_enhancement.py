@@ -8,7 +8,8 @@ keeps one judge's self-preference from leaking into another's baseline.
 
 Scores (``judges``): the judge's score minus the neutral judges' mean on the same response,
 own-family responses against the rest (Kruskal-Wallis); "detected" needs a positive excess and
-p < alpha. ``by_author``: Kruskal-Wallis across judges of the scores of each author's responses.
+Holm-adjusted p < alpha over every judge's score and preference tests (``p_holm``).
+``by_author``: Kruskal-Wallis across judges of the scores of each author's responses.
 
 Preferences (``preferences``): on pairs where exactly one response is the judge's family's,
 the judge's pick of that response (1, tie 0.5, 0; consolidated verdicts, flip = tie) against the
@@ -248,9 +249,41 @@ def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancem
     prefs = _preference_section(frame, options)
     if scores.status == "skipped" and prefs.status == "skipped":
         return SelfEnhancement.skip(f"{scores.reason}; {prefs.reason}")
+    judges, prefs = _holm(scores.judges or {}, prefs, options)
     return SelfEnhancement.of(
-        judges=scores.judges or {},
+        judges=judges,
         by_author=scores.by_author or {},
         scores_reason=scores.reason,
         preferences=prefs,
+        multiplicity="detected: positive excess and Holm-adjusted p (p_holm) < alpha over every "
+        "judge's score and preference tests together",
     )
+
+
+def _holm(
+    judges: dict[str, SelfScores | SelfScoresSkipped],
+    prefs: SelfPreferences,
+    options: AnalysisOptions,
+) -> tuple[dict[str, SelfScores | SelfScoresSkipped], SelfPreferences]:
+    """The "detected" flags with Holm's correction over the whole family of tests."""
+    entries: list[tuple[str, SelfScores | SelfPreference]] = [
+        (j, e) for j, e in judges.items() if isinstance(e, SelfScores)
+    ]
+    entries += list((prefs.judges or {}).items())
+    tested = [(j, e) for j, e in entries if e.relative_test.p_value is not None]
+    if not tested:
+        return judges, prefs
+    holm = stats.holm(
+        [float(e.relative_test.p_value or 0) for *_, e in tested], alpha=options.alpha
+    )
+    out_scores, out_prefs = dict(judges), dict(prefs.judges or {})
+    for (judge, entry), adjusted in zip(tested, holm.adjusted, strict=True):
+        excess = entry.excess if isinstance(entry, SelfPreference) else entry.relative_test.excess
+        detected = None if excess is None else bool(adjusted < options.alpha and excess > 0)
+        if isinstance(entry, SelfPreference):
+            out_prefs[judge] = with_fields(entry, p_holm=adjusted, detected=detected)
+        else:
+            out_scores[judge] = with_fields(entry, p_holm=adjusted, detected=detected)
+    if prefs.judges is not None:
+        prefs = with_fields(prefs, judges=out_prefs)
+    return out_scores, prefs

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from jurybox.analysis.model._base import Model, Section
 from jurybox.analysis.model.metrics import (
+    AlphaIntervalMetric,
     AlphaMetric,
     FleissKappaMetric,
+    GwetMetric,
+    ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
     ProportionMetric,
@@ -21,7 +24,13 @@ class PairAgreement(Model):
 
 
 class AgreementBlock(Section):
-    """Every agreement statistic of one units x raters matrix."""
+    """Every agreement statistic of one units x raters matrix.
+
+    Labels (preferences, verdicts, ordinal scores) get kappa, percent agreement and Gwet's AC
+    (AC2, linear weights, on ordinal scores); interval data (the continuous ``total``) gets no
+    kappa on means: ICC(2,1) over the complete units instead. Every block has alpha, with its
+    bootstrap interval in ``krippendorff_alpha_ci``.
+    """
 
     level: str | None = None
     n_units: int | None = None
@@ -30,6 +39,9 @@ class AgreementBlock(Section):
     fleiss_kappa: FleissKappaMetric | None = None
     percent_agreement: ProportionMetric | None = None
     pairs: list[PairAgreement] | None = None
+    krippendorff_alpha_ci: AlphaIntervalMetric | None = None
+    gwet_ac: GwetMetric | None = None
+    icc: ICCMetric | None = None
 
 
 class AgreementUnits(Model):

@@ -8,7 +8,9 @@ from jurybox.analysis.model._base import Metric, Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
     BinomialTestMetric,
     CorrelationMetric,
+    FriedmanMetric,
     KruskalMetric,
+    PairedPositionMetric,
     WilcoxonMetric,
 )
 from jurybox.analysis.model.self_enhancement import SelfEnhancement
@@ -62,12 +64,20 @@ class ScoreOrderEffect(WilcoxonMetric):
     difference: str | None = None
 
 
+class PairedPosition(PairedPositionMetric):
+    """The paired position test (Holm-adjusted across judges): primary where the judge saw the
+    pairs in both orders; the binomial ``first_position_rate`` treats the orders as independent."""
+
+    p_holm: Number | None = None
+
+
 class PositionJudge(Model):
     """One judge's position bias."""
 
     swap_consistency: SwapConsistency | Skipped
     first_position_rate: FirstPositionRate | Skipped
     score_order_effect: dict[str, ScoreOrderEffect]
+    paired_position_test: PairedPosition | Skipped | None = None
 
 
 class Position(Section):
@@ -115,6 +125,7 @@ class VerbosityScores(Model):
     ols: LengthFit
     detected: bool | None
     direction: str | None
+    p_holm: Number | None = None
 
 
 class VerbosityPreferences(Model):
@@ -124,6 +135,7 @@ class VerbosityPreferences(Model):
     logit: Fit
     detected: bool | None
     detected_by: str
+    p_holm: Number | None = None
 
 
 class VerbosityJudge(Model):
@@ -134,10 +146,11 @@ class VerbosityJudge(Model):
 
 
 class Verbosity(Section):
-    """Verbosity bias per judge."""
+    """Verbosity bias per judge; ``multiplicity`` says how the "detected" flags are corrected."""
 
     length_unit: str | None = None
     judges: dict[str, VerbosityJudge] | None = None
+    multiplicity: str | None = None
 
 
 # --- leniency ------------------------------------------------------------------------------
@@ -176,12 +189,14 @@ class LeniencyRange(Metric):
 
 
 class Leniency(Section):
-    """Per-judge score levels, their range and Kruskal-Wallis across judges."""
+    """Per-judge score levels, their range, Friedman (+ Kendall's W) on the units every judge
+    scored (related samples: the primary test) and Kruskal-Wallis across judges beside it."""
 
     judges: dict[str, LeniencyJudge] | None = None
     method: str | None = None
     range: LeniencyRange | Skipped | None = None
     kruskal_wallis: KruskalMetric | Skipped | None = None
+    friedman: FriedmanMetric | Skipped | None = None
 
 
 class Bias(Section):

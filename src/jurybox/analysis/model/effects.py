@@ -5,6 +5,8 @@ from __future__ import annotations
 from jurybox.analysis.model._base import Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
     EffectSizeMetric,
+    HeterogeneityMetric,
+    LengthControlledMetric,
     McNemarMetric,
     RankBiserialMetric,
     TOSTMetric,
@@ -40,9 +42,11 @@ class Subgroup(Model):
 
 
 class ByMetadata(Section):
-    """Subgroups by an item metadata value (category, difficulty)."""
+    """Subgroups by an item metadata value (category, difficulty); ``heterogeneity`` per
+    dimension: does the treatment effect differ across the subgroups (Holm within)?"""
 
     groups: dict[str, Subgroup | Skipped] | None = None
+    heterogeneity: dict[str, HeterogeneityMetric] | None = None
 
 
 class Equivalence(Section):
@@ -81,13 +85,17 @@ class PreferenceWinRate(WinRateMetric):
 
 
 class EffectPreferences(Section):
-    """Pairwise effects per judge, for the panel's majority, by category and difficulty."""
+    """Pairwise effects per judge, for the panel's majority, by category and difficulty; the
+    length-controlled win rates (per judge and panel) beside the raw ones where items give the
+    responses' lengths."""
 
     judges: dict[str, PreferenceWinRate] | None = None
     panel: PreferenceWinRate | None = None
     panel_method: str | None = None
     by_category: dict[str, PreferenceWinRate] | None = None
     by_difficulty: dict[str, PreferenceWinRate] | None = None
+    length_controlled: dict[str, LengthControlledMetric] | None = None
+    panel_length_controlled: LengthControlledMetric | None = None
 
 
 class Effects(Section):

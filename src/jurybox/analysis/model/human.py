@@ -36,9 +36,11 @@ class HumanPreferences(Section):
 
 
 class DimensionKappa(KappaMetric):
-    """Kappa of the judge's rounded mean score against the human score, and its weighted form."""
+    """Kappa of the judge's rounded mean score against the human score, and its weighted forms
+    over the scale: linear (the ordinal default) and quadratic (what the trust verdict reads)."""
 
     weighted_quadratic: KappaMetric | None = None
+    weighted_linear: KappaMetric | None = None
 
 
 class HumanScoreJudge(Model):

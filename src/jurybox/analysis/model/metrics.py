@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from jurybox.analysis.model._base import Label, Metric, Number
+from jurybox.analysis.model._base import Label, Metric, Model, Number
+from jurybox.stats.alpha_ci import AlphaInterval
+from jurybox.stats.gwet import GwetResult
+from jurybox.stats.length_control import LengthControlledWinRate
+from jurybox.stats.related import FriedmanResult, PairedPositionResult
 from jurybox.stats.results import (
     AlphaResult,
     BinomialTestResult,
@@ -31,6 +35,7 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.subgroups import SubgroupHeterogeneity
 
 
 class PercentAgreementMetric(Metric):
@@ -258,4 +263,92 @@ class WinRateMetric(Metric):
     wins: int | None = None
     losses: int | None = None
     ties: int | None = None
+    confidence: Number | None = None
+
+
+class GwetMetric(Metric):
+    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``."""
+
+    result_type: ClassVar[type | None] = GwetResult
+    p_agreement: Number | None = None
+    p_chance: Number | None = None
+    n_units: int | None = None
+    n_categories: int | None = None
+    weights: str | None = None
+
+
+class AlphaIntervalMetric(Metric):
+    """``AlphaInterval`` (Krippendorff's alpha with a BCa bootstrap interval), headline
+    ``alpha``."""
+
+    result_type: ClassVar[type | None] = AlphaInterval
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    level: str | None = None
+    n_units: int | None = None
+    n_bootstrap: int | None = None
+    confidence: Number | None = None
+
+
+class FriedmanMetric(Metric):
+    """``FriedmanResult`` (with Kendall's W), headline ``statistic``."""
+
+    result_type: ClassVar[type | None] = FriedmanResult
+    df: int | None = None
+    p_value: Number | None = None
+    kendall_w: Number | None = None
+    n_blocks: int | None = None
+    n_treatments: int | None = None
+
+
+class PairedPositionMetric(Metric):
+    """``PairedPositionResult`` (exact sign test on pairs whose winner flips with the order),
+    headline ``proportion_first``."""
+
+    result_type: ClassVar[type | None] = PairedPositionResult
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    p_value: Number | None = None
+    n_first_both: int | None = None
+    n_second_both: int | None = None
+    n_discordant: int | None = None
+    n_pairs: int | None = None
+    confidence: Number | None = None
+
+
+class SubgroupEffectRow(Model):
+    """One subgroup's paired differences: median, Wilcoxon p and its Holm adjustment."""
+
+    subgroup: str
+    n: int
+    median_difference: Number | None
+    p_value: Number | None
+    p_holm: Number | None
+
+
+class HeterogeneityMetric(Metric):
+    """``SubgroupHeterogeneity`` (Kruskal-Wallis of per-item effects across subgroups),
+    headline ``p_value``."""
+
+    result_type: ClassVar[type | None] = SubgroupHeterogeneity
+    statistic: Number | None = None
+    df: int | None = None
+    epsilon_squared: Number | None = None
+    effects: list[SubgroupEffectRow] | None = None
+    alpha: Number | None = None
+
+
+class LengthControlledMetric(Metric):
+    """``LengthControlledWinRate`` (AlpacaEval-style GLM on the length difference), headline
+    ``estimate``; the raw rate beside it."""
+
+    result_type: ClassVar[type | None] = LengthControlledWinRate
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    raw_rate: Number | None = None
+    raw_ci_low: Number | None = None
+    raw_ci_high: Number | None = None
+    length_coef: Number | None = None
+    length_p_value: Number | None = None
+    length_scale: Number | None = None
     confidence: Number | None = None

@@ -38,6 +38,7 @@ class Options(Model):
     min_items: int
     seed: int
     thresholds: TrustThresholds
+    score_scale: list[int] | None = None
 
 
 class Report(Model):

@@ -26,6 +26,7 @@ class SelfScores(Model):
     raw_test: KruskalMetric
     relative_test: RelativeTest
     detected: bool | None
+    p_holm: Number | None = None
 
 
 class SelfScoresSkipped(Skipped):
@@ -43,6 +44,7 @@ class SelfPreference(Model):
     excess: Number | None
     relative_test: WilcoxonMetric
     detected: bool | None
+    p_holm: Number | None = None
 
 
 class SelfPreferences(Section):
@@ -59,3 +61,4 @@ class SelfEnhancement(Section):
     by_author: dict[str, KruskalMetric] | None = None
     scores_reason: str | None = None
     preferences: SelfPreferences | None = None
+    multiplicity: str | None = None

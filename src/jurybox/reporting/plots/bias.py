@@ -231,8 +231,10 @@ def agreement_matrix(report: Report) -> PlotSpec:
         return not_applicable(name, title, why(node, "no agreement analysis"))
     block, data = node.preferences, "preferences"
     if block is None or not block.computed or not block.pairs:
+        # The total is interval (no kappa on means): the first dimension with judge pairs.
         dims = (node.scores.dimensions if node.scores else None) or {}
-        block, data = dims.get(TOTAL), "total scores"
+        with_pairs = [d for d, b in dims.items() if d != TOTAL and b.computed and b.pairs]
+        block, data = (dims[with_pairs[0]], f"{with_pairs[0]} scores") if with_pairs else (None, "")
     if block is None or not block.computed or not block.pairs:
         return not_applicable(name, title, "no judge pair rated the same units")
     judges = [str(j) for j in node.judges or []]

@@ -21,7 +21,10 @@ AGREEMENT_COLUMNS = (
     "Level",
     "Units (complete/all)",
     "Krippendorff's α",
+    "α bootstrap [95% CI]",
     "Fleiss' κ",
+    "Gwet's AC1/AC2",
+    "ICC(2,1) [95% CI]",
     "All judges agree [95% CI]",
 )
 PAIR_COLUMNS = ("Judges", "Data", "n", "Cohen's κ [95% CI]", "Percent agreement [95% CI]")
@@ -34,7 +37,7 @@ def _agreement_tables(section: Section, node: Agreement) -> None:
     pairs = section.table(Table("agreement-pairs", "Agreement per judge pair", PAIR_COLUMNS))
     for name, block in _agreement_blocks(node):
         if block is None or not block.computed:
-            table.add(name, *["—"] * 5)
+            table.add(name, *["—"] * (len(AGREEMENT_COLUMNS) - 1))
             table.note(f"{name}: {skip_reason(block) or 'skipped'}")
             continue
         table.add(
@@ -42,7 +45,10 @@ def _agreement_tables(section: Section, node: Agreement) -> None:
             str(block.level or ""),
             fmt_count(block.n_complete_units, block.n_units),
             cell(table, block.krippendorff_alpha, interval=False),
+            cell(table, block.krippendorff_alpha_ci),
             cell(table, block.fleiss_kappa, interval=False),
+            cell(table, block.gwet_ac, interval=False),
+            cell(table, block.icc),
             cell(table, block.percent_agreement),
         )
         _pair_rows(pairs, name, block.pairs or [])
@@ -75,8 +81,9 @@ def _agreement_notes(section: Section, node: Agreement, table: Table) -> None:
     if node.unit is not None:
         units = node.unit.model_dump().items()
         section.notes.append(
-            "Units: " + "; ".join(f"{k}: {v}" for k, v in units) + ". Preferences are "
-            "nominal, scores ordinal."
+            "Units: " + "; ".join(f"{k}: {v}" for k, v in units) + ". Preferences and "
+            "verdicts are nominal; whole-number scores ordinal (linear-weighted κ and Gwet's AC2 "
+            "over the scale); the total, a mean, is interval (α and ICC, no κ on means)."
         )
     table.note("α ≥ 0.667 is Krippendorff's lowest tentative level of reliability.")
 

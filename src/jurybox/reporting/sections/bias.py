@@ -63,12 +63,15 @@ def _position_table(section: Section, position: Position) -> None:
                 "First-position rate [95% CI]",
                 "p (Holm)",
                 "Ties",
+                "Paired: first both times, of flips [95% CI]",
+                "Paired p (Holm)",
             ),
         )
     )
     for judge, entry in (position.judges or {}).items():
         swap = present(entry.swap_consistency)
         first = present(entry.first_position_rate)
+        paired = present(entry.paired_position_test)
         failed = f"{swap.one_failed} / {swap.both_failed}" if swap else "—"
         table.add(
             str(judge),
@@ -77,12 +80,16 @@ def _position_table(section: Section, position: Position) -> None:
             cell(table, entry.first_position_rate),
             fmt_p(first.p_holm if first else None),
             fmt_num(first.ties if first else None),
+            cell(table, entry.paired_position_test),
+            fmt_p(paired.p_holm if paired else None),
         )
     table.note(
         "Swap consistency: the same verdict when the two responses trade places, over pairs "
         "judged successfully in both orders. First-position rate: share of decisive verdicts "
         "for the response shown first (0.5 = no position bias), exact binomial test, Holm "
-        "across judges."
+        "across judges. Paired (the primary test where pairs were judged in both orders): "
+        "among pairs whose winner flipped with the order, the share that went to the "
+        "first-shown response both times, exact sign test, Holm across judges."
     )
 
 
@@ -259,6 +266,13 @@ def _leniency_table(section: Section, node: Leniency) -> None:
         table.note(
             f"Range {fmt_score(spread.value)} (most lenient: {spread.most_lenient}, "
             f"most severe: {spread.most_severe})."
+        )
+    fr = present(node.friedman)
+    if fr is not None and fr.value is not None:
+        table.note(
+            f"Friedman across judges on the responses all scored (related samples): "
+            f"χ² = {fmt_score(fr.value)}, p = {fmt_p(fr.p_value)}, Kendall's W = "
+            f"{fmt_num(fr.kendall_w)}."
         )
     kw = present(node.kruskal_wallis)
     if kw is not None and kw.value is not None:

@@ -95,6 +95,16 @@ def _effect_tables(section: Section, scores: EffectScores) -> None:
         "Difference = treatment − control. Holm across the rubric dimensions of each "
         "subgroup; the total is tested on its own."
     )
+    for column, by in (("category", scores.by_category), ("difficulty", scores.by_difficulty)):
+        het = (by.heterogeneity if by else None) or {}
+        for dim in ordered_dims(het):
+            metric = het[dim]
+            if metric.value is not None:
+                table.note(
+                    f"Does the effect on {label(dim)} differ by {column}? Kruskal–Wallis of "
+                    f"per-item differences: p = {fmt_p(metric.value)}, ε² = "
+                    f"{fmt_num(metric.epsilon_squared)} (Holm across subgroups within)."
+                )
 
 
 def _effect_row(table: Table, group: str, dim: str, test: PairedTests | Skipped) -> None:
@@ -199,9 +209,20 @@ def _win_rates(section: Section, prefs: EffectPreferences) -> None:
         Table(
             id="effects-win-rates",
             title="Win rate of treatment over control",
-            columns=("Subgroup", "Rater", "Wins", "Losses", "Ties", "Win rate [95% CI]"),
+            columns=(
+                "Subgroup",
+                "Rater",
+                "Wins",
+                "Losses",
+                "Ties",
+                "Win rate [95% CI]",
+                "Length-controlled [95% CI]",
+            ),
         )
     )
+    controlled = dict(prefs.length_controlled or {})
+    if prefs.panel_length_controlled is not None:
+        controlled["panel (majority)"] = prefs.panel_length_controlled
     rows: list[tuple[str, str, PreferenceWinRate]] = [
         ("all items", str(j), m) for j, m in (prefs.judges or {}).items()
     ]
@@ -218,10 +239,12 @@ def _win_rates(section: Section, prefs: EffectPreferences) -> None:
             fmt_num(metric.losses),
             fmt_num(metric.ties),
             cell(table, metric),
+            cell(table, controlled.get(rater)) if group == "all items" else "—",
         )
     table.note(
         "Consolidated verdicts: a verdict that flips with the order is a tie; ties count "
-        "half. 0.5 = no difference."
+        "half. 0.5 = no difference. Length-controlled: the win rate at equal response length "
+        "(a binomial GLM on tanh of the standardised length difference, AlpacaEval-style)."
     )
     if prefs.panel_method:
         table.note(f"Panel: {prefs.panel_method}.")

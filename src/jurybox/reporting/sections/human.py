@@ -98,7 +98,15 @@ def _human_score_table(section: Section, node: HumanScores) -> None:
         Table(
             id="human-scores",
             title="Judge vs human scores",
-            columns=("Judge", "Dimension", "Cohen's κ [95% CI]", "Quadratic κ", "ICC(2,1)", "n"),
+            columns=(
+                "Judge",
+                "Dimension",
+                "Cohen's κ [95% CI]",
+                "Linear κ",
+                "Quadratic κ",
+                "ICC(2,1)",
+                "n",
+            ),
         )
     )
     for judge, entry in (node.judges or {}).items():
@@ -108,12 +116,13 @@ def _human_score_table(section: Section, node: HumanScores) -> None:
                 str(judge),
                 label(dim),
                 cell(table, metric),
+                cell(table, metric.weighted_linear, interval=False),
                 cell(table, metric.weighted_quadratic, interval=False),
                 cell(table, icc) if icc else "—",
                 fmt_num(metric.n),
             )
     if node.rounding:
-        table.note(f"κ uses the {node.rounding}.")
+        table.note(f"κ uses the {node.rounding}; weighted κ weighs over every point of the scale.")
 
 
 def _criterion_table(section: Section, node: HumanCriterion) -> None:
