@@ -19,7 +19,6 @@ from jurybox.modes._criteria import (
     runnable_criterion,
 )
 from jurybox.modes.base import JudgingContext, JudgingMode, Presentation, item_of, single
-from jurybox.modes.code import CodeMode
 from jurybox.modes.results import CriterionResult, Judgment
 from jurybox.prompts import PromptParts, criterion_prompt
 from jurybox.providers.base import Provider
@@ -32,6 +31,10 @@ class CriterionMode(JudgingMode):
 
     def __init__(self, ctx: JudgingContext) -> None:
         super().__init__(ctx)
+        # Lazy: code checks pull in jsonschema (~40 ms), which a run without them never needs
+        # before its first request (`jurybox run` starts instantly, issue #19).
+        from jurybox.modes.code import CodeMode  # noqa: PLC0415
+
         self._code = CodeMode(ctx)  # one per run: it keeps user check functions loaded
 
     @classmethod
