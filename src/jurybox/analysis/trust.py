@@ -263,6 +263,19 @@ def _bias_status(test: BiasTest, th: TrustThresholds, *, may_fail: bool) -> Chec
     return "fail" if may_fail and abs(test.effect) >= th.fail_bias_effect else "warn"
 
 
+def _bias_check(
+    check: str, test: BiasTest, th: TrustThresholds, status: CheckStatus, *, found: str, clean: str
+) -> TrustCheck:
+    """A bias test's check: ``found`` describes a preference, ``clean`` its absence."""
+    return TrustCheck(
+        check=check,
+        status=status,
+        value=test.effect,
+        threshold=th.warn_bias_effect,
+        message=clean if status == "pass" else found,
+    )
+
+
 def position_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Preference for the first-shown response; only where the judge saw both together."""
     if not ev.positions_shown or ev.position is None:
@@ -274,20 +287,14 @@ def position_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     status = _bias_status(test, th, may_fail=True)
     side = "first" if test.effect > 0 else "second"
     given = " beyond the labels" if test.conditioned_on_truth else ""
-    message = (
+    found = (
         f"prefers the {side}-shown response{given} by {abs(test.effect):.2f} "
         f"(Holm p {test.p_adjusted:.3g})"
     )
-    if status == "pass":
-        message = f"no position preference shown (effect {test.effect:+.2f}, Holm p "
-        message += f"{test.p_adjusted:.3g})"
-    return TrustCheck(
-        check="position",
-        status=status,
-        value=test.effect,
-        threshold=th.warn_bias_effect,
-        message=message,
+    clean = (
+        f"no position preference shown (effect {test.effect:+.2f}, Holm p {test.p_adjusted:.3g})"
     )
+    return _bias_check("position", test, th, status, found=found, clean=clean)
 
 
 def length_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
@@ -299,19 +306,12 @@ def length_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     status = _bias_status(test, th, may_fail=conditioned)
     side = "longer" if test.effect > 0 else "shorter"
     what = "beyond the labels" if conditioned else "raw, not conditioned on labels"
-    message = (
+    found = (
         f"prefers the {side} response by {abs(test.effect):.2f} ({what}; Holm p "
         f"{test.p_adjusted:.3g})"
     )
-    if status == "pass":
-        message = f"no length preference shown ({what}; effect {test.effect:+.2f})"
-    return TrustCheck(
-        check="length",
-        status=status,
-        value=test.effect,
-        threshold=th.warn_bias_effect,
-        message=message,
-    )
+    clean = f"no length preference shown ({what}; effect {test.effect:+.2f})"
+    return _bias_check("length", test, th, status, found=found, clean=clean)
 
 
 def self_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
@@ -329,19 +329,12 @@ def self_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     test = ev.self_preference
     status = _bias_status(test, th, may_fail=False)
     verb = "favours" if test.effect > 0 else "disfavours"
-    message = (
+    found = (
         f"{verb} its own family's responses beyond neutral judges by {abs(test.effect):.2f} "
         f"(Holm p {test.p_adjusted:.3g})"
     )
-    if status == "pass":
-        message = f"does not favour its own family (effect {test.effect:+.2f})"
-    return TrustCheck(
-        check="self_preference",
-        status=status,
-        value=test.effect,
-        threshold=th.warn_bias_effect,
-        message=message,
-    )
+    clean = f"does not favour its own family (effect {test.effect:+.2f})"
+    return _bias_check("self_preference", test, th, status, found=found, clean=clean)
 
 
 def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
