@@ -203,6 +203,26 @@ def test_each_known_judge_gets_the_level_its_quality_deserves(
     _assert_levels({judge: _level(report, judge) for judge in JUDGES}, items, subset)
 
 
+@pytest.mark.parametrize("subset", SUBSETS)
+def test_the_bias_section_flags_length_only_beyond_the_labels(
+    subsets: dict[str, list[Item]], subset: str
+) -> None:
+    """The bias section agrees with the verdict: an always-right judge is never "length bias
+    detected" (on LLMBar the gold is often the shorter answer), an always-longer one always is."""
+    items = subsets[subset]
+    report = analyze_records(panel_records(items), items=items)
+    verbosity = report.bias.verbosity
+    assert not isinstance(verbosity, Skipped) and verbosity.judges is not None
+    flags = {}
+    for judge, entry in verbosity.judges.items():
+        if entry.preferences is not None and entry.preferences.detected is not None:
+            assert entry.preferences.detected_by == "given_truth"
+            flags[judge] = entry.preferences.detected
+    assert flags["always_longer"] is True
+    for judge in ("always_right", "right_92", "coin_flip", "always_wrong"):
+        assert flags[judge] is False, judge
+
+
 def test_rating_derived_verdicts_are_not_tested_for_position(
     subsets: dict[str, list[Item]],
 ) -> None:

@@ -38,6 +38,7 @@ from jurybox.analysis.model.bias import (
     Fit,
     JudgeMean,
     LengthFit,
+    LengthGivenTruth,
     Leniency,
     LeniencyJudge,
     LeniencyRange,
@@ -172,13 +173,50 @@ def _verbosity_prefs(
         method=f"share of decisive consolidated verdicts won by the longer response; {rate.method}",
     )
     logit = _length_logit(rows, frame, options)
-    # The logit slope controls for a treatment effect (its intercept); the raw rate does not.
-    by_logit = logit.p_value is not None
-    return VerbosityPreferences(
-        longer_preferred=rate,
-        logit=logit,
-        detected=_detected(logit.p_value if by_logit else rate.p_value, options.alpha),
-        detected_by="logit" if by_logit else "longer_preferred",
+    given_truth = _length_given_truth(decisive, frame, options)
+    p_value: float | None
+    if given_truth is not None:  # labels known: only a pull beyond them is a bias
+        detected_by, p_value = "given_truth", given_truth.p_value
+    elif logit.p_value is not None:  # controls for a treatment effect; the raw rate does not
+        detected_by, p_value = "logit", logit.p_value
+    else:
+        detected_by, p_value = "longer_preferred", rate.p_value
+    detected = _detected(p_value, options.alpha)
+    preferences = VerbosityPreferences(
+        longer_preferred=rate, logit=logit, detected=detected, detected_by=detected_by
+    )
+    # Set only with labels, so a report without them keeps its old keys.
+    if given_truth is None:
+        return preferences
+    return preferences.model_copy(update={"given_truth": given_truth})
+
+
+def _length_given_truth(
+    decisive: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions
+) -> LengthGivenTruth | None:
+    """The truth-conditioned length test over the verdicts whose item has a gold winner."""
+    gold = frame.labels.preferences.set_index("query_id")["label"]
+    rows = decisive.assign(gold=decisive["query_id"].map(gold))
+    rows = rows[rows["gold"].notna() & (rows["gold"] != "tie")]
+    if rows.empty:
+        return None
+    try:
+        test = stats.length_preference_given_truth(
+            rows["label"] == rows["longer"],
+            rows["gold"] == rows["longer"],
+            confidence=options.confidence,
+        )
+    except ValueError:  # the gold is always (or never) the longer: no contrast to test
+        return None
+    return LengthGivenTruth(
+        difference=test.difference,
+        ci_low=test.ci_low,
+        ci_high=test.ci_high,
+        p_value=test.p_value,
+        rate_toward=test.rate_toward,
+        rate_away=test.rate_away,
+        n=len(rows),
+        method=test.method,
     )
 
 
@@ -233,6 +271,8 @@ def _verbosity_p(part: VerbosityScores | VerbosityPreferences) -> float | None:
     if isinstance(part, VerbosityScores):
         test = part.partial_spearman if part.partial_spearman.value is not None else part.spearman
         return test.p_value
+    if part.detected_by == "given_truth" and part.given_truth is not None:
+        return part.given_truth.p_value
     chosen = part.logit if part.detected_by == "logit" else part.longer_preferred
     return chosen.p_value
 

@@ -128,14 +128,31 @@ class VerbosityScores(Model):
     p_holm: Number | None = None
 
 
+class LengthGivenTruth(Model):
+    """The judge's pull toward the longer response beyond the gold labels
+    (``jurybox.stats.length_preference_given_truth``): ``difference`` = P(picks the longer | gold
+    is the shorter) − P(picks the shorter | gold is the longer)."""
+
+    difference: Number
+    ci_low: Number
+    ci_high: Number
+    p_value: Number
+    rate_toward: Number
+    rate_away: Number
+    n: int
+    method: str
+
+
 class VerbosityPreferences(Model):
-    """Does a judge prefer the longer response?"""
+    """Does a judge prefer the longer response? With gold labels, ``detected`` reads the test
+    conditioned on them (``given_truth``): being right is never a length bias."""
 
     longer_preferred: BinomialTestMetric
     logit: Fit
     detected: bool | None
     detected_by: str
     p_holm: Number | None = None
+    given_truth: LengthGivenTruth | None = None
 
 
 class VerbosityJudge(Model):
