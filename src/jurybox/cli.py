@@ -101,6 +101,10 @@ def run(
         console=_console(),
         force=force,
     )
+    if not dry_run:  # the next step, ready to paste
+        from jurybox.app.run import analyze_hint
+
+        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
@@ -129,12 +133,21 @@ def demo(output_dir: Path) -> None:
     is_flag=True,
     help="The schema of analysis_report.json (generated from the report model) instead.",
 )
-def schema(of_report: bool) -> None:
-    """Print the JSON Schema of the YAML config (or, with --report, of the analysis report)."""
+@click.option(
+    "--records", "of_records", is_flag=True, help="The schema of one judgments.jsonl line instead."
+)
+def schema(of_report: bool, of_records: bool) -> None:
+    """Print the JSON Schema of the YAML config (--report: of the analysis report; --records:
+    of a judgments.jsonl record)."""
     if of_report:
         from jurybox.analysis.model import report_schema
 
         click.echo(json.dumps(report_schema(), indent=2))
+        return
+    if of_records:
+        from jurybox.io.record_schema import record_schema
+
+        click.echo(json.dumps(record_schema(), indent=2, ensure_ascii=False))
         return
     from jurybox.config import config_json_schema
 
@@ -148,6 +161,16 @@ def rubrics() -> None:
 
     for name, description in list_builtin_rubrics():
         click.echo(f"{name}\t{description}")
+
+
+_DATASET_HELP = (
+    "The judged dataset (response texts and lengths, authors, subgroups); default: the one the "
+    "run's manifest.json names."
+)
+_HUMAN_HELP = (
+    "Human labels (JSONL/CSV/JSON) to check the judges against; default: the run config's "
+    "paths.human_labels, per manifest.json."
+)
 
 
 @main.command("export-pairs")
@@ -168,6 +191,28 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
     click.echo(f"wrote {len(pairs)} pairs to {out}")
+
+
+@main.command("export")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "parquet", "jsonl"]),
+    help="Table format (default: from --out's suffix).",
+)
+@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
+@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@handle_errors
+def export_command(
+    run: Path, out: Path, fmt: str | None, dataset: Path | None, human: Path | None
+) -> None:
+    """Write RUN's judgments (a run folder or judgments.jsonl) as one table: a row per judgment
+    with the item's question, response texts and labels joined (docs/records.md)."""
+    from jurybox.app.export import export_run
+
+    export_run(run, out, fmt=fmt, dataset=dataset, human=human, console=_console())
 
 
 # `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
@@ -215,16 +260,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 
 @main.command()
 @click.argument("judgments", type=click.Path(path_type=Path))
-@click.option(
-    "--human",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Human labels (JSONL/CSV/JSON) to calibrate the judges against.",
-)
-@click.option(
-    "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The judged dataset (response lengths, authors, subgroups).",
-)
+@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
 @click.option(
     "--out",
     "out_dir",

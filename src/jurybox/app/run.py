@@ -145,3 +145,10 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, config_path: s
     command = f"jurybox run {config} --resume {folder}"
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
+
+
+def analyze_hint(summary: RunSummary) -> str:
+    """The command that analyses this run (it reads the dataset and labels the manifest names)."""
+    folder = summary.output_dir
+    quoted, report = shlex.quote(str(folder)), shlex.quote(str(folder / "report"))
+    return f"Next: jurybox analyze {quoted} --out {report}"

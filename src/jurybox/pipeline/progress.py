@@ -13,6 +13,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    SpinnerColumn,
     Task,
     TextColumn,
     TimeRemainingColumn,
@@ -31,13 +32,16 @@ class _RateColumn(ProgressColumn):
 class RunProgress:
     """Counts finished records and shows them; a no-op display when not on a terminal."""
 
-    def __init__(self, console: Console | None, total: int) -> None:
+    def __init__(self, console: Console | None, total: int, *, first_wait: str = "") -> None:
+        # Said (beside a spinner) until the first answer: loading a local model takes ~40 s.
+        self._first_wait = first_wait
         self.parse_failures = 0
         self.provider_errors = 0
         self.tokens = 0
         self.cost_usd = 0.0
         enabled = console is not None and console.is_terminal
         self._progress = Progress(
+            SpinnerColumn(finished_text=" "),
             TextColumn("judging"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -50,12 +54,15 @@ class RunProgress:
         self._task = self._progress.add_task("judging", total=total, stats=self._stats())
 
     def _stats(self) -> str:
+        if self._first_wait:
+            return self._first_wait
         return (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
             f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
         )
 
     def advance(self, record: JudgeRecord) -> None:
+        self._first_wait = ""
         self.parse_failures += record.status == Status.UNPARSED
         self.provider_errors += record.status == Status.PROVIDER_ERROR
         self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)

@@ -293,6 +293,14 @@ def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
     return ResponseCache(path or directory / CACHE_FILE)
 
 
+def _first_wait(judges: Sequence[_Judge]) -> str:
+    """What the first answer waits for: a local model loads on its first call (~40 s)."""
+    local = [judge.provider.model for judge in judges if judge.provider.is_local]
+    if local:
+        return f"loading the local model {', '.join(dict.fromkeys(local))} (first call)"
+    return "waiting for the first answer"
+
+
 async def _judge_all(
     session: _Session,
     out: RunOutput,
@@ -305,7 +313,7 @@ async def _judge_all(
     try:
         with (
             JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
-            RunProgress(console, len(pending)) as progress,
+            RunProgress(console, len(pending), first_wait=_first_wait(judges)) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures)
             await session.run(judges, pending, sink)
