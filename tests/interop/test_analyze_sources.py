@@ -90,3 +90,28 @@ def test_run_ends_with_the_analyze_command(tmp_path: Path, monkeypatch: pytest.M
     followed = invoke(*command.split()[1:], "--no-plots")  # the printed command works as is
     assert followed.exit_code == 0, followed.output
     assert (tmp_path / RUN / "report" / "report.html").is_file()
+
+
+def test_an_unreadable_manifest_is_said_and_the_judgments_still_analysed(
+    pairwise_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(pairwise_run / "examples", copy / "examples")
+    monkeypatch.chdir(copy)
+    (copy / RUN / "manifest.json").write_text("{not json", encoding="utf-8")
+    result = invoke("analyze", RUN, "--out", "r", "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert "manifest.json" in result.output and "pass --dataset / --human" in result.output
+    given = invoke(
+        "analyze",
+        RUN,
+        "--out",
+        "r2",
+        "--no-plots",
+        "--dataset",
+        "examples/items.jsonl",
+        "--human",
+        "examples/human_labels.jsonl",
+    )
+    assert given.exit_code == 0, given.output
+    assert "(given)" in given.output

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import DatasetConfig
+from jurybox.errors import DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.verdicts import companion_items_path, read_items
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
@@ -63,7 +64,13 @@ def say_sources(sources: RunSources, console: Console) -> None:
 def run_sources(judgments: Path, *, dataset: Path | None, human: Path | None) -> RunSources:
     """The dataset and labels for ``judgments`` (a judgments.jsonl path): the ones given, else
     the ones the run folder's manifest names. Without a manifest (an import), nothing is added."""
-    manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    if dataset is not None and human is not None:
+        return RunSources(Source(Path(dataset), "given"), Source(Path(human), "given"))
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError as exc:  # the judgments are still analysable: say what is missing
+        unreadable = Source(None, "none", f"{exc}: pass --dataset / --human")
+        return RunSources(_given(dataset) or unreadable, _given(human) or unreadable)
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     anchor = _run_cwd(judgments.parent, manifest)
     return RunSources(
