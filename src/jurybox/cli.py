@@ -195,7 +195,12 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
 
 @main.command("export")
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="File to write (.csv, .parquet or .jsonl).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -290,6 +295,9 @@ def analyze(
     **trust: float | None,
 ) -> None:
     """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+
+    The dataset and human labels default to the ones the run's manifest.json names; which were
+    used is printed.
 
     The report answers, per judge, whether it can be trusted: `trusted` only with positive
     evidence of accuracy (agreement with gold or human labels whose 95% CI clears
