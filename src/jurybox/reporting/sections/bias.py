@@ -249,6 +249,14 @@ def _self_table(section: Section, node: SelfEnhancement) -> None:
         "Excess: the judge's score minus the other judges' mean on the same response, "
         "own-family responses minus the rest (Kruskal–Wallis)."
     )
+    for author, fr in (node.by_author_friedman or {}).items():
+        if isinstance(fr, Skipped) or fr.value is None:
+            continue
+        table.note(
+            f"Do the judges score {author}'s responses alike? Friedman on the responses all "
+            f"scored: χ² = {fmt_score(fr.value)}, p = {fmt_p(fr.p_value)}, Kendall's W = "
+            f"{fmt_num(fr.kendall_w)}."
+        )
 
 
 def _leniency_table(section: Section, node: Leniency) -> None:
