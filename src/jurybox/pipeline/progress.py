@@ -5,6 +5,7 @@ It draws only on an interactive terminal; piped or captured output (CI, tests) s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
@@ -31,12 +32,19 @@ class _RateColumn(ProgressColumn):
 class RunProgress:
     """Counts finished records and shows them; a no-op display when not on a terminal."""
 
-    def __init__(self, console: Console | None, total: int) -> None:
+    def __init__(
+        self,
+        console: Console | None,
+        total: int,
+        notes: Callable[[], str | None] | None = None,
+    ) -> None:
         self.parse_failures = 0
         self.provider_errors = 0
         self.tokens = 0
         self.cost_usd = 0.0
         enabled = console is not None and console.is_terminal
+        # e.g. the rate limits learned from the provider; read only when something is drawn
+        self._notes = notes if enabled else None
         self._progress = Progress(
             TextColumn("judging"),
             BarColumn(),
@@ -50,10 +58,12 @@ class RunProgress:
         self._task = self._progress.add_task("judging", total=total, stats=self._stats())
 
     def _stats(self) -> str:
-        return (
+        stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
             f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
         )
+        note = self._notes() if self._notes is not None else None
+        return f"{stats} · {note}" if note else stats
 
     def advance(self, record: JudgeRecord) -> None:
         self.parse_failures += record.status == Status.UNPARSED
