@@ -7,7 +7,11 @@ the request has no schema. The answer is a pure function of the request body and
 run repeated (or killed and resumed) against it gets the same verdicts.
 
 Knobs (``WireConfig``): a fixed latency (plus jitter), a requests-per-window limit answered with
-429 and ``Retry-After`` / ``retry-after-ms`` beyond it, and seeded fault rates: random 429s,
+429 and ``Retry-After`` / ``retry-after-ms`` beyond it (``retry_after: false`` leaves them out),
+optionally announced on every response in OpenAI's rate-limit headers (``rate_headers``:
+``x-ratelimit-limit-requests`` = rpm, ``-remaining-requests`` = what is left in the current
+window, ``-reset-requests`` = until the window is empty again, as "1s" / "20ms"), and seeded
+fault rates: random 429s,
 5xx, timeouts (the server holds the request ``hang_s`` and then drops the connection), malformed
 bodies (truncated JSON, HTML, an envelope without ``choices``) and unparsable judge text (a valid
 envelope whose content is not JSON: the pipeline must record it as ``unparsed``). Whether a
@@ -78,6 +82,8 @@ class WireConfig:
     rate_unparsable: float = 0.0
     hang_s: float = 5.0  # a "timeout" holds the request this long, then drops the connection
     retry_after_s: float = 0.2  # Retry-After of the random 429s
+    rate_headers: bool = False  # send x-ratelimit-* headers (OpenAI style) on every response
+    retry_after: bool = True  # the rate limit's 429s say when to come back
     seed: int = 0
     model: str = "wire-judge"
 
@@ -320,28 +326,38 @@ class WireServer:
             return await self._chat(body, arrived)
         return _error(404, f"no route for {method} {path}", "not_found")
 
-    def _rate_limited(self) -> Response | None:
+    def _rate_limited(self) -> tuple[Response | None, dict[str, str]]:
+        """The 429 when the window is full (else ``None``), and the rate-limit headers."""
         limit = self.config.window_limit
         if limit is None:
-            return None
+            return None, {}
         now = time.monotonic()
         window = self.config.rate_window_s
         while self._admitted and self._admitted[0] + window <= now:
             self._admitted.popleft()
-        if len(self._admitted) < limit:
+        admitted = len(self._admitted) < limit
+        if admitted:
             self._admitted.append(now)
-            return None
+        headers = self._rate_headers(limit, now) if self.config.rate_headers else {}
+        if admitted:
+            return None, headers
         wait = self._admitted[0] + window - now
         self.stats["rate_limited"] += 1
-        return _error(
-            429,
-            "rate limit reached (requests per minute)",
-            "rate_limit_exceeded",
-            {
-                "retry-after-ms": str(max(1, math.ceil(wait * 1000))),
-                "retry-after": str(max(1, math.ceil(wait))),
-            },
-        )
+        if self.config.retry_after:
+            headers["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
+            headers["retry-after"] = str(max(1, math.ceil(wait)))
+        message = "rate limit reached (requests per minute)"
+        return _error(429, message, "rate_limit_exceeded", headers), headers
+
+    def _rate_headers(self, limit: int, now: float) -> dict[str, str]:
+        """OpenAI's request headers: the limit per minute, what is left in the window now, and
+        how long until the window is empty again (its "initial state")."""
+        reset = self._admitted[-1] + self.config.rate_window_s - now if self._admitted else 0.0
+        return {
+            "x-ratelimit-limit-requests": str(round(self.config.rpm or 0)),
+            "x-ratelimit-remaining-requests": str(max(0, limit - len(self._admitted))),
+            "x-ratelimit-reset-requests": go_duration(reset),
+        }
 
     def _fault(self, digest: str) -> str | None:
         seen = self._seen.get(digest, 0)
@@ -361,7 +377,7 @@ class WireServer:
         except ValueError:
             self.stats["bad_requests"] += 1
             return _error(400, "request body is not JSON", "invalid_request_error")
-        limited = self._rate_limited()
+        limited, rate_headers = self._rate_limited()
         if limited is not None:
             return limited
         digest = hashlib.sha256(raw).hexdigest()
@@ -377,6 +393,7 @@ class WireServer:
             await asyncio.sleep(self.config.hang_s)
             return None
         response = self._answer(fault, body, raw, digest)
+        response.headers.update(rate_headers)
         # Answer first, then wait out the rest of the latency: the server's own CPU must not
         # add to the latency the benchmark configured (it would, in bursts of 64 requests).
         await asyncio.sleep(max(0.0, arrived + self._latency(digest) - time.monotonic()))
@@ -427,6 +444,15 @@ class WireServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+def go_duration(seconds: float) -> str:
+    """A duration as OpenAI writes it: "6m0s", "1s", "20ms"."""
+    if seconds < 1.0:
+        return f"{max(0, math.ceil(seconds * 1000))}ms"
+    minutes, rest = divmod(seconds, 60.0)
+    text = f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
+    return f"{int(minutes)}m{text}" if minutes else text
 
 
 def _malformed(variant: int) -> Response:

@@ -6,6 +6,11 @@ input without reading a traceback. The CLI maps ``InputError`` subclasses to exi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jurybox.records import RateLimits
+
 
 class JuryboxError(Exception):
     """Base class of every error jurybox raises on purpose."""
@@ -81,8 +86,10 @@ class RateLimitError(ProviderError):
         *,
         retry_after: float | None = None,
         status_code: int | None = 429,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         self.retry_after = retry_after
+        self.rate_limits = rate_limits  # the 429's rate-limit headers, for the adaptive limiter
         super().__init__(message, status_code=status_code)
 
 

@@ -161,6 +161,27 @@ FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]
 
 
 @dataclass(frozen=True)
+class RateLimits:
+    """What a provider said about this key's rate limits in one response; ``None``: not said.
+
+    Limits are per minute (what every vendor's headers announce). ``*_reset_s`` is how long
+    until that budget is full again; ``retry_after_s`` the server's explicit "come back in".
+    Read by ``providers/_rate_headers.py``; the adaptive limiter paces to it.
+    """
+
+    requests_limit: float | None = None
+    requests_remaining: float | None = None
+    requests_reset_s: float | None = None
+    tokens_limit: float | None = None
+    tokens_remaining: float | None = None
+    tokens_reset_s: float | None = None
+    retry_after_s: float | None = None
+
+    def __bool__(self) -> bool:
+        return any(value is not None for value in dataclasses.astuple(self))
+
+
+@dataclass(frozen=True)
 class Completion:
     """A provider's answer: raw text (never altered), usage and timing.
 
@@ -178,6 +199,8 @@ class Completion:
     finish_reason: FinishReason = "stop"
     structured: Mapping[str, Any] | None = None
     refusal: str | None = None
+    # The response's rate-limit headers: for the limiter, never cached or recorded.
+    rate_limits: RateLimits | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

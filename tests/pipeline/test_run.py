@@ -123,7 +123,11 @@ def test_rate_limit_is_retried_with_the_hint_honoured(tmp_path: Path, dataset: P
         return json.dumps({"verdict": "A", "confidence": "high", "reasoning": "r"})
 
     sleeps = Sleeps()
-    config = make_config(dataset, tmp_path / "out", pipeline={"retry_after_cap_s": 1.0})
+    # A configured limit (a tpm never reached) keeps the adaptive limiter, and its own waits,
+    # out of this test of the retry policy (tests/pipeline/test_adaptive_limits.py has those).
+    judges = {"j1": {**fake_judge(), "tpm": 10**12}}
+    pipeline = {"retry_after_cap_s": 1.0}
+    config = make_config(dataset, tmp_path / "out", judges=judges, pipeline=pipeline)
     runtime = Runtime(providers={"j1": FakeProvider(reply_fn=first_call_limited)}, sleep=sleeps)
     summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", runtime=runtime))
     records = list(read_records(tmp_path / "out"))

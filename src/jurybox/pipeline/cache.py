@@ -24,7 +24,10 @@ from jurybox.io.text import clean_value
 from jurybox.records import Completion, CompletionRequest
 
 CACHE_FILE = "cache.sqlite"
-_COMPLETION_FIELDS = frozenset(field.name for field in dataclasses.fields(Completion))
+# A response's rate-limit headers describe that moment, not the answer: never stored.
+_COMPLETION_FIELDS = frozenset(
+    field.name for field in dataclasses.fields(Completion) if field.name != "rate_limits"
+)
 
 
 def cache_key(vendor: str, model: str, judge: JudgeConfig, request: CompletionRequest) -> str:
@@ -80,6 +83,7 @@ class ResponseCache:
     def put(self, key: str, completion: Completion) -> None:
         # A lone surrogate in an answer cannot be stored as UTF-8 text: replaced, never fatal.
         data, _ = clean_value(dataclasses.asdict(completion))
+        data.pop("rate_limits", None)
         value = json.dumps(data, ensure_ascii=False)
         try:
             self._db.execute(

@@ -5,6 +5,7 @@ It draws only on an interactive terminal; piped or captured output (CI, tests) s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
@@ -32,7 +33,14 @@ class _RateColumn(ProgressColumn):
 class RunProgress:
     """Counts finished records and shows them; a no-op display when not on a terminal."""
 
-    def __init__(self, console: Console | None, total: int, *, first_wait: str = "") -> None:
+    def __init__(
+        self,
+        console: Console | None,
+        total: int,
+        notes: Callable[[], str | None] | None = None,
+        *,
+        first_wait: str = "",
+    ) -> None:
         # Said (beside a spinner) until the first answer: loading a local model takes ~40 s.
         self._first_wait = first_wait
         self.parse_failures = 0
@@ -40,6 +48,8 @@ class RunProgress:
         self.tokens = 0
         self.cost_usd = 0.0
         enabled = console is not None and console.is_terminal
+        # e.g. the rate limits learned from the provider; read only when something is drawn
+        self._notes = notes if enabled else None
         self._progress = Progress(
             SpinnerColumn(finished_text=" "),
             TextColumn("judging"),
@@ -56,10 +66,12 @@ class RunProgress:
     def _stats(self) -> str:
         if self._first_wait:
             return self._first_wait
-        return (
+        stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
             f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
         )
+        note = self._notes() if self._notes is not None else None
+        return f"{stats} · {note}" if note else stats
 
     def advance(self, record: JudgeRecord) -> None:
         self._first_wait = ""

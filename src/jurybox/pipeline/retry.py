@@ -79,12 +79,15 @@ async def call_with_retry(
     *,
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
+    forgive: Callable[[ProviderError], bool] | None = None,
 ) -> tuple[Completion, int] | CallFailed:
     """Run ``attempt`` until it succeeds, fails permanently, or its retry budget is spent.
 
-    A 429 with Retry-After spends the rate-limit budget (``max_rate_limit_waits``); any other
-    retryable error spends ``max_retries``. Returns ``(completion, attempts)`` or ``CallFailed``;
-    ``attempts`` counts every call made. Cancellation propagates untouched.
+    A 429 with Retry-After, or one the judge's adaptive limiter ``forgive``s (it is backing
+    off and the server admits other calls), spends the rate-limit budget
+    (``max_rate_limit_waits``); any other retryable error spends ``max_retries``. Returns
+    ``(completion, attempts)`` or ``CallFailed``; ``attempts`` counts every call made.
+    Cancellation propagates untouched.
     """
     attempts = failures = waits = 0
     while True:
@@ -95,7 +98,7 @@ async def call_with_retry(
             error = safe_classify(classify, exc)
         if not error.retryable:
             return CallFailed(error, attempts)
-        if is_paced(error):
+        if is_paced(error) or (forgive is not None and forgive(error)):
             waits += 1
             if waits > policy.max_rate_limit_waits:
                 return CallFailed(error, attempts)

@@ -30,7 +30,7 @@ from jurybox.pipeline.manifest import (
     write_manifest,
 )
 from jurybox.pipeline.progress import RunProgress
-from jurybox.pipeline.ratelimit import Clock, JudgeLimits
+from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
 from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
@@ -92,7 +92,7 @@ class _Judge:
     name: str
     config: JudgeConfig
     provider: Provider
-    limits: JudgeLimits
+    limits: Limiter
     workers: int
     records: RecordContext
 
@@ -225,20 +225,19 @@ class _Session:
         estimate = estimate_tokens(request.system + request.user)
 
         async def attempt() -> Completion:
-            settle = await judge.limits.acquire(estimate)
-            self.provider_calls += 1
-            started = time.perf_counter()
-            limit_s = judge.config.timeout_s
-            try:
-                async with asyncio.timeout(limit_s):
-                    completion = await judge.provider.complete(request)
-            except TimeoutError:
-                # A bare TimeoutError says nothing; the record should say which limit was hit.
-                raise TimeoutError(
-                    f"no answer within the judge's timeout_s of {limit_s:g} s"
-                ) from None
-            used = (completion.input_tokens or 0) + (completion.output_tokens or 0)
-            settle(used or None)
+            async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
+                self.provider_calls += 1
+                started = time.perf_counter()
+                limit_s = judge.config.timeout_s
+                try:
+                    async with asyncio.timeout(limit_s):
+                        completion = await judge.provider.complete(request)
+                except TimeoutError:
+                    # A bare TimeoutError says nothing; the record should say which limit was hit.
+                    raise TimeoutError(
+                        f"no answer within the judge's timeout_s of {limit_s:g} s"
+                    ) from None
+                turn.done(completion)  # tokens used, and the rate limits the response stated
             if completion.latency_ms is None:
                 elapsed_ms = (time.perf_counter() - started) * 1000.0
                 completion = replace(completion, latency_ms=elapsed_ms)
@@ -250,6 +249,7 @@ class _Session:
             self.policy,
             rng=self.rng,
             sleep=self.runtime.sleep,
+            forgive=judge.limits.forgives,
         )
 
 
@@ -269,21 +269,40 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
 def _make_judge(inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime) -> _Judge:
     config, judge = inputs.config, inputs.config.judges[name]
     provider = runtime.providers.get(name) or create_provider(name, judge)
-    out.manifest.setdefault("judges", {})[name] = {
+    judges = out.manifest.setdefault("judges", {})
+    saved = (judges.get(name) or {}).get("rate_limits")  # learned by an earlier session
+    entry = judges[name] = {
         "vendor": provider.vendor,
         "model": provider.model,
         "local": provider.is_local,
     }
     # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
     default = 1 if provider.is_local else config.pipeline.concurrency
+    workers = judge.concurrency or default
+    limits = limits_for(
+        judge.rpm,
+        judge.tpm,
+        workers,
+        adaptive=not provider.is_local,
+        saved=saved if isinstance(saved, dict) else None,
+        report=entry,
+        clock=runtime.clock,
+        sleep=runtime.sleep,
+    )
     return _Judge(
         name=name,
         config=judge,
         provider=provider,
-        limits=JudgeLimits(judge.rpm, judge.tpm, clock=runtime.clock, sleep=runtime.sleep),
-        workers=judge.concurrency or default,
+        limits=limits,
+        workers=workers,
         records=RecordContext(out.run_id, config.task.mode, name, judge, provider),
     )
+
+
+def _limit_notes(judges: Sequence[_Judge]) -> str | None:
+    """What the judges' limits learned (progress display): ``gpt: learned 1,200 rpm``."""
+    notes = [(judge.name, judge.limits.describe()) for judge in judges]
+    return "; ".join(f"{name}: {note}" for name, note in notes if note) or None
 
 
 def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
@@ -313,7 +332,12 @@ async def _judge_all(
     try:
         with (
             JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
-            RunProgress(console, len(pending), first_wait=_first_wait(judges)) as progress,
+            RunProgress(
+                console,
+                len(pending),
+                lambda: _limit_notes(judges),
+                first_wait=_first_wait(judges),
+            ) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures)
             await session.run(judges, pending, sink)

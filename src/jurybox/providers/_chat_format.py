@@ -19,7 +19,7 @@ from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.providers._common import MalformedResponseError, json_object, safe_schema_name
-from jurybox.records import Completion, CompletionRequest, FinishReason
+from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     None: "stop",  # some compatible servers omit it on a normal stop
@@ -57,7 +57,12 @@ def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:
 
 
 def completion_from_chat(
-    data: Any, *, default_model: str, latency_ms: float, native: bool
+    data: Any,
+    *,
+    default_model: str,
+    latency_ms: float,
+    native: bool,
+    rate_limits: RateLimits | None = None,
 ) -> Completion:
     """Read a ``chat.completion`` JSON object; ``MalformedResponseError`` when it is not one.
 
@@ -79,6 +84,7 @@ def completion_from_chat(
         finish_reason=finish,
         structured=json_object(text) if native and finish == "stop" else None,
         refusal=str(refusal) if refusal else None,
+        rate_limits=rate_limits,
         **_usage(data.get("usage")),
     )
 

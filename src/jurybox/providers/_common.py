@@ -37,7 +37,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers.base import read_api_key
-from jurybox.records import Completion
+from jurybox.records import Completion, RateLimits
 from jurybox.redaction import redact_credentials
 
 __all__ = [
@@ -179,11 +179,18 @@ def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def classify_status(
-    status_code: int, message: str, *, retry_after: float | None = None
+    status_code: int,
+    message: str,
+    *,
+    retry_after: float | None = None,
+    rate_limits: RateLimits | None = None,
 ) -> ProviderError:
-    """Map an HTTP status to the ProviderError tree (``message`` must already be scrubbed)."""
+    """Map an HTTP status to the ProviderError tree (``message`` must already be scrubbed);
+    a 429 carries the response's ``rate_limits`` for the adaptive limiter."""
     if status_code == 429:
-        return RateLimitError(message, retry_after=retry_after, status_code=status_code)
+        return RateLimitError(
+            message, retry_after=retry_after, status_code=status_code, rate_limits=rate_limits
+        )
     if status_code in (401, 403):
         return AuthError(message, status_code=status_code)
     # 408 (request timeout) and 409 (conflict, e.g. a lock) clear up on their own; vendors'

@@ -13,6 +13,8 @@ What this adapter irons out so an Anthropic judge behaves like every other vendo
   ``Completion.structured`` and its JSON the raw text.
 * **Prompt caching.** The static prefix (``request.system``) is one system block marked
   ``cache_control: ephemeral``; the tool definition sits before it in the cached prefix.
+* **Rate limits.** ``messages.with_raw_response.create``: the same call, plus the response's
+  ``anthropic-ratelimit-*`` headers for the pipeline's adaptive limiter (429s carry them too).
 * **Errors.** HTTP 529 (overloaded) is classified as ``TransientError``, not ``RateLimitError``:
   it is vendor-wide capacity, not this key's quota, so it gets exponential backoff without
   making the pipeline treat it as a signal that this judge exceeds its rate.
@@ -44,7 +46,8 @@ from jurybox.providers._common import (
     safe_schema_name,
     scrub_secrets,
 )
-from jurybox.records import Completion, CompletionRequest, FinishReason
+from jurybox.providers._rate_headers import rate_limits_from_headers
+from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
 
 if TYPE_CHECKING:  # the SDK itself is loaded by ``create`` (``_SDK.load``), when a judge needs it
     import anthropic
@@ -159,14 +162,20 @@ class AnthropicProvider:
         params = build_message_params(self.model, request, self._judge)
         watch = Stopwatch()
         async with asyncio.timeout(self._judge.timeout_s * _WALL_CLOCK_SLACK):
-            message: object = await self._connect().messages.create(**params)
+            # with_raw_response: the same call, plus the response's rate-limit headers
+            raw = await self._connect().messages.with_raw_response.create(**params)
+            message: object = await raw.parse()
+        limits = rate_limits_from_headers(raw.headers)
         if not isinstance(message, self._sdk.types.Message):
             raise MalformedResponseError(
                 f"anthropic: expected a Message body, got {type(message).__name__}"
             )
         try:
             return completion_from_message(
-                cast("Message", message), model=self.model, latency_ms=watch.elapsed_ms
+                cast("Message", message),
+                model=self.model,
+                latency_ms=watch.elapsed_ms,
+                rate_limits=limits,
             )
         except (AttributeError, TypeError) as exc:
             # The SDK builds responses without validation, so a body of the wrong shape (say,
@@ -182,8 +191,13 @@ class AnthropicProvider:
         anthropic = self._sdk
         if isinstance(exc, anthropic.APIStatusError):
             detail = scrub_secrets(_status_detail(exc), self._secrets)
-            retry_after = parse_retry_after(exc.response.headers)
-            return classify_status(exc.status_code, detail, retry_after=retry_after)
+            headers = exc.response.headers
+            return classify_status(
+                exc.status_code,
+                detail,
+                retry_after=parse_retry_after(headers),
+                rate_limits=rate_limits_from_headers(headers),
+            )
         if isinstance(exc, anthropic.APITimeoutError):
             return TransientError("anthropic: request timed out")
         if isinstance(exc, anthropic.APIConnectionError):
@@ -205,7 +219,9 @@ def _status_detail(exc: anthropic.APIStatusError) -> str:
     return f"anthropic HTTP {exc.status_code} {kind}: {exc.api_message or exc.message}"
 
 
-def completion_from_message(message: Message, *, model: str, latency_ms: float) -> Completion:
+def completion_from_message(
+    message: Message, *, model: str, latency_ms: float, rate_limits: RateLimits | None = None
+) -> Completion:
     """Turn a Messages API response into a Completion; raises MalformedResponseError."""
     blocks = message.content
     if not isinstance(blocks, list):
@@ -225,6 +241,7 @@ def completion_from_message(message: Message, *, model: str, latency_ms: float) 
         finish_reason=finish,
         structured=structured,
         refusal=refusal,
+        rate_limits=rate_limits,
         **_usage_fields(message.usage),
     )
 

@@ -9,7 +9,9 @@ What this adapter irons out so a Gemini judge behaves like every other vendor:
   (it stops tenacity after one attempt, and any ``retry_options`` disables the implicit resend);
   ``automatic_continuation=False`` and ``AutomaticFunctionCallingConfig(disable=True)`` the rest.
   The pipeline's retry policy gets the server's hint instead: ``Retry-After`` or, as Gemini
-  sends it, ``google.rpc.RetryInfo.retryDelay`` in the error body.
+  sends it, ``google.rpc.RetryInfo.retryDelay`` in the error body; the adaptive limiter also
+  gets the per-minute quota a 429's ``google.rpc.QuotaFailure`` names (Gemini sends no
+  rate-limit headers).
 * **Native structured output** uses ``response_mime_type="application/json"`` with
   ``response_json_schema`` (wire ``responseJsonSchema``): the installed SDK's ``response_schema``
   converts a dict into its own OpenAPI-subset ``Schema`` and rejects plain JSON Schema features
@@ -49,6 +51,7 @@ from jurybox.providers._common import (
     resolve_api_key,
     scrub_secrets,
 )
+from jurybox.providers._rate_headers import quota_limits
 from jurybox.records import Completion, CompletionRequest, FinishReason
 
 if TYPE_CHECKING:  # the SDK itself is loaded through ``_SDK`` when a judge needs it
@@ -263,7 +266,9 @@ def _classify_api_error(exc: genai_errors.APIError, secrets: Sequence[str]) -> P
     retry_after = parse_retry_after(headers) if headers is not None else None
     if retry_after is None:
         retry_after = _retry_delay(details)
-    return classify_status(exc.code, message, retry_after=retry_after)
+    # Gemini states its per-minute quota only here, in a 429's QuotaFailure details.
+    limits = quota_limits(details, retry_after) if exc.code == 429 else None
+    return classify_status(exc.code, message, retry_after=retry_after, rate_limits=limits)
 
 
 def _error_details(body: Any) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@ vLLM, Ollama, llama.cpp server and LM Studio (``openai_compatible`` sends the sa
 through a leaner client, for runs where the client's CPU matters).
 
 The body and the reading of the reply are ``providers/_chat_format.py``'s, shared with
-``openai_compatible``. SDK retries are off; ``jurybox.pipeline`` owns the retry policy.
+``openai_compatible``. SDK retries are off; ``jurybox.pipeline`` owns the retry policy. Each
+response's ``x-ratelimit-*`` headers (answers and 429s) go to the pipeline's adaptive limiter.
 """
 
 from __future__ import annotations
@@ -22,14 +23,19 @@ from jurybox.providers._common import (
     resolve_api_key,
     scrub_secrets,
 )
+from jurybox.providers._rate_headers import rate_limits_from_headers
 from jurybox.records import Completion, CompletionRequest
 
 _SDK = Dependency("openai", "the openai SDK", ("pip install openai",))
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 # The SDK insists on a key even for servers that ignore it (Ollama, vLLM without --api-key).
 PLACEHOLDER_KEY = "not-needed"
-# What ``chat.completions.create`` passes as ``options``: bearer auth.
-_REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+# What ``chat.completions.create`` passes as ``options`` (bearer auth), plus the header that
+# ``with_raw_response`` sets: the SDK then returns the response, headers and all, unparsed.
+_REQUEST_OPTIONS: dict[str, Any] = {
+    "security": {"bearer_auth": True},
+    "headers": {"X-Stainless-Raw-Response": "raw"},
+}
 
 
 def create(judge_name: str, judge: JudgeConfig) -> OpenAIProvider:
@@ -81,14 +87,16 @@ class OpenAIProvider:
         # TypedDict transform and build pydantic models of the reply (~1.5 ms CPU a call) only
         # to carry the same plain JSON; ``post`` with ``cast_to=object`` sends ``body`` as is and
         # hands back the parsed JSON, with the same auth, timeout and (no) retries.
-        data = await client.post(
+        raw = await client.post(
             "/chat/completions", body=body, cast_to=object, options=_REQUEST_OPTIONS
         )
+        data = await raw.parse()
         return completion_from_chat(
             data,
             default_model=self.model,
             latency_ms=watch.elapsed_ms,
             native="response_format" in body,
+            rate_limits=rate_limits_from_headers(raw.headers),
         )
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
@@ -103,7 +111,12 @@ class OpenAIProvider:
         if isinstance(exc, sdk.APIStatusError):
             message = scrub_secrets(f"HTTP {exc.status_code}: {exc.message}", secrets)
             headers = exc.response.headers
-            return classify_status(exc.status_code, message, retry_after=parse_retry_after(headers))
+            return classify_status(
+                exc.status_code,
+                message,
+                retry_after=parse_retry_after(headers),
+                rate_limits=rate_limits_from_headers(headers),
+            )
         if isinstance(exc, sdk.APITimeoutError):
             return TransientError(f"timed out after {self._judge.timeout_s:g} s")
         if isinstance(exc, sdk.APIConnectionError):

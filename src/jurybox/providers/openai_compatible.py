@@ -13,6 +13,9 @@ second and made it, not the server, the bottleneck of a fast self-hosted judge (
   ``api_key_env: null`` (the default) no Authorization header is sent at all.
 * One request per call: redirects are not followed and nothing is retried here; the pipeline's
   retry policy gets the status and ``Retry-After`` / ``retry-after-ms``.
+* Rate-limit headers (``x-ratelimit-*``, ``anthropic-ratelimit-*``) of every response, answer or
+  429, go to the pipeline's adaptive limiter (``Completion.rate_limits`` /
+  ``RateLimitError.rate_limits``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from jurybox.providers._common import (
     parse_retry_after,
     scrub_secrets,
 )
+from jurybox.providers._rate_headers import rate_limits_from_headers
 from jurybox.providers.base import read_api_key
 from jurybox.records import Completion, CompletionRequest
 
@@ -124,9 +128,11 @@ class OpenAICompatibleProvider:
         ) as response:
             raw = await response.read()
             status, headers = response.status, response.headers
+        limits = rate_limits_from_headers(headers)
         if not 200 <= status < 300:
             message = scrub_secrets(error_message(status, raw), self._secrets)
-            raise classify_status(status, message, retry_after=parse_retry_after(headers))
+            retry_after = parse_retry_after(headers)
+            raise classify_status(status, message, retry_after=retry_after, rate_limits=limits)
         try:
             data = json.loads(raw)
         except ValueError:
@@ -136,6 +142,7 @@ class OpenAICompatibleProvider:
             default_model=self.model,
             latency_ms=watch.elapsed_ms,
             native="response_format" in body,
+            rate_limits=limits,
         )
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
