@@ -23,6 +23,7 @@ from jurybox.app import build_report
 from jurybox.io.verdicts import import_verdicts
 from jurybox.records import JudgeRecord
 from jurybox.reporting import write_reports
+from jurybox.reporting.explorer import items_href
 from shared_paths import require_shared
 
 from .cdp import Chromium
@@ -214,7 +215,13 @@ def test_search_and_open_one_item(browser: Chromium, mt_bench: Path) -> None:
     own = [r.raw_response for r in records if r.query_id == item["id"]]
     assert len(detail["gpt4"]) == 2 and all(own)
     assert sorted(detail["gpt4"]) == sorted(str(text)[:4000] for text in own)
-    assert browser.evaluate(session, "location.hash").endswith(f"item={item['id']}")
+    assert browser.evaluate(session, "location.hash") == items_href(q=word, item=item["id"])
+    _assert_clean(browser, session, url)
+    # The same view from its address alone: a deep link opens the item on load.
+    session, url = _open(browser, html, items_href(judge="GPT-4", item=item["id"]))
+    opened = "document.querySelector('[data-detail]').dataset.detailItem"
+    assert browser.evaluate(session, opened) == item["id"]
+    assert browser.evaluate(session, ROWS) == 200
     _assert_clean(browser, session, url)
 
 
