@@ -147,7 +147,13 @@ def analyze_to_dir(
     )
     report = _with_input_screen(report, dropped, screen)
     paths = write_reports(
-        report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
+        report,
+        frame,
+        Path(out_dir),
+        plots=plots,
+        records=records,
+        source=str(path),
+        items=items,
     )
     print_summary(report, paths, console)
     return paths
