@@ -57,7 +57,7 @@ def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:
 
 
 def completion_from_chat(
-    data: Any, *, default_model: str, latency_ms: float, native: bool
+    data: Any, *, default_model: str, latency_ms: float | None, native: bool
 ) -> Completion:
     """Read a ``chat.completion`` JSON object; ``MalformedResponseError`` when it is not one.
 
