@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from pytest_httpserver import HTTPServer
-from tests.batch.wire_batch import ANTHROPIC, GOOGLE, OPENAI, BatchWire, Behaviour
+
+from .wire_batch import ANTHROPIC, GOOGLE, OPENAI, BatchWire, Behaviour
 
 KEY_ENV = "JURYBOX_BATCH_TEST_KEY"
 

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.batch.conftest import batch_config, judge
-from tests.batch.wire_batch import BatchWire
-from tests.chaos.helpers import CLI, run_cli, write_config, write_items
 
+from chaos.helpers import CLI, run_cli, write_config, write_items
 from jurybox.io.judgments import read_records
 from jurybox.pipeline.batch import BATCH_LOG_FILE, read_log
 from jurybox.records import Status
+
+from .conftest import batch_config, judge
+from .wire_batch import BatchWire
 
 pytestmark = pytest.mark.slow
 
@@ -84,5 +85,21 @@ def test_kill_during_the_results_download_then_resume(
     config, out = _setup(tmp_path, wire, vendor)
     _kill_when(["run", str(config)], lambda: wire.held > 0)
     wire.behaviour.hold_results = False
+    wire.behaviour.release.set()
+    _resume_and_check(config, out, wire, batches=1)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "google"])
+def test_kill_while_the_batch_is_being_created_then_resume_finds_it(
+    vendor: str, tmp_path: Path, batch_wire: Any
+) -> None:
+    """The vendor created the batch but its answer never arrived: the log holds only the
+    intent; the resume finds the batch by its label instead of sending the requests again."""
+    wire: BatchWire = batch_wire(hold_create=True)
+    config, out = _setup(tmp_path, wire, vendor)
+    _kill_when(["run", str(config)], lambda: wire.held > 0)
+    [entry] = read_log(out / BATCH_LOG_FILE).values()
+    assert entry.batch_id is None and wire.batch_count == 1
+    wire.behaviour.hold_create = False
     wire.behaviour.release.set()
     _resume_and_check(config, out, wire, batches=1)

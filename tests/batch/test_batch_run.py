@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.batch.conftest import batch_config, judge
-from tests.batch.wire_batch import BatchWire
-from tests.chaos.helpers import write_items
 
+from chaos.helpers import write_items
 from jurybox.config import config_from_mapping
 from jurybox.io.judgments import read_records
 from jurybox.pipeline import run_async
@@ -21,6 +19,9 @@ from jurybox.pipeline.batch import BATCH_LOG_FILE, read_log
 from jurybox.pipeline.summary import RunSummary
 from jurybox.providers._common import completion_cost_usd
 from jurybox.records import Completion, JudgeRecord, Status
+
+from .conftest import batch_config, judge
+from .wire_batch import BatchWire
 
 VENDORS = ("openai", "anthropic", "google")
 

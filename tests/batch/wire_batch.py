@@ -40,6 +40,7 @@ class Behaviour:
     expire_first: int = 0  # the first N batches expire with every other request unanswered
     status_faults: int = 0  # the first N status reads answer 429 / 503
     hold_results: bool = False  # block results downloads until ``release`` is set
+    hold_create: bool = False  # create the batch, then hold the answer until ``release``
     release: threading.Event = field(default_factory=threading.Event)
 
 
@@ -148,8 +149,8 @@ class BatchWire:
         """Expired or cancelled before this request was processed."""
         return (batch.expire and index % 2 == 1) or batch.cancelled
 
-    def _hold(self) -> None:
-        if self.behaviour.hold_results:
+    def _hold(self, active: bool | None = None) -> None:
+        if self.behaviour.hold_results if active is None else active:
             with self.lock:
                 self.held += 1
             self.behaviour.release.wait(60)
@@ -183,6 +184,7 @@ class BatchWire:
             label = (body.get("metadata") or {}).get("jurybox_label", "")
             batch = self._new_batch("openai", label, [(x["custom_id"], x["body"]) for x in lines])
             batch.model = body["input_file_id"]  # kept to report it back
+            self._hold(self.behaviour.hold_create)  # created, but the answer is lost in a kill
             return _json(self._openai_batch(batch, ended=False))
         if path == "/v1/batches" and request.method == "GET":
             data = [self._openai_batch(b, ended=False) for b in self.batches.values()]
@@ -302,6 +304,7 @@ class BatchWire:
             items = spec["inputConfig"]["requests"]["requests"]
             reqs = [(x["metadata"]["custom_id"], x["request"]) for x in items]
             batch = self._new_batch("google", spec.get("displayName", ""), reqs, match.group(1))
+            self._hold(self.behaviour.hold_create)
             return _json(self._google_batch(batch, ended=False))
         if path == "/v1beta/batches" and request.method == "GET":
             listed = [self._google_batch(b, ended=False) for b in self.batches.values()]
