@@ -75,6 +75,16 @@ def main() -> None:
 @click.option(
     "--force", is_flag=True, help="With --resume: resume judgments that have no manifest.json."
 )
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send openai/anthropic/google judges as provider batches (half price, slower).",
+)
+@click.option(
+    "--batch-fallback",
+    type=click.Choice(["batch", "sync"]),
+    help="Redo a batch's failed requests in a new batch (default) or synchronously.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -84,6 +94,8 @@ def run(
     dry_run: bool,
     limit: int | None,
     force: bool,
+    batch: bool,
+    batch_fallback: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -100,6 +112,8 @@ def run(
         limit=limit,
         console=_console(),
         force=force,
+        batch=batch,
+        batch_fallback=batch_fallback,
     )
     if not dry_run:  # the next step, ready to paste
         from jurybox.app.run import analyze_hint
@@ -109,6 +123,17 @@ def run(
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
         sys.exit(EXIT_FAILURE)
+
+
+@main.command("batches")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--cancel", is_flag=True, help="Cancel the run's batches still in flight.")
+@handle_errors
+def batches_command(directory: Path, cancel: bool) -> None:
+    """List the provider batches of the run in DIRECTORY (status, counts), or cancel them."""
+    from jurybox.app.batches import list_batches
+
+    list_batches(directory, cancel=cancel, console=Console())
 
 
 @main.command()

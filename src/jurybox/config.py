@@ -146,6 +146,12 @@ class JudgeConfig(_Frozen):
     price_cached_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
         None, ge=0, description="USD per 1M cached input tokens (defaults to the input price)."
     )
+    batch_price_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M input tokens in a provider batch (default: half)."
+    )
+    batch_price_output_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M output tokens in a provider batch (default: half)."
+    )
     family: Annotated[str | None, _RECORDS] = Field(
         None, description="Model family, matched against dataset `authors` for self-preference."
     )
@@ -258,6 +264,16 @@ class PipelineConfig(_Frozen):
     retry_after_cap_s: float = Field(60.0, gt=0, description="Longest Retry-After honoured.")
     cache: bool = Field(True, description="SQLite response cache on/off.")
     cache_path: str | None = Field(None, description="Default: <output_dir>/cache.sqlite.")
+    batch: bool = Field(
+        False, description="Send judges with a batch API (openai, anthropic, google) as batches."
+    )
+    batch_fallback: Literal["batch", "sync"] = Field(
+        "batch", description="Redo a batch's failed requests in a new batch, or synchronously."
+    )
+    batch_poll_s: float = Field(30.0, gt=0, description="First wait between batch status polls.")
+    batch_poll_max_s: float = Field(
+        600.0, gt=0, description="Longest wait between polls (the wait doubles up to it)."
+    )
 
 
 class ScoringConfig(_Frozen):

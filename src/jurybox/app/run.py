@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from jurybox.app.batches import batched_judges, plan_estimates, print_plan, with_batch
 from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
@@ -82,8 +83,13 @@ def check_api_keys(
 
 
 def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> RunSummary:
-    """Print units per judge and the token / cost estimate; no provider is created."""
+    """Print units per judge and the token / cost estimate; no provider is created. A batch
+    run also prints its batch plan, and prices its batch judges at the batch rate."""
     estimates = estimate_run(inputs)
+    if inputs.config.pipeline.batch:
+        estimates, plans = plan_estimates(inputs, estimates)
+        batched = batched_judges(inputs.config)
+        print_plan(console, plans, [name for name in inputs.config.judges if name not in batched])
     print_estimates(console, estimates)
     return RunSummary(
         run_id=None,
@@ -109,8 +115,13 @@ def run_from_config(
     limit: int | None = None,
     console: Console | None = None,
     force: bool = False,
+    batch: bool = False,
+    batch_fallback: str | None = None,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
+
+    ``batch`` / ``batch_fallback`` set ``pipeline.batch`` / ``pipeline.batch_fallback``
+    (``--batch``, ``--batch-fallback``).
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
     config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
@@ -119,6 +130,8 @@ def run_from_config(
     """
     console = console or Console(stderr=True)
     config = load_config(config_path)
+    if batch or batch_fallback is not None:
+        config = with_batch(config, batch, batch_fallback)
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
     inputs = load_inputs(config, limit)
     check_api_keys(config, (unit.judge for unit in inputs.units))

@@ -47,6 +47,7 @@ class RunProgress:
         self.provider_errors = 0
         self.tokens = 0
         self.cost_usd = 0.0
+        self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
         # e.g. the rate limits learned from the provider; read only when something is drawn
         self._notes = notes if enabled else None
@@ -68,10 +69,16 @@ class RunProgress:
             return self._first_wait
         stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
-            f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
+            f"{self.tokens:,} tok · ${self.cost_usd:.4f}{self.batch_note}"
         )
         note = self._notes() if self._notes is not None else None
         return f"{stats} · {note}" if note else stats
+
+    def batches(self, submitted: int, ended: int, waiting: bool) -> None:
+        """Show provider batches; while they run the ETA is the provider's, not ours."""
+        wait = " · waiting on the provider (up to 24 h)" if waiting and ended < submitted else ""
+        self.batch_note = f" · batches {submitted} submitted / {ended} ended{wait}"
+        self._progress.update(self._task, stats=self._stats())
 
     def advance(self, record: JudgeRecord) -> None:
         self._first_wait = ""
