@@ -75,6 +75,18 @@ def main() -> None:
 @click.option(
     "--force", is_flag=True, help="With --resume: resume judgments that have no manifest.json."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -84,6 +96,8 @@ def run(
     dry_run: bool,
     limit: int | None,
     force: bool,
+    engine: str,
+    ray_address: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -100,6 +114,8 @@ def run(
         limit=limit,
         console=_console(),
         force=force,
+        engine=engine,
+        ray_address=ray_address,
     )
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
