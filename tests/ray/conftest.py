@@ -14,7 +14,7 @@ import pytest
 
 from chaos.conftest import StartServer, wire_server
 
-__all__ = ["NO_RAY", "StartServer", "wire_server"]
+__all__ = ["StartServer", "wire_server"]
 NO_RAY = "the `ray` extra is not installed (pip install 'jurybox[ray]')"
 
 

@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
+from chaos.conftest import StartServer
 from chaos.helpers import run_config, write_items
 from jurybox.config import config_from_mapping
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import read_records
 from jurybox.pipeline import run_async
-
-from .conftest import StartServer
 
 ray = pytest.importorskip(
     "ray", reason="the `ray` extra is not installed (pip install 'jurybox[ray]')"

@@ -39,9 +39,8 @@ def _grants(limiter: object, count: int) -> list[float]:
 
 def test_two_workers_share_one_rpm(ray_address: str) -> None:
     del ray_address
-    ray.cloudpickle.register_pickle_by_value(
-        sys.modules[__name__]
-    )  # tests/ is not on workers' path
+    # tests/ is not on the workers' path: send this module's code along.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     config = config_from_mapping(
         {
             "judges": {"j": {"provider": "fake", "rpm": RPM, "tpm": 10_000_000}},
@@ -51,7 +50,8 @@ def test_two_workers_share_one_rpm(ray_address: str) -> None:
     )
     limiter = new_limiter(config, ["j"])
     worker = ray.remote(num_cpus=0.5)(_grants)
-    times = sorted(t for part in ray.get([worker.remote(limiter, PER_WORKER)] * 2) for t in part)
+    parts = ray.get([worker.remote(limiter, PER_WORKER) for _ in range(2)])
+    times = sorted(t for part in parts for t in part)
     ray.kill(limiter)
     assert len(times) == 2 * PER_WORKER
     in_any_second = max(sum(1 for t in times if start <= t < start + 1.0) for start in times)

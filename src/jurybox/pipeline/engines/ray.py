@@ -172,9 +172,7 @@ class RayEngine:
             num_cpus=0,  # I/O-bound: a busy cluster must not leave the run with no worker
             max_concurrency=_ACTOR_CALLS,
             scheduling_strategy="SPREAD",
-            max_restarts=1,
-            max_task_retries=1,
-        )
+        )  # no restarts: a lost worker fails the run, and --resume redoes its calls
         self._actors = [
             actor.remote(inputs.config, items, run_id, self._limiter) for _ in range(count)
         ]
