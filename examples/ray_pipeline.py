@@ -19,8 +19,9 @@ from typing import Any
 import ray.data
 
 from jurybox.app.analyze import analyze_to_dir
-from jurybox.config import RunConfig, config_from_mapping
+from jurybox.config import config_from_mapping
 from jurybox.ray import judge, write_judgments
+from jurybox.reporting import ReportPaths
 
 QUESTIONS = 40
 
@@ -49,15 +50,17 @@ def generate(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def pipeline(out_dir: Path, config: RunConfig | None = None) -> Path:
-    """Run generation -> judging, write the judgments and the analysis; the judgments path."""
+def pipeline(out_dir: Path, *, workers: int = 2) -> tuple[Path, ReportPaths]:
+    """Generation -> judging -> analysis into ``out_dir``: the judgments and report paths."""
     topics = [{"id": f"q{i:03d}", "topic": f"topic {i}"} for i in range(QUESTIONS)]
     answered = ray.data.from_items(topics).map(generate)
-    judged = judge(answered, config or config_from_mapping(CONFIG), workers=2)
+    judged = judge(answered, config_from_mapping(CONFIG), workers=workers)
     out_dir.mkdir(parents=True, exist_ok=True)
     judgments = write_judgments(judged, out_dir / "judgments.jsonl")
-    analyze_to_dir(judgments, human=None, dataset=None, out_dir=out_dir / "report", plots=False)
-    return judgments
+    report = analyze_to_dir(
+        judgments, human=None, dataset=None, out_dir=out_dir / "report", plots=False
+    )
+    return judgments, report
 
 
 if __name__ == "__main__":

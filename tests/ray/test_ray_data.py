@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,29 +72,33 @@ def test_columns_rename_and_bad_rows_name_the_row(tmp_path: Path, ray_address: s
     ]
     renamed = {"columns": {"id": "qid", "question": "prompt"}}
     arms = {"response_columns": {"a": "base", "b": "new"}}
-    judged = jurybox.ray.judge(ray.data.from_items(rows), config, **renamed, **arms)
+    judged = jurybox.ray.judge(ray.data.from_items(rows), config, **renamed, **arms, workers=1)
     records = list(jurybox.ray.read_records(judged))
     assert sorted(r.query_id for r in records) == ["x0", "x0", "x1", "x1", "x2", "x2", "x3", "x3"]
     assert {r.preference for r in records} == {"A"}
 
     rows[2]["prompt"] = "   "
-    broken = jurybox.ray.judge(ray.data.from_items(rows), config, **renamed, **arms)
+    broken = jurybox.ray.judge(ray.data.from_items(rows), config, **renamed, **arms, workers=1)
     with pytest.raises(Exception, match="Ray Dataset batch") as failure:
         broken.materialize()
     assert DatasetError.__name__ in str(failure.value)
     assert "question" in str(failure.value)
 
 
-def test_the_example_pipeline_runs_end_to_end(tmp_path: Path, ray_address: str) -> None:
+def test_the_example_pipeline_runs_end_to_end(
+    tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     del ray_address
     spec = importlib.util.spec_from_file_location("ray_pipeline_example", EXAMPLE)
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, example)
     spec.loader.exec_module(example)
-    ray.cloudpickle.register_pickle_by_value(example)  # examples/ is not on the workers' path
-    judgments = example.pipeline(tmp_path)
+    # examples/ is not on the workers' path (run as a script, its code travels as __main__'s)
+    ray.cloudpickle.register_pickle_by_value(example)
+    judgments, report = example.pipeline(tmp_path, workers=1)
     records = list(read_records(judgments))
     assert len(records) == 2 * example.QUESTIONS * 2  # 2 judges x 40 pairs x 2 orders
     long_pick = [r for r in records if r.judge_name == "long_pick"]
     assert {r.preferred_arm for r in long_pick} == {"treatment"}
-    assert (tmp_path / "report" / "report.json").exists()
+    assert json.loads(report.json.read_text())["summary"]
