@@ -85,6 +85,18 @@ def main() -> None:
     type=click.Choice(["batch", "sync"]),
     help="Redo a batch's failed requests in a new batch (default) or synchronously.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -96,6 +108,8 @@ def run(
     force: bool,
     batch: bool,
     batch_fallback: str | None,
+    engine: str,
+    ray_address: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -114,6 +128,8 @@ def run(
         force=force,
         batch=batch,
         batch_fallback=batch_fallback,
+        engine=engine,
+        ray_address=ray_address,
     )
     if not dry_run:  # the next step, ready to paste
         from jurybox.app.run import analyze_hint

@@ -115,6 +115,14 @@ class JudgeConfig(_Frozen):
         description="Endpoint override; required by `openai_compatible` (e.g. "
         "http://127.0.0.1:8000/v1).",
     )
+    # Replicas of one model (a vLLM fleet) give the same answers: which one serves a call is
+    # scheduling, so the list may change between sessions without splitting cache or resume.
+    base_urls: Annotated[tuple[str, ...] | None, _NOTHING] = Field(
+        None,
+        min_length=1,
+        description="`openai_compatible`: several replicas of one model (e.g. one per vLLM "
+        "server), instead of base_url; each call goes to the one with the fewest calls in flight.",
+    )
     temperature: Annotated[float | None, _ANSWER] = Field(
         0.0, description="null omits the parameter."
     )
@@ -178,8 +186,14 @@ class JudgeConfig(_Frozen):
 
     @model_validator(mode="after")
     def _provider_requirements(self) -> JudgeConfig:
-        # What each provider needs (a model, a base_url) is declared by its registry entry.
-        problem = unmet_requirement(self.provider, dict(self))
+        if self.base_urls is not None and (self.base_url or self.provider != "openai_compatible"):
+            raise ValueError(
+                "base_urls is for provider 'openai_compatible' and replaces base_url: give one"
+            )
+        # What each provider needs (a model, a base_url) is declared by its registry entry;
+        # base_urls stands in for base_url.
+        settings = {**dict(self), "base_url": self.base_url or self.base_urls}
+        problem = unmet_requirement(self.provider, settings)
         if problem is not None:
             raise ValueError(problem)
         return self

@@ -15,6 +15,7 @@ from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
+from jurybox.pipeline.engines import open_engine
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
@@ -117,11 +118,15 @@ def run_from_config(
     force: bool = False,
     batch: bool = False,
     batch_fallback: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
 
     ``batch`` / ``batch_fallback`` set ``pipeline.batch`` / ``pipeline.batch_fallback``
-    (``--batch``, ``--batch-fallback``).
+    (``--batch``, ``--batch-fallback``). ``engine`` says where the calls are made: ``local``
+    (this process) or ``ray`` (Ray workers; on the cluster at ``ray_address``, else a local Ray
+    started on demand; docs/engines.md).
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
     config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
@@ -135,13 +140,12 @@ def run_from_config(
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
     inputs = load_inputs(config, limit)
     check_api_keys(config, (unit.judge for unit in inputs.units))
+    runtime = Runtime(engine=open_engine(engine, address=ray_address))
     if dry_run:
         return dry_run_summary(inputs, directory, console)
     try:
         summary = asyncio.run(
-            execute(
-                inputs, directory, resume=resume is not None, console=console, runtime=Runtime()
-            )
+            execute(inputs, directory, resume=resume is not None, console=console, runtime=runtime)
         )
     except RunInterrupted as stopped:
         _print_interrupted(console, stopped, config_path)

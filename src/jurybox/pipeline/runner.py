@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
@@ -53,13 +53,36 @@ from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, Wo
 
 
 @dataclass(frozen=True)
+class Fresh:
+    """What one provider call (its retries included) gave: records, the completion to cache
+    (None when the call failed) and how many calls it made."""
+
+    records: list[JudgeRecord]
+    completion: Completion | None
+    calls: int
+
+
+class Engine(Protocol):
+    """Where the calls of a run are made (``jurybox.pipeline.engines``). The run itself (cache
+    look-ups, the one writer, the manifest) always stays in this process."""
+
+    async def start(self, inputs: RunInputs, run_id: str, judges: Sequence[str]) -> None: ...
+
+    async def judge(self, judge: str, units: list[WorkUnit]) -> Fresh: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
 class Runtime:
-    """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync."""
+    """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync, and
+    the engine making the calls (None: this process, on its event loop)."""
 
     providers: Mapping[str, Provider] = field(default_factory=dict)
     sleep: Sleep = asyncio.sleep
     clock: Clock = time.monotonic
     fsync_interval_s: float = 1.0
+    engine: Engine | None = None
 
 
 @dataclass(frozen=True)
@@ -183,7 +206,7 @@ class _Session:
         )
         await engine.run(vendor)
 
-    def _answered_by(self, judge: _Judge, units: list[WorkUnit]) -> _Judge:
+    def answered_by(self, judge: _Judge, units: list[WorkUnit]) -> _Judge:
         """Where the mode answers a unit itself (a code criterion's check), that answerer
         stands in for the model, without rate limits; records then name its vendor."""
         answerer = self.inputs.mode.answerer(units[0])
@@ -194,21 +217,37 @@ class _Session:
         return replace(judge, provider=answerer, limits=limits, records=records)
 
     async def _judge_batch(self, judge: _Judge, units: list[WorkUnit], sink: _Sink) -> None:
-        judge = self._answered_by(judge, units)
-        request = request_for(self.inputs, units)
-        prompt_hash = request.prompt_hash()
-        cache = sink.cache
-        # The key hashes the whole request once more: only worth it when there is a cache.
-        provider = judge.provider
+        judge = self.answered_by(judge, units)
+        cache, engine = sink.cache, self.runtime.engine
+        # An engine renders the prompt where it calls; here only the cache key needs it.
+        request = request_for(self.inputs, units) if cache is not None or engine is None else None
         key = ""
-        if cache is not None:  # not `if cache`: an empty cache has len() 0
-            key = cache_key(provider.vendor, provider.model, judge.config, request)
-        cached = cache.get(key) if cache is not None else None
-        if cached is not None:
-            self._write(
-                sink, self._records(judge, units, cached, prompt_hash, attempts=0, hit=True)
+        if cache is not None and request is not None:  # not `if cache`: an empty one has len 0
+            # The key hashes the whole request once more: only worth it when there is a cache.
+            key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)
+            cached = cache.get(key)
+            if cached is not None:
+                hit = self._records(
+                    judge, units, cached, request.prompt_hash(), attempts=0, hit=True
+                )
+                self._write(sink, hit)
+                return
+        if engine is not None:
+            fresh = await engine.judge(judge.name, units)
+            self.provider_calls += fresh.calls
+        else:
+            fresh = await self.call_and_record(
+                judge, units, request or request_for(self.inputs, units)
             )
-            return
+        if cache is not None and fresh.completion is not None:
+            cache.put(key, fresh.completion)
+        self._write(sink, fresh.records)
+
+    async def call_and_record(
+        self, judge: _Judge, units: list[WorkUnit], request: CompletionRequest
+    ) -> Fresh:
+        """Call the judge (retries included) and turn the outcome into records."""
+        prompt_hash = request.prompt_hash()
         result = await self._call(judge, request)
         if isinstance(result, CallFailed):
             failed = failed_records(
@@ -218,16 +257,13 @@ class _Session:
                 prompt_hash=prompt_hash,
                 attempts=result.attempts,
             )
-            self._write(sink, failed)
-            return
+            return Fresh(failed, None, result.attempts)
         completion, attempts = result
         completion, size = cap_answer(completion, self.inputs.config.pipeline.max_answer_bytes)
-        if cache is not None:
-            cache.put(key, completion)
         records = self._records(judge, units, completion, prompt_hash, attempts, hit=False)
         if size is not None:
             records = [replace(record, answer_cut_bytes=size) for record in records]
-        self._write(sink, records)
+        return Fresh(records, completion, attempts)
 
     def _records(
         self,
@@ -399,25 +435,51 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
 def _make_judge(
     inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime, *, batch: bool = False
 ) -> _Judge:
-    config, judge = inputs.config, inputs.config.judges[name]
-    provider = runtime.providers.get(name) or create_provider(name, judge)
     judges = out.manifest.setdefault("judges", {})
     saved = (judges.get(name) or {}).get("rate_limits")  # learned by an earlier session
-    entry = judges[name] = {
-        "vendor": provider.vendor,
-        "model": provider.model,
-        "local": provider.is_local,
-    }
+    # The adaptive limits keep what they learn in this entry: it is the manifest's own.
+    entry: dict[str, Any] = {}
+    judge = build_judge(
+        inputs,
+        name,
+        out.run_id,
+        runtime,
+        saved=saved if isinstance(saved, dict) else None,
+        report=entry,
+        batch=batch,
+    )
+    judges[name] = entry
+    entry.update(
+        vendor=judge.provider.vendor, model=judge.provider.model, local=judge.provider.is_local
+    )
+    return judge
+
+
+def build_judge(
+    inputs: RunInputs,
+    name: str,
+    run_id: str,
+    runtime: Runtime,
+    limits: Limiter | None = None,
+    *,
+    saved: Mapping[str, Any] | None = None,
+    report: MutableMapping[str, Any] | None = None,
+    batch: bool = False,
+) -> _Judge:
+    """One judge of the run: its provider, rate limits (``limits``, else its own: configured,
+    or learned from the provider, starting from ``saved``), workers."""
+    config, judge = inputs.config, inputs.config.judges[name]
+    provider = runtime.providers.get(name) or create_provider(name, judge)
     # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
     default = 1 if provider.is_local else config.pipeline.concurrency
     workers = judge.concurrency or default
-    limits = limits_for(
+    own = limits or limits_for(
         judge.rpm,
         judge.tpm,
         workers,
         adaptive=not provider.is_local,
-        saved=saved if isinstance(saved, dict) else None,
-        report=entry,
+        saved=saved,
+        report=report,
         clock=runtime.clock,
         sleep=runtime.sleep,
     )
@@ -425,9 +487,9 @@ def _make_judge(
         name=name,
         config=judge,
         provider=provider,
-        limits=limits,
+        limits=own,
         workers=workers,
-        records=RecordContext(out.run_id, config.task.mode, name, judge, provider),
+        records=RecordContext(run_id, config.task.mode, name, judge, provider),
         backend=batch_backend(provider) if batch else None,
     )
 
@@ -522,6 +584,8 @@ async def _execute_locked(
         # Providers only for judges with work left: a finished run resumed builds none.
         for name in dict.fromkeys(unit.judge for unit in pending):
             judges.append(_make_judge(inputs, name, out, runtime, batch=batch))
+        if runtime.engine is not None and judges:
+            await runtime.engine.start(inputs, out.run_id, [judge.name for judge in judges])
         _write_manifest(out, "running", session)
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
@@ -531,6 +595,8 @@ async def _execute_locked(
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
         raise
     finally:
+        if runtime.engine is not None:
+            await runtime.engine.close()
         for judge in judges:
             if judge.name not in runtime.providers:  # injected providers belong to the caller
                 await judge.provider.aclose()
