@@ -507,5 +507,52 @@ def estimate_command(
     )
 
 
+# --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
+@main.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for compare.json, compare.md and compare.html.",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The judged dataset (default: the one each run's manifest names, if still there).",
+)
+@click.option(
+    "--human",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Human labels (JSONL/CSV/JSON) applied to every run.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@handle_errors
+def compare_command(
+    runs: tuple[Path, ...], out_dir: Path, dataset: Path | None, human: Path | None, seed: int
+) -> None:
+    """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
+
+    Every run is compared with the first (B − A): per matched judge, verdict accuracy against
+    the gold/human label (McNemar, Newcombe paired interval), position consistency, agreement
+    between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
+    verdict changed, and, with two or more scoring judges, ADR-016's score study (inter-judge
+    alpha/ICC per dimension, ranking stability, conciseness vs length).
+    """
+    from jurybox.app.compare import CompareOptions, compare_to_dir
+
+    if len(runs) < 2:
+        raise click.UsageError("give at least two runs to compare")
+    compare_to_dir(
+        list(runs),
+        out_dir=out_dir,
+        dataset=dataset,
+        human=human,
+        options=CompareOptions(seed=seed),
+        console=_console(),
+    )
+
+
 if __name__ == "__main__":
     main()
