@@ -146,8 +146,9 @@ def analyze_to_dir(
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )
     report = _with_input_screen(report, dropped, screen)
-    paths = write_reports(
-        report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
-    )
+    with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
+        paths = write_reports(
+            report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
+        )
     print_summary(report, paths, console)
     return paths
