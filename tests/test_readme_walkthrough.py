@@ -53,6 +53,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_walkthrough_runs_command_by_command(project: Path) -> None:
     commands = _commands("Walkthrough")
     assert len(commands) >= 5
@@ -91,6 +92,7 @@ def test_the_api_key_path_plans_the_panel_without_a_call(
         assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_bring_your_own_data_examples_load_and_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

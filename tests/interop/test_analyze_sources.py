@@ -29,6 +29,7 @@ def _figures(report: dict) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_the_manifest_dataset_and_labels_are_used_and_said(
     pairwise_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -146,14 +146,15 @@ def analyze_to_dir(
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )
     report = _with_input_screen(report, dropped, screen)
-    paths = write_reports(
-        report,
-        frame,
-        Path(out_dir),
-        plots=plots,
-        records=records,
-        source=str(path),
-        items=items,
-    )
+    with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
+        paths = write_reports(
+            report,
+            frame,
+            Path(out_dir),
+            plots=plots,
+            records=records,
+            source=str(path),
+            items=items,
+        )
     print_summary(report, paths, console)
     return paths
