@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from jurybox.analysis import build_frame
 from jurybox.analysis.model import Report
 from jurybox.reporting.explorer import (
     FILTERS,
@@ -18,7 +19,7 @@ from jurybox.reporting.explorer import (
 from jurybox.reporting.explorer.payload import decode_payload
 
 from .conftest import Built, swap_consistency
-from .synthetic import HOSTILE
+from .synthetic import HOSTILE, criterion_records
 
 INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.DOTALL)
 
@@ -119,3 +120,36 @@ def test_counts_in_the_report_link_to_their_view(pairwise: Built) -> None:
         assert f'<a href="#items?judge={judge}&amp;filter=wrong">{counts["wrong"]} of ' in html
     markdown = pairwise.paths.markdown.read_text(encoding="utf-8")
     assert "#items" not in markdown  # links are HTML only; Markdown shows the counts
+
+
+def test_criterion_verdicts_are_checked_against_the_human_label() -> None:
+    records, human = criterion_records()
+    frame = build_frame(records, human=human)
+    data = build_explorer(frame, records)
+    assert data.label_kind == "human"
+    for judge in ("good", "lenient"):
+        missed = {
+            r.query_id
+            for r in records
+            if r.judge_name == judge
+            and r.query_id in human
+            and human[r.query_id]["verdict"][r.presentation_order] != r.verdict
+        }
+        assert missed and data.count("wrong", judge) == len(missed), judge
+    row = next(row for row in data.rows if row.id == "q0")
+    assert row.gold == "control: " + human["q0"]["verdict"]["control"] + (
+        ", treatment: " + human["q0"]["verdict"]["treatment"]
+    )
+    assert {j.verdict for j in row.judgments} <= {
+        "Pass (control)",
+        "Fail (control)",
+        "Pass (treatment)",
+        "Fail (treatment)",
+    }
+    split = {
+        qid
+        for qid in {r.query_id for r in records}
+        if len({(r.presentation_order, r.verdict) for r in records if r.query_id == qid})
+        > len({r.presentation_order for r in records if r.query_id == qid})
+    }
+    assert data.count("disagree") == len(split) > 0

@@ -19,7 +19,7 @@ from typing import Any
 
 GZIP_OVER = 200_000  # bytes of JSON
 # "<", ">" and "&" as JSON escapes: no judge text can close the data block or open a comment.
-_HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+_HTML_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"))
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,9 @@ class Payload:
 
 def encode_payload(data: Any, *, gzip_over: int = GZIP_OVER) -> Payload:
     """JSON (escaped for an HTML data block), gzipped and base64-encoded when large."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_HTML_SAFE)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in _HTML_SAFE:  # str.replace: many times faster than translate on MBs
+        text = text.replace(char, escape)
     raw = text.encode("utf-8")
     if len(raw) <= gzip_over:
         return Payload(text, "json", len(raw))

@@ -148,6 +148,7 @@ class HtmlVerdict:
 class Glance:
     value: str
     label: str
+    href: str | None = None  # the explorer's view of these items
 
 
 @dataclass(frozen=True)
@@ -250,9 +251,13 @@ def _glance(report: Report) -> list[Glance]:
     return [
         Glance(fmt_num(summary.n_records), "records"),
         Glance(fmt_num(summary.n_ok), "judgments in the metrics"),
-        Glance(fmt_num(summary.excluded.total), "excluded (failed or fallback)"),
+        Glance(
+            fmt_num(summary.excluded.total),
+            "excluded (failed or fallback)",
+            items_href(filter="failed") if summary.excluded.total else None,
+        ),
         Glance(fmt_num(len(summary.judges)), "judges"),
-        Glance(fmt_num(summary.n_items), "items"),
+        Glance(fmt_num(summary.n_items), "items", items_href()),
         Glance(", ".join(summary.modes) or "—", "mode"),
     ]
 
