@@ -172,3 +172,25 @@ def test_2000_pairwise_units_over_two_vendors_submit_nothing_twice(
     assert {r.status for r in records} == {Status.OK}
     assert sum(wire.submitted.values()) == 2000 and wire.duplicates == 0
     assert wire.batch_count == 2
+
+
+def test_the_report_shows_batch_and_sync_counts_and_the_saving(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    from jurybox.analysis import analyze_records
+    from jurybox.reporting.sections.overview import overview_section
+
+    wire: BatchWire = batch_wire()
+    dataset = write_items(tmp_path / "items.jsonl", 4)
+    judges = {"batched": judge(wire, "openai"), "scripted": {"provider": "fake"}}
+    _run(batch_config(dataset, tmp_path / "out", judges))
+    records = _records(tmp_path / "out")
+    report = analyze_records(records)
+    cost = report.summary.cost
+    assert cost is not None
+    assert (cost.n_batch_records, cost.n_sync_records) == (8, 8)
+    batch_cost = sum(r.cost_usd or 0 for r in records if r.batch_id)
+    assert cost.batch_cost_usd == pytest.approx(batch_cost)
+    assert cost.batch_saving_usd == pytest.approx(batch_cost)
+    notes = " ".join(overview_section(report).notes)
+    assert "Provider batches answered 8 records, synchronous calls 8" in notes
