@@ -194,3 +194,27 @@ def test_the_report_shows_batch_and_sync_counts_and_the_saving(
     assert cost.batch_saving_usd == pytest.approx(batch_cost)
     notes = " ".join(overview_section(report).notes)
     assert "Provider batches answered 8 records, synchronous calls 8" in notes
+
+
+def test_batch_answers_are_read_exactly_like_synchronous_ones(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    """The same server answers the same bodies through both routes (some answers unparsable):
+    the batch run's records equal the synchronous run's in every judgment field."""
+    wire: BatchWire = batch_wire(garbage_share=0.3)
+    dataset = write_items(tmp_path / "items.jsonl", 10)
+    runs = {}
+    for batch in (True, False):
+        out = tmp_path / f"out-{batch}"
+        _run(batch_config(dataset, out, {"j": judge(wire, "openai")}, batch=batch))
+        runs[batch] = {r.key: r for r in _records(out)}
+    assert wire.batch_count == 1 and wire.sync_calls == 20
+    statuses = Counter(r.status for r in runs[True].values())
+    assert statuses[Status.OK] and len(statuses) > 1, statuses  # some answers not judgments
+    judged = ("status", "parse_success", "parse_method", "preference", "preferred_arm",
+              "confidence", "raw_response", "error", "input_tokens", "output_tokens")  # fmt: skip
+    for key, synchronous in runs[False].items():
+        batched = runs[True][key]
+        assert [getattr(batched, f) for f in judged] == [getattr(synchronous, f) for f in judged]
+        assert batched.cost_usd is not None and synchronous.cost_usd is not None
+        assert batched.cost_usd * 2 == synchronous.cost_usd
