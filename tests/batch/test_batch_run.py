@@ -4,12 +4,14 @@ speaking their batch wire formats (tests/batch/wire_batch.py)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from chaos.helpers import write_items
 from jurybox.config import config_from_mapping
@@ -26,9 +28,12 @@ from .wire_batch import BatchWire
 VENDORS = ("openai", "anthropic", "google")
 
 
-def _run(config: dict[str, Any], *, resume: bool = False) -> RunSummary:
+def _run(
+    config: dict[str, Any], *, resume: bool = False, console: Console | None = None
+) -> RunSummary:
     loaded = config_from_mapping(config)
-    return asyncio.run(run_async(loaded, output_dir=config["paths"]["output_dir"], resume=resume))
+    out = config["paths"]["output_dir"]
+    return asyncio.run(run_async(loaded, output_dir=out, resume=resume, console=console))
 
 
 def _records(out: Path) -> list[JudgeRecord]:
@@ -111,7 +116,11 @@ def test_status_endpoint_429_and_503_are_waited_out(tmp_path: Path, batch_wire: 
     wire: BatchWire = batch_wire(status_faults=3)
     dataset = write_items(tmp_path / "items.jsonl", 3)
     config = batch_config(dataset, tmp_path / "out", {"j": judge(wire, "openai")})
-    _run(config)
+    shown = io.StringIO()
+    _run(config, console=Console(file=shown, width=200))
+    lines = shown.getvalue().splitlines()
+    assert "batches: 1 submitted, 0 ended · waiting on the provider (up to 24 h)" in lines
+    assert "batches: 1 submitted, 1 ended" in lines
     assert {r.status for r in _records(tmp_path / "out")} == {Status.OK}
     assert wire.batch_count == 1
 

@@ -38,6 +38,8 @@ class RunProgress:
         self.cost_usd = 0.0
         self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
+        # Off a terminal there is no bar: batch events, hours apart, get a line each instead.
+        self._log_to = None if enabled else console
         self._progress = Progress(
             TextColumn("judging"),
             BarColumn(),
@@ -61,6 +63,8 @@ class RunProgress:
         wait = " · waiting on the provider (up to 24 h)" if waiting and ended < submitted else ""
         self.batch_note = f" · batches {submitted} submitted / {ended} ended{wait}"
         self._progress.update(self._task, stats=self._stats())
+        if self._log_to is not None:
+            self._log_to.print(f"batches: {submitted} submitted, {ended} ended{wait}")
 
     def advance(self, record: JudgeRecord) -> None:
         self.parse_failures += record.status == Status.UNPARSED
