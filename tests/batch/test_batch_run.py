@@ -4,12 +4,14 @@ speaking their batch wire formats (tests/batch/wire_batch.py)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from chaos.helpers import write_items
 from jurybox.config import config_from_mapping
@@ -26,9 +28,12 @@ from .wire_batch import BatchWire
 VENDORS = ("openai", "anthropic", "google")
 
 
-def _run(config: dict[str, Any], *, resume: bool = False) -> RunSummary:
+def _run(
+    config: dict[str, Any], *, resume: bool = False, console: Console | None = None
+) -> RunSummary:
     loaded = config_from_mapping(config)
-    return asyncio.run(run_async(loaded, output_dir=config["paths"]["output_dir"], resume=resume))
+    out = config["paths"]["output_dir"]
+    return asyncio.run(run_async(loaded, output_dir=out, resume=resume, console=console))
 
 
 def _records(out: Path) -> list[JudgeRecord]:
@@ -111,7 +116,11 @@ def test_status_endpoint_429_and_503_are_waited_out(tmp_path: Path, batch_wire: 
     wire: BatchWire = batch_wire(status_faults=3)
     dataset = write_items(tmp_path / "items.jsonl", 3)
     config = batch_config(dataset, tmp_path / "out", {"j": judge(wire, "openai")})
-    _run(config)
+    shown = io.StringIO()
+    _run(config, console=Console(file=shown, width=200))
+    lines = shown.getvalue().splitlines()
+    assert "batches: 1 submitted, 0 ended · waiting on the provider (up to 24 h)" in lines
+    assert "batches: 1 submitted, 1 ended" in lines
     assert {r.status for r in _records(tmp_path / "out")} == {Status.OK}
     assert wire.batch_count == 1
 
@@ -172,3 +181,49 @@ def test_2000_pairwise_units_over_two_vendors_submit_nothing_twice(
     assert {r.status for r in records} == {Status.OK}
     assert sum(wire.submitted.values()) == 2000 and wire.duplicates == 0
     assert wire.batch_count == 2
+
+
+def test_the_report_shows_batch_and_sync_counts_and_the_saving(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    from jurybox.analysis import analyze_records
+    from jurybox.reporting.sections.overview import overview_section
+
+    wire: BatchWire = batch_wire()
+    dataset = write_items(tmp_path / "items.jsonl", 4)
+    judges = {"batched": judge(wire, "openai"), "scripted": {"provider": "fake"}}
+    _run(batch_config(dataset, tmp_path / "out", judges))
+    records = _records(tmp_path / "out")
+    report = analyze_records(records)
+    cost = report.summary.cost
+    assert cost is not None
+    assert (cost.n_batch_records, cost.n_sync_records) == (8, 8)
+    batch_cost = sum(r.cost_usd or 0 for r in records if r.batch_id)
+    assert cost.batch_cost_usd == pytest.approx(batch_cost)
+    assert cost.batch_saving_usd == pytest.approx(batch_cost)
+    notes = " ".join(overview_section(report).notes)
+    assert "Provider batches answered 8 records, synchronous calls 8" in notes
+
+
+def test_batch_answers_are_read_exactly_like_synchronous_ones(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    """The same server answers the same bodies through both routes (some answers unparsable):
+    the batch run's records equal the synchronous run's in every judgment field."""
+    wire: BatchWire = batch_wire(garbage_share=0.3)
+    dataset = write_items(tmp_path / "items.jsonl", 10)
+    runs = {}
+    for batch in (True, False):
+        out = tmp_path / f"out-{batch}"
+        _run(batch_config(dataset, out, {"j": judge(wire, "openai")}, batch=batch))
+        runs[batch] = {r.key: r for r in _records(out)}
+    assert wire.batch_count == 1 and wire.sync_calls == 20
+    statuses = Counter(r.status for r in runs[True].values())
+    assert statuses[Status.OK] and len(statuses) > 1, statuses  # some answers not judgments
+    judged = ("status", "parse_success", "parse_method", "preference", "preferred_arm",
+              "confidence", "raw_response", "error", "input_tokens", "output_tokens")  # fmt: skip
+    for key, synchronous in runs[False].items():
+        batched = runs[True][key]
+        assert [getattr(batched, f) for f in judged] == [getattr(synchronous, f) for f in judged]
+        assert batched.cost_usd is not None and synchronous.cost_usd is not None
+        assert batched.cost_usd * 2 == synchronous.cost_usd

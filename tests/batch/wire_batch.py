@@ -40,6 +40,7 @@ class Behaviour:
     expire_first: int = 0  # the first N batches expire with every other request unanswered
     status_faults: int = 0  # the first N status reads answer 429 / 503
     hold_results: bool = False  # block results downloads until ``release`` is set
+    garbage_share: float = 0.0  # OpenAI answers that are prose instead of the asked-for JSON
     hold_create: bool = False  # create the batch, then hold the answer until ``release``
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -160,7 +161,7 @@ class BatchWire:
         if path == "/v1/chat/completions":  # the synchronous route (--batch-fallback sync)
             with self.lock:
                 self.sync_calls += 1
-            return _json(_chat_completion(request.get_json()))
+            return _json(_chat_completion(request.get_json(), self.behaviour.garbage_share))
         if path.startswith("/v1/files"):
             return self._openai_file(request, path)
         return self._openai_batches(request, path)
@@ -236,7 +237,8 @@ class BatchWire:
                     response = {"status_code": 500, "body": {"error": {"message": "boom"}}}
                     bad.append({"custom_id": custom_id, "response": response, "error": None})
                 else:
-                    response = {"status_code": 200, "body": _chat_completion(body)}
+                    answer = _chat_completion(body, self.behaviour.garbage_share)
+                    response = {"status_code": 200, "body": answer}
                     good.append({"custom_id": custom_id, "response": response, "error": None})
             self.files[key_ok] = _jsonl(good)
             self.files[key_bad] = _jsonl(bad)
@@ -370,9 +372,11 @@ def _tokens(body: Any, text: str) -> tuple[int, int]:
     return max(1, len(json.dumps(body)) // 4), max(1, len(text) // 4)
 
 
-def _chat_completion(body: dict[str, Any]) -> dict[str, Any]:
+def _chat_completion(body: dict[str, Any], garbage_share: float = 0.0) -> dict[str, Any]:
     fmt = body.get("response_format") or {}
     text = _answer_text((fmt.get("json_schema") or {}).get("schema"), body)
+    if _unit("garbage", _digest(body)) < garbage_share:
+        text = "Both answers have merit; I cannot settle on a verdict {"
     prompt, completion = _tokens(body["messages"], text)
     return {
         "id": "chatcmpl-batch",

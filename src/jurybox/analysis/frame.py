@@ -9,7 +9,8 @@ Three tables, built in one pass over the records (the only per-record Python in 
     (position "A" / "B" / "tie"), ``preferred_arm`` (arm or "tie"), ``confidence``
     (pairwise verdict confidence), ``verdict`` ("Pass" / "Fail"), ``target_arm`` (the arm of a
     single-response judgment), ``ranking`` (tuple of arms, best first), ``holistic_fallback``,
-    ``local_judge``, ``positions_shown`` (False: each response was scored alone, so a pairwise
+    ``local_judge``, ``batch_id`` (the provider batch that answered it), ``cost_usd``,
+    ``positions_shown`` (False: each response was scored alone, so a pairwise
     verdict derived from the scores says nothing about position).
 ``scores``   one row per ok record x arm x dimension, plus one ``TOTAL`` row per ok record x arm
     (the record's ``overall``; without one, the unweighted mean of its dimensions). Columns:
@@ -60,6 +61,8 @@ _RECORD_COLUMNS = (
     "verdict",
     "holistic_fallback",
     "local_judge",
+    "batch_id",
+    "cost_usd",
     "first_arm",
     "second_arm",
     "n_positions",
@@ -121,10 +124,11 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
 _SOURCE = (
     "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
     "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
-    "verdict", "holistic_fallback", "local_judge", "positions", "ranking", "scores",
+    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd", "positions", "ranking",
+    "scores",
     "confidences", "overall", "gate_failures", "positions_shown",
 )  # fmt: skip
-_N_PLAIN = 17  # the leading fields of _SOURCE copied as they are into the records table
+_N_PLAIN = 19  # the leading fields of _SOURCE copied as they are into the records table
 _getter = operator.attrgetter(*_SOURCE)
 
 
@@ -148,6 +152,8 @@ class _Raw(NamedTuple):
     verdict: Any
     holistic_fallback: Any
     local_judge: Any
+    batch_id: Any
+    cost_usd: Any
     positions: Any
     ranking: Any
     scores: Any

@@ -42,6 +42,7 @@ from jurybox.analysis.model.summary import (
     HumanLabelCounts,
     JudgeFailures,
     JudgeSummary,
+    RunCost,
     Summary,
 )
 from jurybox.analysis.options import AnalysisOptions
@@ -114,6 +115,23 @@ def _judges(records: pd.DataFrame) -> list[JudgeSummary]:
     return out
 
 
+def _cost(records: pd.DataFrame) -> RunCost | None:
+    """Cost and batch use over the records (None when there are none)."""
+    if not len(records):
+        return None
+    cost = pd.to_numeric(records["cost_usd"], errors="coerce")
+    batched = records["batch_id"].notna() & (records["batch_id"].astype(str) != "")
+    batch_cost = float(cost[batched].sum()) if cost[batched].notna().any() else None
+    return RunCost(
+        cost_usd=float(cost.sum()) if cost.notna().any() else None,
+        n_priced=int(cost.notna().sum()),
+        n_batch_records=int(batched.sum()),
+        n_sync_records=int((~batched).sum()),
+        batch_cost_usd=batch_cost,
+        batch_saving_usd=batch_cost,  # at the 50% discount, what a batch saved equals its cost
+    )
+
+
 def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
     """The ``summary`` section: what went in, and what was excluded and why."""
     r = frame.records
@@ -145,6 +163,7 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(r) if len(r) else {},
+        cost=_cost(r),
     )
 
 

@@ -51,6 +51,8 @@ class RunProgress:
         enabled = console is not None and console.is_terminal
         # e.g. the rate limits learned from the provider; read only when something is drawn
         self._notes = notes if enabled else None
+        # Off a terminal there is no bar: batch events, hours apart, get a line each instead.
+        self._log_to = None if enabled else console
         self._progress = Progress(
             SpinnerColumn(finished_text=" "),
             TextColumn("judging"),
@@ -65,7 +67,7 @@ class RunProgress:
         self._task = self._progress.add_task("judging", total=total, stats=self._stats())
 
     def _stats(self) -> str:
-        if self._first_wait:
+        if self._first_wait and not self.batch_note:  # batches say what they wait on
             return self._first_wait
         stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
@@ -79,6 +81,8 @@ class RunProgress:
         wait = " · waiting on the provider (up to 24 h)" if waiting and ended < submitted else ""
         self.batch_note = f" · batches {submitted} submitted / {ended} ended{wait}"
         self._progress.update(self._task, stats=self._stats())
+        if self._log_to is not None:
+            self._log_to.print(f"batches: {submitted} submitted, {ended} ended{wait}")
 
     def advance(self, record: JudgeRecord) -> None:
         self._first_wait = ""

@@ -54,6 +54,21 @@ class InputScreen(Model):
     labels_bad_values: int
 
 
+class RunCost(Model):
+    """What the judgments cost, and how many came from provider batches (``--batch``).
+
+    ``batch_saving_usd`` assumes the vendors' batch discount of 50% (the same tokens cost twice
+    as much synchronously), which a judge's ``batch_price_*`` may override.
+    """
+
+    cost_usd: float | None
+    n_priced: int
+    n_batch_records: int
+    n_sync_records: int
+    batch_cost_usd: float | None
+    batch_saving_usd: float | None
+
+
 class Summary(Model):
     """What went in, and what was excluded and why."""
 
@@ -72,3 +87,4 @@ class Summary(Model):
     local_judge_used: bool
     failures: dict[str, JudgeFailures]
     input_screen: InputScreen | None = None
+    cost: RunCost | None = None

@@ -21,6 +21,10 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
+def _usd(value: float | None) -> str:
+    return "—" if value is None else "$" + fmt_num(value, 4)
+
+
 def failures_anchor(judge: str) -> str:
     return f"#failures-{slug(judge)}"
 
@@ -90,6 +94,14 @@ def _overview_notes(summary: Summary) -> list[str]:
     labels = summary.human_labels.model_dump()
     if any(labels.values()):
         notes.append("Human labels: " + ", ".join(f"{k} {v}" for k, v in labels.items()) + ".")
+    cost = summary.cost
+    if cost is not None and cost.n_batch_records:
+        notes.append(
+            f"Provider batches answered {cost.n_batch_records} records, synchronous calls "
+            f"{cost.n_sync_records}; batch cost {_usd(cost.batch_cost_usd)}, saving about "
+            f"{_usd(cost.batch_saving_usd)} against synchronous prices (at the vendors' "
+            "50% batch discount)."
+        )
     if summary.local_judge_used:
         notes.append(
             "The bundled local judge (SmolLM2-135M) was used: it is a weak judge, fit for "
