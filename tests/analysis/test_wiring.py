@@ -284,3 +284,15 @@ def test_gwet_coefficients_sit_beside_kappa_against_the_humans() -> None:
     ac1 = get(report, "human_calibration.preferences.judges.a.consolidated_ac1")
     assert ac1["weights"] is None and "AC1" in ac1["method"] and 0 < ac1["value"] <= 1
     assert "Gwet's AC1 (consolidated)" in render_markdown(Report.model_validate(report))
+
+
+def test_a_length_separated_logit_falls_back_to_the_exact_binomial() -> None:
+    """A judge that always picks the longer response separates the logit: statsmodels then
+    "fits" a huge slope with p near 1, which must not clear the judge."""
+    rng = np.random.default_rng(40)
+    world = make_world(40, rng)
+    records = pairwise_records(world, {"wordy": JudgeSpec(noise=0.0, verbosity=1000.0)}, rng)
+    prefs = get(analyze(records, items=world.items), "bias.verbosity.judges.wordy.preferences")
+    assert prefs["logit"]["value"] is None and "separation" in prefs["logit"]["reason"]
+    assert prefs["detected_by"] == "longer_preferred" and prefs["detected"] is True
+    assert "exact binomial" in prefs["longer_preferred"]["method"]
