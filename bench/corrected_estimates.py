@@ -7,12 +7,15 @@ Four estimators, each simulated from a model whose true value is known:
   classes, each rater keeps the truth with probability p else guesses uniformly.
 * ``winrate``: ``corrected_win_rate`` (A/B/tie misclassification inversion), judge accuracy acc
   with errors split evenly, outcome shares pi; the labelled pairs drawn from the population.
+* ``winrate_notie``: ``corrected_win_rate`` when the gold has no ties but the judge does (2 x 3
+  least squares): true shares (pA, 1 - pA), the judge right with probability acc, else a tie
+  with probability 2/3 of the rest and the wrong side with 1/3.
 * ``ppi``: ``ppi_mean`` (PPI++, power-tuned), human score N(3, 1), judge = human + bias + noise
   with correlation r.
 * ``lc``: ``length_controlled_win_rate``, outcome ~ Bernoulli(expit(b0 + b1 tanh(d / 400))) with
   d ~ N(mu, 400) and 10% ties; the truth is 0.9 expit(b0) + 0.05 (the rate at d = 0).
 
-Usage: ``python bench/corrected_estimates.py [--sims 500] [--only alpha,winrate,ppi,lc]``.
+Usage: ``python bench/corrected_estimates.py [--sims 500] [--only alpha,winrate,ppi,lc,...]``.
 Prints one line per grid point (coverage, data sets with an interval) and a summary per
 estimator; the binomial SE of one point is sqrt(0.95 * 0.05 / sims) (0.0097 at 500).
 """
@@ -73,6 +76,22 @@ def winrate_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, i
     return int(np.sum((low[ok] <= truth) & (truth <= high[ok]))), int(ok.sum())
 
 
+def winrate_notie_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, int]:
+    n_lab, n_unl, acc, p_a = point
+    tie, wrong = 2 * (1 - acc) / 3, (1 - acc) / 3
+    m = np.array([[acc, wrong, tie], [wrong, acc, tie]])
+    pi = np.array([p_a, 1 - p_a])
+    rows = rng.multinomial(int(n_lab), pi, size=sims)
+    tables = np.stack([[rng.multinomial(k, m[i]) for i, k in enumerate(r)] for r in rows])
+    verdicts = rng.multinomial(int(n_unl), m.T @ pi, size=sims).astype(float)
+    usable = (tables.sum(axis=2) > 0).all(axis=1)
+    low, high = corrected_win_rate_bounds(
+        tables[usable].astype(float), verdicts[usable], confidence=0.95, n_bootstrap=2000, rng=rng
+    )
+    ok = np.isfinite(low)
+    return int(np.sum((low[ok] <= p_a) & (p_a <= high[ok]))), int(ok.sum())
+
+
 def ppi_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, int]:
     n, big_n, rho, bias = point
     noise = np.sqrt(1 / rho**2 - 1)
@@ -109,6 +128,11 @@ GRIDS: dict[str, tuple[str, Iterable[tuple[float, ...]], Runner]] = {
         "n labelled, n unlabelled, judge accuracy, shares (0: .5/.3/.2, 1: .25/.6/.15)",
         list(itertools.product((100, 200, 400), (500, 5000), (0.7, 0.8, 0.9), (0, 1))),
         winrate_point,
+    ),
+    "winrate_notie": (
+        "n labelled, n unlabelled, judge accuracy, true share of A (the gold has no ties)",
+        list(itertools.product((100, 400), (500, 5000), (0.6, 0.8), (0.5, 0.75))),
+        winrate_notie_point,
     ),
     "ppi": (
         "n human, N judge, judge-human correlation, judge bias",

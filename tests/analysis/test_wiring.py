@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jurybox import stats
-from jurybox.analysis import build_frame
+from jurybox.analysis import AnalysisOptions, build_frame
 from jurybox.analysis.model import Report
 from jurybox.analysis.pairs import consolidated
 from jurybox.app import analyze_to_dir
@@ -249,3 +249,50 @@ def test_analyze_completes_on_a_retest_that_swaps_the_arms_scores(tmp_path: Path
     assert retest["judges"]["j"]["value"] is None and retest["judges"]["j"]["reason"]
     checks = {c["check"]: c for c in report["verdict"]["judges"]["j"]["checks"]}
     assert checks["retest"]["status"] == "skipped" and checks["retest"]["message"]
+
+
+def test_analyze_weighs_kappa_over_the_rubric_scale_of_the_runs_manifest(tmp_path: Path) -> None:
+    rng = np.random.default_rng(38)
+    world = make_world(30, rng)
+    records = rubric_records(world, {"a": JudgeSpec(), "b": JudgeSpec()}, rng)
+    (tmp_path / "judgments.jsonl").write_text(
+        "".join(record_json(r) + "\n" for r in records), encoding="utf-8"
+    )
+    manifest = {"config": {"task": {"mode": "rubric", "rubric": "general"}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    judgments = tmp_path / "judgments.jsonl"
+    out = tmp_path / "out"
+    paths = analyze_to_dir(judgments, human=None, dataset=None, out_dir=out, plots=False)
+    report = json.loads(paths.json.read_text(encoding="utf-8"))
+    assert report["options"]["score_scale"] == [1, 10]
+    kappa = get(report, "agreement.scores.dimensions.accuracy.pairs")[0]["cohen_kappa"]
+    assert "declared scale 1-10" in kappa["method"]
+
+
+def test_gwet_coefficients_sit_beside_kappa_against_the_humans() -> None:
+    rng = np.random.default_rng(39)
+    world = make_world(60, rng, human=True)
+    records = rubric_records(world, {"a": JudgeSpec()}, rng)
+    options = AnalysisOptions(score_scale=(0, 20))
+    dims = get(analyze(records, items=world.items, options=options), "human_calibration.scores")
+    entry = dims["judges"]["a"]["dimensions"]["accuracy"]
+    assert entry["gwet_ac2"]["weights"] == "linear" and entry["gwet_ac2"]["n_categories"] == 21
+    assert 0 < entry["gwet_ac2"]["value"] <= 1
+    world = make_world(60, rng)
+    items = _gold_on_first(world, 60)
+    report = analyze(pairwise_records(world, {"a": JudgeSpec()}, rng), items=items)
+    ac1 = get(report, "human_calibration.preferences.judges.a.consolidated_ac1")
+    assert ac1["weights"] is None and "AC1" in ac1["method"] and 0 < ac1["value"] <= 1
+    assert "Gwet's AC1 (consolidated)" in render_markdown(Report.model_validate(report))
+
+
+def test_a_length_separated_logit_falls_back_to_the_exact_binomial() -> None:
+    """A judge that always picks the longer response separates the logit: statsmodels then
+    "fits" a huge slope with p near 1, which must not clear the judge."""
+    rng = np.random.default_rng(40)
+    world = make_world(40, rng)
+    records = pairwise_records(world, {"wordy": JudgeSpec(noise=0.0, verbosity=1000.0)}, rng)
+    prefs = get(analyze(records, items=world.items), "bias.verbosity.judges.wordy.preferences")
+    assert prefs["logit"]["value"] is None and "separation" in prefs["logit"]["reason"]
+    assert prefs["detected_by"] == "longer_preferred" and prefs["detected"] is True
+    assert "exact binomial" in prefs["longer_preferred"]["method"]

@@ -2,7 +2,8 @@
 
 Human calibration: agreement among the human annotators themselves (when a label carries several),
 Cohen's kappa of each judge's preferences against the gold (per presentation order, pooled, and
-on consolidated verdicts), per-dimension kappa (judge's mean score rounded half up) and ICC(2,1)
+on consolidated verdicts, with Gwet's AC1 beside the last), per-dimension kappa (judge's mean
+score rounded half up; linear and quadratic weighted, and Gwet's AC2, over the scale) and ICC(2,1)
 of the total against human scores, the prediction-powered (PPI++) mean score of each arm from
 the human-scored subset and each judge's scores of every response, and for criterion verdicts
 TPR/TNR with Wilson intervals plus the Rogan-Gladen corrected pass rate over the responses no
@@ -47,6 +48,7 @@ from jurybox.analysis.model.human import (
 )
 from jurybox.analysis.model.metrics import (
     CorrectedRateMetric,
+    GwetMetric,
     ICCMetric,
     KappaMetric,
     PPIMeanMetric,
@@ -116,6 +118,7 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
             },
             pooled=_kappa(rows["preferred_arm"], rows["gold"], options, KappaMetric),
             consolidated=_kappa(own["label"], own["gold"], options, KappaMetric),
+            consolidated_ac1=_gwet(own["label"], own["gold"], None, None),
         )
     return HumanPreferences.of(judges=judges, n_labelled=len(gold))
 
@@ -142,6 +145,17 @@ def _weighted(
     return with_fields(metric, method=f"{metric.method}; {scope}") if metric.method else metric
 
 
+def _gwet(
+    a: pd.Series,
+    b: pd.Series,
+    weights: Literal["linear"] | None,
+    categories: list[int] | None,
+) -> GwetMetric:
+    """Gwet's AC1 (no weights) or AC2 of the judge against the human, two raters per unit."""
+    raters = np.vstack([a.to_numpy(dtype=object), b.to_numpy(dtype=object)])
+    return attempt(GwetMetric, stats.gwet_ac, raters, weights, categories=categories, n=len(a))
+
+
 def _round_half_up(values: pd.Series) -> pd.Series:
     return pd.Series(np.floor(values.to_numpy(float) + 0.5), index=values.index)
 
@@ -163,6 +177,7 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
                 _kappa(a, b, options, DimensionKappa),
                 weighted_linear=_weighted(a, b, "linear", scale, options),
                 weighted_quadratic=_weighted(a, b, "quadratic", scale, options),
+                gwet_ac2=_gwet(a, b, "linear", scale[0]) if scale[0] is not None else None,
             )
             dims.setdefault(str(judge), {})[dim] = metric
             if dim == TOTAL:

@@ -21,7 +21,11 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from numpy.typing import NDArray
-from statsmodels.tools.sm_exceptions import PerfectSeparationError
+from statsmodels.tools.sm_exceptions import (
+    ConvergenceWarning,
+    PerfectSeparationError,
+    PerfectSeparationWarning,
+)
 
 from jurybox import stats
 from jurybox.analysis._common import (
@@ -58,6 +62,9 @@ from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
 
 _FIT_ERRORS = (ValueError, np.linalg.LinAlgError, PerfectSeparationError)
+# Raised as errors in a fit: a separated logit otherwise "succeeds" with a huge coefficient and a
+# p-value near 1, which would silently clear a judge whose choice length predicts perfectly.
+_FIT_WARNINGS = (RuntimeWarning, PerfectSeparationWarning, ConvergenceWarning)
 F = TypeVar("F", bound=Fit)
 
 
@@ -81,12 +88,13 @@ def _fit(
     exog = sm.add_constant(design.astype(float), has_constant="add")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", RuntimeWarning)
+            for category in _FIT_WARNINGS:
+                warnings.simplefilter("error", category)
             if kind == "ols":
                 fit = sm.OLS(y.astype(float), exog).fit()
             else:
                 fit = sm.Logit(y.astype(float), exog).fit(disp=0)
-    except (*_FIT_ERRORS, RuntimeWarning) as exc:
+    except (*_FIT_ERRORS, *_FIT_WARNINGS) as exc:
         return unavailable(model, f"{kind} fit failed: {exc}", n)
     low, high = fit.conf_int(alpha=1 - options.confidence).loc[term]
     terms = " + ".join(design.columns)

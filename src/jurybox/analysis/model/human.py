@@ -6,6 +6,7 @@ from jurybox.analysis.model._base import Model, Section, Skipped
 from jurybox.analysis.model.agreement import AgreementBlock
 from jurybox.analysis.model.metrics import (
     CorrectedRateMetric,
+    GwetMetric,
     ICCMetric,
     KappaMetric,
     PPIMeanMetric,
@@ -22,11 +23,14 @@ class InterAnnotator(AgreementBlock):
 
 
 class HumanPreferenceJudge(Model):
-    """Cohen's kappa of a judge's preferences against the gold, per order, pooled, consolidated."""
+    """Cohen's kappa of a judge's preferences against the gold, per order, pooled, consolidated;
+    Gwet's AC1 of the consolidated verdicts beside it (stable where kappa collapses under a
+    skewed prevalence)."""
 
     orders: dict[str, KappaMetric]
     pooled: KappaMetric
     consolidated: KappaMetric
+    consolidated_ac1: GwetMetric | None = None
 
 
 class HumanPreferences(Section):
@@ -38,10 +42,12 @@ class HumanPreferences(Section):
 
 class DimensionKappa(KappaMetric):
     """Kappa of the judge's rounded mean score against the human score, and its weighted forms
-    over the scale: linear (the ordinal default) and quadratic (what the trust verdict reads)."""
+    over the scale: linear (the ordinal default) and quadratic (what the trust verdict reads);
+    Gwet's AC2 with linear weights over the same scale beside them."""
 
     weighted_quadratic: KappaMetric | None = None
     weighted_linear: KappaMetric | None = None
+    gwet_ac2: GwetMetric | None = None
 
 
 class HumanScoreJudge(Model):

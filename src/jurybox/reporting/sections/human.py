@@ -79,7 +79,14 @@ def _human_pref_table(section: Section, node: HumanPreferences) -> None:
         Table(
             id="human-preferences",
             title="Judge vs human preferences (Cohen's κ [95% CI])",
-            columns=("Judge", *[f"Order {o}" for o in orders], "Pooled", "Consolidated", "n"),
+            columns=(
+                "Judge",
+                *[f"Order {o}" for o in orders],
+                "Pooled",
+                "Consolidated",
+                "Gwet's AC1 (consolidated)",
+                "n",
+            ),
         )
     )
     for judge, entry in judges.items():
@@ -89,6 +96,7 @@ def _human_pref_table(section: Section, node: HumanPreferences) -> None:
             *cells,
             cell(table, entry.pooled),
             cell(table, entry.consolidated),
+            cell(table, entry.consolidated_ac1, interval=False),
             fmt_num(entry.pooled.n),
         )
     table.note("κ ≥ 0.4 is 'moderate' agreement (Landis & Koch 1977).")
@@ -105,6 +113,7 @@ def _human_score_table(section: Section, node: HumanScores) -> None:
                 "Cohen's κ [95% CI]",
                 "Linear κ",
                 "Quadratic κ",
+                "Gwet's AC2 (linear)",
                 "ICC(2,1)",
                 "n",
             ),
@@ -119,6 +128,7 @@ def _human_score_table(section: Section, node: HumanScores) -> None:
                 cell(table, metric),
                 cell(table, metric.weighted_linear, interval=False),
                 cell(table, metric.weighted_quadratic, interval=False),
+                cell(table, metric.gwet_ac2, interval=False),
                 cell(table, icc) if icc else "—",
                 fmt_num(metric.n),
             )
