@@ -74,6 +74,8 @@ DESCRIPTIONS: dict[str, str] = {
     "`pipeline.max_answer_bytes`.",
     "schema_version": f"Record format version ({RECORD_SCHEMA_VERSION}); older versions are "
     "migrated on reading.",
+    "batch_id": "The provider batch that answered it (`--batch` runs; null for a synchronous "
+    "call). Its cost is at the batch rate.",
 }
 
 
