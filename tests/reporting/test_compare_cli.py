@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from rich.console import Console
@@ -71,7 +72,8 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     assert coin["n_changed"] == _changed_units(plain, guided, "coin") > 0
     accuracy = coin["accuracy"]
     diff = accuracy["difference"]
-    assert diff["value"] == accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
+    gain = accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
+    assert diff["value"] == pytest.approx(gain)
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
     assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
     assert accuracy["mcnemar"]["method"]

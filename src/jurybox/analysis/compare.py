@@ -2,8 +2,9 @@
 
 A *unit* is an item in one presentation order (and criterion): the two runs' verdicts on it are
 a paired observation, so correctness is compared with McNemar's test on the discordant units and
-Newcombe's interval for the paired difference, never as two independent proportions. Scores are
-paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift, Wilcoxon.
+the Bonett–Price interval for the paired difference, never as two independent proportions.
+Scores are paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift,
+Wilcoxon.
 Judges are matched by name; judges whose names appear in one run only are paired by their order
 of appearance, and the pairing says which.
 """

@@ -36,7 +36,7 @@ COMPARE_SCHEMA_VERSION = 1
 
 
 class PairedDifferenceMetric(Metric):
-    """``PairedProportionDifference`` (p_B − p_A, Newcombe interval), headline ``estimate``."""
+    """``PairedProportionDifference`` (p_B − p_A, Bonett–Price interval), headline ``estimate``."""
 
     result_type: ClassVar[type | None] = PairedProportionDifference
     ci_low: Number | None = None
