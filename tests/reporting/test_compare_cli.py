@@ -66,6 +66,7 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     judges = {j["judge_a"]: j for j in comparison["judges"]}
     assert {j["matched_by"] for j in judges.values()} == {"name"}
     assert set(judges) == {"first_pick", "long_pick", "coin"}
+    assert "study_skipped" not in comparison  # verdict-only runs: ADR-016 does not apply
     # position and length pickers ignore the prompt; the coin is reseeded by it
     assert judges["first_pick"]["verdicts"]["n_changed"] == 0
     coin = judges["coin"]["verdicts"]

@@ -146,6 +146,8 @@ def compare_studies(
 ) -> tuple[StudyComparison | None, str | None]:
     """Rubric run A's dimensions against holistic run B's score, or why that does not apply."""
     study_a, study_b = studies.get(a.label), studies.get(b.label)
+    if a.frame.scores.empty or b.frame.scores.empty:
+        return None, None  # verdicts without scores: nothing to say about ADR-016
     if study_a is None or study_b is None:
         return None, "needs scores from two or more judges in both runs"
     if set(a.frame.dimensions) == set(b.frame.dimensions):

@@ -279,8 +279,9 @@ def stability_table(studies: list[ScoreStudy]) -> Table:
             _p(w),
             _value_ci(study.conciseness_length),
         )
-        label = study.run
-        _explain(table, label, [study.ranking_stability, w, study.conciseness_length])
+        _explain(table, study.run, [study.ranking_stability, w, study.conciseness_length])
+        if study.conciseness_dimension is None:
+            table.note(f"{study.run}: no dimension named for conciseness, so no length check")
     return table
 
 
