@@ -187,6 +187,7 @@ def _verdicts(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
             "order": rec["order"].astype(str),
             "criterion": rec["criterion"].fillna("").astype(str),
             "arm": rec["target_arm"],
+            "pairwise": rec["mode"] == "pairwise",
             "label": label,
         }
     ).dropna(subset=["label"])
@@ -286,8 +287,9 @@ def _accuracy(
 
 
 def _consistent(verdicts: pd.DataFrame) -> pd.Series:
-    """Items judged in two or more orders: True when every order gave the same winner."""
-    by_item = verdicts.groupby(["query_id", "criterion"])["label"]
+    """Pairs judged in two or more orders: True when every order gave the same winner (a
+    criterion's units are one per arm, not orders of one pair, so they have no consistency)."""
+    by_item = verdicts[verdicts["pairwise"]].groupby(["query_id", "criterion"])["label"]
     sizes, distinct = by_item.size(), by_item.nunique()
     return (distinct == 1)[sizes >= 2]
 
