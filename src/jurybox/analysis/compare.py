@@ -73,6 +73,7 @@ class RunInput:
     source: str
     frame: AnalysisFrame
     n_records: int
+    items_source: str | None = None  # where the items (lengths, labels) came from
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ def _summary(run: RunInput) -> RunSummary:
         modes=sorted({str(m) for m in frame.records["mode"].dropna()}),
         dimensions=list(frame.dimensions),
         has_gold=not frame.labels.empty,
+        items_source=run.items_source,
     )
 
 

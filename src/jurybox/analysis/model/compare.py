@@ -91,6 +91,7 @@ class RunSummary(Model):
     modes: list[str]
     dimensions: list[str]
     has_gold: bool
+    items_source: str | None  # the dataset the run's items (lengths, labels) were read from
 
 
 class JudgePairing(Model):

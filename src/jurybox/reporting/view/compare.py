@@ -55,7 +55,18 @@ def runs_table(report: CompareReport) -> Table:
     table = Table(
         "runs",
         "Runs compared",
-        ["Run", "Source", "Records", "OK", "Items", "Judges", "Mode", "Dimensions", "Gold"],
+        [
+            "Run",
+            "Source",
+            "Records",
+            "OK",
+            "Items",
+            "Judges",
+            "Mode",
+            "Dimensions",
+            "Gold",
+            "Items from",
+        ],
     )
     for run in report.runs:
         table.add(
@@ -68,6 +79,7 @@ def runs_table(report: CompareReport) -> Table:
             fmt_text(run.modes),
             fmt_text(run.dimensions),
             fmt_num(run.has_gold),
+            fmt_text(run.items_source),
         )
     for note in report.notes:
         table.note(note)
