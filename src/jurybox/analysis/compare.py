@@ -11,9 +11,10 @@ of appearance, and the pairing says which.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -236,20 +237,20 @@ def _compare_verdicts(
         accuracy=accuracy,
         accuracy_skipped=why,
         position=_position(va, vb, options.confidence),
-        changed=[_changed(row) for row in changed.head(options.max_changed).itertuples()],
+        changed=[_changed(row) for row in changed.head(options.max_changed).to_dict("records")],
         changed_omitted=max(0, len(changed) - options.max_changed),
     )
 
 
-def _changed(row: object) -> ChangedUnit:
-    item = str(row.query_id)  # type: ignore[attr-defined]
-    gold = row.gold  # type: ignore[attr-defined]
+def _changed(row: Mapping[Hashable, Any]) -> ChangedUnit:
+    item = str(row["query_id"])
+    gold = row["gold"]
     return ChangedUnit(
         item_id=item,
-        order=str(row.order),  # type: ignore[attr-defined]
-        verdict_a=str(row.label_a),  # type: ignore[attr-defined]
-        verdict_b=str(row.label_b),  # type: ignore[attr-defined]
-        gold=None if gold is None or (isinstance(gold, float) and np.isnan(gold)) else str(gold),
+        order=str(row["order"]),
+        verdict_a=str(row["label_a"]),
+        verdict_b=str(row["label_b"]),
+        gold=None if pd.isna(gold) else str(gold),
         href=EXPLORER_HREF.format(item=quote(item, safe="")),
     )
 
