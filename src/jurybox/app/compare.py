@@ -131,14 +131,18 @@ def _check_shared_items(inputs: Sequence[RunInput]) -> None:
 def _print_summary(report: CompareReport, paths: ComparePaths, console: Console) -> None:
     for run in report.runs:
         items = f"; items: {run.items_source}" if run.items_source else "; no items (no lengths)"
-        console.print(f"{run.label}: {run.source} ({run.n_ok} ok records{items})", markup=False)
+        console.print(
+            f"{run.label}: {run.source} ({run.n_ok} ok records{items})",
+            markup=False,
+            soft_wrap=True,
+        )
     for comparison in report.comparisons:
         for judge in comparison.judges:
             if judge.verdicts is not None:
-                console.print(
-                    _verdict_line(comparison.run_a, comparison.run_b, judge), markup=False
-                )
-    console.print(f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}", markup=False)
+                line = _verdict_line(comparison.run_a, comparison.run_b, judge)
+                console.print(line, markup=False, soft_wrap=True)
+    wrote = f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}"
+    console.print(wrote, markup=False, soft_wrap=True)
 
 
 def _verdict_line(run_a: str, run_b: str, judge: JudgeComparison) -> str:
