@@ -176,6 +176,11 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         lambda: st.krippendorff_alpha_ci([[1, NAN, 3], [2, 5, NAN]], "interval"),
         "at least 2 units",
     ),
+    (
+        "alpha_difference",
+        lambda: st.alpha_difference([[1, NAN, 3], [2, 5, NAN]], [[1, 2, 3], [2, 5, 1]]),
+        "at least 2 units",
+    ),
     ("paired_proportion_difference", lambda: st.paired_proportion_difference([], []), "empty"),
     (
         "paired_proportion_difference",

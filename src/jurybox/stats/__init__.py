@@ -17,7 +17,12 @@ from jurybox.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
-from jurybox.stats.alpha_ci import AlphaInterval, krippendorff_alpha_ci
+from jurybox.stats.alpha_ci import (
+    AlphaDifference,
+    AlphaInterval,
+    alpha_difference,
+    krippendorff_alpha_ci,
+)
 from jurybox.stats.bias import (
     ConditionalPreference,
     LengthLogitResult,
@@ -96,6 +101,7 @@ from jurybox.stats.results import (
 from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
+    "AlphaDifference",
     "AlphaInterval",
     "AlphaResult",
     "BinomialTestResult",
@@ -136,6 +142,7 @@ __all__ = [
     "TprTnrResult",
     "WilcoxonResult",
     "WinRateResult",
+    "alpha_difference",
     "benjamini_hochberg",
     "binomial_test",
     "borda_count",

@@ -235,17 +235,18 @@ def _versus_table(study: StudyComparison, key: str) -> Table:
     table = Table(
         f"{key}-holistic",
         f"Rubric dimensions ({study.rubric_run}) vs the holistic score ({study.holistic_run})",
-        ["Dimension", "α", "Holistic α", "Difference", "Less inter-judge variance"],
+        ["Dimension", "α", "Holistic α", "Difference (paired)", "Less inter-judge variance"],
     )
     for row in study.dimensions:
-        lower = {True: "yes", False: "no"}.get(row.lower_variance, "undecided (CIs overlap)")  # type: ignore[arg-type]
+        verdict = {True: "yes", False: "no"}.get(row.lower_variance)  # type: ignore[arg-type]
         table.add(
             row.dimension,
             fmt_rate(row.alpha),
             fmt_rate(row.holistic_alpha),
-            fmt_rate(row.difference),
-            lower,
+            _value_ci(row.difference),
+            verdict or "undecided (the interval holds 0)",
         )
+        _explain(table, row.dimension, [row.difference])
     diff = study.ranking_stability_difference
     table.note(
         "Ranking stability, rubric − holistic (mean Kendall τ-b between judges): " + _value_ci(diff)
