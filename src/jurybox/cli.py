@@ -535,7 +535,7 @@ def compare_command(
     """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
 
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
-    the gold/human label (McNemar, Newcombe paired interval), position consistency, agreement
+    the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
     between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
     verdict changed, and, with two or more scoring judges, ADR-016's score study (inter-judge
     alpha/ICC per dimension, ranking stability, conciseness vs length).

@@ -104,6 +104,45 @@ def test_many_discordant_units_use_the_asymptotic_mcnemar() -> None:
     assert acc.mcnemar.p_value == pytest.approx(sps.chi2.sf(70.0, 1))
 
 
+def _criterion(qid: str, arm: str, verdict: str) -> JudgeRecord:
+    return JudgeRecord(
+        key=f"{qid}|judge|{arm}|r0|c:helpful",
+        run_id="run",
+        query_id=qid,
+        judge_name="judge",
+        judge_model="m",
+        judge_vendor="fake",
+        mode="criterion",
+        presentation_order=arm,
+        positions={"A": arm},
+        status=Status.OK,
+        parse_success=True,
+        raw_response="{}",
+        timestamp="2026-01-01T00:00:00Z",
+        criterion="helpful",
+        verdict=verdict,
+    )
+
+
+def test_criterion_verdicts_are_compared_per_arm_against_the_arm_label() -> None:
+    """Human: control passes, treatment fails. A says Pass to everything; B gets treatment
+    right on the first 10 items. Units are item × arm; there is no order to be consistent in."""
+    human = {f"q{i:02d}": {"verdict": {"control": "Pass", "treatment": "Fail"}} for i in range(20)}
+    a = [_criterion(f"q{i:02d}", arm, "Pass") for i in range(20) for arm in ARMS]
+    b = [
+        _criterion(f"q{i:02d}", arm, "Fail" if arm == "treatment" and i < 10 else "Pass")
+        for i in range(20)
+        for arm in ARMS
+    ]
+    report = compare_runs([_run("A", a, human=human), _run("B", b, human=human)])
+    verdicts = report.comparisons[0].judges[0].verdicts
+    assert verdicts is not None and verdicts.accuracy is not None
+    assert verdicts.n_units == 40 and verdicts.n_changed == 10
+    assert (verdicts.accuracy.accuracy_a.value, verdicts.accuracy.accuracy_b.value) == (0.5, 0.75)
+    assert verdicts.position is None
+    assert {unit.gold for unit in verdicts.changed} == {"Fail"}
+
+
 # --- ADR-016: a rubric run whose dimensions judges agree on, a holistic run they do not -------
 
 N_ITEMS = 40

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from rich.console import Console
@@ -65,13 +66,16 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     judges = {j["judge_a"]: j for j in comparison["judges"]}
     assert {j["matched_by"] for j in judges.values()} == {"name"}
     assert set(judges) == {"first_pick", "long_pick", "coin"}
+    assert "study_skipped" not in comparison  # verdict-only runs: ADR-016 does not apply
+    assert report["runs"][0]["items_source"].endswith("items.jsonl (from the run's manifest)")
     # position and length pickers ignore the prompt; the coin is reseeded by it
     assert judges["first_pick"]["verdicts"]["n_changed"] == 0
     coin = judges["coin"]["verdicts"]
     assert coin["n_changed"] == _changed_units(plain, guided, "coin") > 0
     accuracy = coin["accuracy"]
     diff = accuracy["difference"]
-    assert diff["value"] == accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
+    gain = accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
+    assert diff["value"] == pytest.approx(gain)
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
     assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
     assert accuracy["mcnemar"]["method"]
@@ -87,6 +91,37 @@ def test_compare_needs_two_runs(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["compare", str(tmp_path), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "at least two runs" in result.output
+
+
+def test_runs_without_shared_items_are_a_clear_error(tmp_path: Path) -> None:
+    runs = []
+    for name, prefix in (("a", "x"), ("b", "y")):
+        folder = tmp_path / name
+        folder.mkdir()
+        line = json.dumps(
+            {
+                "key": f"{prefix}1|j|single|r0",
+                "run_id": "r",
+                "query_id": f"{prefix}1",
+                "judge_name": "j",
+                "judge_model": "m",
+                "judge_vendor": "fake",
+                "mode": "criterion",
+                "presentation_order": "single",
+                "positions": {"A": "only"},
+                "status": "ok",
+                "parse_success": True,
+                "raw_response": "{}",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "verdict": "Pass",
+            }
+        )
+        (folder / "judgments.jsonl").write_text(line + "\n", encoding="utf-8")
+        runs.append(str(folder))
+    result = CliRunner().invoke(main, ["compare", *runs, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "share no item id" in result.output
+    assert not (tmp_path / "o").exists()
 
 
 def test_compare_of_a_missing_run_is_a_clear_error(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jurybox.stats import krippendorff_alpha, krippendorff_alpha_ci
+from jurybox.stats import alpha_difference, krippendorff_alpha, krippendorff_alpha_ci
 from jurybox.stats.alpha_ci import _alpha_or_nan, _fast_replicates
 
 NAN = np.nan
@@ -78,3 +78,32 @@ def test_alpha_interval_coverage(level: str, simulate: object) -> None:
         res = krippendorff_alpha_ci(data, level, n_bootstrap=500, rng=rng)  # type: ignore[arg-type]
         hits += res.ci_low <= truth <= res.ci_high
     assert 0.91 <= hits / 250 <= 0.985, f"coverage {hits / 250:.3f}"
+
+
+def test_alpha_difference_is_the_difference_of_the_alphas() -> None:
+    rng = np.random.default_rng(4)
+    truth = rng.normal(size=40)
+    x = truth + rng.normal(size=(3, 40))
+    y = truth + rng.normal(scale=0.5, size=(3, 40))
+    x[1, 3] = NAN  # missing values keep their unit when two values remain
+    res = alpha_difference(x, y, n_bootstrap=500, rng=2)
+    assert res.alpha_x == krippendorff_alpha(x, "interval").alpha
+    assert res.alpha_y == krippendorff_alpha(y, "interval").alpha
+    assert res.estimate == pytest.approx(res.alpha_y - res.alpha_x)
+    assert res.ci_low < res.estimate < res.ci_high
+    assert res.n_units == 40
+
+
+def test_alpha_difference_coverage() -> None:
+    """Truth N(0, 1); raters' noise SD 1 (alpha 1/2) vs 0.5 (alpha 4/5): difference 0.3. The
+    expanded BCa paired interval covered 0.951 / 0.965 / 0.948 at 30 / 60 / 100 units (800 runs
+    each; the plain percentile interval 0.926-0.936 at 60-100). Checked here at 30 units."""
+    rng = np.random.default_rng(7)
+    sims, hits = 400, 0
+    for _ in range(sims):
+        truth = rng.normal(size=30)
+        x = truth + rng.normal(size=(3, 30))
+        y = truth + rng.normal(scale=0.5, size=(3, 30))
+        res = alpha_difference(x, y, n_bootstrap=1000, rng=rng)
+        hits += res.ci_low <= 0.3 <= res.ci_high
+    assert 0.93 <= hits / sims <= 0.97

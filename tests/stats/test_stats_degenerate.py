@@ -171,6 +171,30 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ),
     ("length_logit", lambda: st.length_logit([], [], []), "empty"),
     ("length_logit", lambda: st.length_logit([1, 0], [1, 0], [0.1, 0.2]), "separates"),
+    (
+        "krippendorff_alpha_ci",
+        lambda: st.krippendorff_alpha_ci([[1, NAN, 3], [2, 5, NAN]], "interval"),
+        "at least 2 units",
+    ),
+    (
+        "alpha_difference",
+        lambda: st.alpha_difference([[1, NAN, 3], [2, 5, NAN]], [[1, 2, 3], [2, 5, 1]]),
+        "at least 2 units",
+    ),
+    ("paired_proportion_difference", lambda: st.paired_proportion_difference([], []), "empty"),
+    (
+        "paired_proportion_difference",
+        lambda: st.paired_proportion_difference([1, 0], [1]),
+        "same length",
+    ),
+    ("mean_difference", lambda: st.mean_difference([1, 2], [0, 1]), "same"),
+    ("hodges_lehmann", lambda: st.hodges_lehmann([1.0]), "at least 2"),
+    ("kendall_tau_panel", lambda: st.kendall_tau_panel([[1, 2, 3]]), "2 judges"),
+    (
+        "kendall_tau_difference",
+        lambda: st.kendall_tau_difference([[1, 2, 3], [3, 1, 2]], [[1, 2, 3, 4], [1, 2, 4, 3]]),
+        "same units",
+    ),
 ]
 
 

@@ -2,17 +2,19 @@
 
 A *unit* is an item in one presentation order (and criterion): the two runs' verdicts on it are
 a paired observation, so correctness is compared with McNemar's test on the discordant units and
-Newcombe's interval for the paired difference, never as two independent proportions. Scores are
-paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift, Wilcoxon.
+the Bonett–Price interval for the paired difference, never as two independent proportions.
+Scores are paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift,
+Wilcoxon.
 Judges are matched by name; judges whose names appear in one run only are paired by their order
 of appearance, and the pairing says which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -72,6 +74,7 @@ class RunInput:
     source: str
     frame: AnalysisFrame
     n_records: int
+    items_source: str | None = None  # where the items (lengths, labels) came from
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def _summary(run: RunInput) -> RunSummary:
         modes=sorted({str(m) for m in frame.records["mode"].dropna()}),
         dimensions=list(frame.dimensions),
         has_gold=not frame.labels.empty,
+        items_source=run.items_source,
     )
 
 
@@ -186,6 +190,7 @@ def _verdicts(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
             "order": rec["order"].astype(str),
             "criterion": rec["criterion"].fillna("").astype(str),
             "arm": rec["target_arm"],
+            "pairwise": rec["mode"] == "pairwise",
             "label": label,
         }
     ).dropna(subset=["label"])
@@ -232,20 +237,20 @@ def _compare_verdicts(
         accuracy=accuracy,
         accuracy_skipped=why,
         position=_position(va, vb, options.confidence),
-        changed=[_changed(row) for row in changed.head(options.max_changed).itertuples()],
+        changed=[_changed(row) for row in changed.head(options.max_changed).to_dict("records")],
         changed_omitted=max(0, len(changed) - options.max_changed),
     )
 
 
-def _changed(row: object) -> ChangedUnit:
-    item = str(row.query_id)  # type: ignore[attr-defined]
-    gold = row.gold  # type: ignore[attr-defined]
+def _changed(row: Mapping[Hashable, Any]) -> ChangedUnit:
+    item = str(row["query_id"])
+    gold = row["gold"]
     return ChangedUnit(
         item_id=item,
-        order=str(row.order),  # type: ignore[attr-defined]
-        verdict_a=str(row.label_a),  # type: ignore[attr-defined]
-        verdict_b=str(row.label_b),  # type: ignore[attr-defined]
-        gold=None if gold is None or (isinstance(gold, float) and np.isnan(gold)) else str(gold),
+        order=str(row["order"]),
+        verdict_a=str(row["label_a"]),
+        verdict_b=str(row["label_b"]),
+        gold=None if pd.isna(gold) else str(gold),
         href=EXPLORER_HREF.format(item=quote(item, safe="")),
     )
 
@@ -285,8 +290,9 @@ def _accuracy(
 
 
 def _consistent(verdicts: pd.DataFrame) -> pd.Series:
-    """Items judged in two or more orders: True when every order gave the same winner."""
-    by_item = verdicts.groupby(["query_id", "criterion"])["label"]
+    """Pairs judged in two or more orders: True when every order gave the same winner (a
+    criterion's units are one per arm, not orders of one pair, so they have no consistency)."""
+    by_item = verdicts[verdicts["pairwise"]].groupby(["query_id", "criterion"])["label"]
     sizes, distinct = by_item.size(), by_item.nunique()
     return (distinct == 1)[sizes >= 2]
 

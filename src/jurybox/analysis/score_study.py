@@ -21,6 +21,7 @@ import pandas as pd
 from jurybox.analysis._common import TOTAL, attempt
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
+    AlphaDifferenceMetric,
     DimensionReliability,
     DimensionVersusHolistic,
     JudgePairing,
@@ -34,7 +35,7 @@ from jurybox.analysis.model.metrics import (
     FriedmanMetric,
     ICCMetric,
 )
-from jurybox.stats import friedman, icc, krippendorff_alpha_ci, spearman
+from jurybox.stats import alpha_difference, friedman, icc, krippendorff_alpha_ci, spearman
 from jurybox.stats.paired import kendall_tau_difference, kendall_tau_panel
 
 if TYPE_CHECKING:
@@ -146,14 +147,19 @@ def compare_studies(
 ) -> tuple[StudyComparison | None, str | None]:
     """Rubric run A's dimensions against holistic run B's score, or why that does not apply."""
     study_a, study_b = studies.get(a.label), studies.get(b.label)
+    if a.frame.scores.empty or b.frame.scores.empty:
+        return None, None  # verdicts without scores: nothing to say about ADR-016
     if study_a is None or study_b is None:
         return None, "needs scores from two or more judges in both runs"
     if set(a.frame.dimensions) == set(b.frame.dimensions):
         return None, "both runs score the same dimensions: neither is a holistic run"
     if len(b.frame.dimensions) > len(a.frame.dimensions):
         return None, "the rubric run (more dimensions) must be given first, the holistic second"
-    holistic = _alpha_by_dimension(study_b).get(TOTAL)
-    rows = [_versus(row, holistic) for row in study_a.reliability if row.dimension != TOTAL]
+    rows = [
+        _versus(a, b, pairs, row.dimension, options)
+        for row in study_a.reliability
+        if row.dimension != TOTAL
+    ]
     return (
         StudyComparison(
             rubric_run=a.label,
@@ -166,31 +172,48 @@ def compare_studies(
     )
 
 
-def _alpha_by_dimension(study: ScoreStudy) -> dict[str, AlphaIntervalMetric]:
-    return {row.dimension: row.alpha for row in study.reliability}
+def _paired_matrices(
+    a: RunInput, b: RunInput, pairs: Sequence[JudgePairing], dimension: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rubric ``dimension`` scores of run A and holistic total scores of run B: matched judges
+    (rows, in pairing order) × the responses both runs have (columns, same order)."""
+    ma = score_matrix(a.frame, dimension, [p.judge_a for p in pairs])
+    mb = score_matrix(b.frame, TOTAL, [p.judge_b for p in pairs])
+    kept = [p for p in pairs if p.judge_a in ma.index and p.judge_b in mb.index]
+    units = ma.columns.intersection(mb.columns)
+    return ma.loc[[p.judge_a for p in kept], units], mb.loc[[p.judge_b for p in kept], units]
 
 
 def _versus(
-    row: DimensionReliability, holistic: AlphaIntervalMetric | None
+    a: RunInput,
+    b: RunInput,
+    pairs: Sequence[JudgePairing],
+    dimension: str,
+    options: CompareOptions,
 ) -> DimensionVersusHolistic:
-    """``lower_variance``: True when the dimension's alpha interval lies above the holistic
-    one (less inter-judge disagreement), False when below, None when they overlap."""
-    alpha, other = row.alpha, holistic
-    value = alpha.value
-    other_value = other.value if other is not None else None
+    """``lower_variance``: True when the paired interval of alpha(dimension) − alpha(holistic)
+    lies above 0 (less inter-judge disagreement), False when below, None when it holds 0."""
+    ma, mb = _paired_matrices(a, b, pairs, dimension)
+    diff = attempt(
+        AlphaDifferenceMetric,
+        alpha_difference,
+        mb.to_numpy(),
+        ma.to_numpy(),
+        n=ma.shape[1],
+        confidence=options.confidence,
+        n_bootstrap=max(options.n_bootstrap, 200),
+        rng=options.seed,
+    )
     lower: bool | None = None
-    if value is not None and other is not None and other_value is not None:
-        if alpha.ci_low is not None and other.ci_high is not None and alpha.ci_low > other.ci_high:
-            lower = True
-        elif (
-            alpha.ci_high is not None and other.ci_low is not None and alpha.ci_high < other.ci_low
-        ):
-            lower = False
+    if diff.ci_low is not None and diff.ci_low > 0:
+        lower = True
+    elif diff.ci_high is not None and diff.ci_high < 0:
+        lower = False
     return DimensionVersusHolistic(
-        dimension=row.dimension,
-        alpha=value,
-        holistic_alpha=other_value,
-        difference=None if value is None or other_value is None else value - other_value,
+        dimension=dimension,
+        alpha=diff.alpha_y,
+        holistic_alpha=diff.alpha_x,
+        difference=diff,
         lower_variance=lower,
     )
 
@@ -199,18 +222,14 @@ def _stability_difference(
     a: RunInput, b: RunInput, pairs: Sequence[JudgePairing], options: CompareOptions
 ) -> RankingStabilityMetric:
     """Ranking stability of the rubric run minus the holistic run, on units both scored."""
-    ma = score_matrix(a.frame, TOTAL, [p.judge_a for p in pairs])
-    mb = score_matrix(b.frame, TOTAL, [p.judge_b for p in pairs])
-    kept = [p for p in pairs if p.judge_a in ma.index and p.judge_b in mb.index]
-    ma = ma.reindex([p.judge_a for p in kept])
-    mb = mb.reindex([p.judge_b for p in kept])
-    units = ma.dropna(axis=1).columns.intersection(mb.dropna(axis=1).columns)
+    ma, mb = _paired_matrices(a, b, pairs, TOTAL)
+    complete = ma.notna().all().to_numpy() & mb.notna().all().to_numpy()
     return attempt(
         RankingStabilityMetric,
         kendall_tau_difference,
-        mb[units].to_numpy(),
-        ma[units].to_numpy(),
-        n=len(units),
+        mb.to_numpy()[:, complete],
+        ma.to_numpy()[:, complete],
+        n=int(complete.sum()),
         confidence=options.confidence,
         n_bootstrap=options.n_bootstrap,
         rng=options.seed,

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "analyze_to_dir": "analyze",
     "build_report": "analyze",
+    "compare_to_dir": "compare",
     "run_demo": "demo",
     "run_from_config": "run",
 }
-__all__ = ["analyze_to_dir", "build_report", "run_demo", "run_from_config"]
+__all__ = ["analyze_to_dir", "build_report", "compare_to_dir", "run_demo", "run_from_config"]
 
 
 def __getattr__(name: str) -> Any:

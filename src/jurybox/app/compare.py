@@ -40,16 +40,21 @@ def _manifest_dataset(run: Path) -> tuple[Path, DatasetConfig] | None:
     return Path(named), DatasetConfig.model_validate(mapping)
 
 
-def _run_items(run: Path, judgments: Path, dataset: Path | None) -> list[Item] | None:
+def _run_items(
+    run: Path, judgments: Path, dataset: Path | None
+) -> tuple[list[Item] | None, str | None]:
+    """The run's items and where they came from (None, None: no items found)."""
     from jurybox.io.datasets import load_dataset  # noqa: PLC0415
 
     if dataset is not None:
-        return load_dataset(dataset)
+        return load_dataset(dataset), f"{dataset} (--dataset)"
     named = _manifest_dataset(run)
     if named is not None:
-        return load_dataset(*named)
+        return load_dataset(*named), f"{named[0]} (from the run's manifest)"
     companion = companion_items_path(judgments)
-    return read_items(companion) if companion.is_file() else None
+    if companion.is_file():
+        return read_items(companion), f"{companion} (written by import)"
+    return None, None
 
 
 def load_run(
@@ -68,12 +73,12 @@ def load_run(
     records = read_unique_records(path).records
     if not records:
         raise DatasetError("no judgment records in the file", path=str(path))
-    items = _run_items(run, path, dataset)
+    items, items_source = _run_items(run, path, dataset)
     try:
         frame = build_frame(records, human=human, items=items, options=AnalysisOptions())
     except ValueError as exc:  # malformed labels
         raise DatasetError(str(exc), path=str(path)) from None
-    return RunInput(label=label, source=str(path), frame=frame, n_records=len(records))
+    return RunInput(label, str(path), frame, len(records), items_source)
 
 
 def run_labels(count: int) -> list[str]:
@@ -104,22 +109,40 @@ def compare_to_dir(
         load_run(label, Path(run), dataset=dataset, human=labels)
         for label, run in zip(run_labels(len(runs)), runs, strict=True)
     ]
+    _check_shared_items(inputs)
     report = compare_runs(inputs, options)
     paths = write_compare(report, Path(out_dir))
     _print_summary(report, paths, console)
     return report, paths
 
 
+def _check_shared_items(inputs: Sequence[RunInput]) -> None:
+    """Runs that share no item id have nothing to pair: say so instead of empty tables."""
+    first = set(inputs[0].frame.records["query_id"])
+    for run in inputs[1:]:
+        if not first & set(run.frame.records["query_id"]):
+            raise DatasetError(
+                f"runs {inputs[0].label} and {run.label} share no item id: compare needs the "
+                "same items judged in both",
+                path=run.source,
+            )
+
+
 def _print_summary(report: CompareReport, paths: ComparePaths, console: Console) -> None:
     for run in report.runs:
-        console.print(f"{run.label}: {run.source} ({run.n_ok} ok records)", markup=False)
+        items = f"; items: {run.items_source}" if run.items_source else "; no items (no lengths)"
+        console.print(
+            f"{run.label}: {run.source} ({run.n_ok} ok records{items})",
+            markup=False,
+            soft_wrap=True,
+        )
     for comparison in report.comparisons:
         for judge in comparison.judges:
             if judge.verdicts is not None:
-                console.print(
-                    _verdict_line(comparison.run_a, comparison.run_b, judge), markup=False
-                )
-    console.print(f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}", markup=False)
+                line = _verdict_line(comparison.run_a, comparison.run_b, judge)
+                console.print(line, markup=False, soft_wrap=True)
+    wrote = f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}"
+    console.print(wrote, markup=False, soft_wrap=True)
 
 
 def _verdict_line(run_a: str, run_b: str, judge: JudgeComparison) -> str:

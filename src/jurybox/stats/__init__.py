@@ -17,7 +17,12 @@ from jurybox.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
-from jurybox.stats.alpha_ci import AlphaInterval, krippendorff_alpha_ci
+from jurybox.stats.alpha_ci import (
+    AlphaDifference,
+    AlphaInterval,
+    alpha_difference,
+    krippendorff_alpha_ci,
+)
 from jurybox.stats.bias import (
     ConditionalPreference,
     LengthLogitResult,
@@ -40,6 +45,17 @@ from jurybox.stats.hypothesis import (
     wilcoxon_signed_rank,
 )
 from jurybox.stats.length_control import LengthControlledWinRate, length_controlled_win_rate
+from jurybox.stats.paired import (
+    MeanDifference,
+    PairedProportionDifference,
+    RankingStability,
+    ShiftEstimate,
+    hodges_lehmann,
+    kendall_tau_difference,
+    kendall_tau_panel,
+    mean_difference,
+    paired_proportion_difference,
+)
 from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
@@ -85,6 +101,7 @@ from jurybox.stats.results import (
 from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
+    "AlphaDifference",
     "AlphaInterval",
     "AlphaResult",
     "BinomialTestResult",
@@ -108,19 +125,24 @@ __all__ = [
     "LengthLogitResult",
     "LowDiscriminationWarning",
     "McNemarResult",
+    "MeanDifference",
     "PPIMean",
     "PairedPositionResult",
+    "PairedProportionDifference",
     "PercentAgreement",
     "ProportionInterval",
     "RNGLike",
     "RankBiserialResult",
+    "RankingStability",
     "RoganGladenResult",
+    "ShiftEstimate",
     "SubgroupEffect",
     "SubgroupHeterogeneity",
     "TOSTResult",
     "TprTnrResult",
     "WilcoxonResult",
     "WinRateResult",
+    "alpha_difference",
     "benjamini_hochberg",
     "binomial_test",
     "borda_count",
@@ -136,8 +158,11 @@ __all__ = [
     "friedman",
     "gwet_ac",
     "gwet_ac_counts",
+    "hodges_lehmann",
     "holm",
     "icc",
+    "kendall_tau_difference",
+    "kendall_tau_panel",
     "krippendorff_alpha",
     "krippendorff_alpha_ci",
     "kruskal_wallis",
@@ -145,7 +170,9 @@ __all__ = [
     "length_logit",
     "length_preference_given_truth",
     "mcnemar",
+    "mean_difference",
     "paired_position_test",
+    "paired_proportion_difference",
     "partial_spearman",
     "percent_agreement",
     "position_preference_given_truth",

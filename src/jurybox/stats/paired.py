@@ -20,7 +20,6 @@ from scipy import stats as sps
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import binary_1d, confidence_level, count, numeric_2d, paired
-from jurybox.stats.prevalence import wilson_interval
 
 __all__ = [
     "MeanDifference",
@@ -40,7 +39,7 @@ _EXACT_MAX = 50  # exact signed-rank distribution up to this many pairs (no ties
 
 @dataclass(frozen=True, slots=True)
 class PairedProportionDifference:
-    """p_y − p_x for two binary outcomes on the same n units, with Newcombe's interval.
+    """p_y − p_x for two binary outcomes on the same n units, with the Bonett–Price interval.
 
     ``n_x_only`` counts units where only x succeeded, ``n_y_only`` where only y did.
     """
@@ -107,7 +106,7 @@ class RankingStability:
 def paired_proportion_difference(
     x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95
 ) -> PairedProportionDifference:
-    """Difference p_y − p_x of two paired proportions with Newcombe's hybrid score interval.
+    """Difference p_y − p_x of two paired proportions with the Bonett–Price interval.
 
     Args:
         x: Outcome of each unit under the first condition (bool or 0/1).
@@ -115,48 +114,39 @@ def paired_proportion_difference(
         confidence: Two-sided confidence level.
 
     Returns:
-        ``PairedProportionDifference``; the interval combines the two Wilson intervals with the
-        correlation of the paired outcomes (method 10 of Newcombe 1998), so it stays inside
-        [−1, 1] and is not degenerate when no unit changed.
+        ``PairedProportionDifference``: the observed difference (y-only − x-only successes) / n
+        and the adjusted Wald interval that adds one to each discordant count and two to n,
+        clipped to [−1, 1]. It stays honest when few units changed, the usual case between two
+        runs of one judge: with 0–2 changes in 30–40 units Newcombe's hybrid score interval
+        (method 10) covered 0.67–0.91, this one ≥ 0.99; at 80 units with 25% discordance
+        0.956 (simulations in tests/stats/test_stats_paired.py).
 
     References:
-        Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial
-        proportions based on paired data. Statistics in Medicine 17, 2635–2650.
+        Bonett, D. G. & Price, R. M. (2012). Adjusted Wald confidence interval for a difference
+        of binomial proportions based on paired data. Journal of Educational and Behavioral
+        Statistics 37, 479–488.
     """
     conf = confidence_level(confidence)
     xa, ya = binary_1d(x, "x"), binary_1d(y, "y")
     if xa.shape != ya.shape:
         raise ValueError(f"x and y must be paired (same length), got {xa.size} and {ya.size}")
     n = xa.size
-    both, x_only = int(np.sum(xa & ya)), int(np.sum(xa & ~ya))
-    y_only, neither = int(np.sum(~xa & ya)), int(np.sum(~xa & ~ya))
-    wx = wilson_interval(both + x_only, n, conf)
-    wy = wilson_interval(both + y_only, n, conf)
-    margins = (both + x_only) * (y_only + neither) * (both + y_only) * (x_only + neither)
-    phi = (both * neither - x_only * y_only) / math.sqrt(margins) if margins > 0 else 0.0
-    diff = wy.estimate - wx.estimate
-    lower = math.sqrt(
-        (wy.estimate - wy.ci_low) ** 2
-        - 2 * phi * (wy.estimate - wy.ci_low) * (wx.ci_high - wx.estimate)
-        + (wx.ci_high - wx.estimate) ** 2
-    )
-    upper = math.sqrt(
-        (wy.ci_high - wy.estimate) ** 2
-        - 2 * phi * (wy.ci_high - wy.estimate) * (wx.estimate - wx.ci_low)
-        + (wx.estimate - wx.ci_low) ** 2
-    )
+    x_only, y_only = int(np.sum(xa & ~ya)), int(np.sum(~xa & ya))
+    p_x_only, p_y_only = (x_only + 1) / (n + 2), (y_only + 1) / (n + 2)
+    centre = p_y_only - p_x_only
+    z = float(sps.norm.ppf((1 + conf) / 2))
+    half = z * math.sqrt((p_x_only + p_y_only - centre**2) / (n + 2))
     return PairedProportionDifference(
-        estimate=diff,
-        ci_low=max(-1.0, diff - lower),
-        ci_high=min(1.0, diff + upper),
-        p_x=wx.estimate,
-        p_y=wy.estimate,
+        estimate=(y_only - x_only) / n,
+        ci_low=max(-1.0, centre - half),
+        ci_high=min(1.0, centre + half),
+        p_x=float(np.mean(xa)),
+        p_y=float(np.mean(ya)),
         n_x_only=x_only,
         n_y_only=y_only,
         n=n,
         confidence=conf,
-        method="difference of paired proportions; Newcombe (1998) hybrid score interval "
-        "(method 10, Wilson limits without continuity correction)",
+        method="difference of paired proportions; Bonett-Price (2012) adjusted Wald interval",
     )
 
 

@@ -25,6 +25,7 @@ from jurybox.analysis.model.metrics import (
     RankBiserialMetric,
     WilcoxonMetric,
 )
+from jurybox.stats.alpha_ci import AlphaDifference
 from jurybox.stats.paired import (
     MeanDifference,
     PairedProportionDifference,
@@ -36,7 +37,7 @@ COMPARE_SCHEMA_VERSION = 1
 
 
 class PairedDifferenceMetric(Metric):
-    """``PairedProportionDifference`` (p_B − p_A, Newcombe interval), headline ``estimate``."""
+    """``PairedProportionDifference`` (p_B − p_A, Bonett–Price interval), headline ``estimate``."""
 
     result_type: ClassVar[type | None] = PairedProportionDifference
     ci_low: Number | None = None
@@ -45,6 +46,19 @@ class PairedDifferenceMetric(Metric):
     p_y: Number | None = None
     n_x_only: int | None = None
     n_y_only: int | None = None
+    confidence: Number | None = None
+
+
+class AlphaDifferenceMetric(Metric):
+    """``AlphaDifference`` (interval alpha, rubric dimension − holistic), headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = AlphaDifference
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    alpha_x: Number | None = None
+    alpha_y: Number | None = None
+    n_units: int | None = None
+    n_bootstrap: int | None = None
     confidence: Number | None = None
 
 
@@ -91,6 +105,7 @@ class RunSummary(Model):
     modes: list[str]
     dimensions: list[str]
     has_gold: bool
+    items_source: str | None  # the dataset the run's items (lengths, labels) were read from
 
 
 class JudgePairing(Model):
@@ -198,7 +213,7 @@ class DimensionVersusHolistic(Model):
     dimension: str
     alpha: Number | None
     holistic_alpha: Number | None
-    difference: Number | None
+    difference: AlphaDifferenceMetric
     lower_variance: bool | None
 
 

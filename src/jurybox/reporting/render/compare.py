@@ -22,6 +22,7 @@ from jurybox.reporting.view.markdown_escape import escape_markdown
 
 COMPARE_JSON, COMPARE_MD, COMPARE_HTML = "compare.json", "compare.md", "compare.html"
 TEMPLATE = "compare.html.j2"
+ROUNDING = ROUNDING_NOTE.replace("analysis_report.json", COMPARE_JSON)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def render_compare_markdown(report: CompareReport) -> str:
             lines.append("")
         for table in section.tables:
             lines += render_table(table)
-    lines += [ROUNDING_NOTE, ""]
+    lines += [ROUNDING, ""]
     return "\n".join(lines)
 
 
@@ -73,7 +74,7 @@ def render_compare_html(report: CompareReport) -> str:
             version=report.generated_by.version,
             schema_version=report.schema_version,
             sections=sections,
-            rounding_note=ROUNDING_NOTE,
+            rounding_note=ROUNDING,
         )
     )
 

@@ -55,7 +55,18 @@ def runs_table(report: CompareReport) -> Table:
     table = Table(
         "runs",
         "Runs compared",
-        ["Run", "Source", "Records", "OK", "Items", "Judges", "Mode", "Dimensions", "Gold"],
+        [
+            "Run",
+            "Source",
+            "Records",
+            "OK",
+            "Items",
+            "Judges",
+            "Mode",
+            "Dimensions",
+            "Gold",
+            "Items from",
+        ],
     )
     for run in report.runs:
         table.add(
@@ -68,6 +79,7 @@ def runs_table(report: CompareReport) -> Table:
             fmt_text(run.modes),
             fmt_text(run.dimensions),
             fmt_num(run.has_gold),
+            fmt_text(run.items_source),
         )
     for note in report.notes:
         table.note(note)
@@ -223,17 +235,18 @@ def _versus_table(study: StudyComparison, key: str) -> Table:
     table = Table(
         f"{key}-holistic",
         f"Rubric dimensions ({study.rubric_run}) vs the holistic score ({study.holistic_run})",
-        ["Dimension", "α", "Holistic α", "Difference", "Less inter-judge variance"],
+        ["Dimension", "α", "Holistic α", "Difference (paired)", "Less inter-judge variance"],
     )
     for row in study.dimensions:
-        lower = {True: "yes", False: "no"}.get(row.lower_variance, "undecided (CIs overlap)")  # type: ignore[arg-type]
+        verdict = {True: "yes", False: "no"}.get(row.lower_variance)  # type: ignore[arg-type]
         table.add(
             row.dimension,
             fmt_rate(row.alpha),
             fmt_rate(row.holistic_alpha),
-            fmt_rate(row.difference),
-            lower,
+            _value_ci(row.difference),
+            verdict or "undecided (the interval holds 0)",
         )
+        _explain(table, row.dimension, [row.difference])
     diff = study.ranking_stability_difference
     table.note(
         "Ranking stability, rubric − holistic (mean Kendall τ-b between judges): " + _value_ci(diff)
@@ -279,8 +292,9 @@ def stability_table(studies: list[ScoreStudy]) -> Table:
             _p(w),
             _value_ci(study.conciseness_length),
         )
-        label = study.run
-        _explain(table, label, [study.ranking_stability, w, study.conciseness_length])
+        _explain(table, study.run, [study.ranking_stability, w, study.conciseness_length])
+        if study.conciseness_dimension is None:
+            table.note(f"{study.run}: no dimension named for conciseness, so no length check")
     return table
 
 
