@@ -6,6 +6,8 @@
   ``jurybox.app.demo``.
 - ``analyze_to_dir(judgments, *, human, dataset, out_dir, ...) -> ReportPaths``
   (``jurybox analyze``), in ``jurybox.app.analyze``.
+- ``compare_to_dir(runs, *, out_dir, ...)`` (``jurybox compare``), in ``jurybox.app.compare``;
+  ``jurybox export`` and ``jurybox batches`` live in ``app/export.py`` and ``app/batches.py``.
 
 This layer sits above ``pipeline``, ``analysis`` and ``reporting`` and may import all of them;
 nothing below imports it. Submodules are imported on use so that ``jurybox run`` never loads the
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jurybox.app.analyze import analyze_to_dir, build_report
+    from jurybox.app.compare import compare_to_dir
     from jurybox.app.demo import run_demo
     from jurybox.app.run import run_from_config
 
