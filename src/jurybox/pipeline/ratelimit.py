@@ -162,6 +162,10 @@ class Pacer:
             self._next = (self._next if on_time else now) + self.interval_s
             return now
 
+    def defer(self, until: float) -> None:
+        """No start before ``until`` (a pace learned after some calls already went out)."""
+        self._next = max(self._next, until)
+
 
 class JudgeLimits:
     """A judge's optional rpm and tpm limits; ``acquire`` returns a callback to settle tokens."""
@@ -221,6 +225,7 @@ Classify = Callable[[BaseException], ProviderError]
 
 # Adaptive control (``AdaptiveLimits``); the figures behind them are in docs/rate_limits.md.
 START_IN_FLIGHT = 16  # calls in flight before anything is known: a small burst, not a storm
+SLOW_START_PACE = 2.0  # while the window grows: at most 2 x the best admitted rate
 DECREASE = 0.8  # calls in flight x 0.8 per 429 episode (multiplicative decrease)
 PACE_DECREASE = 0.9  # a guessed pace x 0.9 per episode, from what the server admitted
 PACE_GROWTH_PER_S = 0.02  # a guessed pace grows by 2 % of itself per second without a 429
@@ -312,6 +317,7 @@ class AdaptiveLimits:
         self._admitted_since_episode = True
         self._last_admitted = -math.inf
         self._admitted: deque[float] = deque()  # when answers came, over ADMITTED_SPAN_S
+        self._starts: deque[float] = deque()  # when calls started, over the last minute
         self._first_start: float | None = None
         self._estimate = 0.0  # tokens of the latest request, against the tokens left
         self._free = asyncio.Event()
@@ -381,8 +387,9 @@ class AdaptiveLimits:
     def learn(self, limits: RateLimits, started: float) -> None:
         """Take the stated limits; a spent budget holds starts until enough of it is back
         (counted from when the call started: the server read its budget no earlier)."""
-        if limits.requests_limit:
+        if limits.requests_limit and limits.requests_limit != self.learned_rpm:
             self.learned_rpm = limits.requests_limit
+            self._pace_past_starts()
         if limits.tokens_limit:
             self._learn_tokens(limits.tokens_limit)
         holds = (
@@ -428,6 +435,9 @@ class AdaptiveLimits:
         now = self._clock()
         if self._first_start is None:
             self._first_start = now
+        self._starts.append(now)
+        while self._starts[0] <= now - 60.0:
+            self._starts.popleft()
         return Turn(now, settle, self.answered)
 
     def _leave(self) -> None:
@@ -455,6 +465,14 @@ class AdaptiveLimits:
 
         return settle
 
+    def _pace_past_starts(self) -> None:
+        """A newly learned pace counts the last minute's starts as if they had been paced: the
+        first answers' headers come after a burst already went out, and pacing from now would
+        add a second's worth on top of it."""
+        interval = self._interval(self._clock())
+        if interval is not None and self._starts:
+            self._pacer.defer(self._starts[0] + len(self._starts) * interval)
+
     def _learn_tokens(self, tpm: float) -> None:
         self.learned_tpm = tpm
         if self._tokens is None:
@@ -465,11 +483,16 @@ class AdaptiveLimits:
             self._tokens.limit = tpm
 
     def _interval(self, now: float) -> float | None:
-        """Seconds between starts: a stated limit's pace, else the guessed one, else none."""
+        """Seconds between starts: a stated limit's pace, else the guessed one, else none;
+        while the window still grows from its start (no 429 yet), twice the best admitted
+        rate, so that a doubled window goes out over a round trip rather than at once."""
         if self.learned_rpm:
             return 60.0 / self.learned_rpm * (1.0 + PACING_MARGIN)
         guess = self._guess_now(now)
-        return 1.0 / guess if guess else None
+        if guess:
+            return 1.0 / guess
+        growing = self.episodes == 0 and self.window < self.max_in_flight
+        return 1.0 / (SLOW_START_PACE * self.best_rate) if growing and self.best_rate else None
 
     def _guess_now(self, now: float) -> float | None:
         if self._guess is None:
@@ -494,18 +517,20 @@ class AdaptiveLimits:
         self._publish()
 
     def _lower_guess(self, now: float) -> None:
-        """Pace 0.9 x the lower of the current guess and what the server admitted lately.
+        """The first guess is 0.9 x what the server admitted lately; later ones 0.9 x the last
+        (what was admitted since also counts the holds and bunched arrivals: it undershoots).
 
         What was admitted measures the server only while the run asked for more than the
         limits let through (calls were waiting): a run with few calls to make admits few
         whatever the server's limit, and a 429 then (say, for one request the server always
         refuses) must not slow the run to that trickle; the smaller window acts alone.
         """
-        admitted = self._admitted_rate(now) if self.waiting > 0 else None
-        seen = [rate for rate in (self._guess_now(now), admitted) if rate]
-        if not seen:
+        guess = self._guess_now(now)
+        if guess is None and self.waiting > 0:
+            guess = self._admitted_rate(now) or None
+        if guess is None:
             return  # nothing measured and nothing guessed yet: the window and holds act alone
-        self._guess = max(min(seen) * PACE_DECREASE, GUESS_FLOOR * self.best_rate)
+        self._guess = max(guess * PACE_DECREASE, GUESS_FLOOR * self.best_rate)
         self._guess_at = now
 
     def _restore(self, saved: Mapping[str, Any]) -> None:
