@@ -420,13 +420,8 @@ class AdaptiveLimits:
             raise
         self.in_flight += 1
         try:
-            await self._hold()
-            interval = self._interval(self._clock())
-            if interval is not None:
-                self._pacer.interval_s = interval
-                await self._pacer.acquire()
+            await self._paced_turn()
             settle = await self._charge_tokens(estimated_tokens)
-            await self._hold()  # a 429 may have come back while this call waited its turn
         except BaseException:
             self._leave()
             raise
@@ -439,6 +434,19 @@ class AdaptiveLimits:
         while self._starts[0] <= now - 60.0:
             self._starts.popleft()
         return Turn(now, settle, self.answered)
+
+    async def _paced_turn(self) -> None:
+        """Wait out any hold, then the pace; a hold set meanwhile (a 429 came back) means both
+        again: released together when it ends, calls paced before it would go out at once."""
+        while True:
+            waited_out = self._pause_until
+            await self._hold()
+            interval = self._interval(self._clock())
+            if interval is not None:
+                self._pacer.interval_s = interval
+                await self._pacer.acquire()
+            if self._pause_until in (waited_out, -math.inf) or self._pause_until <= self._clock():
+                return
 
     def _leave(self) -> None:
         self.in_flight -= 1
