@@ -275,15 +275,18 @@ class AdaptiveLimits:
     * **Headers** (``Completion.rate_limits`` / ``RateLimitError.rate_limits``): a stated
       request limit sets an even pace (like a configured ``rpm``, 4 % under it); a token limit
       a sliding token window (like ``tpm``); a budget left at zero holds every start until the
-      stated reset; ``Retry-After`` holds them for as long as it says.
+      stated reset (pro rata: budgets refill evenly); ``Retry-After`` holds them for as long
+      as it says. A pace learned after calls went out counts them as paced.
     * **429 episodes**: the first 429 after something was admitted, from a call started after
       the previous episode, is an episode; the others belong to it. Each episode multiplies the
       calls allowed in flight by ``DECREASE`` (0.8); each answer adds one back per round trip
       (additive increase), from ``START_IN_FLIGHT`` up to the judge's concurrency (doubling per
-      round trip until the first episode). Without a stated limit an episode also sets a
-      guessed pace: 0.9 x what the server admitted over the last seconds, never under
-      ``GUESS_FLOOR`` of the best rate seen (else repeated episodes would walk it down toward
-      one call a minute), growing by 2 % a second until the next episode.
+      round trip, paced at twice the best admitted rate, until the first episode). Without a
+      stated limit an episode also sets a guessed pace: first 0.9 x what the server admitted
+      over the last seconds (only while calls were waiting: else the run, not the server, set
+      that rate), then 0.9 x the last guess, never under ``GUESS_FLOOR`` of the best rate seen
+      (else repeated episodes would walk it down toward one call a minute), growing by 2 % a
+      second until the next episode.
 
     ``report`` (the manifest's entry for the judge) receives what was learned; ``saved`` (that
     entry's ``rate_limits`` from an earlier session) is the starting point.
