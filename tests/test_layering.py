@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "devloop": 6,
     "reporting": 6,
     "app": 7,
+    "ray": 7,  # jurybox.ray: the Ray Data API, beside app
     "cli": 8,
     "__main__": 8,
     "__init__": 8,

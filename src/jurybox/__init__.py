@@ -1,10 +1,39 @@
-"""jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
+"""jurybox: run panels of LLM judges over model outputs and measure how far to trust them.
 
+The Python API (docs/python-api.md)::
+
+    import jurybox
+    summary = jurybox.run("examples/pairwise.yaml")          # judge: RunSummary
+    report = jurybox.analyze(summary.output_dir)             # analyse: the typed Report
+    frame = jurybox.load(summary.output_dir)                 # one row per judgment: DataFrame
+
+They are loaded on first use (module ``__getattr__``), so ``import jurybox`` and ``jurybox run``
+stay light: no pandas, scipy, statsmodels or matplotlib until an analysis or a frame is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurybox.app.api import analyze, load, run
 
 try:
     __version__ = version("jurybox")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+_API = ("run", "analyze", "load")
+__all__ = ["__version__", "analyze", "load", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        return getattr(importlib.import_module("jurybox.app.api"), name)
+    raise AttributeError(f"module 'jurybox' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

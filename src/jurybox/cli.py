@@ -75,6 +75,28 @@ def main() -> None:
 @click.option(
     "--force", is_flag=True, help="With --resume: resume judgments that have no manifest.json."
 )
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send openai/anthropic/google judges as provider batches (half price, slower).",
+)
+@click.option(
+    "--batch-fallback",
+    type=click.Choice(["batch", "sync"]),
+    help="Redo a batch's failed requests in a new batch (default) or synchronously.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -84,6 +106,10 @@ def run(
     dry_run: bool,
     limit: int | None,
     force: bool,
+    batch: bool,
+    batch_fallback: str | None,
+    engine: str,
+    ray_address: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -100,11 +126,30 @@ def run(
         limit=limit,
         console=_console(),
         force=force,
+        batch=batch,
+        batch_fallback=batch_fallback,
+        engine=engine,
+        ray_address=ray_address,
     )
+    if not dry_run:  # the next step, ready to paste
+        from jurybox.app.run import analyze_hint
+
+        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
         sys.exit(EXIT_FAILURE)
+
+
+@main.command("batches")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--cancel", is_flag=True, help="Cancel the run's batches still in flight.")
+@handle_errors
+def batches_command(directory: Path, cancel: bool) -> None:
+    """List the provider batches of the run in DIRECTORY (status, counts), or cancel them."""
+    from jurybox.app.batches import list_batches
+
+    list_batches(directory, cancel=cancel, console=Console())
 
 
 @main.command()
@@ -129,12 +174,21 @@ def demo(output_dir: Path) -> None:
     is_flag=True,
     help="The schema of analysis_report.json (generated from the report model) instead.",
 )
-def schema(of_report: bool) -> None:
-    """Print the JSON Schema of the YAML config (or, with --report, of the analysis report)."""
+@click.option(
+    "--records", "of_records", is_flag=True, help="The schema of one judgments.jsonl line instead."
+)
+def schema(of_report: bool, of_records: bool) -> None:
+    """Print the JSON Schema of the YAML config (--report: of the analysis report; --records:
+    of a judgments.jsonl record)."""
     if of_report:
         from jurybox.analysis.model import report_schema
 
         click.echo(json.dumps(report_schema(), indent=2))
+        return
+    if of_records:
+        from jurybox.io.record_schema import record_schema
+
+        click.echo(json.dumps(record_schema(), indent=2, ensure_ascii=False))
         return
     from jurybox.config import config_json_schema
 
@@ -148,6 +202,16 @@ def rubrics() -> None:
 
     for name, description in list_builtin_rubrics():
         click.echo(f"{name}\t{description}")
+
+
+_DATASET_HELP = (
+    "The judged dataset (response texts and lengths, authors, subgroups); default: the one the "
+    "run's manifest.json names."
+)
+_HUMAN_HELP = (
+    "Human labels (JSONL/CSV/JSON) to check the judges against; default: the run config's "
+    "paths.human_labels, per manifest.json."
+)
 
 
 @main.command("export-pairs")
@@ -168,6 +232,33 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
     click.echo(f"wrote {len(pairs)} pairs to {out}")
+
+
+@main.command("export")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="File to write (.csv, .parquet or .jsonl).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "parquet", "jsonl"]),
+    help="Table format (default: from --out's suffix).",
+)
+@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
+@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@handle_errors
+def export_command(
+    run: Path, out: Path, fmt: str | None, dataset: Path | None, human: Path | None
+) -> None:
+    """Write RUN's judgments (a run folder or judgments.jsonl) as one table: a row per judgment
+    with the item's question, response texts and labels joined (docs/records.md)."""
+    from jurybox.app.export import export_run
+
+    export_run(run, out, fmt=fmt, dataset=dataset, human=human, console=_console())
 
 
 # `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
@@ -215,16 +306,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 
 @main.command()
 @click.argument("judgments", type=click.Path(path_type=Path))
-@click.option(
-    "--human",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Human labels (JSONL/CSV/JSON) to calibrate the judges against.",
-)
-@click.option(
-    "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The judged dataset (response lengths, authors, subgroups).",
-)
+@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
 @click.option(
     "--out",
     "out_dir",
@@ -253,6 +336,9 @@ def analyze(
     **trust: float | None,
 ) -> None:
     """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+
+    The dataset and human labels default to the ones the run's manifest.json names; which were
+    used is printed.
 
     The report answers, per judge, whether it can be trusted: `trusted` only with positive
     evidence of accuracy (agreement with gold or human labels whose 95% CI clears
@@ -417,6 +503,53 @@ def estimate_command(
         target_half_width=target_half_width,
         limit=limit,
         echo=click.echo,
+        console=_console(),
+    )
+
+
+# --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
+@main.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for compare.json, compare.md and compare.html.",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The judged dataset (default: the one each run's manifest names, if still there).",
+)
+@click.option(
+    "--human",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Human labels (JSONL/CSV/JSON) applied to every run.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@handle_errors
+def compare_command(
+    runs: tuple[Path, ...], out_dir: Path, dataset: Path | None, human: Path | None, seed: int
+) -> None:
+    """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
+
+    Every run is compared with the first (B − A): per matched judge, verdict accuracy against
+    the gold/human label (McNemar, Newcombe paired interval), position consistency, agreement
+    between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
+    verdict changed, and, with two or more scoring judges, ADR-016's score study (inter-judge
+    alpha/ICC per dimension, ranking stability, conciseness vs length).
+    """
+    from jurybox.app.compare import CompareOptions, compare_to_dir
+
+    if len(runs) < 2:
+        raise click.UsageError("give at least two runs to compare")
+    compare_to_dir(
+        list(runs),
+        out_dir=out_dir,
+        dataset=dataset,
+        human=human,
+        options=CompareOptions(seed=seed),
         console=_console(),
     )
 

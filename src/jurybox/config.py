@@ -115,6 +115,14 @@ class JudgeConfig(_Frozen):
         description="Endpoint override; required by `openai_compatible` (e.g. "
         "http://127.0.0.1:8000/v1).",
     )
+    # Replicas of one model (a vLLM fleet) give the same answers: which one serves a call is
+    # scheduling, so the list may change between sessions without splitting cache or resume.
+    base_urls: Annotated[tuple[str, ...] | None, _NOTHING] = Field(
+        None,
+        min_length=1,
+        description="`openai_compatible`: several replicas of one model (e.g. one per vLLM "
+        "server), instead of base_url; each call goes to the one with the fewest calls in flight.",
+    )
     temperature: Annotated[float | None, _ANSWER] = Field(
         0.0, description="null omits the parameter."
     )
@@ -146,6 +154,12 @@ class JudgeConfig(_Frozen):
     price_cached_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
         None, ge=0, description="USD per 1M cached input tokens (defaults to the input price)."
     )
+    batch_price_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M input tokens in a provider batch (default: half)."
+    )
+    batch_price_output_per_mtok: Annotated[float | None, _NOTHING] = Field(
+        None, ge=0, description="USD per 1M output tokens in a provider batch (default: half)."
+    )
     family: Annotated[str | None, _RECORDS] = Field(
         None, description="Model family, matched against dataset `authors` for self-preference."
     )
@@ -172,8 +186,14 @@ class JudgeConfig(_Frozen):
 
     @model_validator(mode="after")
     def _provider_requirements(self) -> JudgeConfig:
-        # What each provider needs (a model, a base_url) is declared by its registry entry.
-        problem = unmet_requirement(self.provider, dict(self))
+        if self.base_urls is not None and (self.base_url or self.provider != "openai_compatible"):
+            raise ValueError(
+                "base_urls is for provider 'openai_compatible' and replaces base_url: give one"
+            )
+        # What each provider needs (a model, a base_url) is declared by its registry entry;
+        # base_urls stands in for base_url.
+        settings = {**dict(self), "base_url": self.base_url or self.base_urls}
+        problem = unmet_requirement(self.provider, settings)
         if problem is not None:
             raise ValueError(problem)
         return self
@@ -258,6 +278,16 @@ class PipelineConfig(_Frozen):
     retry_after_cap_s: float = Field(60.0, gt=0, description="Longest Retry-After honoured.")
     cache: bool = Field(True, description="SQLite response cache on/off.")
     cache_path: str | None = Field(None, description="Default: <output_dir>/cache.sqlite.")
+    batch: bool = Field(
+        False, description="Send judges with a batch API (openai, anthropic, google) as batches."
+    )
+    batch_fallback: Literal["batch", "sync"] = Field(
+        "batch", description="Redo a batch's failed requests in a new batch, or synchronously."
+    )
+    batch_poll_s: float = Field(30.0, gt=0, description="First wait between batch status polls.")
+    batch_poll_max_s: float = Field(
+        600.0, gt=0, description="Longest wait between polls (the wait doubles up to it)."
+    )
 
 
 class ScoringConfig(_Frozen):

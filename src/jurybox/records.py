@@ -280,6 +280,8 @@ class JudgeRecord:
     text_replaced: int = 0
     # Size in bytes of the judge's answer when it was cut to pipeline.max_answer_bytes.
     answer_cut_bytes: int | None = None
+    # The provider batch that answered this record (``--batch``); None for a synchronous call.
+    batch_id: str | None = None
     schema_version: int = RECORD_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -43,6 +43,7 @@ class PageReport:
     console: list[dict[str, Any]] = field(default_factory=list)
     exceptions: list[dict[str, Any]] = field(default_factory=list)
     log_entries: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # every URL the page asked for
 
     def errors(self) -> list[str]:
         found = [json.dumps(e)[:500] for e in self.exceptions]
@@ -147,7 +148,7 @@ class Chromium:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
         self.send(
             "Emulation.setDeviceMetricsOverride",
@@ -173,7 +174,23 @@ class Chromium:
                 report.exceptions.append(params.get("exceptionDetails", {}))
             elif event.get("method") == "Log.entryAdded":
                 report.log_entries.append(params.get("entry", {}))
+            elif event.get("method") == "Network.requestWillBeSent":
+                report.requests.append(str(params.get("request", {}).get("url", "")))
         return report
+
+    def collect(self, session: str) -> PageReport:
+        """Everything the page reported since it was opened (after interacting with it)."""
+        self.evaluate(session, "1")  # flushes pending events into the buffer
+        return self._page_report(session)
+
+    def wait_for(self, session: str, expression: str, *, timeout_s: float = 20.0) -> float:
+        """Poll until ``expression`` is truthy in the page; the seconds it took."""
+        start = time.monotonic()
+        while not self.evaluate(session, expression):
+            if time.monotonic() - start > timeout_s:
+                raise TimeoutError(f"the page never made {expression!r} true")
+            time.sleep(0.02)
+        return time.monotonic() - start
 
     def evaluate(self, session: str, expression: str) -> Any:
         result = self.send(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from jurybox.analysis.model.bias import SwapConsistency
 from jurybox.app import build_report
 from jurybox.reporting import ReportPaths, write_reports
 
+from .cdp import Chromium, find_chromium
 from .synthetic import World, pairwise_world, rubric_world
 
 
@@ -55,3 +58,18 @@ def pairwise(tmp_path_factory: pytest.TempPathFactory) -> Built:
 def built(request: pytest.FixtureRequest) -> Built:
     value: Built = request.getfixturevalue(request.param)
     return value
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Chromium]:
+    binary = find_chromium()
+    if binary is None:
+        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true requires it")
+        pytest.skip(reason)
+    chromium = Chromium(binary)
+    try:
+        yield chromium
+    finally:
+        chromium.close()

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib.image
 import pytest
 
-from .cdp import Chromium, find_chromium
+from .cdp import Chromium
 from .conftest import Built
 from .test_html import SECTION_IDS
 
@@ -30,21 +28,6 @@ ARTIFACTS = PROJECT_ROOT / "test-artifacts"
 LAPTOP = (1366, 768)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chromium]:
-    binary = find_chromium()
-    if binary is None:
-        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true requires it")
-        pytest.skip(reason)
-    chromium = Chromium(binary)
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-
-
 CHECKS = """(async () => {
   const images = Array.from(document.images);
   const decoded = await Promise.all(images.map(i => i.decode().then(() => true, () => false)));
@@ -52,7 +35,7 @@ CHECKS = """(async () => {
     missing: %s.filter(id => !document.getElementById(id)),
     images: images.map((i, k) => ({ok: decoded[k] && i.complete, w: i.naturalWidth,
                                     h: i.naturalHeight, shown: i.getBoundingClientRect().width})),
-    scripts: document.scripts.length,
+    scripts: Array.from(document.scripts).map(s => s.id),
     overflow: document.documentElement.scrollWidth - window.innerWidth,
     verdictTop: document.getElementById("verdict").getBoundingClientRect().top,
     verdictText: document.getElementById("verdict").innerText,
@@ -85,7 +68,7 @@ def test_report_renders_cleanly_in_chromium(
     for image in state["images"]:
         assert image["ok"] and image["w"] >= 400 and image["h"] >= 300, image
         assert 0 < image["shown"] <= LAPTOP[0], image
-    assert state["scripts"] == 0  # hostile judge text stayed text
+    assert state["scripts"] == ["jb-data", "jb-explorer"]  # hostile judge text stayed text
     assert state["overflow"] <= 0, "the page scrolls sideways on a laptop screen"
     assert state["verdictTop"] < 200
     assert "CAN THESE JUDGES BE TRUSTED" in state["verdictText"].upper()

@@ -39,6 +39,14 @@ def test_fast_replicates_equal_alpha_of_the_resampled_units(level: str) -> None:
     np.testing.assert_allclose(jack[7], krippendorff_alpha(np.delete(values, 7, 1), level).alpha)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_one_pairable_unit_raises_value_error(level: str) -> None:
+    """Only one unit has two ratings: no interval exists, and the analysis layer catches
+    ValueError (this raised ZeroDivisionError in the small-sample expansion)."""
+    with pytest.raises(ValueError, match="at least 2 units"):
+        krippendorff_alpha_ci([[1, NAN, 3], [2, 5, NAN]], level, n_bootstrap=200, rng=0)  # type: ignore[arg-type]
+
+
 def _interval_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, float]:
     """Item truth N(0, 1) plus rater noise N(0, 1): population interval alpha = 1 / 2."""
     return rng.normal(size=n) + rng.normal(size=(3, n)), 0.5

@@ -71,3 +71,51 @@ def test_corrected_win_rate_coverage() -> None:
         hits += int(np.sum((low <= 0.6) & (high >= 0.6)))
         total += 200
     assert 0.92 <= hits / total <= 0.98, f"coverage {hits / total:.3f}"
+
+
+def test_gold_without_ties_against_a_judge_with_ties_is_solved_exactly() -> None:
+    """M rows A (0.7, 0.1, 0.2), B (0.1, 0.6, 0.3) over verdicts A/B/tie; π = (0.6, 0.4).
+
+    q = Mᵀπ = (0.46, 0.30, 0.24): the 2 × 3 least squares recovers π exactly; the raw rate
+    counts the judge's ties half, 0.46 + 0.12 = 0.58.
+    """
+    labels, preds = _pairs(np.array([[70, 10, 20], [10, 60, 30]]), ("A", "B", "tie"))
+    unlabelled = ["A"] * 460 + ["B"] * 300 + ["tie"] * 240
+    res = corrected_win_rate(labels, preds, unlabelled, rng=3)
+    assert res.classes == ("A", "B")
+    assert res.shares == pytest.approx((0.6, 0.4))
+    assert res.estimate == pytest.approx(0.6)
+    assert res.raw_rate == pytest.approx(0.58)
+    assert res.confusion.shape == (2, 3) and "least squares" in res.method
+    assert res.ci_low < 0.6 < res.ci_high
+
+
+def test_a_judge_whose_verdicts_ignore_the_truth_is_a_value_error() -> None:
+    labels, preds = _pairs(np.array([[10, 10, 10], [10, 10, 10]]), ("A", "B", "tie"))
+    with pytest.raises(ValueError, match="singular"):
+        corrected_win_rate(labels, preds, ["A", "B", "tie"], rng=4)
+
+
+def test_corrected_win_rate_coverage_without_labelled_ties() -> None:
+    """The 2 × 3 case: 200 seeded data sets at two grid points (binomial SE ≈ 0.015)."""
+    rng = np.random.default_rng(20261125)
+    pi = np.array([0.6, 0.4])
+    hits, total = 0, 0
+    for n_lab, acc in ((150, 0.7), (400, 0.85)):
+        tie = (1 - acc) / 2
+        m = np.array([[acc, tie, tie], [tie, acc, tie]])
+        tables = np.stack(
+            [
+                np.array(
+                    [rng.multinomial(n, m[i]) for i, n in enumerate(rng.multinomial(n_lab, pi))]
+                )
+                for _ in range(200)
+            ]
+        ).astype(float)
+        verdicts = rng.multinomial(2000, m.T @ pi, size=200).astype(float)
+        low, high = corrected_win_rate_bounds(
+            tables, verdicts, confidence=0.95, n_bootstrap=1500, rng=rng
+        )
+        hits += int(np.sum((low <= 0.6) & (high >= 0.6)))
+        total += 200
+    assert 0.92 <= hits / total <= 0.98, f"coverage {hits / total:.3f}"

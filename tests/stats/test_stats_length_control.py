@@ -31,6 +31,15 @@ def test_no_length_effect_leaves_the_raw_rate() -> None:
     assert res.length_coef == pytest.approx(0.0, abs=1e-8)
 
 
+@pytest.mark.parametrize(
+    ("outcome", "reason"), [(0.5, "every comparison is a tie"), (1.0, "separates perfectly")]
+)
+def test_constant_outcomes_are_a_value_error(outcome: float, reason: str) -> None:
+    """All ties used to give a zero-width [0.5, 0.5] interval (sandwich SE 0) and a 0/0 warning."""
+    with pytest.raises(ValueError, match=reason):
+        length_controlled_win_rate([outcome] * 6, [1, 2, 3, -1, -5, 4])
+
+
 def test_planted_length_bias_is_removed() -> None:
     """Equal quality (β0 = 0) but answers 300 chars longer and a judge that likes length."""
     rng = np.random.default_rng(5)

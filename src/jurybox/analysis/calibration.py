@@ -3,8 +3,10 @@
 Human calibration: agreement among the human annotators themselves (when a label carries several),
 Cohen's kappa of each judge's preferences against the gold (per presentation order, pooled, and
 on consolidated verdicts), per-dimension kappa (judge's mean score rounded half up) and ICC(2,1)
-of the total against human scores, and for criterion verdicts TPR/TNR with Wilson intervals plus
-the Rogan-Gladen corrected pass rate over the responses no human labelled.
+of the total against human scores, the prediction-powered (PPI++) mean score of each arm from
+the human-scored subset and each judge's scores of every response, and for criterion verdicts
+TPR/TNR with Wilson intervals plus the Rogan-Gladen corrected pass rate over the responses no
+human labelled.
 
 Accuracy against gold (imported benchmarks): per judge and presentation order, ``correct`` /
 ``n`` over successful judgments, and ``accuracy_all`` = ``correct`` / ``n_total`` counting
@@ -41,11 +43,13 @@ from jurybox.analysis.model.human import (
     HumanScoreJudge,
     HumanScores,
     InterAnnotator,
+    PPIByArm,
 )
 from jurybox.analysis.model.metrics import (
     CorrectedRateMetric,
     ICCMetric,
     KappaMetric,
+    PPIMeanMetric,
     ProportionMetric,
     TprTnrMetric,
 )
@@ -173,7 +177,53 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
     if not dims:
         return HumanScores.skip("no judge scored a response that humans scored")
     judges = {j: HumanScoreJudge.given(dimensions=d, total_icc=icc.get(j)) for j, d in dims.items()}
-    return HumanScores.of(judges=judges, rounding="judge's mean score rounded half up for kappa")
+    return HumanScores.of(
+        judges=judges,
+        rounding="judge's mean score rounded half up for kappa",
+        prediction_powered=_prediction_powered(frame, human, options),
+        prediction_powered_method=PPI_METHOD,
+    )
+
+
+PPI_METHOD = (
+    "per judge, arm and dimension: the human scores of the responses humans scored, the judge's "
+    "mean scores of those and of the others (PPI++, power-tuned)"
+)
+
+
+def _prediction_powered(
+    frame: AnalysisFrame, human: pd.DataFrame, options: AnalysisOptions
+) -> dict[str, PPIByArm]:
+    """judge -> arm -> dimension: the prediction-powered mean score of the arm's responses."""
+    out: dict[str, PPIByArm] = {}
+    for dim in sorted(human["dimension"].unique()):
+        truth = human[human["dimension"] == dim].set_index(["query_id", "arm"])["score"]
+        truth = truth[~truth.index.duplicated()]
+        scores = judge_scores(frame, dim)
+        for (judge, arm), rows in scores.groupby(["judge", "arm"]):
+            keyed = rows.set_index(["query_id", "arm"])["score"]
+            found = out.setdefault(str(judge), {}).setdefault(str(arm), {})
+            found[dim] = _ppi_entry(keyed, truth, options)
+    return out
+
+
+def _ppi_entry(
+    judge: pd.Series, truth: pd.Series, options: AnalysisOptions
+) -> PPIMeanMetric | Skipped:
+    labelled = judge.index.isin(truth.index)
+    if labelled.all():
+        return skipped("humans scored every response: their mean is the answer")
+    if not labelled.any():
+        return skipped("humans scored none of these responses")
+    return attempt(
+        PPIMeanMetric,
+        stats.ppi_mean,
+        truth.reindex(judge.index[labelled]).to_numpy(float),
+        judge[labelled].to_numpy(float),
+        judge[~labelled].to_numpy(float),
+        n=len(judge),
+        confidence=options.confidence,
+    )
 
 
 def _criterion_entry(

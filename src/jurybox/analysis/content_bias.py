@@ -1,10 +1,10 @@
 """Content biases: verbosity and leniency (self-enhancement: ``self_enhancement``).
 
 Verbosity: Spearman's rho of response length (characters) against a judge's total score, the
-partial rho controlling for arm (a real treatment effect that also lengthens answers must not
-read as verbosity bias), and OLS ``score ~ length + C(arm)``. Pairwise: how often the longer
-response wins, and a logit of "treatment preferred" on the length difference (its intercept
-absorbs the treatment effect).
+partial rho controlling for arm through one indicator per arm (a real treatment effect that
+also lengthens answers must not read as verbosity bias), and OLS ``score ~ length + C(arm)``.
+Pairwise: how often the longer response wins, and a logit of "treatment preferred" on the length
+difference (its intercept absorbs the treatment effect).
 
 Leniency: per-judge means on the responses every judge scored, their range, Friedman with
 Kendall's W on those responses (related samples, the primary test), and Kruskal-Wallis
@@ -20,6 +20,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from numpy.typing import NDArray
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
 from jurybox import stats
@@ -111,7 +112,7 @@ def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Verbosity
             stats.partial_spearman,
             x,
             y,
-            pd.factorize(rows["arm"])[0].astype(float),
+            _arm_indicators(rows["arm"]),
             n=n,
             confidence=options.confidence,
         )
@@ -133,6 +134,12 @@ def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Verbosity
         detected=_detected(test.p_value, options.alpha),
         direction=None if test.value is None else ("longer" if test.value > 0 else "shorter"),
     )
+
+
+def _arm_indicators(arm: pd.Series) -> NDArray[np.float64]:
+    """One 0/1 column per arm but the first: with three or more arms a single arm code would
+    impose an order and spacing on them (ranking a 0/1 column keeps it a 0/1 contrast)."""
+    return np.asarray(pd.get_dummies(arm, drop_first=True, dtype=float), dtype=np.float64)
 
 
 def _detected(p: float | None, alpha: float) -> bool | None:

@@ -9,7 +9,9 @@ TOST equivalence test (margin ``AnalysisOptions.equivalence_margin`` score point
 (an arm fails on an item when most of its judgments report a gate failure) get McNemar's test.
 
 Pairwise: the win rate of treatment over control from consolidated verdicts (a verdict that flips
-with the order is a tie; ties count half), per judge and for the panel's majority verdict.
+with the order is a tie; ties count half), per judge and for the panel's majority verdict; the
+length-controlled rate beside it where items give lengths; with human gold labels on some items,
+each judge's rate on the others corrected by its confusion matrix on the labelled ones.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from jurybox.analysis.model.effects import (
     Subgroup,
 )
 from jurybox.analysis.model.metrics import (
+    CorrectedWinRateMetric,
     EffectSizeMetric,
     HeterogeneityMetric,
     LengthControlledMetric,
@@ -319,11 +322,57 @@ def _preferences(
         extra["panel_length_controlled"] = _length_controlled(
             panel.droplevel("repeat"), lengths, contrast, options
         )
+    gold = frame.labels.preferences.drop_duplicates("query_id").set_index("query_id")["label"]
+    if not gold.empty:
+        extra["corrected"] = {
+            str(j): _corrected_win_rate(rows, gold, contrast, options)
+            for j, rows in cons.groupby("judge")
+        }
+        extra["corrected_method"] = CORRECTED_METHOD
     return EffectPreferences.of(
         judges=judges,
         panel=_win_rate(panel, contrast, options),
         panel_method="majority of the judges' consolidated verdicts; no majority = tie",
         **extra,
+    )
+
+
+CORRECTED_METHOD = (
+    "one consolidated verdict per item (its first repeat); the judge's confusion matrix on the "
+    "items with a human gold label corrects its verdict shares on the items without one; "
+    "classes treatment/control, plus tie when the gold or the judge has ties"
+)
+
+
+def _corrected_win_rate(
+    rows: pd.DataFrame, gold: pd.Series, contrast: tuple[str, str], options: AnalysisOptions
+) -> CorrectedWinRateMetric | Skipped:
+    """Treatment's win rate over the unlabelled items, corrected for the judge's
+    misclassification of the labelled ones (ties count half)."""
+    control, treatment = contrast
+    first = rows.sort_values("repeat").drop_duplicates("query_id").set_index("query_id")["label"]
+    truth = first.index.map(gold.to_dict())
+    labelled = first[truth.notna()]
+    unlabelled = first[truth.isna()]
+    if unlabelled.empty:
+        return skipped(
+            "every item this judge decided has a gold label: the human rate is the answer"
+        )
+    if labelled.empty:
+        return skipped("no item this judge decided has a gold label")
+    test_labels = gold.reindex(labelled.index)
+    with_tie = (test_labels == "tie").any() or (first == "tie").any()
+    classes = (treatment, control, "tie") if with_tie else (treatment, control)
+    return attempt(
+        CorrectedWinRateMetric,
+        stats.corrected_win_rate,
+        test_labels.to_numpy(),
+        labelled.to_numpy(),
+        unlabelled.to_numpy(),
+        classes=classes,
+        n=len(first),
+        confidence=options.confidence,
+        rng=options.seed,
     )
 
 

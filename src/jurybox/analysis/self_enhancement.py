@@ -9,7 +9,9 @@ keeps one judge's self-preference from leaking into another's baseline.
 Scores (``judges``): the judge's score minus the neutral judges' mean on the same response,
 own-family responses against the rest (Kruskal-Wallis); "detected" needs a positive excess and
 Holm-adjusted p < alpha over every judge's score and preference tests (``p_holm``).
-``by_author``: Kruskal-Wallis across judges of the scores of each author's responses.
+``by_author``: Kruskal-Wallis across judges of the scores of each author's responses;
+``by_author_friedman``: Friedman with Kendall's W on the responses every judge scored (the judges
+scored the same responses: related samples, the primary test).
 
 Preferences (``preferences``): on pairs where exactly one response is the judge's family's,
 the judge's pick of that response (1, tie 0.5, 0; consolidated verdicts, flip = tie) against the
@@ -21,9 +23,15 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import attempt, json_safe, unavailable, with_fields
+from jurybox.analysis._common import attempt, json_safe, skipped, unavailable, with_fields
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
-from jurybox.analysis.model.metrics import KruskalMetric, WilcoxonMetric, WinRateMetric
+from jurybox.analysis.model import Skipped
+from jurybox.analysis.model.metrics import (
+    FriedmanMetric,
+    KruskalMetric,
+    WilcoxonMetric,
+    WinRateMetric,
+)
 from jurybox.analysis.model.self_enhancement import (
     RelativeTest,
     SelfEnhancement,
@@ -123,6 +131,21 @@ def _by_author(scores: pd.DataFrame) -> dict[str, KruskalMetric]:
     return out
 
 
+def _by_author_friedman(scores: pd.DataFrame) -> dict[str, FriedmanMetric | Skipped]:
+    """Per author: Friedman across judges on the responses every judge scored. The judges
+    scored the same responses (related samples), which Kruskal-Wallis treats as independent."""
+    out: dict[str, FriedmanMetric | Skipped] = {}
+    for author, rows in scores.groupby("author"):
+        matrix = rows.pivot_table(index=["query_id", "arm"], columns="judge", values="score")
+        common = matrix.dropna()
+        out[str(author)] = (
+            attempt(FriedmanMetric, stats.friedman, common.to_numpy(dtype=float), n=len(common))
+            if matrix.shape[1] >= 3
+            else skipped(f"{matrix.shape[1]} judge(s): Friedman's test needs three")
+        )
+    return out
+
+
 def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancement:
     """The score part of self-enhancement (``judges``, ``by_author``), as its own section."""
     authors = frame.items[["query_id", "arm", "author"]].dropna()
@@ -143,7 +166,9 @@ def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhanc
                 "of the responses this judge scored",
                 family=family,
             )
-    return SelfEnhancement.of(judges=judges, by_author=_by_author(scores))
+    return SelfEnhancement.of(
+        judges=judges, by_author=_by_author(scores), by_author_friedman=_by_author_friedman(scores)
+    )
 
 
 def _own_rows(frame: AnalysisFrame) -> pd.DataFrame:
@@ -253,6 +278,7 @@ def analyze_self(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancem
     return SelfEnhancement.of(
         judges=judges,
         by_author=scores.by_author or {},
+        by_author_friedman=scores.by_author_friedman or {},
         scores_reason=scores.reason,
         preferences=prefs,
         multiplicity="detected: positive excess and Holm-adjusted p (p_holm) < alpha over every "

@@ -17,12 +17,11 @@ from jurybox.analysis import (
     AnalysisOptions,
     analyze_frame,
     build_frame,
-    companion_items_path,
-    read_items,
 )
 from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
+from jurybox.app.sources import run_items, run_labels, run_sources, say_sources
 from jurybox.errors import DatasetError
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
@@ -51,24 +50,6 @@ def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]
 def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
     """Judge name -> the `family` its config gave (recorded per record); the rest use vendor."""
     return {r.judge_name: r.judge_family for r in records if r.judge_family}
-
-
-def _items(path: Path, dataset: Path | None) -> list[Item] | None:
-    """The dataset if given, else the companion items an ``import`` wrote beside the records."""
-    if dataset is not None:
-        from jurybox.io.datasets import load_dataset  # noqa: PLC0415
-
-        return load_dataset(dataset)
-    companion = companion_items_path(path)
-    return read_items(companion) if companion.is_file() else None
-
-
-def _human(human: Path | None) -> dict[str, Mapping[str, Any]] | None:
-    if human is None:
-        return None
-    from jurybox.io.datasets import load_human_labels  # noqa: PLC0415
-
-    return load_human_labels(human)
 
 
 def _screened(
@@ -148,8 +129,10 @@ def analyze_to_dir(
     """
     console = console or Console(stderr=True)
     path, records, dropped = _records(Path(judgments), console)
-    items = _items(path, Path(dataset) if dataset is not None else None)
-    labels = _human(Path(human) if human is not None else None)
+    sources = run_sources(path, dataset=dataset, human=human)
+    say_sources(sources, console)
+    items = run_items(path, sources)
+    labels = run_labels(sources)
     screen = _screened(labels, records, console) if labels is not None else None
     report, frame = build_report(
         records,
@@ -160,11 +143,18 @@ def analyze_to_dir(
             judge_families=_recorded_families(records),
             thresholds=thresholds or TrustThresholds(),
         ),
-        label_source=str(human) if human is not None else None,
+        label_source=str(sources.human.path) if sources.human.path is not None else None,
     )
     report = _with_input_screen(report, dropped, screen)
-    paths = write_reports(
-        report, frame, Path(out_dir), plots=plots, records=records, source=str(path)
-    )
+    with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
+        paths = write_reports(
+            report,
+            frame,
+            Path(out_dir),
+            plots=plots,
+            records=records,
+            source=str(path),
+            items=items,
+        )
     print_summary(report, paths, console)
     return paths

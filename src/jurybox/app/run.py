@@ -10,10 +10,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from jurybox.app.batches import batched_judges, plan_estimates, print_plan, with_batch
 from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.dryrun import estimate_run
+from jurybox.pipeline.engines import open_engine
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
@@ -82,8 +84,13 @@ def check_api_keys(
 
 
 def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> RunSummary:
-    """Print units per judge and the token / cost estimate; no provider is created."""
+    """Print units per judge and the token / cost estimate; no provider is created. A batch
+    run also prints its batch plan, and prices its batch judges at the batch rate."""
     estimates = estimate_run(inputs)
+    if inputs.config.pipeline.batch:
+        estimates, plans = plan_estimates(inputs, estimates)
+        batched = batched_judges(inputs.config)
+        print_plan(console, plans, [name for name in inputs.config.judges if name not in batched])
     print_estimates(console, estimates)
     return RunSummary(
         run_id=None,
@@ -109,8 +116,17 @@ def run_from_config(
     limit: int | None = None,
     console: Console | None = None,
     force: bool = False,
+    batch: bool = False,
+    batch_fallback: str | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
+
+    ``batch`` / ``batch_fallback`` set ``pipeline.batch`` / ``pipeline.batch_fallback``
+    (``--batch``, ``--batch-fallback``). ``engine`` says where the calls are made: ``local``
+    (this process) or ``ray`` (Ray workers; on the cluster at ``ray_address``, else a local Ray
+    started on demand; docs/engines.md).
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
     config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
@@ -119,16 +135,17 @@ def run_from_config(
     """
     console = console or Console(stderr=True)
     config = load_config(config_path)
+    if batch or batch_fallback is not None:
+        config = with_batch(config, batch, batch_fallback)
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
     inputs = load_inputs(config, limit)
     check_api_keys(config, (unit.judge for unit in inputs.units))
+    runtime = Runtime(engine=open_engine(engine, address=ray_address))
     if dry_run:
         return dry_run_summary(inputs, directory, console)
     try:
         summary = asyncio.run(
-            execute(
-                inputs, directory, resume=resume is not None, console=console, runtime=Runtime()
-            )
+            execute(inputs, directory, resume=resume is not None, console=console, runtime=runtime)
         )
     except RunInterrupted as stopped:
         _print_interrupted(console, stopped, config_path)
@@ -145,3 +162,10 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, config_path: s
     command = f"jurybox run {config} --resume {folder}"
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
+
+
+def analyze_hint(summary: RunSummary) -> str:
+    """The command that analyses this run (it reads the dataset and labels the manifest names)."""
+    folder = summary.output_dir
+    quoted, report = shlex.quote(str(folder)), shlex.quote(str(folder / "report"))
+    return f"Next: jurybox analyze {quoted} --out {report}"

@@ -40,6 +40,10 @@ _SCHEDULING_PIPELINE = (
     "retry_after_cap_s",
     "cache",
     "cache_path",
+    "batch",
+    "batch_fallback",
+    "batch_poll_s",
+    "batch_poll_max_s",
 )
 
 
@@ -145,6 +149,7 @@ class RunningTotals:
         self.input_tokens = self.output_tokens = self.cached_hit_input = self.cache_hits = 0
         self.cost: float | None = None
         self.local = False
+        self.batch_records = 0
 
     def add(self, record: JudgeRecord) -> None:
         self.counts[record.status.value] += 1
@@ -156,6 +161,7 @@ class RunningTotals:
         if record.cost_usd is not None:
             self.cost = (self.cost or 0.0) + record.cost_usd
         self.local = self.local or record.local_judge
+        self.batch_records += record.batch_id is not None
 
     def as_dict(self) -> dict[str, Any]:
         tokens_in = self.input_tokens
@@ -169,4 +175,5 @@ class RunningTotals:
             "cache_hits": self.cache_hits,
             "cache_input_share": self.cached_hit_input / tokens_in if tokens_in else None,
             "local_judge_used": self.local,
+            "batch_records": self.batch_records,
         }

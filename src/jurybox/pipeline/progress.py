@@ -14,6 +14,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    SpinnerColumn,
     Task,
     TextColumn,
     TimeRemainingColumn,
@@ -37,15 +38,21 @@ class RunProgress:
         console: Console | None,
         total: int,
         notes: Callable[[], str | None] | None = None,
+        *,
+        first_wait: str = "",
     ) -> None:
+        # Said (beside a spinner) until the first answer: loading a local model takes ~40 s.
+        self._first_wait = first_wait
         self.parse_failures = 0
         self.provider_errors = 0
         self.tokens = 0
         self.cost_usd = 0.0
+        self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
         # e.g. the rate limits learned from the provider; read only when something is drawn
         self._notes = notes if enabled else None
         self._progress = Progress(
+            SpinnerColumn(finished_text=" "),
             TextColumn("judging"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -58,14 +65,23 @@ class RunProgress:
         self._task = self._progress.add_task("judging", total=total, stats=self._stats())
 
     def _stats(self) -> str:
+        if self._first_wait:
+            return self._first_wait
         stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
-            f"{self.tokens:,} tok · ${self.cost_usd:.4f}"
+            f"{self.tokens:,} tok · ${self.cost_usd:.4f}{self.batch_note}"
         )
         note = self._notes() if self._notes is not None else None
         return f"{stats} · {note}" if note else stats
 
+    def batches(self, submitted: int, ended: int, waiting: bool) -> None:
+        """Show provider batches; while they run the ETA is the provider's, not ours."""
+        wait = " · waiting on the provider (up to 24 h)" if waiting and ended < submitted else ""
+        self.batch_note = f" · batches {submitted} submitted / {ended} ended{wait}"
+        self._progress.update(self._task, stats=self._stats())
+
     def advance(self, record: JudgeRecord) -> None:
+        self._first_wait = ""
         self.parse_failures += record.status == Status.UNPARSED
         self.provider_errors += record.status == Status.PROVIDER_ERROR
         self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)

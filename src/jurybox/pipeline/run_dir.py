@@ -92,6 +92,9 @@ def open_output(
         config=config_snapshot(inputs.config),
         config_path=inputs.config.source_path,
         dataset={"path": str(inputs.dataset_path), "hash": data_hash, "items": len(inputs.items)},
+        # Where `jurybox analyze RUN_DIR` finds the labels and re-anchors relative paths.
+        human_labels=_labels_path(inputs),
+        output_dir=str(directory),
         units_planned=len(inputs.units),
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
@@ -99,6 +102,11 @@ def open_output(
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )
+
+
+def _labels_path(inputs: RunInputs) -> str | None:
+    labels = inputs.config.paths.human_labels
+    return str(inputs.config.resolve(labels)) if labels is not None else None
 
 
 def units_per_judge(units: Sequence[WorkUnit]) -> dict[str, int]:

@@ -11,18 +11,26 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
 from jurybox.config import JudgeConfig, RunConfig
+from jurybox.errors import ProviderError
 from jurybox.io.datasets import load_dataset
 from jurybox.io.judgments import JsonlWriter
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
+from jurybox.pipeline.batch import (
+    BATCH_LOG_FILE,
+    BatchLog,
+    BatchSettings,
+    JudgeBatches,
+    batch_priced,
+)
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
@@ -37,20 +45,44 @@ from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.providers._common import estimate_tokens
+from jurybox.providers._common import completion_cost_usd, estimate_tokens
 from jurybox.providers.base import Provider
+from jurybox.providers.batch import BatchBackend, batch_backend
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 
 @dataclass(frozen=True)
+class Fresh:
+    """What one provider call (its retries included) gave: records, the completion to cache
+    (None when the call failed) and how many calls it made."""
+
+    records: list[JudgeRecord]
+    completion: Completion | None
+    calls: int
+
+
+class Engine(Protocol):
+    """Where the calls of a run are made (``jurybox.pipeline.engines``). The run itself (cache
+    look-ups, the one writer, the manifest) always stays in this process."""
+
+    async def start(self, inputs: RunInputs, run_id: str, judges: Sequence[str]) -> None: ...
+
+    async def judge(self, judge: str, units: list[WorkUnit]) -> Fresh: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
 class Runtime:
-    """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync."""
+    """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync, and
+    the engine making the calls (None: this process, on its event loop)."""
 
     providers: Mapping[str, Provider] = field(default_factory=dict)
     sleep: Sleep = asyncio.sleep
     clock: Clock = time.monotonic
     fsync_interval_s: float = 1.0
+    engine: Engine | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +127,7 @@ class _Judge:
     limits: Limiter
     workers: int
     records: RecordContext
+    backend: BatchBackend | None = None  # its vendor's batch API, in a --batch run
 
 
 @dataclass(frozen=True)
@@ -106,6 +139,7 @@ class _Sink:
     progress: RunProgress
     totals: RunningTotals
     failures: FailureTally
+    batch_log: BatchLog | None = None
 
 
 class _Session:
@@ -119,6 +153,9 @@ class _Session:
         self.started = time.monotonic()
         self.provider_calls = 0
         self.units_run = 0
+        self.written: set[str] = set()  # keys given a record in this session
+        self.batch_records = 0
+        self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
 
     def stop(self) -> None:
@@ -130,6 +167,9 @@ class _Session:
             async with asyncio.TaskGroup() as group:
                 for judge in judges:
                     mine = iter([batch for batch in batches if batch[0].judge == judge.name])
+                    if judge.backend is not None and sink.batch_log is not None:
+                        group.create_task(self._batched(judge, list(mine), sink))
+                        continue
                     for _ in range(judge.workers):
                         group.create_task(self._worker(judge, mine, sink))
         except ExceptionGroup as failed:
@@ -144,7 +184,29 @@ class _Session:
                 return
             await self._judge_batch(judge, batch, sink)
 
-    def _answered_by(self, judge: _Judge, units: list[WorkUnit]) -> _Judge:
+    async def _batched(self, judge: _Judge, calls: list[list[WorkUnit]], sink: _Sink) -> None:
+        """The judge's calls through its vendor's batch API (calls the mode answers itself,
+        such as code checks, stay synchronous)."""
+        assert judge.backend is not None and sink.batch_log is not None
+        own = [call for call in calls if self.inputs.mode.answerer(call[0]) is not None]
+        for call in own:
+            await self._judge_batch(judge, call, sink)
+        vendor = [call for call in calls if self.inputs.mode.answerer(call[0]) is None]
+        pipeline = self.inputs.config.pipeline
+        settings = BatchSettings(
+            poll_s=pipeline.batch_poll_s,
+            poll_max_s=pipeline.batch_poll_max_s,
+            max_retries=pipeline.max_retries,
+            retry_base_s=pipeline.retry_base_s,
+            fallback=pipeline.batch_fallback,
+        )
+        host = _BatchHost(self, judge, sink)
+        engine = JudgeBatches(
+            judge.name, judge.backend, sink.batch_log, host, settings, self.runtime.sleep
+        )
+        await engine.run(vendor)
+
+    def answered_by(self, judge: _Judge, units: list[WorkUnit]) -> _Judge:
         """Where the mode answers a unit itself (a code criterion's check), that answerer
         stands in for the model, without rate limits; records then name its vendor."""
         answerer = self.inputs.mode.answerer(units[0])
@@ -155,21 +217,37 @@ class _Session:
         return replace(judge, provider=answerer, limits=limits, records=records)
 
     async def _judge_batch(self, judge: _Judge, units: list[WorkUnit], sink: _Sink) -> None:
-        judge = self._answered_by(judge, units)
-        request = request_for(self.inputs, units)
-        prompt_hash = request.prompt_hash()
-        cache = sink.cache
-        # The key hashes the whole request once more: only worth it when there is a cache.
-        provider = judge.provider
+        judge = self.answered_by(judge, units)
+        cache, engine = sink.cache, self.runtime.engine
+        # An engine renders the prompt where it calls; here only the cache key needs it.
+        request = request_for(self.inputs, units) if cache is not None or engine is None else None
         key = ""
-        if cache is not None:  # not `if cache`: an empty cache has len() 0
-            key = cache_key(provider.vendor, provider.model, judge.config, request)
-        cached = cache.get(key) if cache is not None else None
-        if cached is not None:
-            self._write(
-                sink, self._records(judge, units, cached, prompt_hash, attempts=0, hit=True)
+        if cache is not None and request is not None:  # not `if cache`: an empty one has len 0
+            # The key hashes the whole request once more: only worth it when there is a cache.
+            key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)
+            cached = cache.get(key)
+            if cached is not None:
+                hit = self._records(
+                    judge, units, cached, request.prompt_hash(), attempts=0, hit=True
+                )
+                self._write(sink, hit)
+                return
+        if engine is not None:
+            fresh = await engine.judge(judge.name, units)
+            self.provider_calls += fresh.calls
+        else:
+            fresh = await self.call_and_record(
+                judge, units, request or request_for(self.inputs, units)
             )
-            return
+        if cache is not None and fresh.completion is not None:
+            cache.put(key, fresh.completion)
+        self._write(sink, fresh.records)
+
+    async def call_and_record(
+        self, judge: _Judge, units: list[WorkUnit], request: CompletionRequest
+    ) -> Fresh:
+        """Call the judge (retries included) and turn the outcome into records."""
+        prompt_hash = request.prompt_hash()
         result = await self._call(judge, request)
         if isinstance(result, CallFailed):
             failed = failed_records(
@@ -179,16 +257,13 @@ class _Session:
                 prompt_hash=prompt_hash,
                 attempts=result.attempts,
             )
-            self._write(sink, failed)
-            return
+            return Fresh(failed, None, result.attempts)
         completion, attempts = result
         completion, size = cap_answer(completion, self.inputs.config.pipeline.max_answer_bytes)
-        if cache is not None:
-            cache.put(key, completion)
         records = self._records(judge, units, completion, prompt_hash, attempts, hit=False)
         if size is not None:
             records = [replace(record, answer_cut_bytes=size) for record in records]
-        self._write(sink, records)
+        return Fresh(records, completion, attempts)
 
     def _records(
         self,
@@ -213,6 +288,7 @@ class _Session:
 
     def _write(self, sink: _Sink, records: Sequence[JudgeRecord]) -> None:
         for record in records:
+            self.written.add(record.key)
             sink.writer.write(record)  # raises (the record not in the file) on a full disk
             sink.totals.add(record)
             sink.failures.add(record)
@@ -253,12 +329,102 @@ class _Session:
         )
 
 
+class _BatchHost:
+    """The runner's side of a batch run for one judge (``pipeline.batch.BatchHost``): requests
+    and cache keys as in a synchronous call, records through the same mode parser and writer,
+    priced at the batch rate and stamped with their batch id."""
+
+    def __init__(self, session: _Session, judge: _Judge, sink: _Sink) -> None:
+        self.session, self.judge, self.sink = session, judge, sink
+        priced = replace(judge.records, judge=batch_priced(judge.config))
+        self.batch_judge = replace(judge, records=priced)
+
+    def request(self, call: list[WorkUnit]) -> CompletionRequest:
+        return request_for(self.session.inputs, call)
+
+    def _cache_key(self, request: CompletionRequest) -> str:
+        provider = self.judge.provider
+        return cache_key(provider.vendor, provider.model, self.judge.config, request)
+
+    def from_cache(self, call: list[WorkUnit]) -> bool:
+        cache = self.sink.cache
+        if cache is None:
+            return False
+        request = self.request(call)
+        cached = cache.get(self._cache_key(request))
+        if cached is None:
+            return False
+        records = self.session._records(
+            self.judge, call, cached, request.prompt_hash(), attempts=0, hit=True
+        )
+        self.session._write(self.sink, records)
+        return True
+
+    def record(
+        self,
+        call: list[WorkUnit],
+        outcome: Completion | ProviderError,
+        batch_id: str,
+        attempts: int,
+    ) -> None:
+        request = self.request(call)
+        if isinstance(outcome, ProviderError):
+            failed = failed_records(
+                self.judge.records,
+                call,
+                outcome,
+                prompt_hash=request.prompt_hash(),
+                attempts=attempts,
+            )
+            self.session._write(self.sink, [replace(r, batch_id=batch_id or None) for r in failed])
+            return
+        self.session._write(self.sink, self._answered(call, request, outcome, batch_id, attempts))
+
+    def _answered(
+        self,
+        call: list[WorkUnit],
+        request: CompletionRequest,
+        completion: Completion,
+        batch_id: str,
+        attempts: int,
+    ) -> list[JudgeRecord]:
+        if request.response_schema is None or not self.judge.config.structured_output:
+            completion = replace(completion, structured=None)  # as the synchronous adapter reads
+        completion, size = cap_answer(
+            completion, self.session.inputs.config.pipeline.max_answer_bytes
+        )
+        if self.sink.cache is not None:
+            self.sink.cache.put(self._cache_key(request), completion)
+        records = self.session._records(
+            self.batch_judge, call, completion, request.prompt_hash(), attempts, hit=False
+        )
+        full = completion_cost_usd(self.judge.config, completion)
+        spent = [r.cost_usd for r in records]
+        if full is not None and None not in spent:
+            self.session.batch_saved_usd += full - sum(c for c in spent if c is not None)
+        self.session.batch_records += len(records)
+        return [replace(r, batch_id=batch_id, answer_cut_bytes=size) for r in records]
+
+    async def call_sync(self, call: list[WorkUnit]) -> None:
+        await self.session._judge_batch(self.judge, call, self.sink)
+
+    def is_done(self, key: str) -> bool:
+        return key in self.session.written
+
+    def batch_event(self, submitted: int, ended: int, waiting: bool) -> None:
+        self.sink.progress.batches(submitted, ended, waiting)
+
+
 def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str, Any]:
     """Write the manifest with totals over the whole judgments file; returns the totals."""
     file_totals = out.totals.as_dict()
     out.session.update(
         status=status, units_run=session.units_run, provider_calls=session.provider_calls
     )
+    if session.batch_records:
+        out.session.update(
+            batch_records=session.batch_records, batch_saved_usd=session.batch_saved_usd
+        )
     if status != "running":
         out.session["finished_at"] = out.manifest["finished_at"] = utc_now()
     out.manifest.update(status=status, **file_totals)
@@ -266,26 +432,54 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
     return file_totals
 
 
-def _make_judge(inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime) -> _Judge:
-    config, judge = inputs.config, inputs.config.judges[name]
-    provider = runtime.providers.get(name) or create_provider(name, judge)
+def _make_judge(
+    inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime, *, batch: bool = False
+) -> _Judge:
     judges = out.manifest.setdefault("judges", {})
     saved = (judges.get(name) or {}).get("rate_limits")  # learned by an earlier session
-    entry = judges[name] = {
-        "vendor": provider.vendor,
-        "model": provider.model,
-        "local": provider.is_local,
-    }
+    # The adaptive limits keep what they learn in this entry: it is the manifest's own.
+    entry: dict[str, Any] = {}
+    judge = build_judge(
+        inputs,
+        name,
+        out.run_id,
+        runtime,
+        saved=saved if isinstance(saved, dict) else None,
+        report=entry,
+        batch=batch,
+    )
+    judges[name] = entry
+    entry.update(
+        vendor=judge.provider.vendor, model=judge.provider.model, local=judge.provider.is_local
+    )
+    return judge
+
+
+def build_judge(
+    inputs: RunInputs,
+    name: str,
+    run_id: str,
+    runtime: Runtime,
+    limits: Limiter | None = None,
+    *,
+    saved: Mapping[str, Any] | None = None,
+    report: MutableMapping[str, Any] | None = None,
+    batch: bool = False,
+) -> _Judge:
+    """One judge of the run: its provider, rate limits (``limits``, else its own: configured,
+    or learned from the provider, starting from ``saved``), workers."""
+    config, judge = inputs.config, inputs.config.judges[name]
+    provider = runtime.providers.get(name) or create_provider(name, judge)
     # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
     default = 1 if provider.is_local else config.pipeline.concurrency
     workers = judge.concurrency or default
-    limits = limits_for(
+    own = limits or limits_for(
         judge.rpm,
         judge.tpm,
         workers,
         adaptive=not provider.is_local,
-        saved=saved if isinstance(saved, dict) else None,
-        report=entry,
+        saved=saved,
+        report=report,
         clock=runtime.clock,
         sleep=runtime.sleep,
     )
@@ -293,9 +487,10 @@ def _make_judge(inputs: RunInputs, name: str, out: RunOutput, runtime: Runtime) 
         name=name,
         config=judge,
         provider=provider,
-        limits=limits,
+        limits=own,
         workers=workers,
-        records=RecordContext(out.run_id, config.task.mode, name, judge, provider),
+        records=RecordContext(run_id, config.task.mode, name, judge, provider),
+        backend=batch_backend(provider) if batch else None,
     )
 
 
@@ -312,6 +507,14 @@ def _open_cache(config: RunConfig, directory: Path) -> ResponseCache | None:
     return ResponseCache(path or directory / CACHE_FILE)
 
 
+def _first_wait(judges: Sequence[_Judge]) -> str:
+    """What the first answer waits for: a local model loads on its first call (~40 s)."""
+    local = [judge.provider.model for judge in judges if judge.provider.is_local]
+    if local:
+        return f"loading the local model {', '.join(dict.fromkeys(local))} (first call)"
+    return "waiting for the first answer"
+
+
 async def _judge_all(
     session: _Session,
     out: RunOutput,
@@ -320,13 +523,19 @@ async def _judge_all(
     console: Console | None,
 ) -> None:
     cache = _open_cache(session.inputs.config, out.directory)
+    log = BatchLog(out.directory / BATCH_LOG_FILE) if out.manifest.get("batch") else None
     fsync_s = session.runtime.fsync_interval_s
     try:
         with (
             JsonlWriter(out.judgments, fsync_interval_s=fsync_s) as writer,
-            RunProgress(console, len(pending), lambda: _limit_notes(judges)) as progress,
+            RunProgress(
+                console,
+                len(pending),
+                lambda: _limit_notes(judges),
+                first_wait=_first_wait(judges),
+            ) as progress,
         ):
-            sink = _Sink(writer, cache, progress, out.totals, out.failures)
+            sink = _Sink(writer, cache, progress, out.totals, out.failures, log)
             await session.run(judges, pending, sink)
     finally:
         if cache is not None:
@@ -364,13 +573,19 @@ async def _execute_locked(
     signals: StopSignals,
 ) -> RunSummary:
     pending = [unit for unit in inputs.units if unit.key not in out.done]
+    # A batch run stays one when resumed without --batch: its open batches are polled, not
+    # paid for again.
+    batch = inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
+    out.manifest["batch"] = batch
     session = _Session(inputs, runtime)
     judges: list[_Judge] = []
     status = "interrupted"
     try:
         # Providers only for judges with work left: a finished run resumed builds none.
         for name in dict.fromkeys(unit.judge for unit in pending):
-            judges.append(_make_judge(inputs, name, out, runtime))
+            judges.append(_make_judge(inputs, name, out, runtime, batch=batch))
+        if runtime.engine is not None and judges:
+            await runtime.engine.start(inputs, out.run_id, [judge.name for judge in judges])
         _write_manifest(out, "running", session)
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
@@ -380,6 +595,8 @@ async def _execute_locked(
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
         raise
     finally:
+        if runtime.engine is not None:
+            await runtime.engine.close()
         for judge in judges:
             if judge.name not in runtime.providers:  # injected providers belong to the caller
                 await judge.provider.aclose()
@@ -416,6 +633,7 @@ def _summary(
         elapsed_s=time.monotonic() - session.started,
         units_per_judge=units_per_judge(inputs.units),
         failures=out.failures.judges(),
+        batch_saved_usd=sum(s.get("batch_saved_usd", 0.0) for s in out.manifest["sessions"]),
     )
 
 

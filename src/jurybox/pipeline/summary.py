@@ -142,6 +142,8 @@ class RunSummary:
     units_per_judge: Mapping[str, int] = field(default_factory=dict)
     estimates: Sequence[JudgeEstimate] = ()
     failures: Mapping[str, JudgeFailures] = field(default_factory=dict)  # per judge, whole file
+    batch_records: int = 0  # records answered by a provider batch (whole file)
+    batch_saved_usd: float = 0.0  # batch price vs synchronous price, over every session
 
     @property
     def failures_by_reason(self) -> dict[str, int]:
@@ -164,6 +166,7 @@ class RunSummary:
             cache_hits=totals["cache_hits"],
             cache_input_share=totals["cache_input_share"],
             local_judge=totals["local_judge_used"],
+            batch_records=totals.get("batch_records", 0),
             **fields,
         )
 
@@ -189,6 +192,12 @@ def print_summary(console: Console, summary: RunSummary) -> None:
         f"out {summary.output_tokens:,} · cost {_money(summary.cost_usd)} · cache served "
         f"{'-' if share is None else f'{share:.0%}'} of input tokens ({summary.cache_hits} hits)"
     )
+    if summary.batch_records:
+        console.print(
+            f"provider batches answered {summary.batch_records} records, synchronous calls "
+            f"{records - summary.batch_records}; saved {_money(summary.batch_saved_usd)} "
+            "against synchronous prices"
+        )
     print_failures(console, summary)
     if summary.local_judge:
         console.print(

@@ -60,7 +60,7 @@ def completion_from_chat(
     data: Any,
     *,
     default_model: str,
-    latency_ms: float,
+    latency_ms: float | None,
     native: bool,
     rate_limits: RateLimits | None = None,
 ) -> Completion:

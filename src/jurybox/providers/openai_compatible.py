@@ -9,6 +9,9 @@ second and made it, not the server, the bottleneck of a fast self-hosted judge (
 
 * ``base_url`` is required (``http://127.0.0.1:8000/v1``); requests go to
   ``{base_url}/chat/completions``. Proxies come from ``HTTP(S)_PROXY`` / ``NO_PROXY``.
+* ``base_urls`` instead names several replicas of one model (one per vLLM server): each call
+  goes to the replica with the fewest calls in flight from this process (ties taken in turn), so
+  a slow or busy replica gets fewer; a retry is balanced afresh.
 * ``api_key_env`` names the variable holding the key, sent as ``Authorization: Bearer``; with
   ``api_key_env: null`` (the default) no Authorization header is sent at all.
 * One request per call: redirects are not followed and nothing is retried here; the pipeline's
@@ -65,24 +68,28 @@ class OpenAICompatibleProvider:
     def __init__(
         self, judge_name: str, judge: JudgeConfig, aiohttp: Any, *, key: str | None
     ) -> None:
-        if not judge.model or not judge.base_url:
+        bases = judge.base_urls or ((judge.base_url,) if judge.base_url else ())
+        if not judge.model or not bases:
             raise ValueError(f"judge '{judge_name}': openai_compatible needs a model and base_url")
         self._aiohttp = aiohttp
         self._key = key
         self._judge_name = judge_name
         self._judge = judge
         self.model = judge.model
-        self._url = judge.base_url.rstrip("/") + "/chat/completions"
+        self._urls = tuple(base.rstrip("/") + "/chat/completions" for base in bases)
+        self.in_flight = [0] * len(self._urls)  # per replica, for the balancing
+        self._turn = 0
         self._session: Any = None  # built by ``_connect`` inside the event loop, on the first call
         self._loop: asyncio.AbstractEventLoop | None = None
         # Kept only to scrub error texts (the proxy's password joins it in ``_connect``).
         self._secrets: tuple[str, ...] = (key,) if key else ()
-        self._proxy = ProxySetting()
+        self._proxies = tuple(ProxySetting() for _ in self._urls)
 
     def __repr__(self) -> str:
+        where = self._judge.base_urls or self._judge.base_url
         return (
             f"OpenAICompatibleProvider(judge={self._judge_name!r}, model={self.model!r}, "
-            f"at={self._judge.base_url!r})"
+            f"at={where!r})"
         )
 
     def _connect(self) -> Any:
@@ -98,10 +105,11 @@ class OpenAICompatibleProvider:
             self._loop = loop
             aiohttp, key = self._aiohttp, self._key
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
-            self._proxy = env_proxy(self._url)
+            self._proxies = tuple(env_proxy(url) for url in self._urls)
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            self._secrets = tuple(filter(None, (key, self._proxy.secret)))
+            proxy_secrets = (proxy.secret for proxy in self._proxies)
+            self._secrets = tuple(filter(None, (key, *proxy_secrets)))
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self._judge.timeout_s),
@@ -118,16 +126,22 @@ class OpenAICompatibleProvider:
         body = self.request_params(request)
         watch = Stopwatch()
         payload = json.dumps(body).encode()
-        async with session.post(
-            self._url,
-            data=payload,
-            allow_redirects=False,
-            headers=self._proxy.request_headers,
-            proxy=self._proxy.url,
-            proxy_headers=self._proxy.connect_headers,
-        ) as response:
-            raw = await response.read()
-            status, headers = response.status, response.headers
+        replica = self._pick_replica()
+        proxy = self._proxies[replica]
+        self.in_flight[replica] += 1
+        try:
+            async with session.post(
+                self._urls[replica],
+                data=payload,
+                allow_redirects=False,
+                headers=proxy.request_headers,
+                proxy=proxy.url,
+                proxy_headers=proxy.connect_headers,
+            ) as response:
+                raw = await response.read()
+                status, headers = response.status, response.headers
+        finally:
+            self.in_flight[replica] -= 1
         limits = rate_limits_from_headers(headers)
         if not 200 <= status < 300:
             message = scrub_secrets(error_message(status, raw), self._secrets)
@@ -144,6 +158,13 @@ class OpenAICompatibleProvider:
             native="response_format" in body,
             rate_limits=limits,
         )
+
+    def _pick_replica(self) -> int:
+        """The replica with the fewest calls in flight; ties in turn (round robin)."""
+        count = len(self._urls)
+        self._turn = (self._turn + 1) % count
+        order = [(self._turn + step) % count for step in range(count)]
+        return min(order, key=self.in_flight.__getitem__)
 
     def request_params(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body of the call."""

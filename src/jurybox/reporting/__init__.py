@@ -2,14 +2,15 @@
 
 Public API:
 
-- ``write_reports(report, frame, out_dir, *, plots=True, records=(), source=...)``: the files
-  for an already computed report.
+- ``write_reports(report, frame, out_dir, *, plots=True, records=(), source=..., items=None)``:
+  the files for an already computed report (records and items fill report.html's explorer).
 - ``render_markdown`` / ``render_html`` / ``render_plots``: the same, as text or PNG bytes.
 - ``validate_report`` / ``report_schema``: the published JSON Schema check.
 - ``print_summary``: the terminal summary ``jurybox analyze`` prints.
 
 Sub-packages: ``view`` (formatting and the tables every renderer draws), ``sections`` (one
-module per report family, listed once in ``sections.FAMILIES``), ``plots`` (plot data, specs and
+module per report family, listed once in ``sections.FAMILIES``), ``explorer`` (report.html's
+item explorer: rows, deep links ``items_href``, the inline script), ``plots`` (plot data, specs and
 the matplotlib drawing) and ``render`` (HTML, Markdown, terminal, JSON and the files).
 
 This package only formats: numbers are rounded here (``view.format``) and nowhere else, and every

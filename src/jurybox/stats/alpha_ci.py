@@ -22,6 +22,7 @@ from jurybox.stats.agreement import Level, _reliability_matrix, krippendorff_alp
 
 __all__ = ["AlphaInterval", "krippendorff_alpha_ci"]
 
+_MIN_UNITS = 2  # pairable units (two or more values) the interval needs
 _MIN_VALID = 0.9  # share of replicates that must have variation for the interval to stand
 
 
@@ -81,8 +82,14 @@ def krippendorff_alpha_ci(
     point = krippendorff_alpha(data, level)
     matrix = _reliability_matrix(data, level)
     values = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]
-    gen = as_generator(rng)
     units = values.shape[1]
+    if units < _MIN_UNITS:
+        # one pairable unit: every replicate is that unit and the jackknife has no spread
+        raise ValueError(
+            f"a bootstrap interval needs at least {_MIN_UNITS} units with two or more values, "
+            f"got {units}"
+        )
+    gen = as_generator(rng)
     weights = gen.multinomial(units, np.full(units, 1 / units), size=reps).astype(np.float64)
     if level in ("nominal", "interval"):
         boot, jack = _fast_replicates(values, weights, level)

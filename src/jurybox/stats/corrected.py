@@ -3,7 +3,10 @@
 A judge that misreads some A-wins as ties or B-wins shifts its raw win rate. With a labelled set
 (human outcome and judge verdict per pair) the judge's confusion matrix M[t, l] = P(judge says l
 | truth t) is estimable; the judge's verdict shares on the unlabelled pairs are q = Mᵀ π, so the
-true outcome shares are π = (Mᵀ)⁻¹ q — the A/B/tie generalisation of Rogan–Gladen.
+true outcome shares are π = (Mᵀ)⁻¹ q — the A/B/tie generalisation of Rogan–Gladen. Human gold
+labels often have no ties while a judge's verdicts do (a verdict that flips with the order is a
+tie): then M is 2 × 3 (true A/B by verdict A/B/tie) and π is the least-squares solution of
+Mᵀ π = q with π_A + π_B = 1, which is exact whenever q = Mᵀ π holds.
 """
 
 from __future__ import annotations
@@ -21,15 +24,21 @@ from jurybox.stats._validate import confidence_level, count, labels_1d
 __all__ = ["CorrectedWinRate", "corrected_win_rate", "corrected_win_rate_bounds"]
 
 _MIN_VALID = 0.9  # share of draws whose confusion matrix must be invertible
+_SOLVERS = {
+    False: "misclassification-matrix inversion (A/B/tie Rogan-Gladen)",
+    True: "least squares on the 2 x 3 confusion matrix (no labelled tie; the judge's ties kept)",
+}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CorrectedWinRate:
     """Win rate of the first class (ties half) corrected for the judge's misclassification.
 
-    ``shares`` are the corrected outcome shares π in ``classes`` order (they may leave [0, 1]
-    when the judge is weak or the sets small, as Rogan–Gladen can); ``estimate`` = π_A + ½π_tie
-    clipped to [0, 1]; ``raw_rate`` is the judge's uncorrected rate on the unlabelled pairs.
+    ``shares`` are the corrected outcome shares π in ``classes`` order (the true outcomes: the
+    tie class only when a labelled pair is a tie; they may leave [0, 1] when the judge is weak
+    or the sets small, as Rogan–Gladen can); ``estimate`` = π_A + ½π_tie clipped to [0, 1];
+    ``raw_rate`` is the judge's uncorrected rate on the unlabelled pairs; ``confusion`` is
+    P(verdict | truth), true outcomes by every verdict class.
     """
 
     headline: ClassVar[str] = "estimate"
@@ -65,7 +74,8 @@ def corrected_win_rate(
         test_preds: The judge's verdict on the same pairs.
         unlabeled_preds: The judge's verdicts on the unlabelled pairs.
         classes: Outcome names: the win class first, the loss class second and optionally a
-            tie class third (counted as half a win).
+            tie class third (counted as half a win). With a tie class but no labelled tie,
+            the truth has two classes and the judge's ties enter through the 2 × 3 matrix.
         confidence: Two-sided confidence level.
         n_bootstrap: Posterior draws (≥ 1000).
         rng: Generator, seed or None.
@@ -90,6 +100,7 @@ def corrected_win_rate(
     confusion = table / table.sum(axis=1, keepdims=True)
     q = verdicts / verdicts.sum()
     shares = _invert(confusion[None], q[None])[0]
+    truths = cats[: table.shape[0]]
     if not np.all(np.isfinite(shares)):
         raise ValueError("the judge's confusion matrix is singular: its verdicts carry no signal")
     low, high = corrected_win_rate_bounds(
@@ -101,13 +112,13 @@ def corrected_win_rate(
         ci_high=float(high[0]),
         raw_rate=float(_rate(q[None])[0]),
         shares=tuple(float(v) for v in shares),
-        classes=cats,
+        classes=truths,
         confusion=confusion,
         n_labelled=int(table.sum()),
         n_unlabelled=int(verdicts.sum()),
         confidence=conf,
         n_bootstrap=draws,
-        method="misclassification-matrix inversion (A/B/tie Rogan-Gladen), ties count half; "
+        method=f"{_SOLVERS[table.shape == (2, 3)]}, ties count half; "
         f"Jeffreys-Dirichlet posterior bootstrap of both sets ({draws} draws), percentile",
     )
 
@@ -123,7 +134,8 @@ def corrected_win_rate_bounds(
     """Interval bounds for many data sets at once (the vectorised core; coverage tests use it).
 
     Args:
-        tables: s × k × k labelled counts (rows true outcome, columns judge verdict).
+        tables: s × t × k labelled counts (rows true outcome, columns judge verdict; t = k, or
+            t = 2 and k = 3 when no labelled pair is a tie).
         verdicts: s × k counts of the judge's verdicts on the unlabelled pairs.
         confidence: Two-sided confidence level.
         n_bootstrap: Draws per data set.
@@ -133,13 +145,13 @@ def corrected_win_rate_bounds(
         Lower and upper bounds (length s), clipped to [0, 1]; NaN where fewer than 90% of the
         draws had an invertible confusion matrix.
     """
-    s, k, _ = tables.shape
-    # Dirichlet draws as normalised gammas: rows of M and q, (s, B, k, k) and (s, B, k)
-    m = rng.standard_gamma(tables[:, None] + 0.5, size=(s, n_bootstrap, k, k))
+    s, t, k = tables.shape
+    # Dirichlet draws as normalised gammas: rows of M and q, (s, B, t, k) and (s, B, k)
+    m = rng.standard_gamma(tables[:, None] + 0.5, size=(s, n_bootstrap, t, k))
     m /= m.sum(axis=3, keepdims=True)
     q = rng.standard_gamma(verdicts[:, None] + 0.5, size=(s, n_bootstrap, k))
     q /= q.sum(axis=2, keepdims=True)
-    rates = _rate(_invert(m.reshape(-1, k, k), q.reshape(-1, k))).reshape(s, n_bootstrap)
+    rates = _rate(_invert(m.reshape(-1, t, k), q.reshape(-1, k))).reshape(s, n_bootstrap)
     valid = np.isfinite(rates)
     tail = (1 - confidence) / 2
     low, high = np.full(s, np.nan), np.full(s, np.nan)
@@ -150,13 +162,28 @@ def corrected_win_rate_bounds(
 
 
 def _invert(confusion: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """π solving Mᵀ π = q for a stack of matrices; NaN rows where M is (near) singular."""
-    det = np.linalg.det(confusion)
-    ok = np.abs(det) > 1e-9
-    shares = np.full(q.shape, np.nan)
+    """π solving Mᵀ π = q for a stack of t × k matrices; NaN rows where M is (near) singular.
+
+    Square M: the exact solution. t < k: least squares with Σπ = 1 through its KKT system
+    [[2MMᵀ, 1], [1ᵀ, 0]] [π; μ] = [2Mq; 1]; for square invertible M both agree (Mᵀπ = q
+    already sums to 1)."""
+    n, t, k = confusion.shape
+    if t == k:
+        ok = np.abs(np.linalg.det(confusion)) > 1e-9
+        shares = np.full((n, t), np.nan)
+        if ok.any():
+            transposed = np.swapaxes(confusion[ok], 1, 2)
+            shares[ok] = np.linalg.solve(transposed, q[ok][..., None])[..., 0]
+        return shares
+    gram = confusion @ np.swapaxes(confusion, 1, 2)  # M Mᵀ, t × t
+    ok = np.abs(np.linalg.det(gram)) > 1e-12
+    kkt = np.zeros((n, t + 1, t + 1))
+    kkt[:, :t, :t] = 2 * gram
+    kkt[:, :t, t] = kkt[:, t, :t] = 1.0
+    rhs = np.concatenate([2 * (confusion @ q[..., None])[..., 0], np.ones((n, 1))], axis=1)
+    shares = np.full((n, t), np.nan)
     if ok.any():
-        transposed = np.swapaxes(confusion[ok], 1, 2)
-        shares[ok] = np.linalg.solve(transposed, q[ok][..., None])[..., 0]
+        shares[ok] = np.linalg.solve(kkt[ok], rhs[ok][..., None])[:, :t, 0]
     return shares
 
 
@@ -184,7 +211,9 @@ def _counts(
     codes = [_codes(v, index, name) for v, name in ((y, "test_labels"), (p, "test_preds"))]
     table = np.zeros((len(cats), len(cats)))
     np.add.at(table, (codes[0], codes[1]), 1.0)
-    missing = [cats[i] for i in range(len(cats)) if table[i].sum() == 0]
+    if len(cats) == 3 and table[2].sum() == 0:
+        table = table[:2]  # no labelled tie: true A/B against the judge's A/B/tie verdicts
+    missing = [cats[i] for i in range(table.shape[0]) if table[i].sum() == 0]
     if missing:
         raise ValueError(f"the labelled set has no pair whose true outcome is {missing!r}")
     verdicts = np.bincount(_codes(u, index, "unlabeled_preds"), minlength=len(cats))

@@ -78,8 +78,14 @@ def length_controlled_win_rate(
     scale = float(np.std(diff, ddof=1))
     if scale == 0:
         raise ValueError("length_diff is constant: the length effect cannot be separated")
-    if np.all(y == y[0]) and y[0] != 0.5:
-        raise ValueError("every comparison has the same outcome: the GLM separates perfectly")
+    if np.all(y == y[0]):
+        # All ties: the fit is exact (rate ½, no length slope) and its sandwich SE is 0, so the
+        # Wald interval would read [0.5, 0.5]; all wins or all losses separate the GLM.
+        raise ValueError(
+            "every comparison is a tie: no preference for length to control"
+            if y[0] == 0.5
+            else "every comparison has the same outcome: the GLM separates perfectly"
+        )
     beta, se = _fit(y, np.tanh(diff / scale))
     z = float(sps.norm.ppf(0.5 + conf / 2))
     raw = win_rate_interval(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jurybox.analysis.model._base import Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import (
+    CorrectedWinRateMetric,
     EffectSizeMetric,
     HeterogeneityMetric,
     LengthControlledMetric,
@@ -87,7 +88,9 @@ class PreferenceWinRate(WinRateMetric):
 class EffectPreferences(Section):
     """Pairwise effects per judge, for the panel's majority, by category and difficulty; the
     length-controlled win rates (per judge and panel) beside the raw ones where items give the
-    responses' lengths."""
+    responses' lengths; ``corrected`` per judge where humans labelled some of the pairs: the
+    win rate over the unlabelled pairs corrected by the judge's confusion matrix on the
+    labelled ones."""
 
     judges: dict[str, PreferenceWinRate] | None = None
     panel: PreferenceWinRate | None = None
@@ -96,6 +99,8 @@ class EffectPreferences(Section):
     by_difficulty: dict[str, PreferenceWinRate] | None = None
     length_controlled: dict[str, LengthControlledMetric] | None = None
     panel_length_controlled: LengthControlledMetric | None = None
+    corrected: dict[str, CorrectedWinRateMetric | Skipped] | None = None
+    corrected_method: str | None = None
 
 
 class Effects(Section):

@@ -8,6 +8,7 @@ from jurybox.analysis.model.metrics import (
     CorrectedRateMetric,
     ICCMetric,
     KappaMetric,
+    PPIMeanMetric,
     ProportionMetric,
     TprTnrMetric,
 )
@@ -50,11 +51,18 @@ class HumanScoreJudge(Model):
     total_icc: ICCMetric | None = None
 
 
+PPIByArm = dict[str, dict[str, PPIMeanMetric | Skipped]]
+
+
 class HumanScores(Section):
-    """Judges' scores against the human scores."""
+    """Judges' scores against the human scores; ``prediction_powered``: judge -> arm ->
+    dimension, the arm's mean score from the human-scored responses and the judge's scores of
+    all of them (PPI++)."""
 
     judges: dict[str, HumanScoreJudge] | None = None
     rounding: str | None = None
+    prediction_powered: dict[str, PPIByArm] | None = None
+    prediction_powered_method: str | None = None
 
 
 class CriterionJudge(Model):

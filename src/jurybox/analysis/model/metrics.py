@@ -11,8 +11,10 @@ from typing import ClassVar
 
 from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.stats.alpha_ci import AlphaInterval
+from jurybox.stats.corrected import CorrectedWinRate
 from jurybox.stats.gwet import GwetResult
 from jurybox.stats.length_control import LengthControlledWinRate
+from jurybox.stats.ppi import PPIMean
 from jurybox.stats.related import FriedmanResult, PairedPositionResult
 from jurybox.stats.results import (
     AlphaResult,
@@ -351,4 +353,39 @@ class LengthControlledMetric(Metric):
     length_coef: Number | None = None
     length_p_value: Number | None = None
     length_scale: Number | None = None
+    confidence: Number | None = None
+
+
+class CorrectedWinRateMetric(Metric):
+    """``CorrectedWinRate`` (A/B/tie misclassification-matrix inversion from a judge's verdicts
+    on human-labelled pairs), headline ``estimate``; the judge's raw rate beside it."""
+
+    result_type: ClassVar[type | None] = CorrectedWinRate
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    raw_rate: Number | None = None
+    shares: list[Number | None] | None = None
+    classes: list[Label] | None = None
+    confusion: list[list[Number | None]] | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
+    confidence: Number | None = None
+    n_bootstrap: int | None = None
+
+
+class PPIMeanMetric(Metric):
+    """``PPIMean`` (prediction-powered mean score, PPI++), headline ``estimate``; the human-only
+    mean and the judge's mean beside it."""
+
+    result_type: ClassVar[type | None] = PPIMean
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    se: Number | None = None
+    lam: Number | None = None
+    classical_estimate: Number | None = None
+    classical_ci_low: Number | None = None
+    classical_ci_high: Number | None = None
+    judge_mean: Number | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
     confidence: Number | None = None

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from jurybox.analysis.model._base import Model, Number, Section, Skipped
-from jurybox.analysis.model.metrics import KruskalMetric, WilcoxonMetric, WinRateMetric
+from jurybox.analysis.model.metrics import (
+    FriedmanMetric,
+    KruskalMetric,
+    WilcoxonMetric,
+    WinRateMetric,
+)
 
 
 class RelativeTest(KruskalMetric):
@@ -55,10 +60,13 @@ class SelfPreferences(Section):
 
 
 class SelfEnhancement(Section):
-    """Self-enhancement on scores (``judges``, ``by_author``) and on preferences."""
+    """Self-enhancement on scores (``judges``, ``by_author``: Kruskal-Wallis across judges, and
+    ``by_author_friedman``: Friedman with Kendall's W on the responses every judge scored, the
+    related-samples test) and on preferences."""
 
     judges: dict[str, SelfScores | SelfScoresSkipped] | None = None
     by_author: dict[str, KruskalMetric] | None = None
+    by_author_friedman: dict[str, FriedmanMetric | Skipped] | None = None
     scores_reason: str | None = None
     preferences: SelfPreferences | None = None
     multiplicity: str | None = None

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ from jurybox.io.datasets._fields import (
     _Spec,
     _to_item,
 )
-from jurybox.io.datasets._readers import _records, _Where
+from jurybox.io.datasets._readers import _Record, _records, _Where
 from jurybox.io.text import clean_value
 
 __all__ = [
@@ -81,6 +81,7 @@ __all__ = [
     "REQUIRED_FIELDS",
     "dataset_hash",
     "export_pairs",
+    "items_from_rows",
     "load_dataset",
     "load_human_labels",
 ]
@@ -96,11 +97,36 @@ def load_dataset(path: str | Path, config: DatasetConfig | None = None) -> list[
         DatasetError: naming the file, line (Parquet: row) and field at fault.
     """
     spec = _Spec.build(config or DatasetConfig(), str(path))
+    return _items(_records(Path(path)), spec, str(path))
+
+
+def items_from_rows(
+    rows: Iterable[Mapping[str, Any]],
+    config: DatasetConfig | None = None,
+    *,
+    source: str = "<rows>",
+    first_row: int = 1,
+) -> list[Item]:
+    """Validate rows already in memory (a Ray Data batch, a DataFrame's records) as items.
+
+    Rows are read like Parquet rows: nested values as such, JSON text or dotted columns, and
+    ``config.columns`` / ``response_columns`` rename. Errors name ``source`` and the row number
+    (counted from ``first_row``).
+    """
+    spec = _Spec.build(config or DatasetConfig(), source)
+    records = (
+        _Record(_Where(source, number), dict(row), flat=True)
+        for number, row in enumerate(rows, start=first_row)
+    )
+    return _items(records, spec, source)
+
+
+def _items(records: Iterable[_Record], spec: _Spec, path: str) -> list[Item]:
     items: list[Item] = []
     seen: dict[str, int | None] = {}
-    first_where = _Where(str(path))
+    first_where = _Where(path)
     replaced = 0
-    for record in _records(Path(path)):
+    for record in records:
         data, count = clean_value(_normalise(record, spec, _DATASET))
         replaced += count
         item = _to_item(data, record.where, spec)

@@ -13,7 +13,8 @@ from typing import Any
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Report
-from jurybox.records import JudgeRecord
+from jurybox.records import Item, JudgeRecord
+from jurybox.reporting.explorer import build_explorer
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
 from jurybox.reporting.plots.draw import render_png
 from jurybox.reporting.plots.specs import RenderedPlot
@@ -62,9 +63,11 @@ def write_reports(
     plots: bool = True,
     records: Sequence[JudgeRecord] = (),
     source: str = "judgments.jsonl",
+    items: Sequence[Item] | None = None,
 ) -> ReportPaths:
     """Write the JSON report (schema-validated first), the Markdown tables, the plots and the
-    HTML page into ``out_dir``. ``records`` feed the HTML appendix of failed judgments."""
+    HTML page into ``out_dir``. ``records`` feed the HTML appendix of failed judgments and, with
+    ``items`` (questions and responses), the item explorer."""
     out_dir = Path(out_dir)
     json_path = write_json_report(report, out_dir)
     report = as_report(report)
@@ -76,6 +79,13 @@ def write_reports(
     specs = [plot.spec for plot in rendered]
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
-    page = render_html(report, plots=rendered, failed=failed_records(records), source=source)
+    explorer = build_explorer(frame, records, items) if frame is not None and records else None
+    page = render_html(
+        report,
+        plots=rendered,
+        failed=failed_records(records),
+        source=source,
+        explorer=explorer,
+    )
     html_path = write_text_atomic(out_dir / HTML_FILE, page)
     return ReportPaths(json=json_path, markdown=md_path, html=html_path, plots_dir=plots_dir)

@@ -1,9 +1,10 @@
-"""report.html: one self-contained page (inline CSS, PNGs as base64 data URIs, no JavaScript).
+"""report.html: one self-contained page (inline CSS, PNGs as base64 data URIs).
 
 Rendered with a Jinja2 environment that autoescapes everything, so judge output, responses and
 names can never inject markup; a Content-Security-Policy meta tag forbids every network load
-and every script. Failed records are listed in an appendix, each with an anchor that the
-records table links to, raw text escaped and truncated.
+and every script but the item explorer's own, allowed by its hash (``reporting/explorer``).
+Failed records are listed in an appendix, each with an anchor that the records table links to,
+raw text escaped and truncated.
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ import jinja2
 
 from jurybox.analysis.model import Report
 from jurybox.records import JudgeRecord, Status
+from jurybox.reporting.explorer import (
+    ExplorerData,
+    asset,
+    encode_payload,
+    items_href,
+    script_hash,
+)
 from jurybox.reporting.plots.specs import RenderedPlot
 from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
@@ -140,6 +148,7 @@ class HtmlVerdict:
 class Glance:
     value: str
     label: str
+    href: str | None = None  # the explorer's view of these items
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,7 @@ class FailureGroup:
     slug: str
     records: list[HtmlFailure]
     by_status: str
+    explorer_href: str
 
 
 @dataclass(frozen=True)
@@ -241,11 +251,56 @@ def _glance(report: Report) -> list[Glance]:
     return [
         Glance(fmt_num(summary.n_records), "records"),
         Glance(fmt_num(summary.n_ok), "judgments in the metrics"),
-        Glance(fmt_num(summary.excluded.total), "excluded (failed or fallback)"),
+        Glance(
+            fmt_num(summary.excluded.total),
+            "excluded (failed or fallback)",
+            items_href(filter="failed") if summary.excluded.total else None,
+        ),
         Glance(fmt_num(len(summary.judges)), "judges"),
-        Glance(fmt_num(summary.n_items), "items"),
+        Glance(fmt_num(summary.n_items), "items", items_href()),
         Glance(", ".join(summary.modes) or "—", "mode"),
     ]
+
+
+@dataclass(frozen=True)
+class HtmlExplorer:
+    """The item explorer: its data block, its script and the CSP source allowing it."""
+
+    n_items: int
+    judges: list[str]
+    filters: list[tuple[str, str]]
+    label_name: str
+    payload: str
+    encoding: str
+    script: str
+    script_hash: str
+    css: str
+
+
+FILTER_TITLES = {
+    "flipped": "the verdict changed with the presentation order",
+    "wrong": "a judgment missed the gold or human label (a failed one counts)",
+    "disagree": "the judges' verdicts differ (a flip between orders is a tie)",
+    "failed": "a judgment failed or fell back to a holistic score",
+}
+
+
+def _explorer(explorer: ExplorerData | None) -> HtmlExplorer:
+    script = asset("explorer.js")
+    payload = encode_payload(explorer.to_json() if explorer is not None else None)
+    return HtmlExplorer(
+        n_items=len(explorer.rows) if explorer is not None else 0,
+        judges=list(explorer.judges) if explorer is not None else [],
+        filters=list(FILTER_TITLES.items()),
+        label_name={"gold": "gold label", "human": "human label"}.get(
+            explorer.label_kind if explorer is not None else "", "label (none given)"
+        ),
+        payload=payload.text,
+        encoding=payload.encoding,
+        script=script,
+        script_hash=script_hash(script),
+        css=asset("explorer.css"),
+    )
 
 
 def _failure_entry(failed: FailedRecord) -> HtmlFailure:
@@ -288,6 +343,7 @@ def _failures(failed: Sequence[FailedRecord]) -> HtmlFailures:
                 slug=slug(judge),
                 records=records,
                 by_status=", ".join(f"{k} {v}" for k, v in statuses[judge].items()),
+                explorer_href=items_href(judge=judge, filter="failed"),
             )
             for judge, records in sorted(groups.items())
         ],
@@ -300,8 +356,9 @@ def render_html(
     plots: Sequence[RenderedPlot] = (),
     failed: Sequence[FailedRecord] = (),
     source: str = "judgments.jsonl",
+    explorer: ExplorerData | None = None,
 ) -> str:
-    """The whole report.html text."""
+    """The whole report.html text; ``explorer`` fills the item explorer (empty without)."""
     report = as_report(report)
     by_name = {p.spec.name: _plot(p) for p in plots}
     sections = [_section(section, by_name) for section in build_sections(report)]
@@ -318,4 +375,5 @@ def render_html(
         plot_policy=PLOT_POLICY,
         failures=_failures(failed),
         rounding_note=ROUNDING_NOTE,
+        explorer=_explorer(explorer),
     )

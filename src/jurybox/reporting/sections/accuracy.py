@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from jurybox.analysis.model._base import Skipped
 from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold
+from jurybox.reporting.explorer.links import items_href
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
+    Cell,
+    Link,
     Section,
     Table,
     fmt_count,
@@ -28,6 +31,7 @@ def _accuracy_table(section: Section, node: AccuracyVsGold) -> None:
                 "Pooled",
                 "Consolidated",
                 "Correct in both orders",
+                "Wrong in an order (items)",
             ),
         )
     )
@@ -39,13 +43,25 @@ def _accuracy_table(section: Section, node: AccuracyVsGold) -> None:
             _accuracy_cell(table, entry.pooled),
             _accuracy_cell(table, entry.consolidated),
             _accuracy_cell(table, entry.both_orders_correct),
+            _wrong_cell(str(judge), entry.both_orders_correct),
         )
     table.note(
         "Cells: accuracy (correct/judged) over successful judgments; where judgments failed, "
         "'all:' counts them as wrong (the convention of LLMBar's published figures)."
     )
     table.note("Consolidated: one verdict per item, a verdict that flips with the order is a tie.")
+    table.note(
+        "Wrong in an order: items judged in both orders where a judgment missed the gold label "
+        "or failed (pairs minus correct in both orders); the count opens those items."
+    )
     method_note(table, node.method)
+
+
+def _wrong_cell(judge: str, both: Accuracy | Skipped) -> Cell:
+    if isinstance(both, Skipped) or both.n is None or both.correct is None:
+        return "—"
+    wrong = both.n - both.correct
+    return Link(f"{wrong} of {both.n}", items_href(judge=judge, filter="wrong"))
 
 
 def _accuracy_cell(table: Table, metric: Accuracy | Skipped | None) -> str:

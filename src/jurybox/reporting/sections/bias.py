@@ -7,13 +7,17 @@ from jurybox.analysis.model.bias import (
     Bias,
     Leniency,
     Position,
+    SwapConsistency,
     Verbosity,
     VerbosityPreferences,
     VerbosityScores,
 )
 from jurybox.analysis.model.self_enhancement import SelfEnhancement
+from jurybox.reporting.explorer.links import items_href
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
+    Cell,
+    Link,
     Part,
     Section,
     Table,
@@ -59,6 +63,7 @@ def _position_table(section: Section, position: Position) -> None:
             columns=(
                 "Judge",
                 "Swap consistency (consistent/pairs)",
+                "Flipped (items)",
                 "Pairs failed (one/both)",
                 "First-position rate [95% CI]",
                 "p (Holm)",
@@ -72,10 +77,13 @@ def _position_table(section: Section, position: Position) -> None:
         swap = present(entry.swap_consistency)
         first = present(entry.first_position_rate)
         paired = present(entry.paired_position_test)
-        failed = f"{swap.one_failed} / {swap.both_failed}" if swap else "—"
+        failed: Cell = f"{swap.one_failed} / {swap.both_failed}" if swap else "—"
+        if swap and swap.one_failed + swap.both_failed:
+            failed = Link(str(failed), items_href(judge=str(judge), filter="failed"))
         table.add(
             str(judge),
             rate_with_counts(table, entry.swap_consistency, lambda m: m.consistent),
+            _flipped_cell(str(judge), swap),
             failed,
             cell(table, entry.first_position_rate),
             fmt_p(first.p_holm if first else None),
@@ -91,6 +99,14 @@ def _position_table(section: Section, position: Position) -> None:
         "among pairs whose winner flipped with the order, the share that went to the "
         "first-shown response both times, exact sign test, Holm across judges."
     )
+
+
+def _flipped_cell(judge: str, swap: SwapConsistency | None) -> Cell:
+    """``85 of 200``: pairs whose verdict changed with the order, linked to those items."""
+    if swap is None or swap.n is None or swap.consistent is None:
+        return "—"
+    flipped = swap.n - swap.consistent
+    return Link(f"{flipped} of {swap.n}", items_href(judge=judge, filter="flipped"))
 
 
 def _order_effect_table(section: Section, position: Position) -> None:
@@ -249,6 +265,14 @@ def _self_table(section: Section, node: SelfEnhancement) -> None:
         "Excess: the judge's score minus the other judges' mean on the same response, "
         "own-family responses minus the rest (Kruskal–Wallis)."
     )
+    for author, fr in (node.by_author_friedman or {}).items():
+        if isinstance(fr, Skipped) or fr.value is None:
+            continue
+        table.note(
+            f"Do the judges score {author}'s responses alike? Friedman on the responses all "
+            f"scored: χ² = {fmt_score(fr.value)}, p = {fmt_p(fr.p_value)}, Kendall's W = "
+            f"{fmt_num(fr.kendall_w)}."
+        )
 
 
 def _leniency_table(section: Section, node: Leniency) -> None:

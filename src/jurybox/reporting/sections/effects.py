@@ -13,6 +13,7 @@ from jurybox.analysis.model.effects import (
     PreferenceWinRate,
     Subgroup,
 )
+from jurybox.analysis.model.metrics import CorrectedWinRateMetric
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
     Part,
@@ -248,6 +249,32 @@ def _win_rates(section: Section, prefs: EffectPreferences) -> None:
     )
     if prefs.panel_method:
         table.note(f"Panel: {prefs.panel_method}.")
+    _corrected_win_rates(section, prefs)
+
+
+def _corrected_win_rates(section: Section, prefs: EffectPreferences) -> None:
+    """Per judge: its raw win rate on the unlabelled items and the rate corrected by its
+    confusion matrix on the human-labelled ones."""
+    if not prefs.corrected:
+        return
+    table = section.table(
+        Table(
+            id="effects-corrected-win-rates",
+            title="Win rate corrected for each judge's errors on human-labelled pairs",
+            columns=("Judge", "Labelled", "Unlabelled", "Raw rate", "Corrected [95% CI]"),
+        )
+    )
+    for judge, metric in prefs.corrected.items():
+        counts = ("—", "—", "—")
+        if isinstance(metric, CorrectedWinRateMetric) and metric.value is not None:
+            counts = (
+                fmt_num(metric.n_labelled),
+                fmt_num(metric.n_unlabelled),
+                fmt_num(metric.raw_rate),
+            )
+        table.add(str(judge), *counts, cell(table, metric))
+    if prefs.corrected_method:
+        table.note(f"Corrected: {prefs.corrected_method}.")
 
 
 EFFECTS: Family[Effects] = Family(

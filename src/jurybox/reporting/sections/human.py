@@ -10,8 +10,9 @@ from jurybox.analysis.model.human import (
     HumanScores,
     InterAnnotator,
 )
-from jurybox.analysis.model.metrics import ProportionMetric
+from jurybox.analysis.model.metrics import PPIMeanMetric, ProportionMetric
 from jurybox.reporting.sections.family import Family
+from jurybox.reporting.view.format import fmt_value_ci
 from jurybox.reporting.view.tables import (
     Part,
     Section,
@@ -123,6 +124,51 @@ def _human_score_table(section: Section, node: HumanScores) -> None:
             )
     if node.rounding:
         table.note(f"κ uses the {node.rounding}; weighted κ weighs over every point of the scale.")
+    _prediction_powered_table(section, node)
+
+
+def _prediction_powered_table(section: Section, node: HumanScores) -> None:
+    """Each arm's mean score from the human-scored subset, sharpened by a judge's scores."""
+    if not node.prediction_powered:
+        return
+    table = section.table(
+        Table(
+            id="human-ppi",
+            title="Mean score from the human-scored subset and the judge (PPI++)",
+            columns=(
+                "Judge",
+                "Arm",
+                "Dimension",
+                "Human-scored",
+                "Judge only",
+                "Human-only mean [95% CI]",
+                "PPI++ mean [95% CI]",
+            ),
+        )
+    )
+    for judge, arms in node.prediction_powered.items():
+        for arm, dims in arms.items():
+            for dim, metric in ordered_items(dims):
+                found = isinstance(metric, PPIMeanMetric) and metric.value is not None
+                table.add(
+                    str(judge),
+                    str(arm),
+                    label(dim),
+                    *_ppi_counts(metric if found else None),
+                    cell(table, metric),
+                )
+    if node.prediction_powered_method:
+        table.note(f"PPI++: {node.prediction_powered_method}.")
+
+
+def _ppi_counts(metric: PPIMeanMetric | Skipped | None) -> tuple[str, str, str]:
+    """Labelled and unlabelled counts and the human-only mean with its interval."""
+    if not isinstance(metric, PPIMeanMetric):
+        return ("—", "—", "—")
+    classical = fmt_value_ci(
+        metric.classical_estimate, metric.classical_ci_low, metric.classical_ci_high, 2
+    )
+    return (fmt_num(metric.n_labelled), fmt_num(metric.n_unlabelled), classical)
 
 
 def _criterion_table(section: Section, node: HumanCriterion) -> None:

@@ -1,0 +1,348 @@
+"""Two runs over the same items, paired unit by unit: what changed and is the change real.
+
+A *unit* is an item in one presentation order (and criterion): the two runs' verdicts on it are
+a paired observation, so correctness is compared with McNemar's test on the discordant units and
+Newcombe's interval for the paired difference, never as two independent proportions. Scores are
+paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift, Wilcoxon.
+Judges are matched by name; judges whose names appear in one run only are paired by their order
+of appearance, and the pairing says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model.compare import (
+    COMPARE_SCHEMA_VERSION,
+    AccuracyComparison,
+    ChangedUnit,
+    CompareReport,
+    GeneratedBy,
+    JudgeComparison,
+    JudgePairing,
+    MeanDifferenceMetric,
+    PairedDifferenceMetric,
+    PositionComparison,
+    RunComparison,
+    RunSummary,
+    ScoreComparison,
+    ScoreStudy,
+    ShiftMetric,
+    VerdictComparison,
+)
+from jurybox.analysis.model.metrics import (
+    CorrelationMetric,
+    KappaMetric,
+    McNemarMetric,
+    PercentAgreementMetric,
+    ProportionMetric,
+    RankBiserialMetric,
+    WilcoxonMetric,
+)
+from jurybox.analysis.score_study import compare_studies, score_study
+from jurybox.stats import (
+    cohen_kappa,
+    mcnemar,
+    percent_agreement,
+    rank_biserial,
+    spearman,
+    wilcoxon_signed_rank,
+    wilson_interval,
+)
+from jurybox.stats.paired import hodges_lehmann, mean_difference, paired_proportion_difference
+
+UNIT = ["query_id", "order", "criterion"]
+EXACT_MCNEMAR_MAX = 25  # discordant units up to which McNemar's exact binomial form is used
+EXPLORER_HREF = "report.html#items?item={item}"
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """One run to compare: its label (A, B, ...), where it came from, and its tidy frame."""
+
+    label: str
+    source: str
+    frame: AnalysisFrame
+    n_records: int
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    confidence: float = 0.95
+    n_bootstrap: int = 1000
+    seed: int = 0
+    max_changed: int = 500  # changed units listed per judge pair (the rest counted)
+
+
+def compare_runs(runs: Sequence[RunInput], options: CompareOptions | None = None) -> CompareReport:
+    """Every run after the first compared with the first (the baseline)."""
+    if len(runs) < 2:
+        raise ValueError(f"compare needs at least two runs, got {len(runs)}")
+    options = options or CompareOptions()
+    studies = {run.label: score_study(run, options) for run in runs}
+    comparisons = [_compare_pair(runs[0], run, studies, options) for run in runs[1:]]
+    return CompareReport(
+        schema_version=COMPARE_SCHEMA_VERSION,
+        generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+        confidence=options.confidence,
+        runs=[_summary(run) for run in runs],
+        comparisons=comparisons,
+        studies=[study for study in studies.values() if study is not None],
+        notes=[
+            f"Differences read B − A, A being the first run ({runs[0].label}).",
+            "Judges are paired by name; judges found in one run only are paired by order of "
+            "appearance (matched_by: order).",
+            f"McNemar's test is exact (binomial) up to {EXACT_MCNEMAR_MAX} discordant units, "
+            "asymptotic chi-square beyond; each result names its variant.",
+        ],
+    )
+
+
+def run_judges(frame: AnalysisFrame) -> list[str]:
+    """Judges in order of first appearance (the config's order for a jurybox run)."""
+    return [str(j) for j in pd.unique(frame.records["judge"])]
+
+
+def pair_judges(a: Sequence[str], b: Sequence[str]) -> tuple[list[JudgePairing], list[str]]:
+    """Same names paired by name, the remaining ones by order; returns pairs and the unpaired."""
+    common = [j for j in a if j in set(b)]
+    pairs = [JudgePairing(judge_a=j, judge_b=j, matched_by="name") for j in common]
+    rest_a = [j for j in a if j not in common]
+    rest_b = [j for j in b if j not in common]
+    pairs += [
+        JudgePairing(judge_a=x, judge_b=y, matched_by="order")
+        for x, y in zip(rest_a, rest_b, strict=False)
+    ]
+    unpaired = [f"A:{j}" for j in rest_a[len(rest_b) :]] + [f"B:{j}" for j in rest_b[len(rest_a) :]]
+    return pairs, unpaired
+
+
+def _summary(run: RunInput) -> RunSummary:
+    frame = run.frame
+    return RunSummary(
+        label=run.label,
+        source=run.source,
+        n_records=run.n_records,
+        n_ok=int(frame.records["ok"].sum()),
+        n_items=int(frame.records["query_id"].nunique()),
+        judges=run_judges(frame),
+        modes=sorted({str(m) for m in frame.records["mode"].dropna()}),
+        dimensions=list(frame.dimensions),
+        has_gold=not frame.labels.empty,
+    )
+
+
+def _compare_pair(
+    a: RunInput, b: RunInput, studies: Mapping[str, ScoreStudy | None], options: CompareOptions
+) -> RunComparison:
+    pairs, unpaired = pair_judges(run_judges(a.frame), run_judges(b.frame))
+    shared = set(a.frame.records["query_id"]) & set(b.frame.records["query_id"])
+    study, reason = compare_studies(a, b, pairs, studies, options)
+    return RunComparison.given(
+        run_a=a.label,
+        run_b=b.label,
+        n_shared_items=len(shared),
+        pairing=pairs,
+        unpaired_judges=unpaired,
+        judges=[_compare_judge(a.frame, b.frame, pair, options) for pair in pairs],
+        study=study,
+        study_skipped=reason,
+    )
+
+
+def _compare_judge(
+    a: AnalysisFrame, b: AnalysisFrame, pair: JudgePairing, options: CompareOptions
+) -> JudgeComparison:
+    return JudgeComparison.given(
+        judge_a=pair.judge_a,
+        judge_b=pair.judge_b,
+        matched_by=pair.matched_by,
+        verdicts=_compare_verdicts(a, b, pair, options),
+        scores=[
+            _compare_scores(a, b, pair, dim, options.confidence) for dim in _shared_dimensions(a, b)
+        ],
+    )
+
+
+# --- verdicts --------------------------------------------------------------------------------
+
+
+def _verdicts(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
+    """One row per unit of this judge (first repeat, retests left out): label and gold."""
+    rec = frame.ok
+    rec = rec[(rec["judge"] == judge) & ~rec["retest"].astype(bool) & (rec["repeat"] == 0)]
+    label = rec["preferred_arm"].where(rec["mode"] == "pairwise", rec["verdict"])
+    table = pd.DataFrame(
+        {
+            "query_id": rec["query_id"].astype(str),
+            "order": rec["order"].astype(str),
+            "criterion": rec["criterion"].fillna("").astype(str),
+            "arm": rec["target_arm"],
+            "label": label,
+        }
+    ).dropna(subset=["label"])
+    table = table.drop_duplicates(UNIT, keep="last")
+    return table.assign(gold=_gold(frame, table))
+
+
+def _gold(frame: AnalysisFrame, table: pd.DataFrame) -> pd.Series:
+    """The human label of each unit: the preferred arm (pairwise) or the arm's Pass/Fail."""
+    labels = frame.labels
+    prefs = dict(zip(labels.preferences["query_id"], labels.preferences["label"], strict=False))
+    verdicts = {
+        (str(q), str(arm)): v
+        for q, arm, v in labels.verdicts[["query_id", "arm", "verdict"]].itertuples(index=False)
+    }
+    gold = [
+        verdicts.get((q, str(arm))) if isinstance(arm, str) else prefs.get(q)
+        for q, arm in zip(table["query_id"], table["arm"], strict=True)
+    ]
+    return pd.Series(gold, index=table.index, dtype=object)
+
+
+def _compare_verdicts(
+    a: AnalysisFrame, b: AnalysisFrame, pair: JudgePairing, options: CompareOptions
+) -> VerdictComparison | None:
+    va, vb = _verdicts(a, pair.judge_a), _verdicts(b, pair.judge_b)
+    if va.empty or vb.empty:
+        return None  # score-only judges: their comparison is in ``scores``
+    both = va.merge(vb[[*UNIT, "label", "gold"]], on=UNIT, suffixes=("_a", "_b"))
+    if both.empty:
+        return None
+    both["gold"] = both["gold_a"].where(both["gold_a"].notna(), both["gold_b"])
+    la, lb = both["label_a"].astype(str), both["label_b"].astype(str)
+    changed = both[la != lb].sort_values(UNIT)
+    n = len(both)
+    accuracy, why = _accuracy(both, options.confidence)
+    return VerdictComparison.given(
+        n_units=n,
+        n_changed=len(changed),
+        agreement=attempt(
+            PercentAgreementMetric, percent_agreement, la, lb, n=n, confidence=options.confidence
+        ),
+        kappa=attempt(KappaMetric, cohen_kappa, la, lb, n=n, confidence=options.confidence),
+        accuracy=accuracy,
+        accuracy_skipped=why,
+        position=_position(va, vb, options.confidence),
+        changed=[_changed(row) for row in changed.head(options.max_changed).itertuples()],
+        changed_omitted=max(0, len(changed) - options.max_changed),
+    )
+
+
+def _changed(row: object) -> ChangedUnit:
+    item = str(row.query_id)  # type: ignore[attr-defined]
+    gold = row.gold  # type: ignore[attr-defined]
+    return ChangedUnit(
+        item_id=item,
+        order=str(row.order),  # type: ignore[attr-defined]
+        verdict_a=str(row.label_a),  # type: ignore[attr-defined]
+        verdict_b=str(row.label_b),  # type: ignore[attr-defined]
+        gold=None if gold is None or (isinstance(gold, float) and np.isnan(gold)) else str(gold),
+        href=EXPLORER_HREF.format(item=quote(item, safe="")),
+    )
+
+
+def paired_binary(
+    x: np.ndarray, y: np.ndarray, confidence: float
+) -> tuple[ProportionMetric, ProportionMetric, PairedDifferenceMetric, McNemarMetric]:
+    """Both proportions, their paired difference (y − x) and McNemar's test, on n units."""
+    n = int(x.size)
+    table = [[int(np.sum(x & y)), int(np.sum(x & ~y))], [int(np.sum(~x & y)), int(np.sum(~x & ~y))]]
+    discordant = table[0][1] + table[1][0]
+    method = "exact" if discordant <= EXACT_MCNEMAR_MAX else "asymptotic"
+    return (
+        attempt(ProportionMetric, wilson_interval, int(x.sum()), n, confidence, n=n),
+        attempt(ProportionMetric, wilson_interval, int(y.sum()), n, confidence, n=n),
+        attempt(
+            PairedDifferenceMetric, paired_proportion_difference, x, y, confidence=confidence, n=n
+        ),
+        attempt(McNemarMetric, mcnemar, table, method, n=n),
+    )
+
+
+def _accuracy(
+    both: pd.DataFrame, confidence: float
+) -> tuple[AccuracyComparison | None, str | None]:
+    scored = both[both["gold"].notna()]
+    if scored.empty:
+        return None, "no gold or human label for the units both runs judged"
+    gold = scored["gold"].astype(str)
+    x = (scored["label_a"].astype(str) == gold).to_numpy()
+    y = (scored["label_b"].astype(str) == gold).to_numpy()
+    acc_a, acc_b, diff, test = paired_binary(x, y, confidence)
+    comparison = AccuracyComparison(
+        n_units=len(scored), accuracy_a=acc_a, accuracy_b=acc_b, difference=diff, mcnemar=test
+    )
+    return comparison, None
+
+
+def _consistent(verdicts: pd.DataFrame) -> pd.Series:
+    """Items judged in two or more orders: True when every order gave the same winner."""
+    by_item = verdicts.groupby(["query_id", "criterion"])["label"]
+    sizes, distinct = by_item.size(), by_item.nunique()
+    return (distinct == 1)[sizes >= 2]
+
+
+def _position(va: pd.DataFrame, vb: pd.DataFrame, confidence: float) -> PositionComparison | None:
+    ca, cb = _consistent(va), _consistent(vb)
+    shared = ca.index.intersection(cb.index)
+    if shared.empty:
+        return None  # not judged in both orders
+    x, y = ca.loc[shared].to_numpy(bool), cb.loc[shared].to_numpy(bool)
+    cons_a, cons_b, diff, test = paired_binary(x, y, confidence)
+    return PositionComparison(
+        n_items=len(shared),
+        consistency_a=cons_a,
+        consistency_b=cons_b,
+        difference=diff,
+        mcnemar=test,
+    )
+
+
+# --- scores ----------------------------------------------------------------------------------
+
+
+def _shared_dimensions(a: AnalysisFrame, b: AnalysisFrame) -> list[str]:
+    if a.scores.empty or b.scores.empty:
+        return []
+    return [d for d in a.dimensions if d in b.dimensions] + [TOTAL]
+
+
+def paired_scores(
+    a: AnalysisFrame, judge_a: str, b: AnalysisFrame, judge_b: str, dimension: str
+) -> pd.DataFrame:
+    """Scores of the same responses (item × arm) by the two judges: columns score_a, score_b."""
+    sa = judge_scores(a, dimension)
+    sb = judge_scores(b, dimension)
+    sa = sa[sa["judge"] == judge_a][["query_id", "arm", "score"]]
+    sb = sb[sb["judge"] == judge_b][["query_id", "arm", "score"]]
+    return sa.merge(sb, on=["query_id", "arm"], suffixes=("_a", "_b"))
+
+
+def _compare_scores(
+    a: AnalysisFrame, b: AnalysisFrame, pair: JudgePairing, dimension: str, confidence: float
+) -> ScoreComparison:
+    both = paired_scores(a, pair.judge_a, b, pair.judge_b, dimension)
+    x, y = both["score_a"].to_numpy(float), both["score_b"].to_numpy(float)
+    n = len(both)
+    return ScoreComparison(
+        dimension=dimension,
+        n_units=n,
+        mean_a=float(x.mean()) if n else None,
+        mean_b=float(y.mean()) if n else None,
+        mean_difference=attempt(
+            MeanDifferenceMetric, mean_difference, y, x, n=n, confidence=confidence
+        ),
+        shift=attempt(ShiftMetric, hodges_lehmann, y, x, n=n, confidence=confidence),
+        wilcoxon=attempt(WilcoxonMetric, wilcoxon_signed_rank, y, x, n=n),
+        rank_biserial=attempt(RankBiserialMetric, rank_biserial, y, x, n=n),
+        correlation=attempt(CorrelationMetric, spearman, x, y, n=n, confidence=confidence),
+    )

@@ -1,0 +1,217 @@
+"""ADR-016's measures: does a dimensioned rubric make judges agree more than one holistic score?
+
+Per run with scores from two or more judges (units = item × arm, each judge's score the mean over
+orders): inter-judge reliability per dimension (Krippendorff's alpha, interval metric, with a
+bootstrap interval; ICC(2,1) on the units every judge scored) and the mean inter-judge SD;
+ranking stability (mean pairwise Kendall tau-b of the judges' total scores with a bootstrap
+interval, and Kendall's W); and the Spearman correlation of a conciseness dimension with the
+response length (ADR-016 expects it negative). Across a rubric run (A) and a holistic run (B)
+over the same items and judges: each dimension's alpha against the holistic alpha, and the paired
+bootstrap difference of ranking stability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.model.compare import (
+    DimensionReliability,
+    DimensionVersusHolistic,
+    JudgePairing,
+    RankingStabilityMetric,
+    ScoreStudy,
+    StudyComparison,
+)
+from jurybox.analysis.model.metrics import (
+    AlphaIntervalMetric,
+    CorrelationMetric,
+    FriedmanMetric,
+    ICCMetric,
+)
+from jurybox.stats import friedman, icc, krippendorff_alpha_ci, spearman
+from jurybox.stats.paired import kendall_tau_difference, kendall_tau_panel
+
+if TYPE_CHECKING:
+    from jurybox.analysis.compare import CompareOptions, RunInput
+
+CONCISENESS = "concis"  # a dimension whose name contains this is the conciseness dimension
+
+
+def score_matrix(frame: AnalysisFrame, dimension: str, judges: Sequence[str]) -> pd.DataFrame:
+    """judges (rows, in the given order) × units (query_id, arm), NaN where a judge gave none."""
+    scores = judge_scores(frame, dimension)
+    wide = scores.pivot_table(index="judge", columns=["query_id", "arm"], values="score")
+    return wide.reindex([j for j in judges if j in wide.index])
+
+
+def _scoring_judges(frame: AnalysisFrame) -> list[str]:
+    if frame.scores.empty:
+        return []
+    return [str(j) for j in pd.unique(frame.scores["judge"])]
+
+
+def score_study(run: RunInput, options: CompareOptions) -> ScoreStudy | None:
+    """ADR-016's measures for one run, or None when fewer than two judges gave scores."""
+    frame = run.frame
+    judges = _scoring_judges(frame)
+    if len(judges) < 2:
+        return None
+    total = score_matrix(frame, TOTAL, judges).dropna(axis=1)
+    conciseness = next((d for d in frame.dimensions if CONCISENESS in d.lower()), None)
+    return ScoreStudy.given(
+        run=run.label,
+        n_judges=len(judges),
+        reliability=[
+            _reliability(frame, dim, judges, options) for dim in (*frame.dimensions, TOTAL)
+        ],
+        ranking_stability=attempt(
+            RankingStabilityMetric,
+            kendall_tau_panel,
+            total.to_numpy(),
+            n=total.shape[1],
+            confidence=options.confidence,
+            n_bootstrap=options.n_bootstrap,
+            rng=options.seed,
+        ),
+        kendall_w=attempt(FriedmanMetric, friedman, total.to_numpy(), n=total.shape[1]),
+        conciseness_length=_conciseness(frame, conciseness, options) if conciseness else None,
+        conciseness_dimension=conciseness,
+    )
+
+
+def _reliability(
+    frame: AnalysisFrame, dimension: str, judges: Sequence[str], options: CompareOptions
+) -> DimensionReliability:
+    matrix = score_matrix(frame, dimension, judges)
+    complete = matrix.dropna(axis=1).to_numpy()
+    spread = np.std(complete, axis=0, ddof=1) if complete.shape[0] >= 2 else np.array([])
+    return DimensionReliability(
+        dimension=dimension,
+        n_units=int(matrix.shape[1]),
+        inter_judge_sd=float(spread.mean()) if spread.size else None,
+        alpha=attempt(
+            AlphaIntervalMetric,
+            krippendorff_alpha_ci,
+            matrix.to_numpy(),
+            "interval",
+            n=matrix.shape[1],
+            confidence=options.confidence,
+            n_bootstrap=max(options.n_bootstrap, 200),
+            rng=options.seed,
+        ),
+        icc=attempt(
+            ICCMetric, icc, complete.T, "2,1", n=complete.shape[1], confidence=options.confidence
+        ),
+    )
+
+
+def _conciseness(
+    frame: AnalysisFrame, dimension: str, options: CompareOptions
+) -> CorrelationMetric:
+    """Spearman of the judges' mean conciseness score of a response with its length."""
+    means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
+    lengths = (
+        frame.items.set_index(["query_id", "arm"])["length"] if not frame.items.empty else None
+    )
+    if lengths is None:
+        return attempt(CorrelationMetric, _no_lengths, n=0)
+    both = pd.concat([means.rename("score"), lengths.rename("length")], axis=1, join="inner")
+    both = both.dropna()
+    return attempt(
+        CorrelationMetric,
+        spearman,
+        both["score"].to_numpy(float),
+        both["length"].to_numpy(float),
+        n=len(both),
+        confidence=options.confidence,
+    )
+
+
+def _no_lengths() -> None:
+    raise ValueError("no response lengths: give the dataset (--dataset) so lengths are known")
+
+
+def compare_studies(
+    a: RunInput,
+    b: RunInput,
+    pairs: Sequence[JudgePairing],
+    studies: Mapping[str, ScoreStudy | None],
+    options: CompareOptions,
+) -> tuple[StudyComparison | None, str | None]:
+    """Rubric run A's dimensions against holistic run B's score, or why that does not apply."""
+    study_a, study_b = studies.get(a.label), studies.get(b.label)
+    if study_a is None or study_b is None:
+        return None, "needs scores from two or more judges in both runs"
+    if set(a.frame.dimensions) == set(b.frame.dimensions):
+        return None, "both runs score the same dimensions: neither is a holistic run"
+    if len(b.frame.dimensions) > len(a.frame.dimensions):
+        return None, "the rubric run (more dimensions) must be given first, the holistic second"
+    holistic = _alpha_by_dimension(study_b).get(TOTAL)
+    rows = [_versus(row, holistic) for row in study_a.reliability if row.dimension != TOTAL]
+    return (
+        StudyComparison(
+            rubric_run=a.label,
+            holistic_run=b.label,
+            holistic_dimension=b.frame.dimensions[0] if len(b.frame.dimensions) == 1 else TOTAL,
+            dimensions=rows,
+            ranking_stability_difference=_stability_difference(a, b, pairs, options),
+        ),
+        None,
+    )
+
+
+def _alpha_by_dimension(study: ScoreStudy) -> dict[str, AlphaIntervalMetric]:
+    return {row.dimension: row.alpha for row in study.reliability}
+
+
+def _versus(
+    row: DimensionReliability, holistic: AlphaIntervalMetric | None
+) -> DimensionVersusHolistic:
+    """``lower_variance``: True when the dimension's alpha interval lies above the holistic
+    one (less inter-judge disagreement), False when below, None when they overlap."""
+    alpha, other = row.alpha, holistic
+    value = alpha.value
+    other_value = other.value if other is not None else None
+    lower: bool | None = None
+    if value is not None and other is not None and other_value is not None:
+        if alpha.ci_low is not None and other.ci_high is not None and alpha.ci_low > other.ci_high:
+            lower = True
+        elif (
+            alpha.ci_high is not None and other.ci_low is not None and alpha.ci_high < other.ci_low
+        ):
+            lower = False
+    return DimensionVersusHolistic(
+        dimension=row.dimension,
+        alpha=value,
+        holistic_alpha=other_value,
+        difference=None if value is None or other_value is None else value - other_value,
+        lower_variance=lower,
+    )
+
+
+def _stability_difference(
+    a: RunInput, b: RunInput, pairs: Sequence[JudgePairing], options: CompareOptions
+) -> RankingStabilityMetric:
+    """Ranking stability of the rubric run minus the holistic run, on units both scored."""
+    ma = score_matrix(a.frame, TOTAL, [p.judge_a for p in pairs])
+    mb = score_matrix(b.frame, TOTAL, [p.judge_b for p in pairs])
+    kept = [p for p in pairs if p.judge_a in ma.index and p.judge_b in mb.index]
+    ma = ma.reindex([p.judge_a for p in kept])
+    mb = mb.reindex([p.judge_b for p in kept])
+    units = ma.dropna(axis=1).columns.intersection(mb.dropna(axis=1).columns)
+    return attempt(
+        RankingStabilityMetric,
+        kendall_tau_difference,
+        mb[units].to_numpy(),
+        ma[units].to_numpy(),
+        n=len(units),
+        confidence=options.confidence,
+        n_bootstrap=options.n_bootstrap,
+        rng=options.seed,
+    )

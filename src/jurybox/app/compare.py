@@ -1,0 +1,136 @@
+"""``compare_to_dir``: two or more runs over the same items -> compare.json / .md / .html.
+
+The use case behind ``jurybox compare``. Each run is a judgments.jsonl or a run folder; its items
+(for response lengths and item-embedded human labels) come from ``dataset`` when given, else
+from the dataset its manifest names when that file still exists, else from the companion items
+an import wrote. Human labels (``human``) apply to every run.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path, read_items
+from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs
+from jurybox.analysis.model.compare import CompareReport, JudgeComparison
+from jurybox.config import DatasetConfig
+from jurybox.errors import DatasetError
+from jurybox.records import Item
+from jurybox.reporting.render.compare import ComparePaths, write_compare
+from jurybox.reporting.view.format import fmt_p, fmt_value_ci
+
+__all__ = ["CompareOptions", "compare_to_dir", "load_run", "run_labels"]
+
+
+def _manifest_dataset(run: Path) -> tuple[Path, DatasetConfig] | None:
+    """The dataset the run's manifest names (with the run's column mapping), if still there."""
+    from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest  # noqa: PLC0415
+
+    folder = run if run.is_dir() else run.parent
+    manifest = read_manifest(folder / MANIFEST_FILE) or {}
+    named = (manifest.get("dataset") or {}).get("path")
+    if not named or not Path(named).is_file():
+        return None
+    mapping = (manifest.get("config") or {}).get("dataset") or {}
+    return Path(named), DatasetConfig.model_validate(mapping)
+
+
+def _run_items(run: Path, judgments: Path, dataset: Path | None) -> list[Item] | None:
+    from jurybox.io.datasets import load_dataset  # noqa: PLC0415
+
+    if dataset is not None:
+        return load_dataset(dataset)
+    named = _manifest_dataset(run)
+    if named is not None:
+        return load_dataset(*named)
+    companion = companion_items_path(judgments)
+    return read_items(companion) if companion.is_file() else None
+
+
+def load_run(
+    label: str,
+    run: Path,
+    *,
+    dataset: Path | None,
+    human: Mapping[str, Mapping[str, Any]] | None,
+) -> RunInput:
+    """One run's records, items and labels as a tidy frame."""
+    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
+
+    path = judgments_path(run)
+    if not path.is_file():
+        raise DatasetError("judgments file not found", path=str(path))
+    records = read_unique_records(path).records
+    if not records:
+        raise DatasetError("no judgment records in the file", path=str(path))
+    items = _run_items(run, path, dataset)
+    try:
+        frame = build_frame(records, human=human, items=items, options=AnalysisOptions())
+    except ValueError as exc:  # malformed labels
+        raise DatasetError(str(exc), path=str(path)) from None
+    return RunInput(label=label, source=str(path), frame=frame, n_records=len(records))
+
+
+def run_labels(count: int) -> list[str]:
+    """A, B, C, ... (then A2, B2 ... past 26 runs)."""
+    letters = string.ascii_uppercase
+    return [letters[i % 26] + (str(i // 26 + 1) if i >= 26 else "") for i in range(count)]
+
+
+def compare_to_dir(
+    runs: Sequence[Path],
+    *,
+    out_dir: Path,
+    dataset: Path | None = None,
+    human: Path | None = None,
+    options: CompareOptions | None = None,
+    console: Console | None = None,
+) -> tuple[CompareReport, ComparePaths]:
+    """Compare every run with the first and write the three files into ``out_dir``."""
+    console = console or Console(stderr=True)
+    if len(runs) < 2:
+        raise DatasetError(f"compare needs at least two runs, got {len(runs)}")
+    labels = None
+    if human is not None:
+        from jurybox.io.datasets import load_human_labels  # noqa: PLC0415
+
+        labels = load_human_labels(human)
+    inputs = [
+        load_run(label, Path(run), dataset=dataset, human=labels)
+        for label, run in zip(run_labels(len(runs)), runs, strict=True)
+    ]
+    report = compare_runs(inputs, options)
+    paths = write_compare(report, Path(out_dir))
+    _print_summary(report, paths, console)
+    return report, paths
+
+
+def _print_summary(report: CompareReport, paths: ComparePaths, console: Console) -> None:
+    for run in report.runs:
+        console.print(f"{run.label}: {run.source} ({run.n_ok} ok records)", markup=False)
+    for comparison in report.comparisons:
+        for judge in comparison.judges:
+            if judge.verdicts is not None:
+                console.print(
+                    _verdict_line(comparison.run_a, comparison.run_b, judge), markup=False
+                )
+    console.print(f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}", markup=False)
+
+
+def _verdict_line(run_a: str, run_b: str, judge: JudgeComparison) -> str:
+    verdicts = judge.verdicts
+    assert verdicts is not None
+    name = judge.judge_a if judge.judge_a == judge.judge_b else f"{judge.judge_a}→{judge.judge_b}"
+    line = (
+        f"{run_b} vs {run_a}, {name}: {verdicts.n_changed} of {verdicts.n_units} verdicts changed"
+    )
+    if verdicts.accuracy is not None:
+        diff = verdicts.accuracy.difference
+        line += f"; accuracy B − A {fmt_value_ci(diff.value, diff.ci_low, diff.ci_high)}"
+        line += f", McNemar p {fmt_p(verdicts.accuracy.mcnemar.p_value)}"
+    return line

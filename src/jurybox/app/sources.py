@@ -1,0 +1,176 @@
+"""Which dataset and human labels an analysis of a run uses, and why.
+
+A run folder's ``manifest.json`` names the dataset it judged (``dataset.path`` and its hash) and
+the config's ``paths.human_labels``. ``analyze RUN_DIR`` uses those unless told otherwise, so the
+checks that need the items (verbosity, self-preference, subgroups) and the human labels are not
+silently dropped. Recorded paths were written relative to the directory the run was started
+from; they are looked up there (the current directory), then re-anchored on where the run
+folder is now (the folder moved or copied with its dataset), and the dataset's hash says whether
+the file found is the one judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from jurybox.config import DatasetConfig
+from jurybox.errors import DatasetError
+from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
+from jurybox.io.verdicts import companion_items_path, read_items
+from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
+from jurybox.records import Item
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file the analysis reads (or ``None``), where it came from, and anything to warn about."""
+
+    path: Path | None
+    origin: str  # "given", "manifest", "none"
+    note: str | None = None
+
+    def line(self, what: str) -> str:
+        """One line for the console: ``dataset: examples/items.jsonl (from manifest.json)``."""
+        if self.path is None:
+            said = f"{what}: none"
+        else:
+            said = f"{what}: {self.path}" + (
+                " (from manifest.json)" if self.origin == "manifest" else " (given)"
+            )
+        return said + (f"; {self.note}" if self.note else "")
+
+
+@dataclass(frozen=True)
+class RunSources:
+    """The dataset (and how to read its columns) and the labels an analysis uses."""
+
+    dataset: Source
+    human: Source
+    dataset_config: DatasetConfig | None = None
+
+
+def say_sources(sources: RunSources, console: Console) -> None:
+    """Which dataset and labels were read, so a check left out is never silent."""
+    for what, source in (("dataset", sources.dataset), ("human labels", sources.human)):
+        if source.path is not None or source.note is not None:
+            console.print(source.line(what), markup=False, soft_wrap=True)
+
+
+def run_sources(judgments: Path, *, dataset: Path | None, human: Path | None) -> RunSources:
+    """The dataset and labels for ``judgments`` (a judgments.jsonl path): the ones given, else
+    the ones the run folder's manifest names. Without a manifest (an import), nothing is added."""
+    if dataset is not None and human is not None:
+        return RunSources(Source(Path(dataset), "given"), Source(Path(human), "given"))
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError as exc:  # the judgments are still analysable: say what is missing
+        unreadable = Source(None, "none", f"{exc}: pass --dataset / --human")
+        return RunSources(_given(dataset) or unreadable, _given(human) or unreadable)
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    anchor = _run_cwd(judgments.parent, manifest)
+    return RunSources(
+        dataset=_given(dataset) or _recorded_dataset(manifest, anchor),
+        human=_given(human) or _recorded_labels(manifest, config or {}, anchor),
+        dataset_config=_dataset_config(config or {}) if dataset is None else None,
+    )
+
+
+def _given(path: Path | None) -> Source | None:
+    return Source(Path(path), "given") if path is not None else None
+
+
+def _dataset_config(config: Mapping[str, Any]) -> DatasetConfig | None:
+    """The run's column mapping: a dataset read with the run's own renaming."""
+    section = config.get("dataset")
+    return DatasetConfig.model_validate(section) if isinstance(section, dict) else None
+
+
+def _run_cwd(run_dir: Path, manifest: Mapping[str, Any]) -> Path | None:
+    """Where the run was started from, as seen from where the run folder is now: the run
+    folder with its recorded (relative) path taken off its end. ``None`` when unknowable."""
+    recorded = manifest.get("output_dir") or _default_output_dir(manifest)
+    if not recorded or Path(recorded).is_absolute():
+        return None
+    parts = Path(recorded).parts
+    here = run_dir.resolve()
+    if ".." in parts or len(here.parts) <= len(parts) or here.parts[-len(parts) :] != parts:
+        return None
+    return Path(*here.parts[: -len(parts)])
+
+
+def _default_output_dir(manifest: Mapping[str, Any]) -> str | None:
+    """For manifests that predate ``output_dir``: the config's folder + ``paths.output_dir``
+    (right unless the run was given ``--output-dir``; the hash check catches the rest)."""
+    config_path, paths = manifest.get("config_path"), _paths(manifest.get("config") or {})
+    output = paths.get("output_dir")
+    if not isinstance(config_path, str) or not isinstance(output, str):
+        return None
+    return str(Path(config_path).parent / output)
+
+
+def _paths(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    paths = config.get("paths")
+    return paths if isinstance(paths, dict) else {}
+
+
+def _candidates(recorded: str, anchor: Path | None) -> Iterator[Path]:
+    path = Path(recorded)
+    yield path
+    if anchor is not None and not path.is_absolute():
+        yield anchor / path
+
+
+def _recorded_dataset(manifest: Mapping[str, Any], anchor: Path | None) -> Source:
+    entry = manifest.get("dataset")
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        return Source(None, "none")
+    recorded, expected = entry["path"], entry.get("hash")
+    found = [path for path in _candidates(recorded, anchor) if path.is_file()]
+    for path in found:
+        if expected is None or dataset_hash(path) == expected:
+            return Source(path, "manifest")
+    if found:
+        note = "it changed since the run (hash differs): figures joined to it may be off"
+        return Source(found[0], "manifest", note)
+    return Source(None, "none", f"manifest.json names {recorded}, not found: pass --dataset")
+
+
+def _recorded_labels(
+    manifest: Mapping[str, Any], config: Mapping[str, Any], anchor: Path | None
+) -> Source:
+    recorded = manifest.get("human_labels") or _labels_from_config(manifest, config)
+    if not isinstance(recorded, str):
+        return Source(None, "none")
+    for path in _candidates(recorded, anchor):
+        if path.is_file():
+            return Source(path, "manifest")
+    return Source(None, "none", f"manifest.json names {recorded}, not found: pass --human")
+
+
+def _labels_from_config(manifest: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
+    """``paths.human_labels`` is relative to the config file, recorded as ``config_path``."""
+    labels, config_path = _paths(config).get("human_labels"), manifest.get("config_path")
+    if not isinstance(labels, str):
+        return None
+    if Path(labels).is_absolute() or not isinstance(config_path, str):
+        return labels
+    return str(Path(config_path).parent / labels)
+
+
+def run_items(judgments: Path, sources: RunSources) -> list[Item] | None:
+    """The dataset (given, or the run's per its manifest), else the companion items an
+    ``import`` wrote beside the records, else ``None``."""
+    if sources.dataset.path is not None:
+        return load_dataset(sources.dataset.path, sources.dataset_config)
+    companion = companion_items_path(judgments)
+    return read_items(companion) if companion.is_file() else None
+
+
+def run_labels(sources: RunSources) -> dict[str, Mapping[str, Any]] | None:
+    """The labels file's entries by item id, or ``None`` without one."""
+    return load_human_labels(sources.human.path) if sources.human.path is not None else None

@@ -1,0 +1,161 @@
+"""One flat row per judgment, with the judged item's texts and labels joined: the table behind
+``jurybox export`` (CSV, Parquet, JSONL) and ``jurybox.load``.
+
+Columns, in this order (absent values are empty / null):
+
+- the record's scalar fields under their own names (``query_id``, ``judge_name``, ``status``,
+  ``preferred_arm``, ``verdict``, ``preference_reasoning``, ``raw_response``, tokens, cost ...);
+- its per-arm mappings spread into one column per key: ``position.A`` (the arm shown first),
+  ``overall.<arm>``, ``score.<arm>.<dimension>``, ``confidence.<arm>.<dimension>``;
+  ``ranking`` as ``>``-joined arms; ``gate_failures`` / ``safety_flags`` as JSON text;
+- the item: ``question``, ``response.<arm>`` (each arm's text), ``expected_answer``,
+  ``contexts`` / ``metadata`` (JSON text), ``author.<arm>``;
+- the labels (a labels file's entry over the item's own ``human``): ``human.preferred_arm``,
+  ``human.verdict.<arm>``, ``human.score.<arm>.<dimension>``, ``human.annotator``, ``human.notes``.
+
+Nested values stay JSON text rather than struct columns so that every format holds the same
+table and a CSV round-trips.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from jurybox.errors import ConfigError
+from jurybox.records import Item, JudgeRecord
+
+TableFormat = Literal["csv", "parquet", "jsonl"]
+FORMATS: tuple[TableFormat, ...] = ("csv", "parquet", "jsonl")
+
+# Record fields spread into columns or written as JSON text rather than copied as they are.
+_SPREAD = {"positions", "overall", "scores", "confidences", "ranking"}
+_AS_JSON = {"gate_failures", "safety_flags", "scores_response_a", "scores_response_b"}
+Row = dict[str, Any]
+
+
+def judgment_rows(
+    records: Iterable[JudgeRecord],
+    items: Mapping[str, Item] | None = None,
+    labels: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Row]:
+    """One row per record (see the module doc for the columns); ``items`` and ``labels`` are
+    keyed by item id, and a record whose item is unknown keeps its judgment columns only."""
+    items, labels = items or {}, labels or {}
+    rows = []
+    for record in records:
+        item = items.get(record.query_id)
+        human = {**(item.human if item else {}), **labels.get(record.query_id, {})}
+        rows.append({**_record_columns(record), **_item_columns(item), **_label_columns(human)})
+    return rows
+
+
+def _record_columns(record: JudgeRecord) -> Row:
+    row: Row = {}
+    for name, value in record.to_dict().items():
+        if name in _SPREAD:
+            continue
+        row[name] = json.dumps(value, ensure_ascii=False) if name in _AS_JSON and value else value
+    row.update({f"position.{letter}": arm for letter, arm in record.positions.items()})
+    row.update({f"overall.{arm}": score for arm, score in (record.overall or {}).items()})
+    row.update(_nested("score", record.scores))
+    row.update(_nested("confidence", record.confidences))
+    row["ranking"] = ">".join(record.ranking) if record.ranking else None
+    return row
+
+
+def _nested(prefix: str, values: Mapping[str, Mapping[str, Any]] | None) -> Row:
+    """``{arm: {dimension: x}}`` -> ``{"prefix.arm.dimension": x}`` (a bare number: the arm)."""
+    row: Row = {}
+    for arm, inner in (values or {}).items():
+        if isinstance(inner, Mapping):
+            row.update({f"{prefix}.{arm}.{key}": value for key, value in inner.items()})
+        else:
+            row[f"{prefix}.{arm}"] = inner
+    return row
+
+
+def _item_columns(item: Item | None) -> Row:
+    if item is None:
+        return {}
+    row: Row = {"question": item.question}
+    row.update({f"response.{arm}": text for arm, text in item.responses.items()})
+    row["expected_answer"] = item.expected_answer
+    row["contexts"] = json.dumps(list(item.contexts), ensure_ascii=False) if item.contexts else None
+    row["metadata"] = json.dumps(dict(item.metadata), ensure_ascii=False) if item.metadata else None
+    row.update({f"author.{arm}": family for arm, family in item.authors.items()})
+    return row
+
+
+def _label_columns(human: Mapping[str, Any]) -> Row:
+    row: Row = {}
+    for key in ("preferred_arm", "annotator", "notes"):
+        if human.get(key) is not None:
+            row[f"human.{key}"] = human[key]
+    verdict = human.get("verdict")
+    if isinstance(verdict, Mapping):
+        row.update({f"human.verdict.{arm}": value for arm, value in verdict.items()})
+    elif verdict is not None:
+        row["human.verdict"] = verdict
+    row.update(_nested("human.score", human.get("scores")))
+    return row
+
+
+def columns_of(rows: Sequence[Row]) -> list[str]:
+    """Every column any row has, in first-seen order (rows differ: arms, dimensions, labels)."""
+    return list(dict.fromkeys(name for row in rows for name in row))
+
+
+def table_format(out: Path, given: str | None) -> TableFormat:
+    """The format asked for, else the one ``out``'s suffix names (``.csv``, ``.parquet``,
+    ``.jsonl``); neither is bad input."""
+    name = given or out.suffix.lstrip(".").lower()
+    for known in FORMATS:
+        if name == known:
+            return known
+    raise ConfigError(
+        f"cannot tell the export format of {out}: pass --format {'|'.join(FORMATS)}",
+        field="--format",
+    )
+
+
+def write_table(rows: Sequence[Row], out: Path, fmt: TableFormat) -> None:
+    """Write ``rows`` to ``out`` as ``fmt``, all or nothing (a temp file renamed into place)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.with_name(out.name + ".tmp")
+    try:
+        _WRITERS[fmt](rows, temp)
+        os.replace(temp, out)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _write_csv(rows: Sequence[Row], path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns_of(rows))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _write_jsonl(rows: Sequence[Row], path: Path) -> None:
+    columns = columns_of(rows)  # every line has every column: a reader sees one schema
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            full = {name: row.get(name) for name in columns}
+            handle.write(json.dumps(full, ensure_ascii=False) + "\n")
+
+
+def _write_parquet(rows: Sequence[Row], path: Path) -> None:
+    import pyarrow as pa  # type: ignore[import-untyped]  # noqa: PLC0415
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+
+    columns = columns_of(rows)
+    table = pa.table({name: [row.get(name) for row in rows] for name in columns})
+    pq.write_table(table, path)
+
+
+_WRITERS = {"csv": _write_csv, "parquet": _write_parquet, "jsonl": _write_jsonl}

@@ -1,0 +1,264 @@
+"""Per-item rows of the explorer: the item's text, its label, every judgment of it, and flags.
+
+The flags are computed from the same analysis tables as the report's counts, so a count and the
+filtered view it links to always agree:
+
+``flipped``  the judge's verdict changed with the presentation order, both orders judged
+    successfully (``order_pairs``, as swap consistency: flipped = pairs - consistent).
+``wrong``    a judgment of the item that did not give the gold (or human) label, a failed one
+    included (as "correct in both orders": wrong = pairs - correct in both).
+``failed``   a judgment not ok, or one that fell back to a holistic score (as the appendix).
+``disagree`` the judges' consolidated verdicts differ (an order flip is a tie) — an item flag.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from jurybox.analysis import AnalysisFrame
+from jurybox.analysis.calibration import gold_preferences
+from jurybox.analysis.pairs import consolidated, order_pairs, pairwise_records
+from jurybox.records import Item, JudgeRecord, Status
+from jurybox.reporting.explorer.links import FILTERS, Filter
+from jurybox.reporting.view.format import MISSING, fmt_num
+
+FLAG_BITS: dict[Filter, int] = {"flipped": 1, "wrong": 2, "failed": 4}
+TEXT_CHARS = 20_000  # a question or response longer than this is cut (and said so)
+REASON_CHARS = 4_000  # a judge's reasoning or raw text
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One record of an item as the explorer shows it."""
+
+    judge: str
+    order: str
+    verdict: str
+    confidence: str
+    reasoning: str
+    status: str
+
+
+@dataclass
+class ItemRow:
+    """One item: its text, its gold label, its judgments and per-judge flags."""
+
+    id: str
+    question: str = ""
+    responses: dict[str, str] = field(default_factory=dict)
+    gold: str | None = None
+    judgments: list[Judgment] = field(default_factory=list)
+    flags: dict[str, int] = field(default_factory=dict)  # judge -> FLAG_BITS or-ed
+    disagree: bool = False
+
+    def has(self, filter: Filter, judge: str | None = None) -> bool:
+        """Whether the item is in the filtered view (of one judge, or of any judge)."""
+        if filter == "disagree":
+            return self.disagree
+        bit = FLAG_BITS[filter]
+        judges = [judge] if judge is not None else list(self.flags)
+        return any(self.flags.get(j, 0) & bit for j in judges)
+
+
+@dataclass(frozen=True)
+class ExplorerData:
+    """Every item row, the judges in report order, and the label each item is checked against."""
+
+    judges: tuple[str, ...]
+    rows: list[ItemRow]
+    label_kind: str  # "gold", "human" or "" when no label
+
+    def count(self, filter: Filter, judge: str | None = None) -> int:
+        """How many items the view ``#items?judge=..&filter=..`` shows."""
+        return sum(row.has(filter, judge) for row in self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        """The page's data: short keys, since 10,000 items are embedded at once."""
+        return {
+            "judges": list(self.judges),
+            "filters": list(FILTERS),
+            "bits": dict(FLAG_BITS),
+            "label": self.label_kind,
+            "items": [_row_json(row, self.judges) for row in self.rows],
+        }
+
+
+def _row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
+    by_judge: dict[str, list[list[str]]] = defaultdict(list)
+    for j in row.judgments:
+        by_judge[j.judge].append([j.order, j.verdict, j.confidence, j.reasoning, j.status])
+    return {
+        "id": row.id,
+        "q": row.question,
+        "r": [[arm, text] for arm, text in row.responses.items()],
+        "g": row.gold,
+        "d": int(row.disagree),
+        "f": [row.flags.get(judge, 0) for judge in judges],
+        "v": [by_judge.get(judge, []) for judge in judges],
+    }
+
+
+def _cut(text: str | None, limit: int) -> str:
+    if not text:
+        return ""
+    return text if len(text) <= limit else text[:limit] + f"… [cut at {limit} characters]"
+
+
+def verdict_text(record: JudgeRecord) -> str:
+    """What the judge decided, mapped back to arms, whatever the mode."""
+    if record.ranking:
+        return " > ".join(record.ranking)
+    if record.verdict is not None:
+        target = next(iter(record.positions.values()), None)
+        return f"{record.verdict} ({target})" if len(record.positions) == 1 else record.verdict
+    if record.preferred_arm is not None:
+        return record.preferred_arm
+    if record.overall:
+        return ", ".join(f"{arm} {fmt_num(score)}" for arm, score in record.overall.items())
+    return MISSING
+
+
+def _confidence(record: JudgeRecord) -> str:
+    if record.confidence:
+        return record.confidence
+    values = [c for dims in (record.confidences or {}).values() for c in dims.values()]
+    return fmt_num(sum(values) / len(values)) if values else ""
+
+
+def _reasoning(record: JudgeRecord) -> str:
+    shown = record.preference_reasoning or record.raw_response or record.error
+    return _cut(shown, REASON_CHARS)
+
+
+def _status(record: JudgeRecord) -> str:
+    if record.status == Status.OK and record.holistic_fallback:
+        return "holistic fallback"
+    return record.status.value
+
+
+def _judgment(record: JudgeRecord) -> Judgment:
+    order = record.presentation_order + (" (retest)" if record.retest else "")
+    if record.repeat:
+        order += f" r{record.repeat}"
+    if record.criterion:
+        order += f" [{record.criterion}]"
+    return Judgment(
+        judge=record.judge_name,
+        order=order,
+        verdict=verdict_text(record),
+        confidence=_confidence(record),
+        reasoning=_reasoning(record),
+        status=_status(record),
+    )
+
+
+def _pairs_set(frame: pd.DataFrame) -> set[tuple[str, str]]:
+    return set(zip(frame["judge"].astype(str), frame["query_id"].astype(str), strict=True))
+
+
+def _flipped(frame: AnalysisFrame) -> set[tuple[str, str]]:
+    pairs = order_pairs(frame)
+    if pairs.empty:
+        return set()
+    flipped = pairs["ok_1"] & pairs["ok_2"] & (pairs["pref_1"] != pairs["pref_2"])
+    return _pairs_set(pairs[flipped])
+
+
+def _failed(frame: AnalysisFrame) -> set[tuple[str, str]]:
+    records = frame.records
+    return _pairs_set(records[~records["ok"] | records["holistic_fallback"]])
+
+
+def _wrong_pairwise(frame: AnalysisFrame) -> set[tuple[str, str]]:
+    gold = gold_preferences(frame)
+    if gold.empty:
+        return set()
+    recs = pairwise_records(frame)
+    recs = recs.assign(gold=recs["query_id"].map(gold)).dropna(subset=["gold"])
+    return _pairs_set(recs[~recs["ok"] | (recs["preferred_arm"] != recs["gold"])])
+
+
+def _wrong_criterion(frame: AnalysisFrame) -> set[tuple[str, str]]:
+    human = frame.labels.verdicts
+    if human.empty:
+        return set()
+    recs = frame.records[~frame.records["retest"]].dropna(subset=["target_arm"])
+    keyed = recs.merge(
+        human.rename(columns={"verdict": "human", "arm": "target_arm"}),
+        on=["query_id", "target_arm"],
+    )
+    return _pairs_set(keyed[~keyed["ok"] | (keyed["verdict"] != keyed["human"])])
+
+
+def _disagreeing(frame: AnalysisFrame) -> set[str]:
+    """Items whose judges' consolidated verdicts are not all the same."""
+    views: list[pd.DataFrame] = []
+    cons = consolidated(frame)
+    if not cons.empty:
+        views.append(cons.assign(part="").rename(columns={"label": "view"}))
+    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    if not ok.empty:
+        part = ok["target_arm"].astype(str) + "|" + ok["criterion"].fillna("").astype(str)
+        views.append(ok.assign(part=part, view=ok["verdict"]))
+    if not views:
+        return set()
+    every = pd.concat([v[["query_id", "judge", "part", "view"]] for v in views])
+    spread = every.groupby(["query_id", "part"])["view"].nunique()
+    judges = every.groupby(["query_id", "part"])["judge"].nunique()
+    split = spread[(spread > 1) & (judges > 1)]
+    return {str(qid) for qid, _ in split.index}
+
+
+def _gold_labels(frame: AnalysisFrame) -> tuple[dict[str, str], str]:
+    gold = gold_preferences(frame)
+    if not gold.empty:
+        return {str(k): str(v) for k, v in gold.items()}, "gold"
+    human = frame.labels.verdicts
+    if human.empty:
+        return {}, ""
+    labels: dict[str, list[str]] = defaultdict(list)
+    for row in human.itertuples(index=False):
+        labels[str(row.query_id)].append(f"{row.arm}: {row.verdict}")
+    return {qid: ", ".join(texts) for qid, texts in labels.items()}, "human"
+
+
+def _rows_in_order(items: Sequence[Item], records: Iterable[JudgeRecord]) -> dict[str, ItemRow]:
+    rows: dict[str, ItemRow] = {}
+    for item in items:
+        responses = {arm: _cut(text, TEXT_CHARS) for arm, text in item.responses.items()}
+        rows[str(item.id)] = ItemRow(str(item.id), _cut(item.question, TEXT_CHARS), responses)
+    for record in records:
+        row = rows.setdefault(record.query_id, ItemRow(record.query_id))
+        row.judgments.append(_judgment(record))
+    return rows
+
+
+def build_explorer(
+    frame: AnalysisFrame, records: Sequence[JudgeRecord], items: Sequence[Item] | None = None
+) -> ExplorerData:
+    """The explorer's rows from the analysis frame (flags), the records (what each judge said)
+    and the dataset items (question and responses; without them the rows carry ids only)."""
+    rows = _rows_in_order(items or (), records)
+    gold, kind = _gold_labels(frame)
+    flag_sets: Mapping[Filter, set[tuple[str, str]]] = {
+        "flipped": _flipped(frame),
+        "wrong": _wrong_pairwise(frame) | _wrong_criterion(frame),
+        "failed": _failed(frame),
+    }
+    for name, found in flag_sets.items():
+        for judge, qid in found:
+            row = rows.get(qid)
+            if row is not None:
+                row.flags[judge] = row.flags.get(judge, 0) | FLAG_BITS[name]
+    for qid in _disagreeing(frame):
+        if qid in rows:
+            rows[qid].disagree = True
+    for qid, label in gold.items():
+        if qid in rows:
+            rows[qid].gold = label
+    return ExplorerData(frame.judges, list(rows.values()), kind)

@@ -1,0 +1,338 @@
+/* jurybox item explorer: filters, search, sorting and one item's detail, drawn from the data
+   block #jb-data. Runs under a CSP that allows only this script (by hash): no network, no eval;
+   every judge or dataset text goes into the page through textContent, never as markup.
+   State lives in the fragment: #items?judge=<j>&filter=<f>&q=<text>&item=<id>. */
+(function () {
+  "use strict";
+  var PAGE = 250;
+  var root = document.getElementById("items");
+  if (!root) { return; }
+  var block = document.getElementById("jb-data");
+  var els = {
+    judge: root.querySelector("[data-judge-select]"),
+    search: root.querySelector("[data-search]"),
+    status: root.querySelector("[data-status]"),
+    head: root.querySelector("table.jb-items thead"),
+    body: root.querySelector("table.jb-items tbody"),
+    detail: root.querySelector("[data-detail]"),
+    prev: root.querySelector("[data-page=prev]"),
+    next: root.querySelector("[data-page=next]"),
+    filters: Array.prototype.slice.call(root.querySelectorAll("[data-filter]"))
+  };
+  var data = null;
+  var state = {judge: "", filter: "", q: "", item: "", sort: "", dir: 1, page: 0};
+  var written = "";
+  var haystacks = null;
+
+  function el(tag, text, cls) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    if (cls) { node.className = cls; }
+    return node;
+  }
+
+  function decode() {
+    var text = block ? block.textContent : "";
+    if (!block || block.getAttribute("data-encoding") !== "gzip+base64") {
+      return Promise.resolve(JSON.parse(text || "null"));
+    }
+    var binary = atob(text.trim());
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) { bytes[i] = binary.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  // --- state <-> fragment ------------------------------------------------------------------
+  function parseHash(hash) {
+    var found = {judge: "", filter: "", q: "", item: ""};
+    if (hash.indexOf("#items") !== 0) { return null; }
+    var query = hash.slice("#items".length).replace(/^\?/, "");
+    query.split("&").forEach(function (pair) {
+      if (!pair) { return; }
+      var at = pair.indexOf("=");
+      var key = decodeURIComponent(at < 0 ? pair : pair.slice(0, at));
+      var value = at < 0 ? "" : decodeURIComponent(pair.slice(at + 1).replace(/\+/g, " "));
+      if (key in found) { found[key] = value; }
+    });
+    return found;
+  }
+
+  function hashOf(s) {
+    var parts = [];
+    ["judge", "filter", "q", "item"].forEach(function (key) {
+      if (s[key]) { parts.push(key + "=" + encodeURIComponent(s[key])); }
+    });
+    return "#items" + (parts.length ? "?" + parts.join("&") : "");
+  }
+
+  function update(patch) {
+    Object.keys(patch).forEach(function (key) { state[key] = patch[key]; });
+    written = hashOf(state);
+    if (location.hash !== written) { location.replace(written); }
+    render();
+    if (patch.item) { els.detail.scrollIntoView(); }
+  }
+
+  function fromHash(scroll) {
+    var found = parseHash(location.hash);
+    if (!found) { return; }
+    if (found.judge && data.judges.indexOf(found.judge) < 0) { found.judge = ""; }
+    if (data.filters.indexOf(found.filter) < 0) { found.filter = ""; }
+    state.judge = found.judge; state.filter = found.filter;
+    state.q = found.q; state.item = found.item; state.page = 0;
+    render();
+    if (scroll) { (state.item ? els.detail : root).scrollIntoView(); }
+  }
+
+  // --- filtering and sorting ---------------------------------------------------------------
+  function judgeIndex() { return state.judge ? data.judges.indexOf(state.judge) : -1; }
+
+  function has(item, filter, j) {
+    if (filter === "disagree") { return item.d === 1; }
+    var bit = data.bits[filter];
+    if (j >= 0) { return (item.f[j] & bit) !== 0; }
+    for (var k = 0; k < item.f.length; k++) { if (item.f[k] & bit) { return true; } }
+    return false;
+  }
+
+  function haystack(i) {
+    if (!haystacks) { haystacks = new Array(data.items.length); }
+    if (haystacks[i] === undefined) {
+      var item = data.items[i];
+      var parts = [item.id, item.q, item.g || ""];
+      item.r.forEach(function (r) { parts.push(r[1]); });
+      item.v.forEach(function (list) {
+        list.forEach(function (v) { parts.push(v[1], v[3]); });
+      });
+      haystacks[i] = parts.join("\n").toLowerCase();
+    }
+    return haystacks[i];
+  }
+
+  function verdicts(item, j) {
+    return item.v[j].map(function (v) { return v[1]; }).join(" / ");
+  }
+
+  function failures(item) {
+    var n = 0;
+    item.v.forEach(function (list) {
+      list.forEach(function (v) { if (v[4] !== "ok") { n++; } });
+    });
+    return n;
+  }
+
+  function sortKey(item) {
+    if (state.sort === "question") { return item.q.toLowerCase(); }
+    if (state.sort === "gold") { return item.g || ""; }
+    if (state.sort === "status") { return failures(item); }
+    if (state.sort.indexOf("judge:") === 0) { return verdicts(item, +state.sort.slice(6)); }
+    return null;
+  }
+
+  function matching() {
+    var j = judgeIndex();
+    var needle = state.q.toLowerCase();
+    var found = [];
+    for (var i = 0; i < data.items.length; i++) {
+      var item = data.items[i];
+      if (state.filter && !has(item, state.filter, j)) { continue; }
+      if (needle && haystack(i).indexOf(needle) < 0) { continue; }
+      found.push(item);
+    }
+    if (state.sort) {
+      var keyed = found.map(function (item, k) { return [sortKey(item), k, item]; });
+      keyed.sort(function (a, b) {
+        if (a[0] < b[0]) { return -state.dir; }
+        if (a[0] > b[0]) { return state.dir; }
+        return a[1] - b[1];
+      });
+      found = keyed.map(function (k) { return k[2]; });
+      if (state.sort === "id" && state.dir < 0) { found.reverse(); }
+    }
+    return found;
+  }
+
+  // --- drawing -----------------------------------------------------------------------------
+  function shownJudges() {
+    var j = judgeIndex();
+    if (j >= 0) { return [j]; }
+    return data.judges.map(function (_, k) { return k; }).slice(0, 8);
+  }
+
+  function header(label, key) {
+    var th = el("th");
+    th.scope = "col";
+    var button = el("button", label, "jb-sort");
+    button.type = "button";
+    button.setAttribute("data-sort", key);
+    if (state.sort === key) { button.textContent += state.dir > 0 ? " ▲" : " ▼"; }
+    th.appendChild(button);
+    return th;
+  }
+
+  function drawHead() {
+    var row = el("tr");
+    row.appendChild(header("Item", "id"));
+    row.appendChild(header("Question", "question"));
+    row.appendChild(header(data.label === "human" ? "Human label" : "Gold", "gold"));
+    shownJudges().forEach(function (j) { row.appendChild(header(data.judges[j], "judge:" + j)); });
+    row.appendChild(header("Status", "status"));
+    els.head.replaceChildren(row);
+  }
+
+  function marks(item, j) {
+    var text = "";
+    if (item.f[j] & data.bits.flipped) { text += " ⇄"; }
+    if (item.f[j] & data.bits.wrong) { text += " ✗"; }
+    if (item.f[j] & data.bits.failed) { text += " !"; }
+    return text;
+  }
+
+  function drawRow(item) {
+    var tr = el("tr");
+    tr.setAttribute("data-item", item.id);
+    var idCell = el("td", null, "nw");
+    var link = el("a", item.id);
+    link.href = hashOf({judge: state.judge, filter: state.filter, q: state.q, item: item.id});
+    idCell.appendChild(link);
+    tr.appendChild(idCell);
+    var q = item.q.length > 160 ? item.q.slice(0, 160) + "…" : item.q;
+    tr.appendChild(el("td", q, "jb-q"));
+    tr.appendChild(el("td", item.g || "—", "nw"));
+    shownJudges().forEach(function (j) {
+      tr.appendChild(el("td", (verdicts(item, j) || "—") + marks(item, j), "nw"));
+    });
+    var failed = failures(item);
+    tr.appendChild(el("td", failed ? failed + " failed" : "ok", failed ? "status-fail nw" : "nw"));
+    return tr;
+  }
+
+  function drawCounts() {
+    var j = judgeIndex();
+    els.filters.forEach(function (button) {
+      var name = button.getAttribute("data-filter");
+      var n = 0;
+      data.items.forEach(function (item) { if (has(item, name, j)) { n++; } });
+      button.setAttribute("aria-pressed", String(state.filter === name));
+      var count = button.querySelector("[data-filter-count]");
+      if (count) { count.textContent = String(n); }
+    });
+  }
+
+  function drawDetail() {
+    var item = null;
+    for (var i = 0; i < data.items.length && state.item; i++) {
+      if (data.items[i].id === state.item) { item = data.items[i]; break; }
+    }
+    els.detail.hidden = !item;
+    els.detail.setAttribute("data-detail-item", item ? item.id : "");
+    if (!item) { els.detail.replaceChildren(); return; }
+    var parts = [el("h3", "Item " + item.id)];
+    var close = el("button", "Close", "jb-close");
+    close.type = "button";
+    close.setAttribute("data-close", "");
+    parts.push(close);
+    parts.push(el("h4", "Question"), el("pre", item.q || "(no question text: run analyze with --dataset)", "raw"));
+    item.r.forEach(function (r) {
+      var box = el("div", null, "jb-response");
+      box.setAttribute("data-response", r[0]);
+      box.appendChild(el("h4", "Response " + r[0]));
+      box.appendChild(el("pre", r[1], "raw"));
+      parts.push(box);
+    });
+    parts.push(el("p", (data.label === "human" ? "Human label: " : "Gold: ") + (item.g || "—")));
+    var table = el("table", null, "jb-judgments");
+    var head = el("tr");
+    ["Judge", "Order", "Verdict", "Confidence", "Status", "Reasoning"].forEach(function (t) {
+      head.appendChild(el("th", t));
+    });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    data.judges.forEach(function (judge, j) {
+      item.v[j].forEach(function (v) {
+        var tr = el("tr");
+        tr.setAttribute("data-judgment", judge);
+        [judge, v[0], v[1], v[2] || "—", v[4]].forEach(function (t) { tr.appendChild(el("td", t, "nw")); });
+        var reason = el("td");
+        reason.appendChild(el("pre", v[3] || "—", "raw jb-reason"));
+        tr.appendChild(reason);
+        body.appendChild(tr);
+      });
+    });
+    var wrap = el("div", null, "table-wrap");
+    wrap.appendChild(table);
+    parts.push(wrap);
+    els.detail.replaceChildren.apply(els.detail, parts);
+  }
+
+  function render() {
+    var rows = matching();
+    var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    var start = state.page * PAGE;
+    var shown = rows.slice(start, start + PAGE);
+    els.judge.value = state.judge;
+    if (els.search.value !== state.q) { els.search.value = state.q; }
+    drawHead();
+    drawCounts();
+    var fragment = document.createDocumentFragment();
+    shown.forEach(function (item) { fragment.appendChild(drawRow(item)); });
+    els.body.replaceChildren(fragment);
+    var what = [state.judge || "all judges", state.filter || "no filter"];
+    if (state.q) { what.push("search “" + state.q + "”"); }
+    els.status.textContent = rows.length
+      ? "Items " + (start + 1) + "–" + (start + shown.length) + " of " + rows.length +
+        " (" + what.join(", ") + "; " + data.items.length + " items in all)"
+      : "No item matches (" + what.join(", ") + ").";
+    els.status.setAttribute("data-matching", String(rows.length));
+    els.prev.disabled = state.page === 0;
+    els.next.disabled = state.page >= pages - 1;
+    drawDetail();
+  }
+
+  // --- wiring ------------------------------------------------------------------------------
+  function wire() {
+    els.judge.addEventListener("change", function () { update({judge: els.judge.value, page: 0}); });
+    els.search.addEventListener("input", function () { update({q: els.search.value, page: 0}); });
+    els.filters.forEach(function (button) {
+      button.addEventListener("click", function () {
+        var name = button.getAttribute("data-filter");
+        update({filter: state.filter === name ? "" : name, page: 0});
+      });
+    });
+    els.head.addEventListener("click", function (event) {
+      var button = event.target.closest("[data-sort]");
+      if (!button) { return; }
+      var key = button.getAttribute("data-sort");
+      state.dir = state.sort === key ? -state.dir : 1;
+      state.sort = key;
+      render();
+    });
+    els.body.addEventListener("click", function (event) {
+      var row = event.target.closest("[data-item]");
+      if (!row || event.target.closest("a")) { return; }
+      update({item: row.getAttribute("data-item")});
+    });
+    els.detail.addEventListener("click", function (event) {
+      if (event.target.closest("[data-close]")) { update({item: ""}); }
+    });
+    els.prev.addEventListener("click", function () { update({page: state.page - 1}); });
+    els.next.addEventListener("click", function () { update({page: state.page + 1}); });
+    window.addEventListener("hashchange", function () {
+      if (location.hash !== written) { fromHash(true); }
+    });
+  }
+
+  decode().then(function (loaded) {
+    data = loaded;
+    if (!data || !data.items) { root.setAttribute("data-ready", "empty"); return; }
+    wire();
+    render();
+    fromHash(location.hash.indexOf("#items") === 0);
+    root.setAttribute("data-ready", "1");
+  }, function (error) {
+    els.status.textContent = "The item data could not be read: " + error;
+    root.setAttribute("data-ready", "error");
+  });
+})();

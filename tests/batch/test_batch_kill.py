@@ -1,0 +1,105 @@
+"""kill -9 of a batch run through the real CLI (a subprocess), then ``--resume``: nothing is
+submitted twice and every unit ends with exactly one record."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chaos.helpers import CLI, run_cli, write_config, write_items
+from jurybox.io.judgments import read_records
+from jurybox.pipeline.batch import BATCH_LOG_FILE, read_log
+from jurybox.records import Status
+
+from .conftest import batch_config, judge
+from .wire_batch import BatchWire
+
+pytestmark = pytest.mark.slow
+
+
+def _kill_when(args: list[str], ready: Callable[[], bool]) -> None:
+    """Start the CLI, wait for ``ready``, then SIGKILL it."""
+    process = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready():
+            if process.poll() is not None:
+                _, err = process.communicate()
+                raise AssertionError(f"the run ended before the kill: {err.decode()[-2000:]}")
+            assert time.monotonic() < deadline, "never reached the kill point"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _setup(tmp_path: Path, wire: BatchWire, vendor: str) -> tuple[Path, Path]:
+    dataset = write_items(tmp_path / "items.jsonl", 5)
+    out = tmp_path / "out"
+    config = batch_config(dataset, out, {"j": judge(wire, vendor)})
+    return write_config(tmp_path / "config.yaml", config), out
+
+
+def _submitted(out: Path) -> bool:
+    entries = read_log(out / BATCH_LOG_FILE).values()
+    return any(entry.batch_id is not None for entry in entries)
+
+
+def _resume_and_check(config: Path, out: Path, wire: BatchWire, batches: int) -> None:
+    done = run_cli(["run", str(config), "--resume", str(out)])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert wire.batch_count == batches, "a batch was submitted again"
+    assert wire.duplicates == 0
+    records = list(read_records(out / "judgments.jsonl"))
+    counts = Counter(record.key for record in records)
+    assert len(counts) == 10 and set(counts.values()) == {1}
+    assert {record.status for record in records} == {Status.OK}
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "google"])
+def test_kill_after_submission_then_resume_polls_the_same_batch(
+    vendor: str, tmp_path: Path, batch_wire: Any
+) -> None:
+    wire: BatchWire = batch_wire(polls_to_end=10**9)
+    config, out = _setup(tmp_path, wire, vendor)
+    _kill_when(["run", str(config)], lambda: _submitted(out))
+    assert wire.batch_count == 1
+    wire.behaviour.polls_to_end = 0
+    _resume_and_check(config, out, wire, batches=1)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_kill_during_the_results_download_then_resume(
+    vendor: str, tmp_path: Path, batch_wire: Any
+) -> None:
+    wire: BatchWire = batch_wire(hold_results=True)
+    config, out = _setup(tmp_path, wire, vendor)
+    _kill_when(["run", str(config)], lambda: wire.held > 0)
+    wire.behaviour.hold_results = False
+    wire.behaviour.release.set()
+    _resume_and_check(config, out, wire, batches=1)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "google"])
+def test_kill_while_the_batch_is_being_created_then_resume_finds_it(
+    vendor: str, tmp_path: Path, batch_wire: Any
+) -> None:
+    """The vendor created the batch but its answer never arrived: the log holds only the
+    intent; the resume finds the batch by its label instead of sending the requests again."""
+    wire: BatchWire = batch_wire(hold_create=True)
+    config, out = _setup(tmp_path, wire, vendor)
+    _kill_when(["run", str(config)], lambda: wire.held > 0)
+    [entry] = read_log(out / BATCH_LOG_FILE).values()
+    assert entry.batch_id is None and wire.batch_count == 1
+    wire.behaviour.hold_create = False
+    wire.behaviour.release.set()
+    _resume_and_check(config, out, wire, batches=1)

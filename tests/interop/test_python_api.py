@@ -1,0 +1,62 @@
+"""The notebook API: jurybox.run / analyze / load, loaded lazily (#15)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import jurybox
+from shared_paths import PROJECT_ROOT
+
+HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib")
+
+
+def test_import_jurybox_stays_light_until_the_api_is_used() -> None:
+    probe = (
+        "import sys, jurybox\n"
+        "heavy = {m.split('.')[0] for m in sys.modules} & set(sys.argv[1:])\n"
+        "print(sorted(heavy)); jurybox.load; print(callable(jurybox.run))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *HEAVY],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["[]", "True"], done.stderr
+
+
+def test_run_analyze_load_in_a_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    summary = jurybox.run("examples/pairwise.yaml", limit=5, quiet=True)
+    assert summary.output_dir == Path("examples/results/pairwise")
+    assert summary.units_run == summary.units_total > 0
+
+    report = jurybox.analyze(summary.output_dir, plots=False, quiet=True)
+    assert set(report.verdict.judges) == {"first_pick", "long_pick", "coin"}
+    assert (summary.output_dir / "report" / "report.html").is_file()  # the default --out
+    assert report.summary.human_labels.preferences > 0  # the manifest's labels were used
+
+    frame = jurybox.load(summary.output_dir)
+    assert isinstance(frame, pd.DataFrame)
+    assert len(frame) == summary.units_total
+    first = frame.iloc[0]
+    assert first["question"] and first["response.control"] and first["response.treatment"]
+    resumed = jurybox.run("examples/pairwise.yaml", limit=5, resume=summary.output_dir, quiet=True)
+    assert resumed.provider_calls == 0
+
+
+def test_unknown_attributes_still_fail() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = jurybox.nothing  # type: ignore[attr-defined]
+    assert {"run", "analyze", "load"} <= set(dir(jurybox))

@@ -1,0 +1,131 @@
+"""``jurybox compare`` end to end: two runs of examples/pairwise.yaml with different prompts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from rich.console import Console
+
+from jurybox.app.run import run_from_config
+from jurybox.cli import main
+from jurybox.io.judgments import read_unique_records
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _run_example(tmp: Path, name: str, **task: Any) -> Path:
+    """examples/pairwise.yaml run into tmp/name with ``task`` settings changed."""
+    config = yaml.safe_load((EXAMPLES / "pairwise.yaml").read_text(encoding="utf-8"))
+    config["task"].update(task)
+    config["paths"]["output_dir"] = name
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    run_from_config(path, console=Console(quiet=True))
+    return tmp / name
+
+
+def _changed_units(a: Path, b: Path, judge: str) -> int:
+    """Units (item × order, first repeat) whose winner differs: counted from the files alone."""
+    winners: dict[tuple[str, str], list[str | None]] = defaultdict(list)
+    for run in (a, b):
+        for rec in read_unique_records(run / "judgments.jsonl").records:
+            if rec.judge_name == judge and not rec.retest and rec.status == "ok":
+                winners[(rec.query_id, rec.presentation_order)].append(rec.preferred_arm)
+    return sum(1 for w in winners.values() if len(w) == 2 and w[0] != w[1])
+
+
+def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
+    for name in ("items.jsonl", "human_labels.jsonl"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    plain = _run_example(tmp_path, "plain", reference_guided=False)
+    guided = _run_example(tmp_path, "guided", reference_guided=True)  # adds the expected answer
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            str(plain),
+            str(guided),
+            "--out",
+            str(out),
+            "--human",
+            str(tmp_path / "human_labels.jsonl"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    comparison = report["comparisons"][0]
+    judges = {j["judge_a"]: j for j in comparison["judges"]}
+    assert {j["matched_by"] for j in judges.values()} == {"name"}
+    assert set(judges) == {"first_pick", "long_pick", "coin"}
+    # position and length pickers ignore the prompt; the coin is reseeded by it
+    assert judges["first_pick"]["verdicts"]["n_changed"] == 0
+    coin = judges["coin"]["verdicts"]
+    assert coin["n_changed"] == _changed_units(plain, guided, "coin") > 0
+    accuracy = coin["accuracy"]
+    diff = accuracy["difference"]
+    assert diff["value"] == accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
+    assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
+    assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
+    assert accuracy["mcnemar"]["method"]
+    assert coin["changed"][0]["href"].startswith("report.html#items?item=")
+    mcnemar_first = judges["first_pick"]["verdicts"]["accuracy"]["mcnemar"]
+    assert mcnemar_first["value"] is None and "discordant" in mcnemar_first["reason"]
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert "Verdict accuracy" in html and "<script" not in html
+    assert "B − A" in (out / "compare.md").read_text(encoding="utf-8")
+
+
+def test_compare_needs_two_runs(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["compare", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "at least two runs" in result.output
+
+
+def test_compare_of_a_missing_run_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["compare", str(tmp_path / "nope"), str(tmp_path / "nope2"), "--out", str(tmp_path / "o")],
+    )
+    assert result.exit_code == 2
+    assert "judgments file not found" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_adr016_example_pair_runs_and_reports_the_study(tmp_path: Path) -> None:
+    """examples/adr016: a rubric run and a holistic run compared; the fake judges' scores are
+    noise, so only the study's presence and shape are checked, not its values."""
+    shutil.copytree(EXAMPLES / "adr016", tmp_path / "adr016")
+    shutil.copy(EXAMPLES / "items.jsonl", tmp_path / "items.jsonl")
+    for name in ("rubric", "holistic"):
+        run_from_config(tmp_path / "adr016" / f"{name}.yaml", console=Console(quiet=True))
+    results = tmp_path / "adr016" / "results"
+    out = results / "compare"
+    result = CliRunner().invoke(
+        main,
+        ["compare", str(results / "rubric"), str(results / "holistic"), "--out", str(out)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    study = report["comparisons"][0]["study"]
+    assert study["holistic_dimension"] == "quality"
+    assert {row["dimension"] for row in study["dimensions"]} == {
+        "accuracy",
+        "relevance",
+        "completeness",
+        "conciseness",
+        "clarity",
+    }
+    rubric = next(s for s in report["studies"] if s["run"] == "A")
+    assert rubric["conciseness_dimension"] == "conciseness"
+    assert rubric["conciseness_length"]["n"] == 78  # 39 items x 2 arms, lengths from the manifest
+    assert rubric["ranking_stability"]["n_judges"] == 3
+    assert "Score study (ADR-016)" in (out / "compare.html").read_text(encoding="utf-8")
