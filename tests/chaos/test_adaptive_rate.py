@@ -69,4 +69,6 @@ def test_without_headers_the_pace_is_found_from_429s(
     assert summary.status_counts["ok"] == UNITS  # none lost, though some were refused
     assert stats["rate_limited"] <= 0.10 * stats["requests"], stats
     learned = manifest["judges"]["wire"]["rate_limits"]
-    assert learned["learned_rpm"] is None and 300 <= learned["guessed_rpm"] <= 1500, learned
+    # The pace guessed at the last 429 episode (the 2-second window lets bursts through, so
+    # an early guess may sit above the limit): within a factor of two of it either way.
+    assert learned["learned_rpm"] is None and 600 <= learned["guessed_rpm"] <= 2400, learned
