@@ -11,12 +11,14 @@ judgments, BENCHMARKS.md).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from jurybox.config import config_from_mapping
 from jurybox.pipeline import run_async
@@ -30,7 +32,9 @@ UNITS = 240  # pairwise, both orders: 120 items; 12 s at 1,200 a minute
 SERVER = {"latency_s": 0.1, "rpm": 1200.0, "rate_window_s": 2.0, "seed": 3}
 
 
-def _run(tmp_path: Path, url: str, provider: str) -> tuple[Any, float, dict[str, Any]]:
+def _run(
+    tmp_path: Path, url: str, provider: str, console: Console | None = None
+) -> tuple[Any, float, dict[str, Any]]:
     dataset = write_items(tmp_path / "items.jsonl", UNITS // 2)
     mapping = run_config(
         dataset,
@@ -40,7 +44,8 @@ def _run(tmp_path: Path, url: str, provider: str) -> tuple[Any, float, dict[str,
         pipeline={"test_retest_count": 0, "position_bias_mode": "both", "concurrency": 64},
     )
     started = time.perf_counter()
-    summary = asyncio.run(run_async(config_from_mapping(mapping), output_dir=tmp_path / "out"))
+    config = config_from_mapping(mapping)
+    summary = asyncio.run(run_async(config, output_dir=tmp_path / "out", console=console))
     wall = time.perf_counter() - started
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
     return summary, wall, manifest
@@ -50,12 +55,15 @@ def test_with_headers_the_limit_is_learned_and_kept(
     tmp_path: Path, wire_server: StartServer
 ) -> None:
     server = wire_server(**SERVER, rate_headers=True)
-    summary, wall, manifest = _run(tmp_path, server.url, "openai")  # through the openai SDK
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=240)  # draws the progress line
+    summary, wall, manifest = _run(tmp_path, server.url, "openai", console)  # the openai SDK
     stats = server.stats()
     assert summary.units_run == UNITS
     assert summary.status_counts["ok"] == UNITS  # none lost
     assert stats["rate_limited"] <= 0.01 * stats["requests"], stats
     assert manifest["judges"]["wire"]["rate_limits"]["learned_rpm"] == 1200
+    assert "wire: learned 1,200 rpm" in screen.getvalue()  # shown in the progress line
     bound = UNITS / 20.0
     assert wall < 1.6 * bound, (wall, bound)  # generous: a shared CI machine
 
