@@ -250,15 +250,15 @@ def test_retry_after_holds_every_start() -> None:
 def test_a_spent_budget_holds_until_enough_is_back() -> None:
     clock = FakeClock()
     limits = _limits(clock)
-    spent = RateLimits(requests_limit=60, requests_remaining=0, requests_reset_s=60.0)
+    spent = RateLimits(requests_limit=60, requests_remaining=0, requests_reset_s=120.0)
 
     async def main() -> tuple[float, float]:
         first = await _ok(limits, spent)
         return first, await _ok(limits)
 
     first, second = asyncio.run(main())
-    # The whole minute's budget is back in 60 s, so one request's worth in 1 s.
-    assert second - first == pytest.approx(1.0)
+    # The whole budget is back in 120 s, so one request's worth in 2 s (more than the pace).
+    assert second - first == pytest.approx(2.0)
 
 
 def test_forgiven_only_while_backing_off_and_the_server_admits() -> None:
@@ -318,3 +318,33 @@ def test_learned_limits_are_reported_and_restored() -> None:
     times = asyncio.run(paced())  # paced from the first call, before any header
     assert times[1] - times[0] == pytest.approx(0.05 * (1 + PACING_MARGIN))
     assert resumed.describe() == "learned 1,200 rpm · 400,000 tpm"
+
+
+def test_a_pace_learned_late_counts_the_calls_already_sent() -> None:
+    """The first answer's headers arrive after the opening burst went out: pacing from then
+    on would add a second's worth of calls on top of it."""
+    clock = FakeClock()
+    limits = _limits(clock)
+    burst_started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def opening_call(stated: RateLimits | None) -> None:
+        async with limits.attempt(10, _classify) as turn:
+            burst_started.set()
+            await release.wait()
+            turn.done(_answer(stated))
+
+    async def main() -> list[float]:
+        stated = RateLimits(requests_limit=600)  # 10 a second
+        burst = [asyncio.create_task(opening_call(stated)) for _ in range(START_IN_FLIGHT)]
+        await burst_started.wait()
+        release.set()
+        await asyncio.gather(*burst)
+        return [await _ok(limits) for _ in range(5)]
+
+    start = clock.now
+    times = asyncio.run(main())
+    # 16 calls went out at once: the next waits until 16 paced slots would have passed.
+    assert times[0] - start == pytest.approx(START_IN_FLIGHT * 0.1 * (1 + PACING_MARGIN))
+    everything = [start] * START_IN_FLIGHT + times
+    assert max_in_any_window(everything, 60.0) <= 600

@@ -162,6 +162,10 @@ class Pacer:
             self._next = (self._next if on_time else now) + self.interval_s
             return now
 
+    def defer(self, until: float) -> None:
+        """No start before ``until`` (a pace learned after some calls already went out)."""
+        self._next = max(self._next, until)
+
 
 class JudgeLimits:
     """A judge's optional rpm and tpm limits; ``acquire`` returns a callback to settle tokens."""
@@ -221,6 +225,7 @@ Classify = Callable[[BaseException], ProviderError]
 
 # Adaptive control (``AdaptiveLimits``); the figures behind them are in docs/rate_limits.md.
 START_IN_FLIGHT = 16  # calls in flight before anything is known: a small burst, not a storm
+SLOW_START_PACE = 2.0  # while the window grows: at most 2 x the best admitted rate
 DECREASE = 0.8  # calls in flight x 0.8 per 429 episode (multiplicative decrease)
 PACE_DECREASE = 0.9  # a guessed pace x 0.9 per episode, from what the server admitted
 PACE_GROWTH_PER_S = 0.02  # a guessed pace grows by 2 % of itself per second without a 429
@@ -270,15 +275,18 @@ class AdaptiveLimits:
     * **Headers** (``Completion.rate_limits`` / ``RateLimitError.rate_limits``): a stated
       request limit sets an even pace (like a configured ``rpm``, 4 % under it); a token limit
       a sliding token window (like ``tpm``); a budget left at zero holds every start until the
-      stated reset; ``Retry-After`` holds them for as long as it says.
+      stated reset (pro rata: budgets refill evenly); ``Retry-After`` holds them for as long
+      as it says. A pace learned after calls went out counts them as paced.
     * **429 episodes**: the first 429 after something was admitted, from a call started after
       the previous episode, is an episode; the others belong to it. Each episode multiplies the
       calls allowed in flight by ``DECREASE`` (0.8); each answer adds one back per round trip
       (additive increase), from ``START_IN_FLIGHT`` up to the judge's concurrency (doubling per
-      round trip until the first episode). Without a stated limit an episode also sets a
-      guessed pace: 0.9 x what the server admitted over the last seconds, never under
-      ``GUESS_FLOOR`` of the best rate seen (else repeated episodes would walk it down toward
-      one call a minute), growing by 2 % a second until the next episode.
+      round trip, paced at twice the best admitted rate, until the first episode). Without a
+      stated limit an episode also sets a guessed pace: first 0.9 x what the server admitted
+      over the last seconds (only while calls were waiting: else the run, not the server, set
+      that rate), then 0.9 x the last guess, never under ``GUESS_FLOOR`` of the best rate seen
+      (else repeated episodes would walk it down toward one call a minute), growing by 2 % a
+      second until the next episode.
 
     ``report`` (the manifest's entry for the judge) receives what was learned; ``saved`` (that
     entry's ``rate_limits`` from an earlier session) is the starting point.
@@ -312,6 +320,7 @@ class AdaptiveLimits:
         self._admitted_since_episode = True
         self._last_admitted = -math.inf
         self._admitted: deque[float] = deque()  # when answers came, over ADMITTED_SPAN_S
+        self._starts: deque[float] = deque()  # when calls started, over the last minute
         self._first_start: float | None = None
         self._estimate = 0.0  # tokens of the latest request, against the tokens left
         self._free = asyncio.Event()
@@ -381,8 +390,9 @@ class AdaptiveLimits:
     def learn(self, limits: RateLimits, started: float) -> None:
         """Take the stated limits; a spent budget holds starts until enough of it is back
         (counted from when the call started: the server read its budget no earlier)."""
-        if limits.requests_limit:
+        if limits.requests_limit and limits.requests_limit != self.learned_rpm:
             self.learned_rpm = limits.requests_limit
+            self._pace_past_starts()
         if limits.tokens_limit:
             self._learn_tokens(limits.tokens_limit)
         holds = (
@@ -413,13 +423,8 @@ class AdaptiveLimits:
             raise
         self.in_flight += 1
         try:
-            await self._hold()
-            interval = self._interval(self._clock())
-            if interval is not None:
-                self._pacer.interval_s = interval
-                await self._pacer.acquire()
+            await self._paced_turn()
             settle = await self._charge_tokens(estimated_tokens)
-            await self._hold()  # a 429 may have come back while this call waited its turn
         except BaseException:
             self._leave()
             raise
@@ -428,7 +433,23 @@ class AdaptiveLimits:
         now = self._clock()
         if self._first_start is None:
             self._first_start = now
+        self._starts.append(now)
+        while self._starts[0] <= now - 60.0:
+            self._starts.popleft()
         return Turn(now, settle, self.answered)
+
+    async def _paced_turn(self) -> None:
+        """Wait out any hold, then the pace; a hold set meanwhile (a 429 came back) means both
+        again: released together when it ends, calls paced before it would go out at once."""
+        while True:
+            waited_out = self._pause_until
+            await self._hold()
+            interval = self._interval(self._clock())
+            if interval is not None:
+                self._pacer.interval_s = interval
+                await self._pacer.acquire()
+            if self._pause_until in (waited_out, -math.inf) or self._pause_until <= self._clock():
+                return
 
     def _leave(self) -> None:
         self.in_flight -= 1
@@ -455,6 +476,14 @@ class AdaptiveLimits:
 
         return settle
 
+    def _pace_past_starts(self) -> None:
+        """A newly learned pace counts the last minute's starts as if they had been paced: the
+        first answers' headers come after a burst already went out, and pacing from now would
+        add a second's worth on top of it."""
+        interval = self._interval(self._clock())
+        if interval is not None and self._starts:
+            self._pacer.defer(self._starts[0] + len(self._starts) * interval)
+
     def _learn_tokens(self, tpm: float) -> None:
         self.learned_tpm = tpm
         if self._tokens is None:
@@ -465,11 +494,16 @@ class AdaptiveLimits:
             self._tokens.limit = tpm
 
     def _interval(self, now: float) -> float | None:
-        """Seconds between starts: a stated limit's pace, else the guessed one, else none."""
+        """Seconds between starts: a stated limit's pace, else the guessed one, else none;
+        while the window still grows from its start (no 429 yet), twice the best admitted
+        rate, so that a doubled window goes out over a round trip rather than at once."""
         if self.learned_rpm:
             return 60.0 / self.learned_rpm * (1.0 + PACING_MARGIN)
         guess = self._guess_now(now)
-        return 1.0 / guess if guess else None
+        if guess:
+            return 1.0 / guess
+        growing = self.episodes == 0 and self.window < self.max_in_flight
+        return 1.0 / (SLOW_START_PACE * self.best_rate) if growing and self.best_rate else None
 
     def _guess_now(self, now: float) -> float | None:
         if self._guess is None:
@@ -494,18 +528,20 @@ class AdaptiveLimits:
         self._publish()
 
     def _lower_guess(self, now: float) -> None:
-        """Pace 0.9 x the lower of the current guess and what the server admitted lately.
+        """The first guess is 0.9 x what the server admitted lately; later ones 0.9 x the last
+        (what was admitted since also counts the holds and bunched arrivals: it undershoots).
 
         What was admitted measures the server only while the run asked for more than the
         limits let through (calls were waiting): a run with few calls to make admits few
         whatever the server's limit, and a 429 then (say, for one request the server always
         refuses) must not slow the run to that trickle; the smaller window acts alone.
         """
-        admitted = self._admitted_rate(now) if self.waiting > 0 else None
-        seen = [rate for rate in (self._guess_now(now), admitted) if rate]
-        if not seen:
+        guess = self._guess_now(now)
+        if guess is None and self.waiting > 0:
+            guess = self._admitted_rate(now) or None
+        if guess is None:
             return  # nothing measured and nothing guessed yet: the window and holds act alone
-        self._guess = max(min(seen) * PACE_DECREASE, GUESS_FLOOR * self.best_rate)
+        self._guess = max(guess * PACE_DECREASE, GUESS_FLOOR * self.best_rate)
         self._guess_at = now
 
     def _restore(self, saved: Mapping[str, Any]) -> None:
