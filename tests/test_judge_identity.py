@@ -18,6 +18,13 @@ from jurybox.pipeline.manifest import check_resumable, config_snapshot
 from jurybox.records import CompletionRequest
 
 BASE: dict[str, Any] = {"provider": "openai", "model": "gpt-x", "api_key_env": "KEY_ENV"}
+# base_urls belongs to openai_compatible alone: its change is tried from a one-replica fleet.
+FLEET: dict[str, Any] = {
+    "provider": "openai_compatible",
+    "model": "m",
+    "api_key_env": "KEY_ENV",
+    "base_urls": ("http://127.0.0.1:8/v1",),
+}
 REQUEST = CompletionRequest(system="rules", user="question", max_tokens=100, seed=1)
 # One other value per JudgeConfig field; the first test keeps this table complete.
 OTHER: dict[str, Any] = {
@@ -25,6 +32,7 @@ OTHER: dict[str, Any] = {
     "model": "gpt-y",
     "api_key_env": "OTHER_ENV",
     "base_url": "http://127.0.0.1:9/v1",
+    "base_urls": ("http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"),
     "temperature": 0.7,
     "max_tokens": 50,
     "max_tokens_param": "max_completion_tokens",
@@ -72,8 +80,9 @@ def test_every_field_declares_one_effect_and_the_table_covers_them() -> None:
 
 @pytest.mark.parametrize("field", sorted(OTHER))
 def test_the_three_consumers_agree_on_every_field(field: str) -> None:
-    base = JudgeConfig(**BASE)
-    changed = JudgeConfig(**{**BASE, field: OTHER[field]})
+    fields = FLEET if field == "base_urls" else BASE
+    base = JudgeConfig(**fields)
+    changed = JudgeConfig(**{**fields, field: OTHER[field]})
     seen = _consumers_see(base, changed)
     effect = affects(field)
     assert seen["cache"] is seen["devloop"] is (effect is Affects.ANSWER)
