@@ -139,10 +139,14 @@ class JudgeConfig(_Frozen):
         None, description="Calls in flight for this judge."
     )
     rpm: Annotated[float | None, _NOTHING] = Field(
-        None, gt=0, description="Requests per minute limit."
+        None,
+        gt=0,
+        description="Requests per minute limit (unset, with no tpm: learned from the provider).",
     )
     tpm: Annotated[float | None, _NOTHING] = Field(
-        None, gt=0, description="Tokens per minute limit."
+        None,
+        gt=0,
+        description="Tokens per minute limit (unset, with no rpm: learned from the provider).",
     )
     timeout_s: Annotated[float, _NOTHING] = Field(120.0, gt=0, description="Per-call timeout.")
     price_input_per_mtok: Annotated[float | None, _NOTHING] = Field(
