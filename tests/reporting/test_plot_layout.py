@@ -5,6 +5,7 @@ apply, and ``analyze --plots`` / ``--no-plots`` choosing what is drawn."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -338,3 +339,19 @@ def test_no_plots_writes_no_image(tmp_path: Path) -> None:
     assert not (out / "plots").exists()
     assert not [p for p in out.rglob("*") if p.suffix in (".png", ".svg")]
     assert "data:image/" not in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_analyze_reads_the_rubric_scale_from_the_run_manifest(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    write_jsonl(rubric_world().records, run / "judgments.jsonl")
+    manifest = {"config": {"task": {"mode": "rubric", "rubric": "general"}}}
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["analyze", str(run), "--out", str(out), "--plots", "dimension_heatmap"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
+    assert report["options"]["score_scale"] == [1, 10]  # the built-in general rubric's scale
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Colours span the rubric&#39;s scale 1–10." in html

@@ -63,6 +63,31 @@ def _items(path: Path, dataset: Path | None) -> list[Item] | None:
     return read_items(companion) if companion.is_file() else None
 
 
+def _manifest_score_scale(path: Path) -> tuple[int, int] | None:
+    """The rubric scale of the run that wrote ``path`` (its manifest.json names the rubric), so
+    the report's score axes span the instrument (1-10), not the data. None without a manifest or
+    a rubric, or when the rubric can no longer be read."""
+    from jurybox.errors import ConfigError  # noqa: PLC0415
+    from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest  # noqa: PLC0415
+    from jurybox.rubrics.model import load_rubric  # noqa: PLC0415
+
+    try:
+        manifest = read_manifest(path.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return None
+    task = manifest.get("config", {}).get("task", {})
+    if not task.get("rubric") or not (
+        task.get("mode") == "rubric" or task.get("pairwise_with_rubric")
+    ):
+        return None
+    config_path = manifest.get("config_path")
+    base = Path(config_path).parent if config_path else path.parent
+    try:
+        return load_rubric(str(task["rubric"]), base_dir=base, env={}).scale
+    except (ConfigError, OSError):
+        return None
+
+
 def _human(human: Path | None) -> dict[str, Mapping[str, Any]] | None:
     if human is None:
         return None
@@ -159,6 +184,7 @@ def analyze_to_dir(
         or AnalysisOptions(
             judge_families=_recorded_families(records),
             thresholds=thresholds or TrustThresholds(),
+            score_scale=_manifest_score_scale(path),
         ),
         label_source=str(human) if human is not None else None,
     )
