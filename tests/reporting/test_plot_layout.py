@@ -218,7 +218,7 @@ def _renamed(record: JudgeRecord, judge: str) -> JudgeRecord:
 N_MANY = 65
 
 
-def many_judges_rubric(n_judges: int = N_MANY, n_items: int = 12) -> list[JudgeRecord]:
+def many_judges_rubric(n_judges: int = N_MANY, n_items: int = 4) -> list[JudgeRecord]:
     rng = np.random.default_rng(3)
     records = []
     for i in range(n_items):
@@ -230,7 +230,7 @@ def many_judges_rubric(n_judges: int = N_MANY, n_items: int = 12) -> list[JudgeR
     return records
 
 
-def many_judges_pairwise(n_judges: int = N_MANY, n_items: int = 12) -> list[JudgeRecord]:
+def many_judges_pairwise(n_judges: int = N_MANY, n_items: int = 4) -> list[JudgeRecord]:
     rng = np.random.default_rng(5)
     records = []
     for i in range(n_items):
@@ -244,7 +244,7 @@ def many_judges_pairwise(n_judges: int = N_MANY, n_items: int = 12) -> list[Judg
 
 @pytest.fixture(scope="module")
 def many_rubric(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    world = rubric_world(n_items=12)
+    world = rubric_world(n_items=4)
     records = many_judges_rubric()
     report, frame = build_report(records, human=None, items=world.items, options=AnalysisOptions())
     paths = write_reports(report, frame, tmp_path_factory.mktemp("many_rubric"))
@@ -253,7 +253,7 @@ def many_rubric(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 @pytest.fixture(scope="module")
 def many_pairwise(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    world = pairwise_world(n_items=12)
+    world = pairwise_world(n_items=4)
     records = many_judges_pairwise()
     report, frame = build_report(records, human=None, items=world.items, options=AnalysisOptions())
     paths = write_reports(report, frame, tmp_path_factory.mktemp("many_pairwise"))
@@ -263,7 +263,8 @@ def many_pairwise(tmp_path_factory: pytest.TempPathFactory) -> Built:
 LEFT_OUT = f"Showing {MAX_JUDGES} of {N_MANY} judges"
 
 
-@pytest.mark.slow  # 65 judges: minutes of analysis on a loaded machine
+@pytest.mark.slow  # 65 judges: minutes of analysis (2,080 judge pairs) on a loaded machine
+@pytest.mark.timeout(1500)
 def test_65_rubric_judges_give_capped_small_multiples_with_a_note(many_rubric: Built) -> None:
     specs = _specs(many_rubric)
     scatter = specs["verbosity_scatter"]
@@ -279,7 +280,8 @@ def test_65_rubric_judges_give_capped_small_multiples_with_a_note(many_rubric: B
     assert html.count(LEFT_OUT) >= 2
 
 
-@pytest.mark.slow  # 65 judges: minutes of analysis on a loaded machine
+@pytest.mark.slow  # 65 judges: minutes of analysis (2,080 judge pairs) on a loaded machine
+@pytest.mark.timeout(1500)
 def test_65_pairwise_judges_cap_every_per_judge_figure(many_pairwise: Built) -> None:
     specs = _specs(many_pairwise)
     for name in ("position_bias", "agreement_matrix", "vendor_bias", "treatment_effect"):
@@ -294,7 +296,8 @@ def test_65_pairwise_judges_cap_every_per_judge_figure(many_pairwise: Built) -> 
     assert list(swap.categories) == order[:MAX_JUDGES]  # type: ignore[union-attr]
 
 
-@pytest.mark.slow  # 65 judges: minutes of analysis on a loaded machine
+@pytest.mark.slow  # 65 judges: minutes of analysis (2,080 judge pairs) on a loaded machine
+@pytest.mark.timeout(1500)
 def test_judge_order_puts_the_least_trusted_first(many_pairwise: Built) -> None:
     levels = many_pairwise.report.verdict.judges
     rank = ("not_trusted", "use_with_caution", "insufficient_evidence", "trusted")

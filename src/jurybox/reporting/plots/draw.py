@@ -64,6 +64,8 @@ def render(spec: PlotSpec) -> RenderedPlot:
         figure = build_figure(spec)
         png, svg = io.BytesIO(), io.BytesIO()
         figure.savefig(png, format="png", dpi=DPI, facecolor="white")
+        # The layout is solved (in figure fractions): the SVG reuses it instead of solving again.
+        figure.set_layout_engine("none")
         figure.savefig(svg, format="svg", facecolor="white", metadata={"Date": None})
     return RenderedPlot(spec, png.getvalue(), svg.getvalue().decode("utf-8"))
 
