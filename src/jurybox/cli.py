@@ -288,6 +288,22 @@ def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _plot_families(value: str | None) -> tuple[str, ...] | None:
+    """``--plots a,b``: the named plot families, each checked against the known ones."""
+    if value is None:
+        return None
+    from jurybox.reporting.plots import PLOT_NAMES
+
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in PLOT_NAMES]
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown plot {', '.join(unknown) or '(none given)'}; known: {', '.join(PLOT_NAMES)}",
+            param_hint="--plots",
+        )
+    return names
+
+
 def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
     from pydantic import ValidationError
@@ -315,7 +331,15 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     required=True,
     help="Folder for the report files.",
 )
-@click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
+@click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
+@click.option(
+    "--plots",
+    "plot_families",
+    metavar="NAMES",
+    callback=lambda _ctx, _param, value: _plot_families(value),
+    help="Only these plot families, comma-separated (default: all; the names are in "
+    "docs/plots.md, e.g. position_bias,calibration).",
+)
 @click.option(
     "--config",
     "config",
@@ -332,6 +356,7 @@ def analyze(
     dataset: Path | None,
     out_dir: Path,
     no_plots: bool,
+    plot_families: tuple[str, ...] | None,
     config: Path | None,
     **trust: float | None,
 ) -> None:
@@ -354,7 +379,7 @@ def analyze(
         dataset=dataset,
         out_dir=out_dir,
         console=Console(),
-        plots=not no_plots,
+        plots=False if no_plots else (plot_families if plot_families is not None else True),
         thresholds=_thresholds(config, trust),
     )
 

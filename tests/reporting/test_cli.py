@@ -108,7 +108,9 @@ def test_analyze_with_dataset_and_labels_on_a_run_folder(tmp_path: Path) -> None
     assert report["human_calibration"]["scores"]["status"] == "computed"
     assert report["bias"]["verbosity"]["status"] == "computed"  # lengths came from --dataset
     assert "Can these judges be trusted?" in result.output
-    assert len(list((out / "plots").glob("*.png"))) == 7
+    # every plot but position bias (rubric mode has no order to prefer), as PNG and SVG
+    assert len(list((out / "plots").glob("*.png"))) == 6
+    assert len(list((out / "plots").glob("*.svg"))) == 6
 
 
 def test_analyze_without_plots(tmp_path: Path) -> None:

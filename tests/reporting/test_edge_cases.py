@@ -32,6 +32,7 @@ def test_every_record_failed_still_gives_a_readable_report(tmp_path: Path) -> No
     assert data["summary"]["excluded"]["by_status"] == {"unparsed": len(failed)}
     specs = build_plot_specs(report, frame)
     assert {s.status for s in specs} == {"not_applicable"}
+    assert paths.plots == () and paths.svgs == ()  # no placeholder image for what does not apply
     markdown = paths.markdown.read_text(encoding="utf-8")
     assert "**Not computed:** no successful judgment" in markdown
     html = paths.html.read_text(encoding="utf-8")

@@ -59,7 +59,7 @@ def test_self_contained_no_script_but_the_explorer_no_network(built: Built) -> N
     assert page.tags.count("script") == 2 and {"jb-data", "jb-explorer"} <= set(page.ids)
     assert "link" not in page.tags
     assert "Content-Security-Policy" in text
-    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+    assert all(src.startswith("data:image/svg+xml;base64,") for src in page.images)
     assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", text)
 
 
@@ -73,12 +73,11 @@ def test_every_section_is_present_and_every_link_resolves(built: Built) -> None:
     assert internal and all(target in anchors for target in internal), internal
 
 
-def test_images_are_embedded_pngs(built: Built) -> None:
+def test_images_are_embedded_svgs(built: Built) -> None:
     page = _parse(built.paths.html.read_text(encoding="utf-8"))
-    assert len(page.images) == 7
-    for src in page.images:
-        data = base64.b64decode(src.split(",", 1)[1])
-        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(page.images) == len(built.paths.svgs) >= 5  # one per plot that applies
+    embedded = {base64.b64decode(src.split(",", 1)[1]) for src in page.images}
+    assert embedded == {path.read_bytes() for path in built.paths.svgs}
 
 
 def test_untrusted_text_is_escaped(rubric: Built) -> None:
@@ -113,4 +112,4 @@ def test_headline_figures_match_the_report(pairwise: Built) -> None:
 def test_rendering_a_minimal_report_does_not_need_plots_or_records(rubric: Built) -> None:
     text = render_html(rubric.report)
     assert "No failed record" in text or "failed records" in text.lower()
-    assert "data:image/png" not in text
+    assert "data:image/" not in text

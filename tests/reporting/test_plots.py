@@ -10,8 +10,8 @@ from jurybox.analysis import analyze_records
 from jurybox.analysis.model.human import CriterionJudge
 from jurybox.reporting import PLOT_NAMES
 from jurybox.reporting.plots import build_plot_specs
-from jurybox.reporting.plots.draw import render_png
-from jurybox.reporting.plots.specs import BarPanel, NotApplicablePanel, PlotSpec, not_applicable
+from jurybox.reporting.plots.draw import render, render_png
+from jurybox.reporting.plots.specs import BarPanel, PlotSpec
 
 from .conftest import Built
 from .synthetic import criterion_records
@@ -30,9 +30,11 @@ def check_png(path: Path) -> None:
     assert pixels.std() > 0.01, f"{path} is blank"
 
 
-def test_every_plot_is_written_and_is_a_valid_png(built: Built) -> None:
+def test_every_plot_that_applies_is_written_and_is_a_valid_png(built: Built) -> None:
     assert built.paths.plots_dir is not None
-    assert [p.stem for p in built.paths.plots] == list(PLOT_NAMES)
+    drawn = [s.name for s in build_plot_specs(built.report, built.frame) if s.drawn]
+    assert [p.stem for p in built.paths.plots] == drawn
+    assert set(drawn) <= set(PLOT_NAMES) and len(drawn) >= 5
     for path in built.paths.plots:
         check_png(path)
 
@@ -54,21 +56,15 @@ def test_pairwise_data_uses_labelled_fallbacks(pairwise: Built) -> None:
         assert specs[name].status == "fallback", name
         assert specs[name].note and specs[name].note.startswith("fallback:")
     heatmap = specs["dimension_heatmap"]
-    assert heatmap.status == "not_applicable"
+    assert heatmap.status == "not_applicable" and not heatmap.drawn
     assert heatmap.note and heatmap.note.startswith("not applicable:")
-    assert isinstance(heatmap.panels[0], NotApplicablePanel)
+    assert heatmap.panels == ()
 
 
 def test_plots_without_a_frame_still_render(pairwise: Built) -> None:
     for spec in build_plot_specs(pairwise.report, None):
-        assert render_png(spec)[:8] == PNG_SIGNATURE
-
-
-def test_not_applicable_panel_renders(tmp_path: Path) -> None:
-    spec = not_applicable("x", "Nothing here", "pairwise data has no per-dimension scores")
-    path = tmp_path / spec.filename
-    path.write_bytes(render_png(spec))
-    check_png(path)
+        if spec.drawn:
+            assert render_png(spec)[:8] == PNG_SIGNATURE
 
 
 def test_rendering_is_deterministic_and_leaks_no_pyplot_state(rubric: Built) -> None:
@@ -76,16 +72,19 @@ def test_rendering_is_deterministic_and_leaks_no_pyplot_state(rubric: Built) -> 
 
     before = plt.get_fignums()
     spec: PlotSpec = build_plot_specs(rubric.report, rubric.frame)[2]
-    assert render_png(spec) == render_png(spec)
+    first, second = render(spec), render(spec)
+    assert first.png == second.png and first.svg == second.svg
     assert plt.get_fignums() == before == []
 
 
 def test_markdown_and_html_name_each_plot_status(pairwise: Built) -> None:
     markdown = pairwise.paths.markdown.read_text(encoding="utf-8")
     html = pairwise.paths.html.read_text(encoding="utf-8")
-    for name in PLOT_NAMES:
-        assert f"plots/{name}.png" in markdown
-        assert f"plots/{name}.png" in html
+    for spec in build_plot_specs(pairwise.report, pairwise.frame):
+        for page in (markdown, html):
+            assert (f"plots/{spec.name}.png" in page) is spec.drawn, spec.name
+            assert (f"plots/{spec.name}.svg" in page) is spec.drawn, spec.name
+            assert spec.title in page
     assert "not applicable: " in markdown and "not applicable: " in html
     assert "fallback: pairwise data has no scores" in markdown
 
@@ -97,7 +96,7 @@ def test_no_plots_when_not_requested(rubric: Built, tmp_path: Path, plots: bool)
     paths = write_reports(rubric.report, rubric.frame, tmp_path, plots=plots)
     assert paths.plots_dir is None and paths.plots == ()
     assert not (tmp_path / "plots").exists()
-    assert "data:image/png" not in paths.html.read_text(encoding="utf-8")
+    assert "data:image/" not in paths.html.read_text(encoding="utf-8")
 
 
 def test_criterion_calibration_draws_tpr_and_tnr() -> None:

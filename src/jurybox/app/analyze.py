@@ -6,7 +6,7 @@ them, write every report file (``jurybox.reporting.write_reports``) and print th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,7 @@ def analyze_to_dir(
     dataset: Path | None,
     out_dir: Path,
     console: Console | None = None,
-    plots: bool = True,
+    plots: bool | Collection[str] = True,
     options: AnalysisOptions | None = None,
     thresholds: TrustThresholds | None = None,
 ) -> ReportPaths:

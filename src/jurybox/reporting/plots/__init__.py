@@ -43,7 +43,7 @@ def build_plot_specs(
         verbosity(report, frame),
         vendor_bias(report, frame),
         treatment_effect(report, frame),
-        dimension_heatmap(report),
+        dimension_heatmap(report, frame),
         agreement_matrix(report),
         calibration(report),
     ]

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.frame import judge_scores
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge, SwapConsistency, Verbosity
 from jurybox.analysis.model.effects import PreferenceWinRate
-from jurybox.reporting.plots.common import interval_series, number, value_of, why
+from jurybox.reporting.plots.common import (
+    interval_series,
+    number,
+    score_scale,
+    top_judges,
+    value_of,
+    why,
+)
 from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,
     HeatmapPanel,
-    NotApplicablePanel,
     PlotSpec,
     ScatterPanel,
     not_applicable,
@@ -28,25 +36,44 @@ def position_bias(report: Report) -> PlotSpec:
     node = report.bias.position
     if node is None or not node.computed:
         return not_applicable("position_bias", title, why(node, "no position-bias analysis"))
-    judges = dict(node.judges or {})
+    all_judges = dict(node.judges or {})
+    kept, left_out = top_judges(report, all_judges)
+    judges = {name: all_judges[name] for name in kept}
     threshold = number(report.options.thresholds.warn_swap_consistency)
+    first = _first_position_panel(judges)
+    first_caption = (
+        "share of decisive verdicts for the response shown first, with 95% intervals "
+        "(0.5: no position bias)."
+    )
+    swap = _swap_panel(judges, threshold)
+    if swap is None:
+        return PlotSpec(
+            "position_bias",
+            title,
+            (first,),
+            caption=first_caption[:1].upper() + first_caption[1:],
+            note="no swap-consistency panel: "
+            + why(
+                next(iter(all_judges.values())).swap_consistency if all_judges else None,
+                "no pair was judged in both orders",
+            ),
+            left_out=left_out,
+        )
     return PlotSpec(
         "position_bias",
         title,
-        (_swap_panel(judges, threshold), _first_position_panel(judges)),
-        caption="Left: share of pairs with the same verdict when the responses trade "
-        "places (labels: consistent/pairs). Right: share of decisive verdicts for the "
-        "response shown first, with 95% intervals.",
+        (swap, first),
+        caption="Top: share of pairs with the same verdict when the responses trade "
+        "places (labels: consistent/pairs). Bottom: " + first_caption,
+        left_out=left_out,
     )
 
 
-def _swap_panel(
-    judges: dict[str, PositionJudge], threshold: float | None
-) -> BarPanel | NotApplicablePanel:
+def _swap_panel(judges: dict[str, PositionJudge], threshold: float | None) -> BarPanel | None:
     title = "Swap consistency (same verdict in both orders)"
     swaps = [entry.swap_consistency for entry in judges.values()]
     if all(value_of(s) is None for s in swaps):
-        return NotApplicablePanel(title, why(swaps[0] if swaps else None, "no swapped pair"))
+        return None
     series = BarSeries(
         "swap consistency",
         [value_of(s) for s in swaps],
@@ -59,7 +86,7 @@ def _swap_panel(
         series=[series],
         reference=threshold,
         reference_label=None if threshold is None else f"trust threshold {fmt_rate(threshold)}",
-        ylim=(0.0, 1.08),
+        ylim=(0.0, 1.0),
     )
 
 
@@ -100,30 +127,63 @@ def verbosity(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
                 str(j): (list(g["length"].astype(float)), list(g["score"].astype(float)))
                 for j, g in scores.groupby("judge")
             }
-            panel = ScatterPanel(
+            return _verbosity_scatter(report, frame, groups, name, title)
+    return _verbosity_fallback(report, node, name, title)
+
+
+SMALL_MULTIPLES_FROM = 4  # more judges than this: one small panel each instead of one crowded
+
+
+def _verbosity_scatter(
+    report: Report,
+    frame: AnalysisFrame,
+    groups: dict[str, tuple[list[float], list[float]]],
+    name: str,
+    title: str,
+) -> PlotSpec:
+    scale = score_scale(report, frame)
+    ylim = scale.limits if scale else None
+    kept, left_out = top_judges(report, groups)
+    xlabel, ylabel = "response length (characters)", "total score"
+    if len(kept) > SMALL_MULTIPLES_FROM:
+        panels: tuple[ScatterPanel, ...] = tuple(
+            ScatterPanel(judge, "length (chars)", ylabel, {judge: groups[judge]}, ylim=ylim)
+            for judge in kept
+        )
+        columns = 2
+    else:
+        panels = (
+            ScatterPanel(
                 "Length vs total score (one point per judge x response)",
-                "response length (characters)",
-                "total score",
-                groups,
-            )
-            return PlotSpec(
-                name,
-                title,
-                (panel,),
-                caption="Each point is one judge's mean total "
-                "score of one response against that response's length.",
-            )
-    return _verbosity_fallback(node, name, title)
+                xlabel,
+                ylabel,
+                {judge: groups[judge] for judge in kept},
+                ylim=ylim,
+            ),
+        )
+        columns = 1
+    axis = f" The score axis spans {scale.source}." if scale else ""
+    return PlotSpec(
+        name,
+        title,
+        panels,
+        caption="Each point is one judge's mean total score of one response against that "
+        f"response's length{' (one panel per judge)' if columns > 1 else ''}.{axis}",
+        columns=columns,
+        left_out=left_out,
+    )
 
 
-def _verbosity_fallback(node: Verbosity, name: str, title: str) -> PlotSpec:
-    judges = {
+def _verbosity_fallback(report: Report, node: Verbosity, name: str, title: str) -> PlotSpec:
+    every = {
         j: e.preferences.longer_preferred
         for j, e in (node.judges or {}).items()
         if e.preferences is not None
     }
-    if not judges:
+    if not every:
         return not_applicable(name, title, "no score or preference matches a response length")
+    kept, left_out = top_judges(report, every)
+    judges = {j: every[j] for j in kept}
     metrics = list(judges.values())
     panel = BarPanel(
         title="Share of decisive verdicts won by the longer response",
@@ -138,12 +198,13 @@ def _verbosity_fallback(node: Verbosity, name: str, title: str) -> PlotSpec:
         ],
         reference=0.5,
         reference_label="no length preference (0.5)",
-        ylim=(0.0, 1.08),
+        ylim=(0.0, 1.0),
     )
     return PlotSpec(
         name,
         title,
         (panel,),
+        left_out=left_out,
         status="fallback",
         note="fallback: pairwise data has no scores, so the plot shows how often the "
         "longer response wins instead of a length-vs-score scatter",
@@ -167,25 +228,35 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     name, title = "vendor_bias", "Score distribution per judge"
     labels = _judge_labels(report)
     if frame is not None and not frame.scores.empty:
-        scores = judge_scores(frame)
-        groups = {
-            labels.get(str(j), str(j)): list(g["score"].astype(float))
-            for j, g in scores.groupby("judge")
+        by_judge = {
+            str(j): list(g["score"].astype(float)) for j, g in judge_scores(frame).groupby("judge")
         }
-        panel = BoxPanel("Total score per response, by judge (vendor)", "total score", groups)
+        kept, left_out = top_judges(report, by_judge)
+        groups = {labels.get(j, j): by_judge[j] for j in kept}
+        scale = score_scale(report, frame)
+        panel = BoxPanel(
+            "Total score per response, by judge (vendor)",
+            "total score",
+            groups,
+            ylim=scale.limits if scale else None,
+        )
+        axis = f" The score axis spans {scale.source}." if scale else ""
         return PlotSpec(
             name,
             title,
             (panel,),
             caption="Box: quartiles of each judge's total "
             "scores; dots: the responses. A judge whose box sits apart from the others "
-            "is more lenient or severe.",
+            f"is more lenient or severe.{axis}",
+            left_out=left_out,
         )
     prefs = report.effects.preferences
-    judges = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
-    if not judges:
+    every = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
+    if not every:
         return not_applicable(name, title, "no scores and no pairwise verdicts to compare")
-    return _vendor_fallback(report, judges, labels, name, title)
+    kept, left_out = top_judges(report, every)
+    spec = _vendor_fallback(report, {j: every[j] for j in kept}, labels, name, title)
+    return replace(spec, left_out=left_out)
 
 
 def _vendor_fallback(
@@ -217,7 +288,7 @@ def _vendor_fallback(
         note="fallback: pairwise data has no scores, so the plot shows each judge's "
         "verdict counts instead of score distributions",
         caption="Consolidated verdicts per judge: a verdict that flips with the order "
-        "counts as a tie.",
+        "counts as a tie. The axis spans every item a judge judged.",
     )
 
 
@@ -237,7 +308,7 @@ def agreement_matrix(report: Report) -> PlotSpec:
         block, data = (dims[with_pairs[0]], f"{with_pairs[0]} scores") if with_pairs else (None, "")
     if block is None or not block.computed or not block.pairs:
         return not_applicable(name, title, "no judge pair rated the same units")
-    judges = [str(j) for j in node.judges or []]
+    judges, left_out = top_judges(report, [str(j) for j in node.judges or []])
     kappa = _pair_matrix(judges, [(p.raters, p.cohen_kappa) for p in block.pairs])
     share = _pair_matrix(judges, [(p.raters, p.percent_agreement) for p in block.pairs])
     panels = (
@@ -246,8 +317,11 @@ def agreement_matrix(report: Report) -> PlotSpec:
             f"Percent agreement on {data}", judges, share, "share of units", (0.0, 1.0, "viridis")
         ),
     )
-    caption = f"Each cell compares two judges on the {data} they both gave (diagonal left blank)."
-    return PlotSpec(name, title, panels, caption=caption)
+    caption = (
+        f"Each cell compares two judges on the {data} they both gave (diagonal left blank). "
+        "κ is drawn on its full range −1 to 1, agreement on 0 to 1."
+    )
+    return PlotSpec(name, title, panels, caption=caption, left_out=left_out)
 
 
 def _judge_heatmap(

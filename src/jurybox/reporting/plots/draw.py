@@ -10,13 +10,14 @@ from __future__ import annotations
 import io
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
+from matplotlib.typing import RcKeyType
 
 from jurybox.reporting.plots.specs import (
     BarPanel,
@@ -24,45 +25,101 @@ from jurybox.reporting.plots.specs import (
     BoxPanel,
     HeatmapPanel,
     LinePanel,
-    NotApplicablePanel,
     PairedPanel,
     Panel,
     PlotSpec,
+    RenderedPlot,
     ScatterPanel,
 )
 
-DPI = 100
-PANEL_WIDTH_IN = 6.4
-HEIGHT_IN = 4.8
+WIDTH_IN = 6.0  # one panel wide: at 400 px the smallest text (10 pt) is still ~9 px
+PANEL_HEIGHT_IN = 3.4
+SMALL_HEIGHT_IN = 2.5  # one row of small multiples
+DPI = 120  # PNG: 720 px wide
+FONT_PT = 11
+SMALL_FONT_PT = 10  # the smallest text any figure draws
 PALETTE = ("#3b6ea5", "#e07b39", "#5a9e5a", "#b5485d", "#7a5ea8", "#8c6d31", "#2a9d8f", "#777777")
+MAX_CELL_COLUMNS = 8
+MANY_CATEGORIES = 6  # more bars than this: horizontal bars, so the labels stay readable
+STYLE: dict[RcKeyType, Any] = {
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "font.size": FONT_PT,
+    "axes.titlesize": FONT_PT + 1,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": SMALL_FONT_PT,
+    "ytick.labelsize": SMALL_FONT_PT,
+    "legend.fontsize": SMALL_FONT_PT,
+    "figure.titlesize": FONT_PT + 2,
+    "svg.fonttype": "none",  # text stays text: small files, selectable, escaped by matplotlib
+    "svg.hashsalt": "jurybox",  # stable ids: the same data writes the same SVG
+}
+
+
+def render(spec: PlotSpec) -> RenderedPlot:
+    """Draw ``spec`` once and save it as PNG (720 px wide) and as SVG."""
+    with matplotlib.rc_context(STYLE):
+        figure = build_figure(spec)
+        png, svg = io.BytesIO(), io.BytesIO()
+        figure.savefig(png, format="png", dpi=DPI, facecolor="white")
+        # The layout is solved (in figure fractions): the SVG reuses it instead of solving again.
+        figure.set_layout_engine("none")
+        figure.savefig(svg, format="svg", facecolor="white", metadata={"Date": None})
+    return RenderedPlot(spec, png.getvalue(), svg.getvalue().decode("utf-8"))
 
 
 def render_png(spec: PlotSpec) -> bytes:
-    """Draw ``spec`` and return the PNG bytes (about 640-1900 x 480 px)."""
-    with matplotlib.rc_context(
-        {
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "font.size": 10,
-            "axes.titlesize": 11,
-        }
-    ):
-        width = max(PANEL_WIDTH_IN * len(spec.panels), 8.0)
-        figure = Figure(figsize=(width, HEIGHT_IN), dpi=DPI, layout="constrained")
+    """Draw ``spec`` and return the PNG bytes."""
+    return render(spec).png
+
+
+def build_figure(spec: PlotSpec) -> Figure:
+    """The drawn figure of a plot that applies (the axes stay readable for tests)."""
+    if not spec.drawn:
+        raise ValueError(f"plot {spec.name} does not apply: {spec.note}")
+    with matplotlib.rc_context(STYLE):
+        columns = max(1, min(spec.columns, len(spec.panels)))
+        rows = -(-len(spec.panels) // columns)
+        heights = [
+            _row_height(spec.panels[r * columns : (r + 1) * columns], columns) for r in range(rows)
+        ]
+        figure = Figure(figsize=(WIDTH_IN, sum(heights) + 0.4), dpi=DPI, layout="constrained")
         FigureCanvasAgg(figure)
-        axes = figure.subplots(1, len(spec.panels), squeeze=False)[0]
-        for ax, panel in zip(axes, spec.panels, strict=True):
+        grid = figure.subplots(rows, columns, squeeze=False, gridspec_kw={"height_ratios": heights})
+        cells = list(grid.flat)
+        for ax, panel in zip(cells, spec.panels, strict=False):
             _draw_panel(ax, panel)
+        for ax in cells[len(spec.panels) :]:
+            ax.set_visible(False)
         if len(spec.panels) > 1 or spec.status == "fallback":
-            figure.suptitle(spec.title + _status_suffix(spec), fontsize=12, fontweight="bold")
-        if spec.status == "fallback" and spec.note:
-            wrapped = "\n".join(textwrap.wrap(spec.note[:1].upper() + spec.note[1:], 110))
-            figure.supxlabel(wrapped, fontsize=9, style="italic", color="#8a5a00")
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=DPI, facecolor="white")
-    return buffer.getvalue()
+            figure.suptitle(spec.title + _status_suffix(spec), fontweight="bold")
+        footer = [n for n in (spec.note if spec.status == "fallback" else None, spec.left_out) if n]
+        if footer:
+            text = " ".join(n[:1].upper() + n[1:] for n in footer)
+            figure.supxlabel(
+                "\n".join(textwrap.wrap(text, 80)),
+                fontsize=SMALL_FONT_PT,
+                style="italic",
+                color="#8a5a00",
+            )
+    return figure
+
+
+def _row_height(panels: Sequence[Panel], columns: int) -> float:
+    """Inches for one row: taller for long heatmaps and many horizontal bars."""
+    if columns > 1:
+        return SMALL_HEIGHT_IN
+    panel = panels[0]
+    if isinstance(panel, HeatmapPanel):
+        return max(PANEL_HEIGHT_IN, 0.32 * len(panel.rows) + 1.6)
+    if isinstance(panel, BarPanel) and _horizontal(panel):
+        bars = len(panel.categories) * (1 if panel.stacked else max(len(panel.series), 1))
+        return max(PANEL_HEIGHT_IN, 0.22 * bars + 0.35 * len(panel.categories) + 1.2)
+    if isinstance(panel, BoxPanel) and len(panel.groups) > MANY_CATEGORIES:
+        return max(PANEL_HEIGHT_IN, 0.4 * len(panel.groups) + 1.2)
+    return PANEL_HEIGHT_IN
 
 
 def _status_suffix(spec: PlotSpec) -> str:
@@ -80,16 +137,27 @@ def _draw_panel(ax: Axes, panel: Panel) -> None:
         _draw_box(ax, panel)
     elif isinstance(panel, PairedPanel):
         _draw_paired(ax, panel)
-    elif isinstance(panel, LinePanel):
-        _draw_lines(ax, panel)
     else:
-        _draw_not_applicable(ax, panel)
+        _draw_lines(ax, panel)
+
+
+MAX_LABEL_CHARS = 28
+
+
+def _short(label: str) -> str:
+    """A name cut to ``MAX_LABEL_CHARS`` per line: a long judge name must not squeeze the axes
+    to nothing (the tables give it whole)."""
+    return "\n".join(
+        line if len(line) <= MAX_LABEL_CHARS else line[: MAX_LABEL_CHARS - 1] + "…"
+        for line in label.split("\n")
+    )
 
 
 def _wrap(label: str, width: int = 14) -> str:
     """Wrap a tick label, keeping the line breaks it already has."""
+    label = _short(label)
     lines = [part for line in label.split("\n") for part in textwrap.wrap(line, width) or [""]]
-    return "\n".join(lines) or label
+    return "\n".join(lines[:3]) or label
 
 
 def _as_float(values: Sequence[float | None] | None, n: int) -> np.ndarray:
@@ -98,76 +166,91 @@ def _as_float(values: Sequence[float | None] | None, n: int) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
+def _horizontal(panel: BarPanel) -> bool:
+    return panel.horizontal or len(panel.categories) > MANY_CATEGORIES
+
+
 def _draw_bars(ax: Axes, panel: BarPanel) -> None:
+    """Grouped (or stacked) bars; horizontal when there are many categories. A single series'
+    annotations join its category labels, so no text is placed over the bars."""
+    horizontal = _horizontal(panel)
     n_cat, n_series = len(panel.categories), max(len(panel.series), 1)
-    positions = np.arange(n_cat, dtype=float)
+    # Horizontal bars read top-down: the first category at the top.
+    positions = np.arange(n_cat, dtype=float)[::-1] if horizontal else np.arange(n_cat, dtype=float)
     width = 0.8 if panel.stacked else 0.8 / n_series
-    bottom = np.zeros(n_cat)
-    if panel.ylim is not None:
-        ax.set_ylim(*panel.ylim)
+    base = np.zeros(n_cat)
     for index, series in enumerate(panel.series):
         values = _as_float(series.values, n_cat)
         offset = 0.0 if panel.stacked else (index - (n_series - 1) / 2) * width
+        sign = -1.0 if horizontal else 1.0  # the first series on top / on the left
+        where = positions + sign * offset
         heights = np.nan_to_num(values)
-        bars = ax.bar(
-            positions + offset,
-            heights,
-            width,
-            bottom=bottom if panel.stacked else 0,
-            label=series.label,
-            color=PALETTE[index % len(PALETTE)],
-            alpha=0.9,
-        )
-        _error_bars(ax, positions + offset, values, series)
+        start = base if panel.stacked else 0
+        color = PALETTE[index % len(PALETTE)]
+        if horizontal:
+            bars = ax.barh(where, heights, width, left=start, label=series.label, color=color)
+        else:
+            bars = ax.bar(where, heights, width, bottom=start, label=series.label, color=color)
+        _error_bars(ax, where, values, series, horizontal)
         if series.annotations and panel.stacked:
-            ax.bar_label(bars, labels=list(series.annotations), fontsize=8, label_type="center")
-        elif series.annotations:
-            _annotate_tops(ax, positions + offset, values, series)
+            labels = list(series.annotations)
+            ax.bar_label(bars, labels=labels, fontsize=SMALL_FONT_PT, label_type="center")
         if panel.stacked:
-            bottom = bottom + heights
-    if panel.reference is not None:
-        ax.axhline(
-            panel.reference,
-            color="#444444",
-            linestyle="--",
-            linewidth=1,
-            label=panel.reference_label,
-        )
-    ax.set_xticks(positions, [_wrap(c) for c in panel.categories])
-    ax.set_ylabel(panel.ylabel)
+            base = base + heights
+    _reference_line(ax, panel, horizontal)
+    _category_axis(ax, panel, positions, horizontal)
+    if panel.ylim is not None:
+        (ax.set_xlim if horizontal else ax.set_ylim)(*panel.ylim)
+    elif panel.stacked and base.size and base.max() > 0:
+        (ax.set_xlim if horizontal else ax.set_ylim)(0, base.max())
+    (ax.set_xlabel if horizontal else ax.set_ylabel)(panel.ylabel)
     ax.set_title(panel.title)
-    if panel.stacked and bottom.size and bottom.max() > 0:
-        ax.set_ylim(0, bottom.max() * 1.2)  # headroom: the legend sits above the bars
-        ax.legend(fontsize=8, loc="upper center", ncol=len(panel.series))
-    elif len(panel.series) > 1 or panel.reference_label:
-        ax.legend(fontsize=8, loc="best")
+    if len(panel.series) > 1 or panel.reference_label:
+        ax.legend(loc="best", framealpha=0.85)
 
 
-def _error_bars(ax: Axes, x: np.ndarray, values: np.ndarray, series: BarSeries) -> None:
+def _reference_line(ax: Axes, panel: BarPanel, horizontal: bool) -> None:
+    if panel.reference is None:
+        return
+    style = {"color": "#444444", "linestyle": "--", "linewidth": 1, "label": panel.reference_label}
+    if horizontal:
+        ax.axvline(panel.reference, **style)  # type: ignore[arg-type]
+    else:
+        ax.axhline(panel.reference, **style)  # type: ignore[arg-type]
+
+
+def _category_axis(ax: Axes, panel: BarPanel, positions: np.ndarray, horizontal: bool) -> None:
+    labels = list(panel.categories)
+    single = panel.series[0] if len(panel.series) == 1 and not panel.stacked else None
+    if single is not None and single.annotations:
+        joiner = "  " if horizontal else "\n"
+        labels = [f"{c}{joiner}{a}" for c, a in zip(labels, single.annotations, strict=False)]
+    if horizontal:
+        ax.set_yticks(positions, [_short(label.replace("\n", " ")) for label in labels])
+        ax.grid(False, axis="y")
+    else:
+        ax.set_xticks(positions, [_wrap(label) for label in labels])
+        ax.grid(False, axis="x")
+
+
+def _error_bars(
+    ax: Axes, x: np.ndarray, values: np.ndarray, series: BarSeries, horizontal: bool
+) -> None:
     if series.low is None or series.high is None:
         return
     lows, highs = _as_float(series.low, len(x)), _as_float(series.high, len(x))
     keep = ~(np.isnan(lows) | np.isnan(highs) | np.isnan(values))
-    if keep.any():
-        err = np.vstack([values[keep] - lows[keep], highs[keep] - values[keep]])
+    if not keep.any():
+        return
+    err = np.clip(np.vstack([values[keep] - lows[keep], highs[keep] - values[keep]]), 0, None)
+    if horizontal:
         ax.errorbar(
-            x[keep],
-            values[keep],
-            yerr=np.clip(err, 0, None),
-            fmt="none",
-            ecolor="#222222",
-            capsize=4,
-            linewidth=1,
+            values[keep], x[keep], xerr=err, fmt="none", ecolor="#222222", capsize=3, linewidth=1
         )
-
-
-def _annotate_tops(ax: Axes, x: np.ndarray, values: np.ndarray, series: BarSeries) -> None:
-    """Write each bar's label just above its bar or its interval, whichever is higher."""
-    highs = _as_float(series.high, len(x))
-    tops = np.fmax(np.nan_to_num(values), np.nan_to_num(highs))
-    span = ax.get_ylim()[1] - ax.get_ylim()[0]
-    for xi, top, text in zip(x, tops, series.annotations or (), strict=False):
-        ax.text(xi, top + 0.015 * span, text, ha="center", va="bottom", fontsize=8)
+    else:
+        ax.errorbar(
+            x[keep], values[keep], yerr=err, fmt="none", ecolor="#222222", capsize=3, linewidth=1
+        )
 
 
 def _draw_heatmap(ax: Axes, panel: HeatmapPanel) -> None:
@@ -176,16 +259,26 @@ def _draw_heatmap(ax: Axes, panel: HeatmapPanel) -> None:
     cmap = matplotlib.colormaps[panel.cmap].with_extremes(bad="#eeeeee")
     image = ax.imshow(masked, cmap=cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="auto")
     ax.set_xticks(range(len(panel.columns)), [_wrap(c, 12) for c in panel.columns])
-    ax.set_yticks(range(len(panel.rows)), list(panel.rows))
+    if len(panel.columns) > 4:
+        ax.tick_params(axis="x", labelrotation=45)
+    ax.set_yticks(range(len(panel.rows)), [_short(r) for r in panel.rows])
     ax.grid(False)
-    for r, row in enumerate(panel.cells):
+    # Past MAX_CELL_COLUMNS the numbers would overlap at 400 px: colours only (tables hold them).
+    cells = panel.cells if len(panel.columns) <= MAX_CELL_COLUMNS else ()
+    for r, row in enumerate(cells):
         for c, text in enumerate(row):
             dark = False
             if np.isfinite(data[r, c]):
                 red, green, blue, _ = image.cmap(image.norm(data[r, c]))
                 dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
             ax.text(
-                c, r, text, ha="center", va="center", fontsize=9, color="white" if dark else "black"
+                c,
+                r,
+                text,
+                ha="center",
+                va="center",
+                fontsize=SMALL_FONT_PT,
+                color="white" if dark else "black",
             )
     ax.figure.colorbar(image, ax=ax, label=panel.colorbar_label, shrink=0.85)
     ax.set_title(panel.title)
@@ -198,32 +291,58 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
             ys,
             s=16,
             alpha=0.55,
-            label=label,
+            label=_short(label),
             color=PALETTE[index % len(PALETTE)],
             edgecolors="none",
         )
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
-    ax.set_title(panel.title)
+    ax.set_title(_short(panel.title))  # a small multiple is titled with its judge's name
     if panel.yticks:
         ax.set_yticks(list(panel.yticks), list(panel.yticks.values()))
     if len(panel.groups) > 1:
-        ax.legend(fontsize=8, loc="best", markerscale=1.5)
+        ax.legend(loc="best", markerscale=1.5, framealpha=0.85)
+    _limits(ax, None, panel.ylim)
+
+
+def _box_orientation(horizontal: bool) -> dict[str, Any]:
+    """``orientation=`` from matplotlib 3.10 (``vert=`` is deprecated there), ``vert=`` before."""
+    major, minor = (int(part) for part in matplotlib.__version__.split(".")[:2])
+    if (major, minor) >= (3, 10):
+        return {"orientation": "horizontal" if horizontal else "vertical"}
+    return {"vert": not horizontal}
 
 
 def _draw_box(ax: Axes, panel: BoxPanel) -> None:
+    """Boxes with the points jittered over them; horizontal when there are many groups."""
     labels = list(panel.groups)
+    horizontal = len(labels) > MANY_CATEGORIES
     data = [np.asarray(panel.groups[k], dtype=float) for k in labels]
-    boxes = ax.boxplot(data, patch_artist=True, widths=0.55, medianprops={"color": "black"})
+    where = np.arange(len(labels), 0, -1) if horizontal else np.arange(1, len(labels) + 1)
+    boxes = ax.boxplot(
+        data,
+        positions=where,
+        **_box_orientation(horizontal),
+        patch_artist=True,
+        widths=0.55,
+        medianprops={"color": "black"},
+    )
     for index, patch in enumerate(boxes["boxes"]):
         patch.set_facecolor(PALETTE[index % len(PALETTE)])
         patch.set_alpha(0.6)
     rng = np.random.default_rng(0)  # fixed jitter: the same data draws the same picture
-    for index, values in enumerate(data, start=1):
-        jitter = rng.uniform(-0.12, 0.12, size=values.size)
-        ax.scatter(index + jitter, values, s=8, color="#333333", alpha=0.35, edgecolors="none")
-    ax.set_xticks(range(1, len(labels) + 1), [_wrap(k) for k in labels])
-    ax.set_ylabel(panel.ylabel)
+    for place, values in zip(where, data, strict=True):
+        jitter = place + rng.uniform(-0.12, 0.12, size=values.size)
+        x, y = (values, jitter) if horizontal else (jitter, values)
+        ax.scatter(x, y, s=8, color="#333333", alpha=0.35, edgecolors="none")
+    if horizontal:
+        ax.set_yticks(where, [_short(k.replace("\n", " ")) for k in labels])
+        ax.set_xlabel(panel.ylabel)
+        _limits(ax, panel.ylim, None)
+    else:
+        ax.set_xticks(where, [_wrap(k) for k in labels])
+        ax.set_ylabel(panel.ylabel)
+        _limits(ax, None, panel.ylim)
     ax.set_title(panel.title)
 
 
@@ -249,11 +368,12 @@ def _draw_paired(ax: Axes, panel: PairedPanel) -> None:
             markersize=8,
             label="mean",
         )
-        ax.legend(fontsize=8, loc="best")
+        ax.legend(loc="best", framealpha=0.85)
     ax.set_xticks([0, 1], list(panel.conditions))
     ax.set_xlim(-0.3, 1.3)
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title)
+    _limits(ax, None, panel.ylim)
 
 
 def _draw_lines(ax: Axes, panel: LinePanel) -> None:
@@ -267,45 +387,20 @@ def _draw_lines(ax: Axes, panel: LinePanel) -> None:
             ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
     if panel.xticks:
         ax.set_xticks(list(panel.xticks), list(panel.xticks.values()))
-    if panel.ylim is not None:
-        ax.set_ylim(*panel.ylim)
+    _limits(ax, panel.xlim, panel.ylim)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title)
     if len(panel.series) > 1:
-        ax.legend(fontsize=8, loc="best")
+        ax.legend(loc="best", framealpha=0.85)
 
 
-def _draw_not_applicable(ax: Axes, panel: NotApplicablePanel) -> None:
-    ax.set_axis_off()
-    ax.add_patch(
-        FancyBboxPatch(
-            (0.04, 0.12),
-            0.92,
-            0.76,
-            boxstyle="round,pad=0.02",
-            transform=ax.transAxes,
-            facecolor="#fbf4ee",
-            edgecolor="#d9b9a0",
-        )
-    )
-    ax.text(
-        0.5,
-        0.62,
-        panel.title,
-        ha="center",
-        va="center",
-        fontsize=13,
-        fontweight="bold",
-        transform=ax.transAxes,
-    )
-    ax.text(
-        0.5,
-        0.42,
-        "\n".join(textwrap.wrap(f"Not applicable: {panel.reason}", 60)),
-        ha="center",
-        va="center",
-        fontsize=11,
-        color="#8a3b12",
-        transform=ax.transAxes,
-    )
+def _limits(ax: Axes, xlim: tuple[float, float] | None, ylim: tuple[float, float] | None) -> None:
+    """Fix the axes to the instrument's range; points on the edge are drawn whole."""
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if xlim is not None or ylim is not None:
+        for artist in (*ax.collections, *ax.lines):
+            artist.set_clip_on(False)

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import TypeVar
 
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.bias import JudgeMean, LeniencyJudge
-from jurybox.analysis.model.effects import Effects, PairedTests
+from jurybox.analysis.model.effects import PairedTests
 from jurybox.analysis.model.human import CriterionJudge
 from jurybox.analysis.model.reliability import (
     ConfidenceBin,
     PreferenceCalibrationSection,
     ScoreCalibrationSection,
 )
-from jurybox.reporting.plots.common import interval_series, number, value_of, why
+from jurybox.reporting.plots.common import (
+    ScoreScale,
+    interval_series,
+    number,
+    score_scale,
+    top_judges,
+    value_of,
+    why,
+)
 from jurybox.reporting.plots.specs import (
     BarPanel,
     HeatmapPanel,
@@ -27,6 +37,8 @@ from jurybox.reporting.plots.specs import (
 )
 from jurybox.reporting.view.format import fmt_rate, fmt_score
 from jurybox.reporting.view.tables import present
+
+T = TypeVar("T")
 
 # --- treatment effect ----------------------------------------------------------------------
 
@@ -46,31 +58,37 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
             both = wide[[control, treatment]].dropna()
             pairs = [(float(a), float(b)) for a, b in both.itertuples(index=False)]
             means = (number(total.control_mean), number(total.treatment_mean))
+            scale = score_scale(report, frame)
             panel = PairedPanel(
                 f"Total score per item: {control} vs {treatment}",
                 "total score (mean over judges)",
                 (control, treatment),
                 pairs,
                 means,
+                ylim=scale.limits if scale else None,
             )
+            axis = f" The score axis spans {scale.source}." if scale else ""
             return PlotSpec(
                 name,
                 title,
                 (panel,),
                 caption="Grey lines: one item each (its "
-                "mean total score under each arm); orange: the means.",
+                f"mean total score under each arm); orange: the means.{axis}",
             )
-    return _effect_fallback(effects, control, treatment, name, title)
+    return _effect_fallback(report, control, treatment, name, title)
 
 
 def _effect_fallback(
-    effects: Effects, control: str, treatment: str, name: str, title: str
+    report: Report, control: str, treatment: str, name: str, title: str
 ) -> PlotSpec:
+    effects = report.effects
     prefs = effects.preferences
     if prefs is None or not prefs.computed:
         reason = why(effects.scores, "no scores") + "; " + why(prefs, "no preferences")
         return not_applicable(name, title, reason)
-    raters = {str(j): m for j, m in (prefs.judges or {}).items()}
+    every = {str(j): m for j, m in (prefs.judges or {}).items()}
+    kept, left_out = top_judges(report, every)
+    raters = {j: every[j] for j in kept}
     if prefs.panel:
         raters["panel (majority)"] = prefs.panel
     metrics = list(raters.values())
@@ -85,12 +103,13 @@ def _effect_fallback(
         ],
         reference=0.5,
         reference_label="no difference (0.5)",
-        ylim=(0.0, 1.08),
+        ylim=(0.0, 1.0),
     )
     return PlotSpec(
         name,
         title,
         (panel,),
+        left_out=left_out,
         status="fallback",
         note="fallback: pairwise data has no paired scores, so the plot shows win rates per judge",
         caption="Win rate of the treatment arm per judge and for the panel's majority, "
@@ -101,8 +120,9 @@ def _effect_fallback(
 # --- dimension heatmap ---------------------------------------------------------------------
 
 
-def dimension_heatmap(report: Report) -> PlotSpec:
+def dimension_heatmap(report: Report, frame: AnalysisFrame | None = None) -> PlotSpec:
     name, title = "dimension_heatmap", "Mean score per dimension and condition"
+    scale = score_scale(report, frame)
     effects = report.effects
     scores = effects.scores
     overall = scores.overall if scores is not None and scores.computed else None
@@ -120,21 +140,26 @@ def dimension_heatmap(report: Report) -> PlotSpec:
                 [control, treatment],
                 values=values,
                 colorbar="mean score (over items)",
+                scale=scale,
             )
     leniency = report.bias.leniency.judges if report.bias.leniency else None
     if leniency:
-        return _leniency_heatmap(leniency, name, title)
+        kept, left_out = top_judges(report, leniency)
+        spec = _leniency_heatmap({j: leniency[j] for j in kept}, name, title, scale)
+        return replace(spec, left_out=left_out)
     reason = why(scores, "") or why(effects, "no per-dimension scores")
     return not_applicable(name, title, f"no per-dimension scores ({reason})")
 
 
-def _leniency_heatmap(judges: dict[str, LeniencyJudge], name: str, title: str) -> PlotSpec:
+def _leniency_heatmap(
+    judges: dict[str, LeniencyJudge], name: str, title: str, scale: ScoreScale | None
+) -> PlotSpec:
     dims = list(dict.fromkeys(d for e in judges.values() for d in e.dimensions))
     if not dims:
         return not_applicable(name, title, "the records carry no per-dimension scores")
     values = [[_mean(judges[j].dimensions.get(d)) for j in judges] for d in dims]
     spec = _heatmap_spec(
-        name, title, dims, list(judges), values=values, colorbar="mean score per judge"
+        name, title, dims, list(judges), values=values, colorbar="mean score per judge", scale=scale
     )
     return PlotSpec(
         name,
@@ -158,56 +183,68 @@ def _heatmap_spec(
     *,
     values: list[list[float | None]],
     colorbar: str,
+    scale: ScoreScale | None,
 ) -> PlotSpec:
     cells = [[fmt_score(v) for v in row] for row in values]
     labels = ["total (overall)" if r == TOTAL else r for r in rows]
-    panel = HeatmapPanel(title, labels, columns, values, cells, colorbar)
-    return PlotSpec(name, title, (panel,), caption="Cell: mean score (2 decimals).")
+    low, high = scale.limits if scale else (None, None)
+    panel = HeatmapPanel(title, labels, columns, values, cells, colorbar, low, high)
+    span = f" Colours span {scale.source}." if scale else ""
+    return PlotSpec(name, title, (panel,), caption=f"Cell: mean score (2 decimals).{span}")
 
 
 # --- calibration ---------------------------------------------------------------------------
 
 
 def calibration(report: Report) -> PlotSpec:
-    """Judges against human labels (left) and a reliability diagram of stated confidence."""
+    """Judges against human labels (top) and a reliability diagram of stated confidence
+    (bottom); each part only when its data exists, and the caption names only what is drawn."""
     name, title = "calibration", "Calibration against humans and stated confidence"
-    left = _human_panel(report)
-    right = _confidence_panel(report)
-    panels = [p for p in (left, right) if p is not None]
-    if not panels:
+    shown, left_out = top_judges(report, [j.name for j in report.summary.judges])
+    kept = set(shown)
+    parts = [p for p in (_human_panel(report, kept), _confidence_panel(report, kept)) if p]
+    if not parts:
         return not_applicable(
             name, title, "no human labels and no judgment with a stated confidence"
         )
-    return PlotSpec(
-        name,
-        title,
-        panels,
-        caption="Left: agreement of each judge with the human labels, with 95% "
-        "intervals. Right (when judges state a confidence): share of judgments that "
-        "were right at each stated confidence level.",
-    )
+    panels = [panel for panel, _ in parts]
+    first = parts[0][1]
+    caption = first[:1].upper() + first[1:]
+    if len(parts) == 2:
+        caption = f"Top: {first} Bottom: {parts[1][1]}"
+    return PlotSpec(name, title, panels, caption=caption, left_out=left_out)
 
 
-def _human_panel(report: Report) -> BarPanel | None:
+Part = tuple[BarPanel | LinePanel, str]
+
+
+def _human_panel(report: Report, kept: set[str]) -> Part | None:
     """The first kind of human comparison the report holds: gold accuracy, preference κ,
     score κ / ICC, criterion TPR / TNR."""
     for build in (_accuracy_panel, _preference_kappa_panel, _score_kappa_panel, _criterion_panel):
-        panel = build(report)
-        if panel is not None:
-            return panel
+        part = build(report, kept)
+        if part is not None:
+            return part
     return None
 
 
-def _accuracy_panel(report: Report) -> BarPanel | None:
-    accuracy = report.accuracy_vs_gold.judges
-    if not report.accuracy_vs_gold.computed or not accuracy:
+def _only(entries: dict[str, T], kept: set[str]) -> dict[str, T]:
+    """The entries of the judges a capped figure shows (all of them when none is named)."""
+    chosen = {name: entry for name, entry in entries.items() if name in kept}
+    return chosen or entries
+
+
+def _accuracy_panel(report: Report, kept: set[str]) -> Part | None:
+    every = report.accuracy_vs_gold.judges
+    if not report.accuracy_vs_gold.computed or not every:
         return None
+    accuracy = _only(dict(every), kept)
     orders = sorted({o for e in accuracy.values() for o in e.orders})
     series = [
         interval_series(f"order {o}", [e.orders.get(o) for e in accuracy.values()]) for o in orders
     ]
     series.append(interval_series("consolidated", [e.consolidated for e in accuracy.values()]))
-    return BarPanel(
+    panel = BarPanel(
         "Accuracy against the gold label",
         "accuracy",
         list(accuracy),
@@ -216,30 +253,39 @@ def _accuracy_panel(report: Report) -> BarPanel | None:
         reference_label="coin flip (0.5)",
         ylim=(0.0, 1.0),
     )
+    return panel, (
+        "each judge's accuracy against the gold label, per presentation order and "
+        "consolidated over both, with 95% intervals (axis 0 to 1)."
+    )
 
 
-def _preference_kappa_panel(report: Report) -> BarPanel | None:
+def _preference_kappa_panel(report: Report, kept: set[str]) -> Part | None:
     node = report.human_calibration.preferences
-    prefs = node.judges if node else None
-    if not prefs:
+    every = node.judges if node else None
+    if not every:
         return None
+    prefs = _only(dict(every), kept)
     series = [interval_series("pooled κ", [e.pooled for e in prefs.values()])]
-    return BarPanel(
+    panel = BarPanel(
         "Cohen's κ with human preferences",
         "Cohen's κ",
         list(prefs),
         series,
         reference=0.4,
         reference_label="moderate (0.4)",
-        ylim=(-0.2, 1.0),
+        ylim=KAPPA_RANGE,
+    )
+    return panel, (
+        "Cohen's κ of each judge with the human preferences, with 95% intervals (axis −1 to 1)."
     )
 
 
-def _score_kappa_panel(report: Report) -> BarPanel | None:
+def _score_kappa_panel(report: Report, kept: set[str]) -> Part | None:
     node = report.human_calibration.scores
-    judges = node.judges if node else None
-    if not judges:
+    every = node.judges if node else None
+    if not every:
         return None
+    judges = _only(dict(every), kept)
     entries = list(judges.values())
     totals = [e.dimensions.get(TOTAL) for e in entries]
     series = [
@@ -249,32 +295,46 @@ def _score_kappa_panel(report: Report) -> BarPanel | None:
         ),
         interval_series("ICC(2,1) (total)", [e.total_icc for e in entries]),
     ]
-    return BarPanel(
+    panel = BarPanel(
         "Judge vs human total scores",
         "agreement",
         list(judges),
         series,
         reference=0.4,
         reference_label="κ moderate (0.4)",
-        ylim=(-0.2, 1.0),
+        ylim=KAPPA_RANGE,
+    )
+    return panel, (
+        "agreement of each judge's total scores with the human scores (Cohen's κ, quadratic κ, "
+        "ICC), with 95% intervals (axis −1 to 1)."
     )
 
 
-def _criterion_panel(report: Report) -> BarPanel | None:
+def _criterion_panel(report: Report, kept: set[str]) -> Part | None:
     node = report.human_calibration.criterion
-    criterion = {
+    every = {
         name: entry.tpr_tnr
         for name, entry in ((node.judges if node else None) or {}).items()
         if isinstance(entry, CriterionJudge)
     }
-    if not criterion:
+    if not every:
         return None
+    criterion = _only(every, kept)
     names = list(criterion)
     series = [
         interval_series("TPR", [criterion[n].tpr for n in names]),
         interval_series("TNR", [criterion[n].tnr for n in names]),
     ]
-    return BarPanel("Criterion verdicts vs human Pass/Fail", "rate", names, series, ylim=(0.0, 1.0))
+    panel = BarPanel(
+        "Criterion verdicts vs human Pass/Fail", "rate", names, series, ylim=(0.0, 1.0)
+    )
+    return panel, (
+        "share of human Pass items each judge passed (TPR) and of human Fail items it failed "
+        "(TNR), with 95% intervals (axis 0 to 1)."
+    )
+
+
+KAPPA_RANGE = (-1.0, 1.0)
 
 
 _CONFIDENCE_TITLES = {
@@ -292,25 +352,30 @@ def _confidence_blocks(
     return [("preferences", node.preferences), ("scores", node.scores)]
 
 
-def _confidence_panel(report: Report) -> LinePanel | None:
+def _confidence_panel(report: Report, kept: set[str]) -> Part | None:
     """A reliability diagram: share right per stated confidence level, per judge."""
     for kind, block in _confidence_blocks(report):
         title, ylabel = _CONFIDENCE_TITLES[kind]
         if block is None or not block.computed or block.judges is None:
             continue
-        series = [s for s in (_bin_series(j, e.bins) for j, e in block.judges.items()) if s]
+        judges = _only(dict(block.judges), kept)
+        series = [s for s in (_bin_series(j, e.bins) for j, e in judges.items()) if s]
         if series:
             stated = (
                 block.confidence_levels if isinstance(block, PreferenceCalibrationSection) else None
             )
             levels = {float(v): str(k) for k, v in (stated or {}).items()}
-            return LinePanel(
+            panel = LinePanel(
                 f"{title} ({kind})",
                 "stated confidence",
                 ylabel,
                 series,
                 xticks=levels or None,
-                ylim=(0.0, 1.05),
+                ylim=(0.0, 1.0),
+            )
+            return panel, (
+                f"{ylabel} at each stated confidence level, per judge, with 95% bands "
+                "(axis 0 to 1)."
             )
     return None
 

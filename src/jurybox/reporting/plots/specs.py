@@ -7,8 +7,13 @@ each figure holds (and why a figure is a fallback or "not applicable") without d
 Policy (one rule for every plot): a plot is drawn from the data that exists. When its primary
 data is absent but a meaningful substitute exists (e.g. pairwise data has no scores, so the
 per-judge score distribution becomes the per-judge verdict distribution), the substitute is drawn
-and the plot's status is ``fallback`` with a note saying so. When nothing applies, the file still
-exists and holds a clearly labelled "not applicable: <reason>" panel (status ``not_applicable``).
+and the plot's status is ``fallback`` with a note saying so. When nothing applies, the plot is not
+drawn at all (status ``not_applicable``, no panels, no file): its section says why in one line.
+
+Every axis that shows an instrument's value is fixed to that instrument's range (proportions 0-1,
+Cohen's kappa -1..1, scores the rubric's scale), so two reports draw the same value at the same
+height. With more than ``MAX_JUDGES`` judges a figure shows that many, chosen by a stated
+criterion, and ``left_out`` says how many were left out.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ class ScatterPanel:
     ylabel: str
     groups: Mapping[str, tuple[Sequence[float], Sequence[float]]]
     yticks: Mapping[float, str] | None = None
+    ylim: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,7 @@ class BoxPanel:
     title: str
     ylabel: str
     groups: Mapping[str, Sequence[float]]
+    ylim: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ class PairedPanel:
     conditions: tuple[str, str]
     pairs: Sequence[tuple[float, float]]
     means: tuple[Number, Number] = (None, None)
+    ylim: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,22 +112,20 @@ class LinePanel:
     series: Sequence[LineSeries]
     xticks: Mapping[float, str] | None = None
     ylim: tuple[float, float] | None = None
+    xlim: tuple[float, float] | None = None
 
 
-@dataclass(frozen=True)
-class NotApplicablePanel:
-    title: str
-    reason: str
-
-
-Panel = (
-    BarPanel | HeatmapPanel | ScatterPanel | BoxPanel | PairedPanel | LinePanel | NotApplicablePanel
-)
+Panel = BarPanel | HeatmapPanel | ScatterPanel | BoxPanel | PairedPanel | LinePanel
 
 
 @dataclass(frozen=True)
 class PlotSpec:
-    """One PNG file: a title, one to three panels, a status and a note for the reader."""
+    """One figure (``<name>.png`` and ``<name>.svg``): a title, its panels, a status and notes.
+
+    Panels are stacked one under the other (the figure stays one panel wide, so it is legible
+    on a phone); ``columns=2`` lays them out as small multiples, two per row. ``left_out`` says
+    which judges a capped figure does not show.
+    """
 
     name: str
     title: str
@@ -128,18 +134,29 @@ class PlotSpec:
     note: str | None = None
     caption: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
+    columns: int = 1
+    left_out: str | None = None
 
     @property
     def filename(self) -> str:
         return f"{self.name}.png"
 
+    @property
+    def svg_filename(self) -> str:
+        return f"{self.name}.svg"
+
+    @property
+    def drawn(self) -> bool:
+        """False for a plot that does not apply: it has no panels and no file."""
+        return self.status != "not_applicable" and bool(self.panels)
+
 
 def not_applicable(name: str, title: str, reason: str, caption: str = "") -> PlotSpec:
-    """A plot whose data is absent: one labelled panel, status ``not_applicable``."""
+    """A plot whose data is absent: no panel, no file, status ``not_applicable``."""
     return PlotSpec(
         name=name,
         title=title,
-        panels=(NotApplicablePanel(title=title, reason=reason),),
+        panels=(),
         status="not_applicable",
         note=f"not applicable: {reason}",
         caption=caption,
@@ -148,10 +165,11 @@ def not_applicable(name: str, title: str, reason: str, caption: str = "") -> Plo
 
 @dataclass(frozen=True)
 class RenderedPlot:
-    """A drawn figure: its spec, the PNG bytes and where the file was written (if it was)."""
+    """A drawn figure: its spec, the PNG bytes and the SVG text of the same figure."""
 
     spec: PlotSpec
     png: bytes
+    svg: str
     path: str | None = None
 
     @property

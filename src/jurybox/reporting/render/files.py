@@ -1,12 +1,12 @@
 """Every report file for an already computed report, written atomically into one folder.
 
 ``analysis_report.json`` (validated against the published schema first), ``summary_tables.md``,
-``plots/*.png`` and ``report.html``.
+``plots/<name>.png`` + ``plots/<name>.svg`` for every plot that applies, and ``report.html``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,8 @@ from jurybox.analysis.model import Report
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer import build_explorer
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
-from jurybox.reporting.plots.draw import render_png
-from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.plots.draw import render
+from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
 from jurybox.reporting.render.html import HTML_FILE, failed_records, render_html
 from jurybox.reporting.render.json_report import (
     write_bytes_atomic,
@@ -42,17 +42,62 @@ class ReportPaths:
     @property
     def plots(self) -> tuple[Path, ...]:
         """The PNG files, in the report's order (empty when plots were not requested)."""
+        return self._files("png")
+
+    @property
+    def svgs(self) -> tuple[Path, ...]:
+        """The SVG files beside the PNGs, in the same order."""
+        return self._files("svg")
+
+    def _files(self, suffix: str) -> tuple[Path, ...]:
         if self.plots_dir is None:
             return ()
-        found = (self.plots_dir / f"{name}.png" for name in PLOT_NAMES)
+        found = (self.plots_dir / f"{name}.{suffix}" for name in PLOT_NAMES)
         return tuple(path for path in found if path.exists())
 
 
+def plot_names(plots: bool | Collection[str]) -> tuple[str, ...]:
+    """The plot families asked for: all (True), none (False) or the named ones, in report
+    order; an unknown name is an error that lists the known ones."""
+    if isinstance(plots, bool):
+        return PLOT_NAMES if plots else ()
+    unknown = sorted(set(plots) - set(PLOT_NAMES))
+    if unknown:
+        raise ValueError(f"unknown plot {', '.join(unknown)}; known: {', '.join(PLOT_NAMES)}")
+    return tuple(name for name in PLOT_NAMES if name in plots)
+
+
+def plot_specs(
+    report: Report | Mapping[str, Any],
+    frame: AnalysisFrame | None,
+    plots: bool | Collection[str] = True,
+) -> list[PlotSpec]:
+    """The specs of the plots asked for, drawn or not (a spec that does not apply says why)."""
+    names = plot_names(plots)
+    if not names:
+        return []
+    return [spec for spec in build_plot_specs(report, frame) if spec.name in names]
+
+
 def render_plots(
-    report: Report | Mapping[str, Any], frame: AnalysisFrame | None
+    report: Report | Mapping[str, Any],
+    frame: AnalysisFrame | None,
+    plots: bool | Collection[str] = True,
 ) -> list[RenderedPlot]:
-    """Every figure as PNG bytes (nothing written)."""
-    return [RenderedPlot(spec, render_png(spec)) for spec in build_plot_specs(report, frame)]
+    """Every figure that applies, as PNG bytes and SVG text (nothing written)."""
+    return [render(spec) for spec in plot_specs(report, frame, plots) if spec.drawn]
+
+
+def _write_plots(plots_dir: Path, rendered: Sequence[RenderedPlot]) -> None:
+    """Write each figure as PNG and SVG; remove the files of plots that no longer apply, so the
+    folder never shows a figure the new report does not."""
+    for plot in rendered:
+        write_bytes_atomic(plots_dir / plot.spec.filename, plot.png)
+        write_bytes_atomic(plots_dir / plot.spec.svg_filename, plot.svg.encode("utf-8"))
+    drawn = {plot.spec.name for plot in rendered}
+    for name in set(PLOT_NAMES) - drawn:
+        for suffix in ("png", "svg"):
+            (plots_dir / f"{name}.{suffix}").unlink(missing_ok=True)
 
 
 def write_reports(
@@ -60,29 +105,32 @@ def write_reports(
     frame: AnalysisFrame | None,
     out_dir: Path,
     *,
-    plots: bool = True,
+    plots: bool | Collection[str] = True,
     records: Sequence[JudgeRecord] = (),
     source: str = "judgments.jsonl",
     items: Sequence[Item] | None = None,
 ) -> ReportPaths:
     """Write the JSON report (schema-validated first), the Markdown tables, the plots and the
-    HTML page into ``out_dir``. ``records`` feed the HTML appendix of failed judgments and, with
-    ``items`` (questions and responses), the item explorer."""
+    HTML page into ``out_dir``. ``plots``: all families (True), none (False, no image written)
+    or the named ones (``PLOT_NAMES``). ``records`` feed the HTML appendix of failed judgments
+    and, with ``items`` (questions and responses), the item explorer."""
     out_dir = Path(out_dir)
+    names = plot_names(plots)  # an unknown name fails before anything is written
     json_path = write_json_report(report, out_dir)
     report = as_report(report)
-    rendered = render_plots(report, frame) if plots else []
-    plots_dir = out_dir / PLOTS_DIR if plots else None
+    specs = plot_specs(report, frame, names)
+    rendered = [render(spec) for spec in specs if spec.drawn]
+    plots_dir = out_dir / PLOTS_DIR if names else None
     if plots_dir is not None:
-        for plot in rendered:
-            write_bytes_atomic(plots_dir / plot.spec.filename, plot.png)
-    specs = [plot.spec for plot in rendered]
+        _write_plots(plots_dir, rendered)
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
     explorer = build_explorer(frame, records, items) if frame is not None and records else None
+    skipped = [spec for spec in specs if not spec.drawn]
     page = render_html(
         report,
         plots=rendered,
+        skipped_plots=skipped,
         failed=failed_records(records),
         source=source,
         explorer=explorer,

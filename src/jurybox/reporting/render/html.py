@@ -1,17 +1,19 @@
-"""report.html: one self-contained page (inline CSS, PNGs as base64 data URIs).
+"""report.html: one self-contained page (inline CSS, SVG figures as data URIs).
 
 Rendered with a Jinja2 environment that autoescapes everything, so judge output, responses and
 names can never inject markup; a Content-Security-Policy meta tag forbids every network load
 and every script but the item explorer's own, allowed by its hash (``reporting/explorer``).
-Failed records are listed in an appendix, each with an anchor that the records table links to,
-raw text escaped and truncated.
+Figures are SVG inside ``<img>`` (``img-src data:``): an SVG shown as an image can run no script
+and load nothing, and matplotlib escapes the text it writes into it. Failed records are listed
+in an appendix, each with an anchor that the records table links to, raw text escaped and
+truncated.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -26,7 +28,7 @@ from jurybox.reporting.explorer import (
     items_href,
     script_hash,
 )
-from jurybox.reporting.plots.specs import RenderedPlot
+from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
 from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
@@ -112,6 +114,19 @@ class HtmlPlot:
     data_uri: str
     width: int
     height: int
+    svg_filename: str = ""
+    left_out: str | None = None
+
+
+@dataclass(frozen=True)
+class PlotRow:
+    """One line of the plot index: a drawn figure (with its anchor) or a plot not drawn."""
+
+    title: str
+    anchor: str | None
+    files: list[str]
+    status: str
+    note: str
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,7 @@ class HtmlSection:
     tables: list[HtmlTable]
     skipped_parts: list[tuple[str, str]]
     plot_items: list[HtmlPlot]
+    plot_skips: list[str] = field(default_factory=list)  # "title: why" of plots not drawn
 
 
 @dataclass(frozen=True)
@@ -209,7 +225,7 @@ def _table(table: Table) -> HtmlTable:
 def _plot(rendered: RenderedPlot) -> HtmlPlot:
     width, height = rendered.size
     spec = rendered.spec
-    encoded = base64.b64encode(rendered.png).decode("ascii")
+    encoded = base64.b64encode(rendered.svg.encode("utf-8")).decode("ascii")
     return HtmlPlot(
         name=spec.name,
         title=spec.title,
@@ -217,13 +233,32 @@ def _plot(rendered: RenderedPlot) -> HtmlPlot:
         note=spec.note,
         caption=spec.caption,
         filename=spec.filename,
-        data_uri=f"data:image/png;base64,{encoded}",
+        data_uri=f"data:image/svg+xml;base64,{encoded}",
         width=width,
         height=height,
+        svg_filename=spec.svg_filename,
+        left_out=spec.left_out,
     )
 
 
-def _section(section: Section, plots: Mapping[str, HtmlPlot]) -> HtmlSection:
+def _plot_rows(drawn: Sequence[HtmlPlot], skipped: Sequence[PlotSpec]) -> list[PlotRow]:
+    rows = [
+        PlotRow(
+            p.title,
+            f"plot-{p.name}",
+            [f"plots/{p.filename}", f"plots/{p.svg_filename}"],
+            p.status.replace("_", " "),
+            " ".join(n for n in (p.note, p.left_out) if n),
+        )
+        for p in drawn
+    ]
+    rows += [PlotRow(s.title, None, [], "not drawn", s.note or "") for s in skipped]
+    return rows
+
+
+def _section(
+    section: Section, plots: Mapping[str, HtmlPlot], skipped: Mapping[str, PlotSpec]
+) -> HtmlSection:
     return HtmlSection(
         id=section.id,
         title=section.title,
@@ -234,6 +269,11 @@ def _section(section: Section, plots: Mapping[str, HtmlPlot]) -> HtmlSection:
         tables=[_table(t) for t in section.tables],
         skipped_parts=section.subsections_skipped,
         plot_items=[plots[name] for name in section.plots if name in plots],
+        plot_skips=[
+            f"{skipped[name].title}: {skipped[name].note}"
+            for name in section.plots
+            if name in skipped
+        ],
     )
 
 
@@ -354,14 +394,17 @@ def render_html(
     report: Report | Mapping[str, Any],
     *,
     plots: Sequence[RenderedPlot] = (),
+    skipped_plots: Sequence[PlotSpec] = (),
     failed: Sequence[FailedRecord] = (),
     source: str = "judgments.jsonl",
     explorer: ExplorerData | None = None,
 ) -> str:
-    """The whole report.html text; ``explorer`` fills the item explorer (empty without)."""
+    """The whole report.html text; ``explorer`` fills the item explorer (empty without);
+    ``skipped_plots``: plots that do not apply (one line each in their section, no figure)."""
     report = as_report(report)
     by_name = {p.spec.name: _plot(p) for p in plots}
-    sections = [_section(section, by_name) for section in build_sections(report)]
+    skipped = {spec.name: spec for spec in skipped_plots}
+    sections = [_section(section, by_name, skipped) for section in build_sections(report)]
     return _template().render(
         source=source,
         version=report.generated_by.version,
@@ -371,7 +414,7 @@ def render_html(
         checks_table=_table(verdict_table(report)),
         judges_table=_table(judge_verdict_table(report)),
         sections=sections,
-        plot_rows=list(by_name.values()),
+        plot_rows=_plot_rows(list(by_name.values()), skipped_plots),
         plot_policy=PLOT_POLICY,
         failures=_failures(failed),
         rounding_note=ROUNDING_NOTE,

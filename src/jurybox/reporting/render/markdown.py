@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from jurybox.analysis.model import Report
+from jurybox.reporting.plots.common import JUDGE_CRITERION, MAX_JUDGES
 from jurybox.reporting.plots.specs import PlotSpec
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
@@ -60,15 +61,25 @@ def render_section(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]
         lines.append("Not computed here:")
         lines.extend(f"- {name}: {_escape(why)}" for name, why in section.subsections_skipped)
         lines.append("")
-    for name in section.plots:
-        spec = plots.get(name)
-        if spec is not None:
-            note = f" ({_escape(spec.note)})" if spec.note else ""
-            target = safe_link_target(f"plots/{spec.filename}") or ""
-            lines.append(f"![{_escape(spec.title)}]({target}){note}")
-    if any(name in plots for name in section.plots):
-        lines.append("")
+    lines.extend(_section_plots(section, plots))
     return lines
+
+
+def _section_plots(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]:
+    """Each of the section's figures (PNG shown, SVG linked), or one line for a plot that does
+    not apply."""
+    lines = []
+    for spec in (plots[name] for name in section.plots if name in plots):
+        if not spec.drawn:
+            lines.append(f"- Plot not drawn, {_escape(spec.title)}: {_escape(spec.note or '')}")
+            continue
+        notes = " ".join(_escape(n) for n in (spec.note, spec.left_out) if n)
+        png = safe_link_target(f"plots/{spec.filename}") or ""
+        svg = safe_link_target(f"plots/{spec.svg_filename}") or ""
+        lines.append(
+            f"![{_escape(spec.title)}]({png}) ([SVG]({svg})){' ' + notes if notes else ''}"
+        )
+    return [*lines, ""] if lines else []
 
 
 def render_verdict(report: Report) -> list[str]:
@@ -95,21 +106,23 @@ def plot_index(plots: Iterable[PlotSpec]) -> list[str]:
     specs = list(plots)
     if not specs:
         return []
-    lines = ["## Plots", "", "| Plot | File | Status | Note |", "|:---|:---|:---|:---|"]
+    lines = ["## Plots", "", "| Plot | Files | Status | Note |", "|:---|:---|:---|:---|"]
     for spec in specs:
-        lines.append(
-            f"| {_escape(spec.title)} | plots/{spec.filename} | {spec.status} | "
-            f"{_escape(spec.note or '')} |"
-        )
+        files = f"plots/{spec.filename}, plots/{spec.svg_filename}" if spec.drawn else "—"
+        status = spec.status if spec.drawn else "not drawn (not applicable)"
+        note = " ".join(n for n in (spec.note, spec.left_out) if n)
+        lines.append(f"| {_escape(spec.title)} | {files} | {status} | {_escape(note)} |")
     lines += ["", "- " + _escape(PLOT_POLICY), ""]
     return lines
 
 
 PLOT_POLICY = (
-    "Plot policy: every plot file is always written. A plot is drawn from the data that exists; "
-    "when its primary data is absent but a substitute exists (e.g. verdict shares instead of "
-    "scores for pairwise data) it is marked 'fallback'; when nothing applies the file holds a "
-    "labelled 'not applicable: <reason>' panel."
+    "Plot policy: a plot is drawn from the data that exists, as PNG and SVG; when its primary "
+    "data is absent but a substitute exists (e.g. verdict shares instead of scores for pairwise "
+    "data) it is marked 'fallback'; when nothing applies it is not drawn and its section says "
+    "why in one line. Axes span the instrument's range (proportions 0 to 1, κ −1 to 1, scores "
+    f"the rubric's scale); with more than {MAX_JUDGES} judges a figure shows {MAX_JUDGES} "
+    f"({JUDGE_CRITERION}) and says how many it left out."
 )
 
 
