@@ -167,7 +167,28 @@ class Pacer:
         self._next = max(self._next, until)
 
 
-class JudgeLimits:
+class FixedLimits:
+    """A ``Limiter`` over fixed limits: subclasses give ``acquire``; they learn nothing."""
+
+    async def acquire(self, estimated_tokens: int) -> Callable[[int | None], None]:
+        raise NotImplementedError
+
+    @contextlib.asynccontextmanager
+    async def attempt(self, estimated_tokens: int, classify: Classify) -> AsyncIterator[Turn]:
+        """``acquire`` as a block (the ``Limiter`` protocol)."""
+        del classify
+        settle = await self.acquire(estimated_tokens)
+        yield Turn(0.0, settle)
+
+    def forgives(self, error: ProviderError) -> bool:
+        del error
+        return False
+
+    def describe(self) -> str | None:
+        return None
+
+
+class JudgeLimits(FixedLimits):
     """A judge's optional rpm and tpm limits; ``acquire`` returns a callback to settle tokens."""
 
     def __init__(
@@ -191,34 +212,26 @@ class JudgeLimits:
         """Wait for a request slot and the estimated tokens; call the result with actual usage."""
         if self.requests is not None:
             await self.requests.acquire()
-        tokens = self.tokens
-        if tokens is None:
-            return _no_settle
-        charge = await tokens.acquire(float(estimated_tokens))
-
-        def settle(actual_tokens: int | None) -> None:
-            if actual_tokens is not None:
-                tokens.settle(charge, float(actual_tokens))
-
-        return settle
-
-    @contextlib.asynccontextmanager
-    async def attempt(self, estimated_tokens: int, classify: Classify) -> AsyncIterator[Turn]:
-        """``acquire`` as a block (the ``Limiter`` protocol); fixed limits learn nothing."""
-        del classify
-        settle = await self.acquire(estimated_tokens)
-        yield Turn(0.0, settle)
-
-    def forgives(self, error: ProviderError) -> bool:
-        del error
-        return False
-
-    def describe(self) -> str | None:
-        return None
+        return await _charge(self.tokens, estimated_tokens)
 
 
 def _no_settle(actual_tokens: int | None) -> None:
     del actual_tokens
+
+
+async def _charge(
+    tokens: SlidingWindowLimiter | None, estimated_tokens: int
+) -> Callable[[int | None], None]:
+    """Wait for the estimated tokens in the window; the callback settles what was used."""
+    if tokens is None:
+        return _no_settle
+    charge = await tokens.acquire(float(estimated_tokens))
+
+    def settle(actual_tokens: int | None) -> None:
+        if actual_tokens is not None:
+            tokens.settle(charge, float(actual_tokens))
+
+    return settle
 
 
 Classify = Callable[[BaseException], ProviderError]
@@ -465,16 +478,7 @@ class AdaptiveLimits:
 
     async def _charge_tokens(self, estimated_tokens: int) -> Callable[[int | None], None]:
         self._estimate = float(estimated_tokens)
-        tokens = self._tokens
-        if tokens is None:
-            return _no_settle
-        charge = await tokens.acquire(float(estimated_tokens))
-
-        def settle(actual_tokens: int | None) -> None:
-            if actual_tokens is not None:
-                tokens.settle(charge, float(actual_tokens))
-
-        return settle
+        return await _charge(self._tokens, estimated_tokens)
 
     def _pace_past_starts(self) -> None:
         """A newly learned pace counts the last minute's starts as if they had been paced: the

@@ -13,18 +13,16 @@ calls of a judge at a time (``jurybox.ray.judge`` takes slots from the limiter i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import ray
 
 from jurybox.config import MAX_CONCURRENCY, RunConfig
-from jurybox.errors import ProviderError
 from jurybox.modes import build_mode
-from jurybox.pipeline.ratelimit import Classify, JudgeLimits, Turn
+from jurybox.pipeline.ratelimit import FixedLimits, JudgeLimits
 from jurybox.pipeline.runner import (
     Fresh,
     RunInputs,
@@ -101,7 +99,7 @@ def new_limiter(config: RunConfig, judges: Sequence[str]) -> Any:
     return actor.remote(limits)
 
 
-class SharedLimits:
+class SharedLimits(FixedLimits):
     """A judge's configured rate limits held by the cluster's ``_Limiter`` actor (the
     ``ratelimit.Limiter`` protocol). Limits learned from response headers are not shared: a
     judge without ``rpm``/``tpm`` runs unpaced on Ray (docs/engines.md)."""
@@ -118,19 +116,6 @@ class SharedLimits:
                 self._limiter.settle.remote(charge, actual_tokens)
 
         return settle
-
-    @contextlib.asynccontextmanager
-    async def attempt(self, estimated_tokens: int, classify: Classify) -> AsyncIterator[Turn]:
-        del classify
-        settle = await self.acquire(estimated_tokens)
-        yield Turn(0.0, settle)
-
-    def forgives(self, error: ProviderError) -> bool:
-        del error
-        return False
-
-    def describe(self) -> str | None:
-        return None
 
 
 class UnitJudge:
