@@ -44,6 +44,8 @@ OTHER: dict[str, Any] = {
     "price_input_per_mtok": 1.0,
     "price_output_per_mtok": 2.0,
     "price_cached_input_per_mtok": 0.5,
+    "batch_price_input_per_mtok": 0.4,
+    "batch_price_output_per_mtok": 0.8,
     "family": "gpt",
     "model_path": "/models/other.gguf",
     "n_ctx": 2048,

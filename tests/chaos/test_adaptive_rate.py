@@ -77,6 +77,7 @@ def test_without_headers_the_pace_is_found_from_429s(
     assert summary.status_counts["ok"] == UNITS  # none lost, though some were refused
     assert stats["rate_limited"] <= 0.10 * stats["requests"], stats
     learned = manifest["judges"]["wire"]["rate_limits"]
-    # The pace guessed at the last 429 episode (the 2-second window lets bursts through, so
-    # an early guess may sit above the limit): within a factor of two of it either way.
-    assert learned["learned_rpm"] is None and 600 <= learned["guessed_rpm"] <= 2400, learned
+    # The pace guessed from what the server admitted: never collapsed below half the limit, and
+    # bounded above. The 2-second window admits 40 at once, so a burst reads as up to twice the
+    # limit; the guess is 0.9 x that and grows 2 %/s until the next 429 episode: under 3 x.
+    assert learned["learned_rpm"] is None and 600 <= learned["guessed_rpm"] <= 3600, learned

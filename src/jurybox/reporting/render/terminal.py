@@ -203,4 +203,4 @@ def print_summary(report: Report | Mapping[str, Any], paths: ReportPaths, consol
     console.print(f"Report: {paths.html}")
     console.print(f"Tables: {paths.markdown}   JSON: {paths.json}", highlight=False)
     if paths.plots_dir is not None:
-        console.print(f"Plots: {paths.plots_dir}/ ({len(paths.plots)} PNG files)")
+        console.print(f"Plots: {paths.plots_dir}/ ({len(paths.plots)} figures, PNG and SVG)")
