@@ -2,8 +2,8 @@
 
 The use case behind ``jurybox compare``. Each run is a judgments.jsonl or a run folder; its items
 (for response lengths and item-embedded human labels) come from ``dataset`` when given, else
-from the dataset its manifest names when that file still exists, else from the companion items
-an import wrote. Human labels (``human``) apply to every run.
+from the dataset its manifest names (found as ``analyze`` finds it: ``app/sources.py``), else
+from the companion items an import wrote. Human labels (``human``) apply to every run.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 from rich.console import Console
 
-from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path, read_items
+from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path
 from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs
 from jurybox.analysis.model.compare import CompareReport, JudgeComparison
-from jurybox.config import DatasetConfig
+from jurybox.app.sources import run_items, run_sources
 from jurybox.errors import DatasetError
 from jurybox.records import Item
 from jurybox.reporting.render.compare import ComparePaths, write_compare
@@ -27,34 +27,17 @@ from jurybox.reporting.view.format import fmt_p, fmt_value_ci
 __all__ = ["CompareOptions", "compare_to_dir", "load_run", "run_labels"]
 
 
-def _manifest_dataset(run: Path) -> tuple[Path, DatasetConfig] | None:
-    """The dataset the run's manifest names (with the run's column mapping), if still there."""
-    from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest  # noqa: PLC0415
-
-    folder = run if run.is_dir() else run.parent
-    manifest = read_manifest(folder / MANIFEST_FILE) or {}
-    named = (manifest.get("dataset") or {}).get("path")
-    if not named or not Path(named).is_file():
-        return None
-    mapping = (manifest.get("config") or {}).get("dataset") or {}
-    return Path(named), DatasetConfig.model_validate(mapping)
-
-
-def _run_items(
-    run: Path, judgments: Path, dataset: Path | None
-) -> tuple[list[Item] | None, str | None]:
-    """The run's items and where they came from (None, None: no items found)."""
-    from jurybox.io.datasets import load_dataset  # noqa: PLC0415
-
-    if dataset is not None:
-        return load_dataset(dataset), f"{dataset} (--dataset)"
-    named = _manifest_dataset(run)
-    if named is not None:
-        return load_dataset(*named), f"{named[0]} (from the run's manifest)"
-    companion = companion_items_path(judgments)
-    if companion.is_file():
-        return read_items(companion), f"{companion} (written by import)"
-    return None, None
+def _run_items(judgments: Path, dataset: Path | None) -> tuple[list[Item] | None, str | None]:
+    """The run's items and where they came from (None, None: no items found): the dataset
+    given, else the one the run's manifest names (as ``analyze`` finds it), else an import's."""
+    sources = run_sources(judgments, dataset=dataset, human=None)
+    items = run_items(judgments, sources)
+    if items is None:
+        return None, None
+    if sources.dataset.path is None:
+        return items, f"{companion_items_path(judgments)} (written by import)"
+    origin = "--dataset" if sources.dataset.origin == "given" else "from the run's manifest"
+    return items, f"{sources.dataset.path} ({origin})"
 
 
 def load_run(
@@ -73,7 +56,7 @@ def load_run(
     records = read_unique_records(path).records
     if not records:
         raise DatasetError("no judgment records in the file", path=str(path))
-    items, items_source = _run_items(run, path, dataset)
+    items, items_source = _run_items(path, dataset)
     try:
         frame = build_frame(records, human=human, items=items, options=AnalysisOptions())
     except ValueError as exc:  # malformed labels
