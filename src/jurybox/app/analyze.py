@@ -21,8 +21,14 @@ from jurybox.analysis import (
 from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
-from jurybox.app.sources import run_items, run_labels, run_sources, say_sources
-from jurybox.errors import ConfigError, DatasetError
+from jurybox.app.sources import (
+    declared_scale,
+    run_items,
+    run_labels,
+    run_sources,
+    say_sources,
+)
+from jurybox.errors import DatasetError
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
@@ -45,35 +51,6 @@ def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord]
             markup=False,
         )
     return path, unique.records, unique.dropped
-
-
-def _declared_scale(judgments: Path) -> tuple[int, int] | None:
-    """The rubric's (min, max) scale from the run's manifest.json beside the records, when the
-    run scored with a rubric. None without a manifest, for unscored modes, or when the rubric
-    cannot be loaded here (a relative path): weighted kappa and AC2 then weigh over the observed
-    span, and their ``method`` says so."""
-    from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest  # noqa: PLC0415
-    from jurybox.rubrics.model import load_rubric  # noqa: PLC0415
-
-    try:
-        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
-    except (DatasetError, OSError):
-        return None
-    config = manifest.get("config")
-    task = config.get("task") if isinstance(config, dict) else None
-    if not isinstance(task, dict) or not isinstance(task.get("rubric"), str):
-        return None
-    if task.get("mode") != "rubric" and not task.get("pairwise_with_rubric"):
-        return None
-    # A rubric path is relative to the config file (recorded as ``config_path``).
-    config_path = manifest.get("config_path")
-    bases = [Path(config_path).parent] if isinstance(config_path, str) else []
-    for base in [*bases, judgments.parent]:
-        try:
-            return load_rubric(task["rubric"], base_dir=base, env={}).scale
-        except (ConfigError, OSError):
-            continue
-    return None
 
 
 def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
@@ -173,7 +150,7 @@ def analyze_to_dir(
         or AnalysisOptions(
             judge_families=_recorded_families(records),
             thresholds=thresholds or TrustThresholds(),
-            score_scale=_declared_scale(path),
+            score_scale=declared_scale(path),
         ),
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )

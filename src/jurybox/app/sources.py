@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import DatasetConfig
-from jurybox.errors import DatasetError
+from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.verdicts import companion_items_path, read_items
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
@@ -174,3 +174,30 @@ def run_items(judgments: Path, sources: RunSources) -> list[Item] | None:
 def run_labels(sources: RunSources) -> dict[str, Mapping[str, Any]] | None:
     """The labels file's entries by item id, or ``None`` without one."""
     return load_human_labels(sources.human.path) if sources.human.path is not None else None
+
+
+def declared_scale(judgments: Path) -> tuple[int, int] | None:
+    """The rubric's (min, max) scale, when the run that wrote ``judgments`` scored with a rubric
+    (its manifest names it, relative to the config file, itself found as the dataset is). None
+    without a manifest, for unscored modes, or when the rubric cannot be read here: weighted
+    kappa, AC2 and the plots then span the observed scores, and their ``method`` says so."""
+    from jurybox.rubrics.model import load_rubric  # noqa: PLC0415  (rubric runs only)
+
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return None
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    task = (config or {}).get("task")
+    if not isinstance(task, dict) or not isinstance(task.get("rubric"), str):
+        return None
+    if task.get("mode") != "rubric" and not task.get("pairwise_with_rubric"):
+        return None
+    config_path = manifest.get("config_path")
+    base = Path(config_path).parent if isinstance(config_path, str) else Path()
+    for folder in _candidates(str(base), _run_cwd(judgments.parent, manifest)):
+        try:
+            return load_rubric(task["rubric"], base_dir=folder, env={}).scale
+        except (ConfigError, OSError):
+            continue
+    return None
