@@ -24,6 +24,7 @@ import asyncio
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,13 +34,12 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from wire_server import Response, WireServer
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[1] / "src"  # --src names another tree (a baseline)
 
 
 class FirstArrivalServer(WireServer):
@@ -83,9 +83,9 @@ class ServerThread:
 
 def write_inputs(folder: Path, url: str, items: int) -> Path:
     """A pairwise dataset of ``items`` items and a config with one keyless local judge."""
+    answers = {"control": "a", "treatment": "b"}
     rows = (
-        {"id": f"q{n}", "question": f"Question {n}?", "responses": {"control": "a", "treatment": "b"}}
-        for n in range(items)
+        {"id": f"q{n}", "question": f"Question {n}?", "responses": answers} for n in range(items)
     )
     (folder / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
     config = {
@@ -106,32 +106,42 @@ def write_inputs(folder: Path, url: str, items: int) -> Path:
     return path
 
 
-def child_env() -> dict[str, str]:
-    """This tree's source first; bytecode is written and read, as for an installed package."""
-    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH", "")]))
+def child_env(src: Path = SRC) -> dict[str, str]:
+    """``src`` first; bytecode is written and read, as for an installed package."""
+    path = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH", "")]))
     env = {**os.environ, "PYTHONPATH": path}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # else every start compiles jurybox from source
     return env
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_first_request(
-    server: FirstArrivalServer, config: Path, output: Path
-) -> tuple[float, float]:
-    """(spawn -> first request, spawn -> exit) of one ``jurybox run``, in seconds."""
+    server: FirstArrivalServer, config: Path, output: Path, src: Path
+) -> tuple[float, float, float]:
+    """(spawn -> first request, spawn -> exit, CPU user + sys) of one ``jurybox run``, in s."""
     server.rearm()
     command = [sys.executable, "-m", "jurybox", "run", str(config), "--output-dir", str(output)]
+    cpu = children_cpu()
     started = time.time()
-    done = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command, env=child_env(src), capture_output=True, text=True, timeout=120, check=False
+    )
     ended = time.time()
     if done.returncode != 0 or server.first_arrival is None:
         raise RuntimeError(f"jurybox run failed ({done.returncode}): {done.stderr[-2000:]}")
-    return server.first_arrival - started, ended - started
+    return server.first_arrival - started, ended - started, children_cpu() - cpu
 
 
-def import_profile(config: Path) -> tuple[float, int]:
+def import_profile(config: Path, src: Path) -> tuple[float, int]:
     """(top-level import seconds, modules imported) of ``jurybox run CONFIG --dry-run``."""
     command = [sys.executable, "-X", "importtime", "-m", "jurybox", "run", str(config), "--dry-run"]
-    done = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command, env=child_env(src), capture_output=True, text=True, timeout=120, check=False
+    )
     total_us, modules = 0, 0
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
@@ -143,53 +153,62 @@ def import_profile(config: Path) -> tuple[float, int]:
     return total_us / 1e6, modules
 
 
-def wall_of(args: Sequence[str]) -> float:
+def wall_and_cpu(args: Sequence[str], src: Path) -> tuple[float, float]:
+    cpu = children_cpu()
     started = time.perf_counter()
-    subprocess.run(args, env=child_env(), capture_output=True, check=True, timeout=60)
-    return time.perf_counter() - started
+    subprocess.run(args, env=child_env(src), capture_output=True, check=True, timeout=60)
+    return time.perf_counter() - started, children_cpu() - cpu
 
 
-def best_and_median(measure: Callable[[], float], tries: int) -> tuple[float, float]:
-    values = [measure() for _ in range(tries)]
+def best_and_median(values: Sequence[float]) -> tuple[float, float]:
     return min(values), statistics.median(values)
+
+
+def measured(measure: Callable[[], tuple[float, float]], tries: int) -> list[tuple[float, float]]:
+    return [measure() for _ in range(tries)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=10)
     parser.add_argument("--items", type=int, default=4)
+    parser.add_argument("--src", type=Path, help="Source tree to time (default: this one's).")
     args = parser.parse_args()
+    src = args.src.resolve() if args.src is not None else SRC
+    print(f"source: {src}")
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp, ServerThread() as server:
         config = write_inputs(Path(tmp), server.url, args.items)
-        time_first_request(server, config, Path(tmp) / "warm-up")  # writes the bytecode
-        firsts, walls = [], []
-        for n in range(args.tries):
-            first, wall = time_first_request(server, config, Path(tmp) / f"out{n}")
-            firsts.append(first)
-            walls.append(wall)
-        imports = [import_profile(config) for _ in range(args.tries)]
-        python = sys.executable
-        rows: dict[str, Any] = {
-            "spawn -> first request": (min(firsts), statistics.median(firsts)),
-            "whole run (wall)": (min(walls), statistics.median(walls)),
-            "import time (-X importtime, top level)": (
-                min(t for t, _ in imports),
-                statistics.median(t for t, _ in imports),
+        time_first_request(server, config, Path(tmp) / "warm-up", src)  # writes the bytecode
+        outputs = [Path(tmp) / f"out{n}" for n in range(args.tries)]
+        runs = [time_first_request(server, config, output, src) for output in outputs]
+        imports = [import_profile(config, src) for _ in range(args.tries)]
+        python, jurybox = sys.executable, [sys.executable, "-m", "jurybox"]
+        dry = [*jurybox, "run", str(config), "--dry-run"]
+        timed = {
+            "python -c pass": measured(
+                lambda: wall_and_cpu([python, "-c", "pass"], src), args.tries
             ),
-            "python -c pass": best_and_median(lambda: wall_of([python, "-c", "pass"]), args.tries),
-            "jurybox --help": best_and_median(
-                lambda: wall_of([python, "-m", "jurybox", "--help"]), args.tries
-            ),
-            "jurybox run --help": best_and_median(
-                lambda: wall_of([python, "-m", "jurybox", "run", "--help"]), args.tries
+            "jurybox run --dry-run": measured(lambda: wall_and_cpu(dry, src), args.tries),
+            "jurybox --help": measured(lambda: wall_and_cpu([*jurybox, "--help"], src), args.tries),
+            "jurybox run --help": measured(
+                lambda: wall_and_cpu([*jurybox, "run", "--help"], src), args.tries
             ),
         }
-    print(f"{args.tries} tries each, {args.items} items x 2 orders; seconds (best / median):")
+    print(f"{args.tries} tries each, {args.items} items x 2 orders; seconds, best / median:")
+    rows = {
+        "run: spawn -> first request (wall)": best_and_median([r[0] for r in runs]),
+        "run: whole (wall)": best_and_median([r[1] for r in runs]),
+        "run: whole (CPU user+sys)": best_and_median([r[2] for r in runs]),
+        "run --dry-run: imports (-X importtime)": best_and_median([t for t, _ in imports]),
+    }
+    for label, values in timed.items():
+        rows[f"{label} (wall)"] = best_and_median([wall for wall, _ in values])
+        rows[f"{label} (CPU user+sys)"] = best_and_median([cpu for _, cpu in values])
     for label, (best, median) in rows.items():
-        print(f"  {label:40s} {best:7.3f} / {median:7.3f}")
-    print(f"  modules imported (run --dry-run)         {imports[0][1]}")
+        print(f"  {label:42s} {best:7.3f} / {median:7.3f}")
+    print(f"  {'run --dry-run: modules imported':42s} {imports[0][1]}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

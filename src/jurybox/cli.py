@@ -7,13 +7,18 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
 from jurybox.errors import InputError, JuryboxError
-from jurybox.pipeline.signals import RunInterrupted
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Start-up (issue #19): this module imports only click and the errors. rich, pydantic (the trust
+# thresholds) and asyncio (the run's signals) load when a command needs them, so `--help` and
+# the run's path to its first request do not pay for them.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,8 +26,10 @@ EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
 
-def _console() -> Console:
-    return Console(stderr=True)
+def _console(*, stderr: bool = True) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
 
 
 def handle_errors(func: F) -> F:
@@ -30,6 +37,8 @@ def handle_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
+
         try:
             return func(*args, **kwargs)
         except RunInterrupted as exc:  # the use case already said what to run to resume
@@ -149,7 +158,7 @@ def batches_command(directory: Path, cancel: bool) -> None:
     """List the provider batches of the run in DIRECTORY (status, counts), or cancel them."""
     from jurybox.app.batches import list_batches
 
-    list_batches(directory, cancel=cancel, console=Console())
+    list_batches(directory, cancel=cancel, console=_console(stderr=False))
 
 
 @main.command()
@@ -271,20 +280,26 @@ _TRUST_FLAGS = (
 )
 
 
-def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    from jurybox.thresholds import TrustThresholds
+class _TrustOption(click.Option):
+    """A trust-threshold flag whose help (default and meaning) is read from ``TrustThresholds``
+    when help is shown, not when the CLI loads: the model needs pydantic."""
 
-    fields = TrustThresholds.model_fields
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.help is None and self.name is not None:
+            from jurybox.thresholds import TrustThresholds
+
+            field = TrustThresholds.model_fields[self.name]
+            self.help = (
+                f"Trust threshold `{self.name}` (default {field.default}): {field.description}"
+            )
+        return super().get_help_record(ctx)
+
+
+def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for flag, name in reversed(_TRUST_FLAGS):
-        default = fields[name].default
-        command = click.option(
-            flag,
-            name,
-            type=float,
-            default=None,
-            metavar="X",
-            help=f"Trust threshold `{name}` (default {default}): {fields[name].description}",
-        )(command)
+        command = click.option(flag, name, cls=_TrustOption, type=float, default=None, metavar="X")(
+            command
+        )
     return command
 
 
@@ -378,7 +393,7 @@ def analyze(
         human=human,
         dataset=dataset,
         out_dir=out_dir,
-        console=Console(),
+        console=_console(stderr=False),
         plots=False if no_plots else (plot_families if plot_families is not None else True),
         thresholds=_thresholds(config, trust),
     )

@@ -1,4 +1,8 @@
-"""Synchronous entry points for the CLI: ``run_from_config`` (run, resume, dry run)."""
+"""Synchronous entry points for the CLI: ``run_from_config`` (run, resume, dry run).
+
+Start-up (issue #19): what only a dry run or a batch run needs (the estimates, the batch plan
+and its rich tables) is imported when one is asked for, not on the way to a run's first request.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +11,20 @@ import os
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from jurybox.app.batches import batched_judges, plan_estimates, print_plan, with_batch
 from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
-from jurybox.pipeline.dryrun import estimate_run
 from jurybox.pipeline.engines import open_engine
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
 from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path | None) -> Path:
@@ -86,6 +90,10 @@ def check_api_keys(
 def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> RunSummary:
     """Print units per judge and the token / cost estimate; no provider is created. A batch
     run also prints its batch plan, and prices its batch judges at the batch rate."""
+    # A dry run's own modules: not on the way to a real run's first request.
+    from jurybox.app.batches import batched_judges, plan_estimates, print_plan  # noqa: PLC0415
+    from jurybox.pipeline.dryrun import estimate_run  # noqa: PLC0415
+
     estimates = estimate_run(inputs)
     if inputs.config.pipeline.batch:
         estimates, plans = plan_estimates(inputs, estimates)
@@ -133,9 +141,14 @@ def run_from_config(
     before any provider call (a dry run included). The summary's ``failed_judges`` lists judges
     whose every call failed: the CLI exits 1 on them.
     """
-    console = console or Console(stderr=True)
+    if console is None:
+        from rich.console import Console  # noqa: PLC0415 - the caller's usually
+
+        console = Console(stderr=True)
     config = load_config(config_path)
     if batch or batch_fallback is not None:
+        from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
+
         config = with_batch(config, batch, batch_fallback)
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
     inputs = load_inputs(config, limit)
