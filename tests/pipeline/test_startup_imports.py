@@ -1,7 +1,9 @@
 """`jurybox run` starts instantly: no heavy library is imported on the run path (issue #19).
 
 The CLI runs in a fresh interpreter (a test process has long since imported everything), and the
-wrapper prints which of the heavy modules ended up in ``sys.modules``.
+wrapper prints which of the watched modules ended up in ``sys.modules``. The lists below are what
+``bench/startup.py`` measured as worth keeping off the path (BENCHMARKS.md, "Issue 19: time to
+first request"); each would cost tens to hundreds of milliseconds of start-up if it came back.
 """
 
 from __future__ import annotations
@@ -14,22 +16,39 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib")
-SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))
 
-# Runs the CLI as `python -m jurybox` would, then reports the heavy modules that were loaded.
+from wire_server import ThreadedWireServer  # noqa: E402
+
+# The analysis stack: only `analyze`, `compare`, `export` and `load` need it.
+HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib", "numpy", "pyarrow")
+# SDKs of vendors a config does not name (openai_compatible talks through aiohttp; openai's own
+# HTTP stack is httpx2), and jsonschema, which only a criterion run's code checks use.
+UNUSED_SDKS = ("openai", "httpx2", "anthropic", "google.genai", "llama_cpp", "ray", "jsonschema")
+# Only a dry run or a batch run needs these: estimates, the batch plan and its tables.
+DRY_RUN_ONLY = ("jurybox.app.batches", "jurybox.pipeline.dryrun")
+# `jurybox --help` and `jurybox run --help` need click alone (the trust flags' help included).
+NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "importlib.metadata")
+
+# Runs the CLI as `python -m jurybox` would, then reports the watched names that were loaded
+# (a name is loaded when it or one of its submodules is).
 _WRAPPER = """
-import json, runpy, sys
-heavy = json.loads(sys.argv[1])
+import contextlib, io, json, runpy, sys
+watched = json.loads(sys.argv[1])
 sys.argv = ["jurybox", *sys.argv[2:]]
+help_text = io.StringIO()
 try:
-    runpy.run_module("jurybox", run_name="__main__")
+    with contextlib.redirect_stdout(help_text):
+        runpy.run_module("jurybox", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-loaded = sorted(name for name in sys.modules if name.split(".")[0] in heavy)
-print("LOADED=" + json.dumps({"code": code, "loaded": loaded}))
+loaded = [w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)]
+print("LOADED=" + json.dumps({"code": code, "loaded": loaded, "out": help_text.getvalue()}))
 """
 
 _CONFIG = """\
@@ -50,13 +69,32 @@ def _items(count: int) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
-def _run_cli(tmp_path: Path, *args: str) -> dict[str, object]:
-    (tmp_path / "run.yaml").write_text(_CONFIG, encoding="utf-8")
+# One keyless judge on a local OpenAI-compatible server (the benchmark's set-up).
+_WIRE_CONFIG = """\
+judges:
+  j: {{provider: openai_compatible, model: wire-judge, base_url: "{url}", api_key_env: null}}
+task:
+  mode: pairwise
+pipeline: {{cache: false, test_retest_count: 0}}
+paths:
+  dataset: items.jsonl
+  output_dir: out
+"""
+
+
+def _run_cli(
+    tmp_path: Path,
+    *args: str,
+    watched: tuple[str, ...] = HEAVY,
+    config: str = _CONFIG,
+    command: tuple[str, ...] = ("run", "run.yaml"),
+) -> dict[str, object]:
+    (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
     (tmp_path / "items.jsonl").write_text(_items(3), encoding="utf-8")
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, json.dumps(HEAVY), "run", "run.yaml", *args],
+        [sys.executable, "-c", _WRAPPER, json.dumps(watched), *command, *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -73,8 +111,42 @@ def _run_cli(tmp_path: Path, *args: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("args", [("--dry-run",), ()], ids=["dry-run", "fake-run"])
 def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> None:
-    result = _run_cli(tmp_path, *args)
+    watched = (*HEAVY, *UNUSED_SDKS, *(DRY_RUN_ONLY if not args else ()))
+    result = _run_cli(tmp_path, *args, watched=watched)
     assert result["code"] in (0, None), result  # stderr is in the assertion of _run_cli
     assert result["loaded"] == [], f"`jurybox run` imported {result['loaded']}"
     if not args:  # the real run did judge: the check is not vacuous
         assert (tmp_path / "out" / "judgments.jsonl").stat().st_size > 0
+
+
+def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
+    """A real run of an openai_compatible judge against a loopback server: its first request
+    goes out without the analysis stack, other vendors' SDKs or the dry-run/batch modules."""
+    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, "aiohttp")
+    with ThreadedWireServer() as server:
+        config = _WIRE_CONFIG.format(url=server.url)
+        result = _run_cli(tmp_path, watched=watched, config=config)
+        assert server.stats()["ok"] == 6  # 3 items x 2 orders really went over the wire
+    # aiohttp is this provider's client: seeing it shows the watch list sees what loads.
+    assert result["loaded"] == ["aiohttp"], f"`jurybox run` imported {result['loaded']}"
+
+
+def test_dry_run_of_openai_compatible_imports_no_sdk(tmp_path: Path) -> None:
+    result = _run_cli(
+        tmp_path,
+        "--dry-run",
+        watched=(*HEAVY, *UNUSED_SDKS, "aiohttp"),
+        config=_WIRE_CONFIG.format(url="http://127.0.0.1:9/v1"),
+    )
+    assert result["loaded"] == [], f"`jurybox run --dry-run` imported {result['loaded']}"
+
+
+@pytest.mark.parametrize("command", [("--help",), ("run", "--help"), ("analyze", "--help")])
+def test_help_needs_click_alone(tmp_path: Path, command: tuple[str, ...]) -> None:
+    result = _run_cli(tmp_path, watched=NOT_FOR_HELP, command=command)
+    assert result["code"] in (0, None), result
+    assert "Usage: " in str(result["out"])  # the help was printed, not an error
+    if command[0] == "analyze":  # read from TrustThresholds when shown, so pydantic is loaded
+        assert "Trust threshold `min_accuracy` (default 0.7)" in str(result["out"])
+    else:
+        assert result["loaded"] == [], f"`jurybox {' '.join(command)}` imported {result['loaded']}"
