@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import platform
@@ -136,21 +137,41 @@ def time_first_request(
     return server.first_arrival - started, ended - started, children_cpu() - cpu
 
 
-def import_profile(config: Path, src: Path) -> tuple[float, int]:
-    """(top-level import seconds, modules imported) of ``jurybox run CONFIG --dry-run``."""
-    command = [sys.executable, "-X", "importtime", "-m", "jurybox", "run", str(config), "--dry-run"]
+def import_lines(args: Sequence[str], src: Path) -> list[tuple[str, int, int]]:
+    """(module as printed, self us, cumulative us) of each import of ``python -X importtime``."""
+    command = [sys.executable, "-X", "importtime", *args]
     done = subprocess.run(
         command, env=child_env(src), capture_output=True, text=True, timeout=120, check=False
     )
-    total_us, modules = 0, 0
+    rows = []
     for line in done.stderr.splitlines():
-        if not line.startswith("import time:") or "self [us]" in line:
-            continue
-        _, cumulative, name = line.removeprefix("import time:").split("|")
-        modules += 1
-        if not name.startswith(" " * 2):  # one space of padding: a top-level import
-            total_us += int(cumulative)
-    return total_us / 1e6, modules
+        if line.startswith("import time:") and "self [us]" not in line:
+            own, cumulative, name = line.removeprefix("import time:").split("|")
+            rows.append((name, int(own), int(cumulative)))
+    return rows
+
+
+def import_profile(config: Path, src: Path) -> tuple[float, int]:
+    """(top-level import seconds, modules imported) of ``jurybox run CONFIG --dry-run``."""
+    rows = import_lines(["-m", "jurybox", "run", str(config), "--dry-run"], src)
+    # One space of padding marks a top-level import; its cumulative time holds the nested ones.
+    top_level = sum(cumulative for name, _, cumulative in rows if not name.startswith("  "))
+    return top_level / 1e6, len(rows)
+
+
+def import_breakdown(config: Path, work: Path, src: Path, tries: int) -> dict[str, float]:
+    """Seconds of import (each module's least self time over ``tries`` real runs), by package:
+    where a run's start-up goes. ``jurybox`` is split by subpackage."""
+    least: dict[str, int] = {}
+    for n in range(tries):
+        command = ["-m", "jurybox", "run", str(config), "--output-dir", str(work / f"imp{n}")]
+        for name, own, _ in import_lines(command, src):
+            least[name.strip()] = min(least.get(name.strip(), own), own)
+    groups: collections.Counter[str] = collections.Counter()
+    for name, own in least.items():
+        parts = name.split(".")
+        groups[".".join(parts[:2]) if parts[0] == "jurybox" else parts[0]] += own
+    return {group: own / 1e6 for group, own in groups.most_common()}
 
 
 def wall_and_cpu(args: Sequence[str], src: Path) -> tuple[float, float]:
@@ -172,6 +193,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=10)
     parser.add_argument("--items", type=int, default=4)
+    parser.add_argument("--top", type=int, default=20, help="Packages listed in the breakdown.")
     parser.add_argument("--src", type=Path, help="Source tree to time (default: this one's).")
     args = parser.parse_args()
     src = args.src.resolve() if args.src is not None else SRC
@@ -184,6 +206,7 @@ def main() -> None:
         outputs = [Path(tmp) / f"out{n}" for n in range(args.tries)]
         runs = [time_first_request(server, config, output, src) for output in outputs]
         imports = [import_profile(config, src) for _ in range(args.tries)]
+        breakdown = import_breakdown(config, Path(tmp), src, args.tries)
         python, jurybox = sys.executable, [sys.executable, "-m", "jurybox"]
         dry = [*jurybox, "run", str(config), "--dry-run"]
         timed = {
@@ -209,6 +232,10 @@ def main() -> None:
     for label, (best, median) in rows.items():
         print(f"  {label:42s} {best:7.3f} / {median:7.3f}")
     print(f"  {'run --dry-run: modules imported':42s} {imports[0][1]}")
+    total = sum(breakdown.values())
+    print(f"run (real): import self time by package, least of {args.tries}: {total:.3f} s")
+    for group, seconds in list(breakdown.items())[: args.top]:
+        print(f"  {group:32s} {seconds * 1000:7.1f} ms  {seconds / total:6.1%}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
