@@ -10,7 +10,8 @@ Knobs (``WireConfig``): a fixed latency (plus jitter), a requests-per-window lim
 429 and ``Retry-After`` / ``retry-after-ms`` beyond it (``retry_after: false`` leaves them out),
 optionally announced on every response in OpenAI's rate-limit headers (``rate_headers``:
 ``x-ratelimit-limit-requests`` = rpm, ``-remaining-requests`` = what is left in the current
-window, ``-reset-requests`` = until the window is empty again, as "1s" / "20ms"), and seeded
+window (or, with ``remaining_per_minute``, that scaled to a minute), ``-reset-requests`` = until
+the window is empty again, as "1s" / "20ms"), and seeded
 fault rates: random 429s,
 5xx, timeouts (the server holds the request ``hang_s`` and then drops the connection), malformed
 bodies (truncated JSON, HTML, an envelope without ``choices``) and unparsable judge text (a valid
@@ -89,6 +90,11 @@ class WireConfig:
     retry_after_s: float = 0.2  # Retry-After of the random 429s
     rate_headers: bool = False  # send x-ratelimit-* headers (OpenAI style) on every response
     retry_after: bool = True  # the rate limit's 429s say when to come back
+    # x-ratelimit-remaining-requests in the limit's units (per minute: what is left in the window
+    # x 60 / window) rather than as requests left in the window. With a window shorter than a
+    # minute the latter is a tiny share of x-ratelimit-limit-requests, which a client that
+    # throttles on remaining / limit (promptfoo) reads as a budget nearly spent.
+    remaining_per_minute: bool = False
     seed: int = 0
     model: str = "wire-judge"
 
@@ -390,9 +396,12 @@ class WireServer:
         """OpenAI's request headers: the limit per minute, what is left in the window now, and
         how long until the window is empty again (its "initial state")."""
         reset = self._admitted[-1] + self.config.rate_window_s - now if self._admitted else 0.0
+        remaining = max(0, limit - len(self._admitted))
+        if self.config.remaining_per_minute:
+            remaining = math.floor(remaining * 60.0 / self.config.rate_window_s)
         return {
             "x-ratelimit-limit-requests": str(round(self.config.rpm or 0)),
-            "x-ratelimit-remaining-requests": str(max(0, limit - len(self._admitted))),
+            "x-ratelimit-remaining-requests": str(remaining),
             "x-ratelimit-reset-requests": go_duration(reset),
         }
 

@@ -3,7 +3,8 @@
 Issue 19's comparison. For each scenario and tool this starts ``bench/wire_server.py`` in its
 own process (OpenAI Chat Completions, ``--latency-s`` per answer; in the ``*_rpm`` scenarios
 ``--server-rpm`` requests a minute, enforced as rpm/60 in any 1-second window, answered 429 with
-Retry-After beyond it and OpenAI's ``x-ratelimit-*`` headers on every answer), runs the tool as
+Retry-After beyond it, and OpenAI's ``x-ratelimit-*`` headers on every answer, the remaining
+requests in per-minute units as OpenAI states them), runs the tool as
 a subprocess over the same ``--samples`` graded samples (one judge call each; see ``tools.py``)
 and prints:
 
@@ -139,6 +140,7 @@ def server_config(scenario: str, args: argparse.Namespace) -> WireConfig:
             rpm=args.server_rpm,
             rate_window_s=1.0,
             rate_headers=True,
+            remaining_per_minute=not args.remaining_in_window,
             seed=1,
         )
     return WireConfig(latency_s=args.latency_s, seed=1)
@@ -261,6 +263,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--latency-s", type=float, default=0.25)
     parser.add_argument("--server-rpm", type=float, default=1200.0)
+    parser.add_argument(
+        "--remaining-in-window",
+        action="store_true",
+        help="state x-ratelimit-remaining-requests as requests left in the 1 s window (of 20), "
+        "not in per-minute units",
+    )
     parser.add_argument("--timeout-s", type=float, default=600.0, help="per tool run")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs jurybox")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
