@@ -10,7 +10,8 @@ Knobs (``WireConfig``): a fixed latency (plus jitter), a requests-per-window lim
 429 and ``Retry-After`` / ``retry-after-ms`` beyond it (``retry_after: false`` leaves them out),
 optionally announced on every response in OpenAI's rate-limit headers (``rate_headers``:
 ``x-ratelimit-limit-requests`` = rpm, ``-remaining-requests`` = what is left in the current
-window, ``-reset-requests`` = until the window is empty again, as "1s" / "20ms"), and seeded
+window (or, with ``remaining_per_minute``, that scaled to a minute), ``-reset-requests`` = until
+the window is empty again, as "1s" / "20ms"), and seeded
 fault rates: random 429s,
 5xx, timeouts (the server holds the request ``hang_s`` and then drops the connection), malformed
 bodies (truncated JSON, HTML, an envelope without ``choices``) and unparsable judge text (a valid
@@ -27,8 +28,13 @@ core, which a threaded ``http.server`` does not reach on 2 cores. Three ways to 
   process (benchmarks, so that the server's CPU is not counted as the client's). The child exits
   by itself when its stdin closes (its parent died) or after ``--max-lifetime-s``.
 
-``GET /stats`` returns the counters (requests, ok, each fault, rate-limited, CPU seconds) and
-``POST /reset`` zeroes them and the rate window.
+``GET /stats`` returns the counters (requests, ok, each fault, rate-limited, CPU seconds, the
+Unix times of the first and last chat request) and ``POST /reset`` zeroes them and the rate
+window.
+
+Requests without a ``response_format`` schema whose prompt is another tool's default grading
+prompt get the format that prompt asks for: Inspect AI's ``model_graded_qa`` ("GRADE: C" / "GRADE:
+I") and promptfoo's ``llm-rubric`` (``{"reason", "pass", "score"}``); see ``_free_text_grade``.
 """
 
 from __future__ import annotations
@@ -84,6 +90,11 @@ class WireConfig:
     retry_after_s: float = 0.2  # Retry-After of the random 429s
     rate_headers: bool = False  # send x-ratelimit-* headers (OpenAI style) on every response
     retry_after: bool = True  # the rate limit's 429s say when to come back
+    # x-ratelimit-remaining-requests in the limit's units (per minute: what is left in the window
+    # x 60 / window) rather than as requests left in the window. With a window shorter than a
+    # minute the latter is a tiny share of x-ratelimit-limit-requests, which a client that
+    # throttles on remaining / limit (promptfoo) reads as a budget nearly spent.
+    remaining_per_minute: bool = False
     seed: int = 0
     model: str = "wire-judge"
 
@@ -185,12 +196,41 @@ class SchemaAnswer:
         return [self.value(items, i) for i in range(low)]
 
 
+def _prompt_text(body: Mapping[str, Any]) -> str:
+    """The text of the request's messages (string contents and text parts), joined."""
+    texts = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "\n".join(texts)
+
+
+def _free_text_grade(body: Mapping[str, Any], rng: random.Random) -> str | None:
+    """The answer to another tool's default grading prompt, in the format it asks for: Inspect
+    AI's ``model_graded_qa`` ("... GRADE: C" or "GRADE: I") and promptfoo's ``llm-rubric`` (a
+    JSON object with ``reason``, ``pass`` and ``score``). ``None`` for any other prompt."""
+    text = _prompt_text(body)
+    passed = rng.random() < 0.5
+    if "GRADE: $LETTER" in text or "GRADE: C" in text:
+        return f"The submission was compared with the criterion.\nGRADE: {'C' if passed else 'I'}"
+    if '"pass"' in text and '"score"' in text and '"reason"' in text:
+        reason = "Meets the rubric." if passed else "Does not meet the rubric."
+        return json.dumps({"reason": reason, "pass": passed, "score": 1.0 if passed else 0.0})
+    return None
+
+
 def judge_answer(body: Mapping[str, Any], digest: str, seed: int) -> str:
     """The judge's answer text for a request body (deterministic in body and seed)."""
     rng = random.Random(f"{seed}:{digest}")
     fmt = body.get("response_format") or {}
     schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
     if not isinstance(schema, dict):
+        graded = _free_text_grade(body, rng)
+        if graded is not None:
+            return graded
         schema = {
             "type": "object",
             "properties": {
@@ -241,6 +281,9 @@ class WireServer:
         self.stats = dict.fromkeys(
             ("requests", "ok", "rate_limited", *FAULTS, "connections", "bad_requests"), 0
         )
+        # Unix times of the first and the last chat request's arrival (0: none yet), so that a
+        # benchmark can tell how long a client took from its spawn to its first request.
+        self.stats.update(first_request_unix=0.0, last_request_unix=0.0)
         self._seen.clear()
         self._admitted.clear()
         self._cpu0 = time.process_time()
@@ -353,9 +396,12 @@ class WireServer:
         """OpenAI's request headers: the limit per minute, what is left in the window now, and
         how long until the window is empty again (its "initial state")."""
         reset = self._admitted[-1] + self.config.rate_window_s - now if self._admitted else 0.0
+        remaining = max(0, limit - len(self._admitted))
+        if self.config.remaining_per_minute:
+            remaining = math.floor(remaining * 60.0 / self.config.rate_window_s)
         return {
             "x-ratelimit-limit-requests": str(round(self.config.rpm or 0)),
-            "x-ratelimit-remaining-requests": str(max(0, limit - len(self._admitted))),
+            "x-ratelimit-remaining-requests": str(remaining),
             "x-ratelimit-reset-requests": go_duration(reset),
         }
 
@@ -372,6 +418,9 @@ class WireServer:
 
     async def _chat(self, raw: bytes, arrived: float) -> Response | None:
         self.stats["requests"] += 1
+        now = time.time()
+        self.stats["first_request_unix"] = self.stats["first_request_unix"] or now
+        self.stats["last_request_unix"] = now
         try:
             body = json.loads(raw)
         except ValueError:
