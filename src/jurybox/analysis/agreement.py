@@ -78,39 +78,72 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
 
+def _pair_codes(
+    matrix: pd.DataFrame, categories: list[int] | None
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], list[Any]] | None:
+    """Units x raters codes into the ordered categories every pair's kappa uses (the scale, or
+    the sorted labels, which order each pair's own labels alike), or None where the per-pair
+    reference must run: labels off the scale, or labels that cannot be sorted."""
+    codes, uniques = pd.factorize(matrix.to_numpy().ravel(), use_na_sentinel=True)
+    labels = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
+    try:
+        cats = list(categories) if categories is not None else sorted(set(labels))
+    except TypeError:
+        return None
+    position = {c: i for i, c in enumerate(cats)}
+    if any(label not in position for label in labels):
+        return None
+    lookup = np.array([position[label] for label in labels] + [-1], dtype=np.intp)
+    return lookup[codes].reshape(matrix.shape), cats
+
+
+def _known(result: Any) -> Any:
+    """A statistic computed beforehand, through ``attempt`` like any other."""
+    return result
+
+
 def _pair_metrics(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
+    """Kappa and percent agreement of every judge pair, all pairs computed together
+    (``stats.cohen_kappa_pairs``); a pair the closed form leaves open (undefined or degenerate
+    kappa, no shared unit) goes through the per-pair reference for its exact value or reason."""
     weights, categories, note = scale
+    pairs = list(combinations(matrix.columns, 2))
+    kappas: list[Any] = [None] * len(pairs)
+    shares: list[Any] = [None] * len(pairs)
+    coded = _pair_codes(matrix, categories)
+    if coded is not None:
+        codes, cats = coded
+        kappas = stats.cohen_kappa_pairs(codes, cats, weights, confidence=options.confidence)
+        shares = stats.percent_agreement_pairs(codes, len(cats), confidence=options.confidence)
+    rated = matrix.notna().to_numpy().astype(np.int64)
+    shared = (rated.T @ rated)[np.triu_indices(len(matrix.columns), k=1)].tolist()
+    conf = {"confidence": options.confidence}
     out = []
-    for first, second in combinations(matrix.columns, 2):
-        both = matrix[[first, second]].dropna()
-        a, b = both[first].to_numpy(), both[second].to_numpy()
-        n = len(both)
-        kappa = attempt(
-            KappaMetric,
-            stats.cohen_kappa,
-            a,
-            b,
-            weights,
-            categories=categories,
-            n=n,
-            confidence=options.confidence,
+    for (first, second), known_kappa, known_share, n in zip(
+        pairs, kappas, shares, shared, strict=True
+    ):
+        if known_kappa is None or known_share is None:
+            both = matrix[[first, second]].dropna()
+            a, b = both[first].to_numpy(), both[second].to_numpy()
+        kappa = (
+            attempt(KappaMetric, _known, known_kappa, n=n)
+            if known_kappa is not None
+            else attempt(
+                KappaMetric, stats.cohen_kappa, a, b, weights, categories=categories, n=n, **conf
+            )
         )
         if note and kappa.method is not None:
             kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
+        share = (
+            attempt(PercentAgreementMetric, _known, known_share, n=n)
+            if known_share is not None
+            else attempt(PercentAgreementMetric, stats.percent_agreement, a, b, n=n, **conf)
+        )
         out.append(
             PairAgreement(
-                raters=[str(first), str(second)],
-                cohen_kappa=kappa,
-                percent_agreement=attempt(
-                    PercentAgreementMetric,
-                    stats.percent_agreement,
-                    a,
-                    b,
-                    n=n,
-                    confidence=options.confidence,
-                ),
+                raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share
             )
         )
     return out
