@@ -45,6 +45,7 @@ from jurybox.analysis.model.metrics import (
 from jurybox.analysis.options import AnalysisOptions
 
 B = TypeVar("B", bound=AgreementBlock)
+K = TypeVar("K", bound=KappaMetric)
 # The alpha bootstrap (BCa, with a leave-one-unit-out jackknife) takes ~1.5 s at 1000 units.
 ALPHA_CI_MAX_UNITS = 1000
 # (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
@@ -95,6 +96,46 @@ def _pair_codes(
         return None
     lookup = np.array([position[label] for label in labels] + [-1], dtype=np.intp)
     return lookup[codes].reshape(matrix.shape), cats
+
+
+def _closed_form_kappa(
+    a: Any, b: Any, weights: Any, categories: list[int] | None, confidence: float
+) -> Any:
+    """``stats.cohen_kappa(a, b, ...)`` by the closed form of ``stats.cohen_kappa_tables``, or
+    None where the reference must decide (missing labels, labels off the scale or unsortable,
+    weights without a declared scale, or a pair the closed form leaves open)."""
+    x, y = np.asarray(a), np.asarray(b)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0 or (weights and categories is None):
+        return None
+    pair = pd.DataFrame({"a": x, "b": y})
+    coded = _pair_codes(pair, categories)
+    if coded is None or (coded[0] < 0).any():
+        return None
+    codes, cats = coded
+    k = len(cats)
+    table = np.bincount(codes[:, 0] * k + codes[:, 1], minlength=k * k).reshape(1, k, k)
+    return stats.cohen_kappa_tables(table, cats, weights, confidence=confidence)[0]
+
+
+def kappa_metric(
+    model: type[K],
+    a: Any,
+    b: Any,
+    weights: Literal["linear", "quadratic"] | None = None,
+    *,
+    categories: list[int] | None = None,
+    n: int,
+    confidence: float,
+) -> K:
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, the same metric, computed by
+    the closed form where it settles the pair (about 30 times faster than statsmodels' results
+    object) and by the reference otherwise."""
+    known = _closed_form_kappa(a, b, weights, categories, confidence)
+    if known is not None:
+        return attempt(model, _known, known, n=n)
+    return attempt(
+        model, stats.cohen_kappa, a, b, weights, categories=categories, n=n, confidence=confidence
+    )
 
 
 def _known(result: Any) -> Any:

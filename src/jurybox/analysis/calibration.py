@@ -30,7 +30,7 @@ from jurybox.analysis._common import (
     skipped,
     with_fields,
 )
-from jurybox.analysis.agreement import agreement_block
+from jurybox.analysis.agreement import agreement_block, kappa_metric
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, JudgeGoldAccuracy
@@ -86,14 +86,7 @@ def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnn
 
 
 def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions, model: type[K]) -> K:
-    return attempt(
-        model,
-        stats.cohen_kappa,
-        a.to_numpy(),
-        b.to_numpy(),
-        n=len(a),
-        confidence=options.confidence,
-    )
+    return kappa_metric(model, a.to_numpy(), b.to_numpy(), n=len(a), confidence=options.confidence)
 
 
 def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanPreferences:
@@ -132,9 +125,8 @@ def _weighted(
 ) -> KappaMetric:
     """Weighted kappa over every point of the scale (the declared one, else the observed span)."""
     categories, scope = scale
-    metric = attempt(
+    metric = kappa_metric(
         KappaMetric,
-        stats.cohen_kappa,
         a.to_numpy(),
         b.to_numpy(),
         weights,

@@ -200,16 +200,22 @@ def _self_preference(f: Families, judge: str) -> _RawTest | None:
     return excess, p, False
 
 
+def _retest_shares(frame: AnalysisFrame) -> dict[str, float]:
+    """Per judge with repeated preferences, the share of retests with the test's verdict."""
+    ok = frame.ok[frame.ok["preferred_arm"].notna()]
+    test = ok[~ok["retest"]][["judge", "key", "preferred_arm"]]
+    again = ok[ok["retest"]][["judge", "base_key", "preferred_arm"]]
+    again = again.rename(columns={"base_key": "key"})
+    pairs = test.merge(again, on=["judge", "key"], suffixes=("_test", "_retest"))
+    same = pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]
+    return {str(j): float(share) for j, share in same.groupby(pairs["judge"]).mean().items()}
+
+
 def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None, bool]:
     """(agreement, whether it is the ICC of scores rather than a share of equal verdicts)."""
-    ok = judge_rows(
-        frame, "evidence_preferences", lambda: frame.ok[frame.ok["preferred_arm"].notna()], judge
-    )
-    test = ok[~ok["retest"]][["key", "preferred_arm"]]
-    again = ok[ok["retest"]][["base_key", "preferred_arm"]].rename(columns={"base_key": "key"})
-    pairs = test.merge(again, on="key", suffixes=("_test", "_retest"))
-    if not pairs.empty:
-        return float((pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]).mean()), False
+    shares = frame.memo("retest_shares", lambda: _retest_shares(frame))
+    if judge in shares:
+        return shares[judge], False
     rel = f.reliability
     retest = rel.test_retest if rel.computed else None
     judges = (retest.judges or {}) if retest is not None and retest.computed else {}

@@ -56,7 +56,7 @@ from jurybox.stats.paired import (
     mean_difference,
     paired_proportion_difference,
 )
-from jurybox.stats.pairwise import cohen_kappa_pairs, percent_agreement_pairs
+from jurybox.stats.pairwise import cohen_kappa_pairs, cohen_kappa_tables, percent_agreement_pairs
 from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
@@ -150,6 +150,7 @@ __all__ = [
     "cohen_kappa",
     "cohen_kappa_pairs",
     "cohen_kappa_table",
+    "cohen_kappa_tables",
     "cohens_d_paired",
     "conditional_preference",
     "corrected_pass_rate",

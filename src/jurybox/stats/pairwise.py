@@ -27,7 +27,7 @@ from jurybox.stats._validate import confidence_level
 from jurybox.stats.agreement import Weights
 from jurybox.stats.results import KappaResult, PercentAgreement
 
-__all__ = ["cohen_kappa_pairs", "percent_agreement_pairs", "rater_pairs"]
+__all__ = ["cohen_kappa_pairs", "cohen_kappa_tables", "percent_agreement_pairs", "rater_pairs"]
 
 FloatArray = NDArray[np.float64]
 # The reference raises when chance agreement is within np.isclose's 1.001e-5 of 1; pairs within
@@ -196,31 +196,57 @@ def cohen_kappa_pairs(
         Per pair the ``KappaResult`` that ``cohen_kappa`` returns on the two raters' shared
         units, or None where the reference must decide (see the module docstring).
     """
+    cats = tuple(categories)
+    tables = pair_tables(codes, len(cats))
+    return cohen_kappa_tables(tables, cats, weights, confidence=confidence)
+
+
+def cohen_kappa_tables(
+    tables: ArrayLike,
+    categories: Sequence[Hashable],
+    weights: Weights = None,
+    *,
+    confidence: float = 0.95,
+) -> list[KappaResult | None]:
+    """``cohen_kappa_table`` of each of a stack of k × k tables (e.g. one per judge).
+
+    Args:
+        tables: n × k × k counts; rows rater 1, columns rater 2.
+        categories: The k ordered categories (as in ``cohen_kappa_pairs``).
+        weights: ``None``, ``"linear"`` or ``"quadratic"``.
+        confidence: Two-sided confidence level of the Wald intervals.
+
+    Returns:
+        Per table its ``KappaResult``, or None where the reference must decide (an empty table,
+        kappa undefined or a variance too close to zero; see the module docstring).
+    """
     conf = confidence_level(confidence)
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     cats = tuple(categories)
-    tables = pair_tables(codes, len(cats))
-    if tables.shape[0] == 0 or len(cats) < 2:
-        return [None] * tables.shape[0]
+    stack = np.asarray(tables, dtype=np.float64)
+    if stack.ndim != 3 or stack.shape[1:] != (len(cats), len(cats)):
+        raise ValueError(f"tables must be n × {len(cats)} × {len(cats)}, got shape {stack.shape}")
+    if stack.shape[0] == 0 or len(cats) < 2:
+        return [None] * stack.shape[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa, numerator, numerator0, scale = (
-            _unweighted(tables) if weights is None else _weighted(tables, weights)
+            _unweighted(stack) if weights is None else _weighted(stack, weights)
         )
         ase, ase0 = np.sqrt(numerator / scale), np.sqrt(numerator0 / scale)
         z = kappa / ase0
-    ok = _computable(tables, numerator, numerator0)
+    ok = _computable(stack, numerator, numerator0)
     z_crit = float(sps.norm.ppf(0.5 + conf / 2))
     p_value = 2 * sps.norm.sf(np.abs(np.where(ok, z, 0.0)))
     low = np.maximum(-1.0, kappa - z_crit * ase)
     high = np.minimum(1.0, kappa + z_crit * ase)
-    used = (tables.sum(axis=1) + tables.sum(axis=2)) > 0
+    used = (stack.sum(axis=1) + stack.sum(axis=2)) > 0
     kind = "unweighted" if weights is None else f"{weights}-weighted"
     method = (
         f"Cohen's kappa, {kind}; ASE of Fleiss-Cohen-Everitt (1969); Wald interval "
         "clipped to [-1, 1]; two-sided z-test with ASE under H0"
     )
-    columns = (kappa, ase, low, high, ase0, z, p_value, tables.sum(axis=(1, 2)))
+    columns = (kappa, ase, low, high, ase0, z, p_value, stack.sum(axis=(1, 2)))
     rows = zip(*(c.tolist() for c in columns), strict=True)
     out: list[KappaResult | None] = []
     for index, (k_, se, lo, hi, se0, z_, p, n) in enumerate(rows):
