@@ -80,12 +80,13 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
 
 
 def _pair_codes(
-    matrix: pd.DataFrame, categories: list[int] | None
+    matrix: pd.DataFrame | np.ndarray[Any, Any], categories: list[int] | None
 ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], list[Any]] | None:
     """Units x raters codes into the ordered categories every pair's kappa uses (the scale, or
     the sorted labels, which order each pair's own labels alike), or None where the per-pair
     reference must run: labels off the scale, or labels that cannot be sorted."""
-    codes, uniques = pd.factorize(matrix.to_numpy().ravel(), use_na_sentinel=True)
+    values = matrix.to_numpy() if isinstance(matrix, pd.DataFrame) else matrix
+    codes, uniques = pd.factorize(values.ravel(), use_na_sentinel=True)
     labels = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
     try:
         cats = list(categories) if categories is not None else sorted(set(labels))
@@ -95,7 +96,7 @@ def _pair_codes(
     if any(label not in position for label in labels):
         return None
     lookup = np.array([position[label] for label in labels] + [-1], dtype=np.intp)
-    return lookup[codes].reshape(matrix.shape), cats
+    return lookup[codes].reshape(values.shape), cats
 
 
 def _closed_form_kappa(
@@ -107,8 +108,7 @@ def _closed_form_kappa(
     x, y = np.asarray(a), np.asarray(b)
     if x.ndim != 1 or x.shape != y.shape or x.size == 0 or (weights and categories is None):
         return None
-    pair = pd.DataFrame({"a": x, "b": y})
-    coded = _pair_codes(pair, categories)
+    coded = _pair_codes(np.column_stack([x.astype(object), y.astype(object)]), categories)
     if coded is None or (coded[0] < 0).any():
         return None
     codes, cats = coded

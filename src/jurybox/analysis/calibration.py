@@ -102,8 +102,9 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
     if ok.empty:
         return HumanPreferences.skip("no successful preference on a labelled item")
     judges: dict[str, HumanPreferenceJudge] = {}
+    cons_by = _by_judge(cons)
     for judge, rows in ok.groupby("judge"):
-        own = cons[cons["judge"] == judge]
+        own = cons_by.get(str(judge), cons.iloc[:0])
         judges[str(judge)] = HumanPreferenceJudge(
             orders={
                 str(o): _kappa(r["preferred_arm"], r["gold"], options, KappaMetric)
@@ -350,6 +351,11 @@ def _judge_accuracy(
     )
 
 
+def _by_judge(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each judge's rows, as ``table[table["judge"] == judge]`` gives them, split in one pass."""
+    return {str(j): part for j, part in table.groupby("judge", sort=False, observed=True)}
+
+
 def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> AccuracyVsGold:
     """Accuracy of each judge against gold preferences, per presentation order and overall."""
     gold = gold_preferences(frame)
@@ -364,12 +370,10 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     pairs, cons = order_pairs(frame), consolidated(frame)
     pairs = pairs.assign(gold=pairs["query_id"].map(gold)).dropna(subset=["gold"])
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
+    pairs_by, cons_by = _by_judge(pairs), _by_judge(cons)
     judges = {
         str(j): _judge_accuracy(
-            rows,
-            pairs[pairs["judge"] == j],
-            cons[cons["judge"] == j],
-            options,
+            rows, pairs_by.get(str(j), pairs.iloc[:0]), cons_by.get(str(j), cons.iloc[:0]), options
         )
         for j, rows in recs.groupby("judge")
     }
