@@ -205,7 +205,7 @@ def print_families(judges: int, n_items: int, repeat: int) -> None:
 
 def measure(mode: str, judges: int, n_items: int) -> dict[str, Any]:
     records, human, items, options = world(mode, judges, n_items)
-    (report, frame), analysis_s = _timed(
+    (report, frame), analysis_s, analysis_cpu = _cpu_timed(
         lambda: build_report(records, human=human, items=items, options=options)
     )
     specs, specs_s = _timed(lambda: build_plot_specs(report, frame))
@@ -214,6 +214,7 @@ def measure(mode: str, judges: int, n_items: int) -> dict[str, Any]:
         "mode": mode,
         "records": len(records),
         "analysis_s": analysis_s,
+        "analysis_cpu": analysis_cpu,
         "specs_s": specs_s,
         "render_s": render_s,
         "drawn": len(rendered),
@@ -236,14 +237,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"load average after: {os.getloadavg()}")
         return
     print(
-        "| mode | records | analysis s | plot specs s | draw PNG+SVG s | figures "
+        "| mode | records | analysis s (CPU s) | plot specs s | draw PNG+SVG s | figures "
         "(not drawn) | SVG KB | PNG KB |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for mode in ("rubric", "pairwise"):
         r = measure(mode, args.judges, args.items)
         print(
-            f"| {r['mode']} | {r['records']} | {r['analysis_s']:.1f} | {r['specs_s']:.2f} | "
+            f"| {r['mode']} | {r['records']} | {r['analysis_s']:.1f} ({r['analysis_cpu']:.1f}) | "
+            f"{r['specs_s']:.2f} | "
             f"{r['render_s']:.1f} | {r['drawn']} ({r['not_drawn']}) | {r['svg_kb']:.0f} | "
             f"{r['png_kb']:.0f} |",
             flush=True,
