@@ -21,6 +21,11 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[0, 0], [0, 0]]), "empty"),
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[4, 0], [0, 0]]), "only one category"),
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[1, 2, 3]]), "square"),
+    # every pair at once: degenerate pairs come back None (the reference decides them)
+    ("cohen_kappa_pairs", lambda: st.cohen_kappa_pairs([[0.5, 1.0]], [1, 2]), "integer matrix"),
+    ("cohen_kappa_pairs", lambda: st.cohen_kappa_pairs([[0, 2]], [1, 2]), "-1 \\(missing\\)"),
+    ("cohen_kappa_tables", lambda: st.cohen_kappa_tables([[1, 2], [3, 4]], [1, 2]), "n × 2 × 2"),
+    ("percent_agreement_pairs", lambda: st.percent_agreement_pairs([0, 1], 2), "integer matrix"),
     ("fleiss_kappa", lambda: st.fleiss_kappa(np.empty((0, 3))), "empty"),
     ("fleiss_kappa", lambda: st.fleiss_kappa([[3, 0], [3, 0]]), "one category"),
     ("fleiss_kappa", lambda: st.fleiss_kappa([[1, 0], [0, 1]]), "at least 2 ratings"),

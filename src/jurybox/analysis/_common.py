@@ -14,7 +14,7 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,9 @@ from pydantic import BaseModel
 
 from jurybox.analysis.model import Metric, Model, Skipped
 from jurybox.analysis.options import AnalysisOptions
+
+if TYPE_CHECKING:  # frame.py imports this module
+    from jurybox.analysis.frame import AnalysisFrame
 
 TOTAL = "total"  # the pseudo-dimension holding a record's overall score
 
@@ -155,3 +158,20 @@ def majority_vote(frame: pd.DataFrame, by: str | list[str], column: str) -> pd.S
     groups = table[keys].drop_duplicates().set_index(keys).index
     found = result.reindex(groups).astype(object)
     return found.where(found.notna(), None)
+
+
+def judge_rows(
+    frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
+) -> pd.DataFrame:
+    """The rows of ``build()`` whose ``judge`` is ``judge``: the same rows, in the same order and
+    with the same index, as filtering ``table[table["judge"] == judge]``, but the table is built
+    and split by judge once per frame (``name`` keys the cache), not filtered once per judge."""
+
+    def split() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+        table = build()
+        parts = table.groupby("judge", sort=False, observed=True)
+        return table, {str(j): part for j, part in parts}
+
+    table, parts = frame.memo(f"judge_rows:{name}", split)
+    found = parts.get(judge)
+    return table.iloc[:0] if found is None else found

@@ -45,6 +45,7 @@ from jurybox.analysis.model.metrics import (
 from jurybox.analysis.options import AnalysisOptions
 
 B = TypeVar("B", bound=AgreementBlock)
+K = TypeVar("K", bound=KappaMetric)
 # The alpha bootstrap (BCa, with a leave-one-unit-out jackknife) takes ~1.5 s at 1000 units.
 ALPHA_CI_MAX_UNITS = 1000
 # (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
@@ -78,39 +79,112 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
 
+def _pair_codes(
+    matrix: pd.DataFrame | np.ndarray[Any, Any], categories: list[int] | None
+) -> tuple[np.ndarray[Any, np.dtype[np.intp]], list[Any]] | None:
+    """Units x raters codes into the ordered categories every pair's kappa uses (the scale, or
+    the sorted labels, which order each pair's own labels alike), or None where the per-pair
+    reference must run: labels off the scale, or labels that cannot be sorted."""
+    values = matrix.to_numpy() if isinstance(matrix, pd.DataFrame) else matrix
+    codes, uniques = pd.factorize(values.ravel(), use_na_sentinel=True)
+    labels = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
+    try:
+        cats = list(categories) if categories is not None else sorted(set(labels))
+    except TypeError:
+        return None
+    position = {c: i for i, c in enumerate(cats)}
+    if any(label not in position for label in labels):
+        return None
+    lookup = np.array([position[label] for label in labels] + [-1], dtype=np.intp)
+    return lookup[codes].reshape(values.shape), cats
+
+
+def _closed_form_kappa(
+    a: Any, b: Any, weights: Any, categories: list[int] | None, confidence: float
+) -> Any:
+    """``stats.cohen_kappa(a, b, ...)`` by the closed form of ``stats.cohen_kappa_tables``, or
+    None where the reference must decide (missing labels, labels off the scale or unsortable,
+    weights without a declared scale, or a pair the closed form leaves open)."""
+    x, y = np.asarray(a), np.asarray(b)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0 or (weights and categories is None):
+        return None
+    coded = _pair_codes(np.column_stack([x.astype(object), y.astype(object)]), categories)
+    if coded is None or (coded[0] < 0).any():
+        return None
+    codes, cats = coded
+    k = len(cats)
+    table = np.bincount(codes[:, 0] * k + codes[:, 1], minlength=k * k).reshape(1, k, k)
+    return stats.cohen_kappa_tables(table, cats, weights, confidence=confidence)[0]
+
+
+def kappa_metric(
+    model: type[K],
+    a: Any,
+    b: Any,
+    weights: Literal["linear", "quadratic"] | None = None,
+    *,
+    categories: list[int] | None = None,
+    n: int,
+    confidence: float,
+) -> K:
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, the same metric, computed by
+    the closed form where it settles the pair (about 30 times faster than statsmodels' results
+    object) and by the reference otherwise."""
+    known = _closed_form_kappa(a, b, weights, categories, confidence)
+    if known is not None:
+        return attempt(model, _known, known, n=n)
+    return attempt(
+        model, stats.cohen_kappa, a, b, weights, categories=categories, n=n, confidence=confidence
+    )
+
+
+def _known(result: Any) -> Any:
+    """A statistic computed beforehand, through ``attempt`` like any other."""
+    return result
+
+
 def _pair_metrics(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
+    """Kappa and percent agreement of every judge pair, all pairs computed together
+    (``stats.cohen_kappa_pairs``); a pair the closed form leaves open (undefined or degenerate
+    kappa, no shared unit) goes through the per-pair reference for its exact value or reason."""
     weights, categories, note = scale
+    pairs = list(combinations(matrix.columns, 2))
+    kappas: list[Any] = [None] * len(pairs)
+    shares: list[Any] = [None] * len(pairs)
+    coded = _pair_codes(matrix, categories)
+    if coded is not None:
+        codes, cats = coded
+        kappas = stats.cohen_kappa_pairs(codes, cats, weights, confidence=options.confidence)
+        shares = stats.percent_agreement_pairs(codes, len(cats), confidence=options.confidence)
+    rated = matrix.notna().to_numpy().astype(np.int64)
+    shared = (rated.T @ rated)[np.triu_indices(len(matrix.columns), k=1)].tolist()
+    conf = {"confidence": options.confidence}
     out = []
-    for first, second in combinations(matrix.columns, 2):
-        both = matrix[[first, second]].dropna()
-        a, b = both[first].to_numpy(), both[second].to_numpy()
-        n = len(both)
-        kappa = attempt(
-            KappaMetric,
-            stats.cohen_kappa,
-            a,
-            b,
-            weights,
-            categories=categories,
-            n=n,
-            confidence=options.confidence,
+    for (first, second), known_kappa, known_share, n in zip(
+        pairs, kappas, shares, shared, strict=True
+    ):
+        if known_kappa is None or known_share is None:
+            both = matrix[[first, second]].dropna()
+            a, b = both[first].to_numpy(), both[second].to_numpy()
+        kappa = (
+            attempt(KappaMetric, _known, known_kappa, n=n)
+            if known_kappa is not None
+            else attempt(
+                KappaMetric, stats.cohen_kappa, a, b, weights, categories=categories, n=n, **conf
+            )
         )
         if note and kappa.method is not None:
             kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
+        share = (
+            attempt(PercentAgreementMetric, _known, known_share, n=n)
+            if known_share is not None
+            else attempt(PercentAgreementMetric, stats.percent_agreement, a, b, n=n, **conf)
+        )
         out.append(
             PairAgreement(
-                raters=[str(first), str(second)],
-                cohen_kappa=kappa,
-                percent_agreement=attempt(
-                    PercentAgreementMetric,
-                    stats.percent_agreement,
-                    a,
-                    b,
-                    n=n,
-                    confidence=options.confidence,
-                ),
+                raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share
             )
         )
     return out

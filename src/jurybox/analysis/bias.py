@@ -16,7 +16,7 @@ from typing import TypeVar
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, rate, skipped, with_fields
+from jurybox.analysis._common import TOTAL, attempt, judge_rows, rate, skipped, with_fields
 from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model import Skipped
@@ -160,14 +160,25 @@ def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Binom
     return out
 
 
-def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, ScoreOrderEffect]:
-    rows = frame.scores[(frame.scores["judge"] == judge) & ~frame.scores["retest"]]
+def _score_orders(frame: AnalysisFrame) -> dict[str, pd.DataFrame]:
+    """Per judge, the mean score of each (item, repeat, arm, dimension) by the position it was
+    shown in (columns A and B), pivoted once for every judge."""
+    rows = frame.scores[~frame.scores["retest"]]
     rows = rows[rows["position"].isin(["A", "B"])]
-    keys = ["query_id", "repeat", "arm", "dimension"]
+    if rows.empty:
+        return {}
+    keys = ["judge", "query_id", "repeat", "arm", "dimension"]
     wide = rows.pivot_table(index=keys, columns="position", values="score", aggfunc="mean")
     if not {"A", "B"} <= set(wide.columns):
         return {}
     wide = wide.dropna(subset=["A", "B"])
+    return {str(j): part.droplevel("judge") for j, part in wide.groupby(level="judge")}
+
+
+def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, ScoreOrderEffect]:
+    wide = frame.memo("score_orders", lambda: _score_orders(frame)).get(judge)
+    if wide is None:
+        return {}
     out: dict[str, ScoreOrderEffect] = {}
     for dim, part in wide.groupby(level="dimension"):
         metric = attempt(
@@ -195,7 +206,7 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
     paired = _paired_position(ok, options)
     judges: dict[str, PositionJudge] = {}
     for judge in frame.judges:
-        own = pairs[pairs["judge"] == judge] if not pairs.empty else pairs
+        own = judge_rows(frame, "order_pairs", lambda: pairs, judge)
         judges[judge] = PositionJudge(
             swap_consistency=swap_consistency(own)
             if len(own)

@@ -30,7 +30,7 @@ from jurybox.analysis._common import (
     skipped,
     with_fields,
 )
-from jurybox.analysis.agreement import agreement_block
+from jurybox.analysis.agreement import agreement_block, kappa_metric
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, JudgeGoldAccuracy
@@ -86,14 +86,7 @@ def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnn
 
 
 def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions, model: type[K]) -> K:
-    return attempt(
-        model,
-        stats.cohen_kappa,
-        a.to_numpy(),
-        b.to_numpy(),
-        n=len(a),
-        confidence=options.confidence,
-    )
+    return kappa_metric(model, a.to_numpy(), b.to_numpy(), n=len(a), confidence=options.confidence)
 
 
 def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanPreferences:
@@ -109,8 +102,9 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
     if ok.empty:
         return HumanPreferences.skip("no successful preference on a labelled item")
     judges: dict[str, HumanPreferenceJudge] = {}
+    cons_by = _by_judge(cons)
     for judge, rows in ok.groupby("judge"):
-        own = cons[cons["judge"] == judge]
+        own = cons_by.get(str(judge), cons.iloc[:0])
         judges[str(judge)] = HumanPreferenceJudge(
             orders={
                 str(o): _kappa(r["preferred_arm"], r["gold"], options, KappaMetric)
@@ -132,9 +126,8 @@ def _weighted(
 ) -> KappaMetric:
     """Weighted kappa over every point of the scale (the declared one, else the observed span)."""
     categories, scope = scale
-    metric = attempt(
+    metric = kappa_metric(
         KappaMetric,
-        stats.cohen_kappa,
         a.to_numpy(),
         b.to_numpy(),
         weights,
@@ -358,6 +351,11 @@ def _judge_accuracy(
     )
 
 
+def _by_judge(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each judge's rows, as ``table[table["judge"] == judge]`` gives them, split in one pass."""
+    return {str(j): part for j, part in table.groupby("judge", sort=False, observed=True)}
+
+
 def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> AccuracyVsGold:
     """Accuracy of each judge against gold preferences, per presentation order and overall."""
     gold = gold_preferences(frame)
@@ -372,12 +370,10 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     pairs, cons = order_pairs(frame), consolidated(frame)
     pairs = pairs.assign(gold=pairs["query_id"].map(gold)).dropna(subset=["gold"])
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
+    pairs_by, cons_by = _by_judge(pairs), _by_judge(cons)
     judges = {
         str(j): _judge_accuracy(
-            rows,
-            pairs[pairs["judge"] == j],
-            cons[cons["judge"] == j],
-            options,
+            rows, pairs_by.get(str(j), pairs.iloc[:0]), cons_by.get(str(j), cons.iloc[:0]), options
         )
         for j, rows in recs.groupby("judge")
     }

@@ -32,6 +32,7 @@ from jurybox.analysis._common import (
     TOTAL,
     attempt,
     json_safe,
+    judge_rows,
     skipped,
     unavailable,
     with_fields,
@@ -210,7 +211,9 @@ def _length_given_truth(
     decisive: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions
 ) -> LengthGivenTruth | None:
     """The truth-conditioned length test over the verdicts whose item has a gold winner."""
-    gold = frame.labels.preferences.set_index("query_id")["label"]
+    gold = frame.memo(
+        "gold_by_item", lambda: frame.labels.preferences.set_index("query_id")["label"]
+    )
     rows = decisive.assign(gold=decisive["query_id"].map(gold))
     rows = rows[rows["gold"].notna() & (rows["gold"] != "tie")]
     if rows.empty:
@@ -239,7 +242,10 @@ def _length_logit(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOpt
     """Logit of "treatment preferred" on the length difference (intercept: treatment effect)."""
     if len(frame.arms) < 2:
         return unavailable(Fit, "needs two arms", len(rows))
-    lengths = frame.items.pivot(index="query_id", columns="arm", values="length")
+    lengths = frame.memo(
+        "lengths_by_arm",
+        lambda: frame.items.pivot(index="query_id", columns="arm", values="length"),
+    )
     control, treatment = frame.arms[0], frame.arms[1]
     if not {control, treatment} <= set(lengths.columns):
         return unavailable(Fit, "needs two arms", len(rows))
@@ -261,11 +267,10 @@ def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Verbosi
         return Verbosity.skip("no items given: response lengths are unknown")
     lengths = frame.items[["query_id", "arm", "length"]]
     scores = judge_scores(frame).merge(lengths, on=["query_id", "arm"])
-    prefs = consolidated(frame)
     judges: dict[str, VerbosityJudge] = {}
     for judge in frame.judges:
-        own = scores[scores["judge"] == judge]
-        own_prefs = prefs[prefs["judge"] == judge]
+        own = judge_rows(frame, "verbosity_scores", lambda: scores, judge)
+        own_prefs = judge_rows(frame, "consolidated", lambda: consolidated(frame), judge)
         if len(own) or len(own_prefs):
             judges[judge] = VerbosityJudge.given(
                 scores=_verbosity_scores(own, options) if len(own) else None,

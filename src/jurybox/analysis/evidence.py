@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, value_of
+from jurybox.analysis._common import TOTAL, judge_rows, value_of
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.content_bias import longer_arm
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -100,10 +100,13 @@ def _swap(f: Families, judge: str) -> tuple[float | None, float | None]:
 
 def _decided(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
     """The judge's decisive two-way verdicts that saw both responses, with gold where known."""
-    recs = pairwise_records(frame)
-    recs = recs[(recs["judge"] == judge) & recs["ok"] & recs["preference"].isin(["A", "B"])]
-    gold = gold_preferences(frame)
-    return recs.assign(gold=recs["query_id"].map(gold))
+
+    def build() -> pd.DataFrame:
+        recs = pairwise_records(frame)
+        recs = recs[recs["ok"] & recs["preference"].isin(["A", "B"])]
+        return recs.assign(gold=recs["query_id"].map(gold_preferences(frame)))
+
+    return judge_rows(frame, "evidence_decided", build, judge)
 
 
 def _conditional(
@@ -150,15 +153,12 @@ def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
 
 def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
     """Judge's total score vs response length; beyond the human scores where they exist."""
-    own = judge_scores(frame)
-    own = own[own["judge"] == judge].merge(frame.items, on=["query_id", "arm"])
+    own = judge_rows(frame, "evidence_scores", lambda: judge_scores(frame), judge)
+    own = own.merge(frame.items, on=["query_id", "arm"])
     own = own.dropna(subset=["length", "score"])
     if len(own) < 4:
         return None
-    labels = frame.labels.scores
-    if TOTAL in set(labels["dimension"]):
-        labels = labels[labels["dimension"] == TOTAL]
-    human = labels.groupby(["query_id", "arm"], as_index=False).agg(score=("score", "mean"))
+    human = frame.memo("evidence_human_scores", lambda: _human_scores(frame))
     labelled = own.merge(human, on=["query_id", "arm"], suffixes=("", "_human"))
     try:
         if len(labelled) >= 4:
@@ -169,6 +169,14 @@ def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
     except ValueError:  # constant scores or lengths: no correlation to test
         return None
     return found.rho, found.p_value, False
+
+
+def _human_scores(frame: AnalysisFrame) -> pd.DataFrame:
+    """The mean human score of each response (the total where labelled, else every dimension)."""
+    labels = frame.labels.scores
+    if TOTAL in set(labels["dimension"]):
+        labels = labels[labels["dimension"] == TOTAL]
+    return labels.groupby(["query_id", "arm"], as_index=False).agg(score=("score", "mean"))
 
 
 def _self_preference(f: Families, judge: str) -> _RawTest | None:
@@ -192,14 +200,22 @@ def _self_preference(f: Families, judge: str) -> _RawTest | None:
     return excess, p, False
 
 
+def _retest_shares(frame: AnalysisFrame) -> dict[str, float]:
+    """Per judge with repeated preferences, the share of retests with the test's verdict."""
+    ok = frame.ok[frame.ok["preferred_arm"].notna()]
+    test = ok[~ok["retest"]][["judge", "key", "preferred_arm"]]
+    again = ok[ok["retest"]][["judge", "base_key", "preferred_arm"]]
+    again = again.rename(columns={"base_key": "key"})
+    pairs = test.merge(again, on=["judge", "key"], suffixes=("_test", "_retest"))
+    same = pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]
+    return {str(j): float(share) for j, share in same.groupby(pairs["judge"]).mean().items()}
+
+
 def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None, bool]:
     """(agreement, whether it is the ICC of scores rather than a share of equal verdicts)."""
-    ok = frame.ok[(frame.ok["judge"] == judge) & frame.ok["preferred_arm"].notna()]
-    test = ok[~ok["retest"]][["key", "preferred_arm"]]
-    again = ok[ok["retest"]][["base_key", "preferred_arm"]].rename(columns={"base_key": "key"})
-    pairs = test.merge(again, on="key", suffixes=("_test", "_retest"))
-    if not pairs.empty:
-        return float((pairs["preferred_arm_test"] == pairs["preferred_arm_retest"]).mean()), False
+    shares = frame.memo("retest_shares", lambda: _retest_shares(frame))
+    if judge in shares:
+        return shares[judge], False
     rel = f.reliability
     retest = rel.test_retest if rel.computed else None
     judges = (retest.judges or {}) if retest is not None and retest.computed else {}
@@ -209,16 +225,24 @@ def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None
 
 def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
     labels = frame.labels
-    own = set(frame.records.loc[frame.records["judge"] == judge, "query_id"])
-    labelled = set(labels.preferences["query_id"]) | set(labels.scores["query_id"])
+    own = set(_records(frame, judge)["query_id"])
+    labelled = frame.memo(
+        "evidence_labelled",
+        lambda: set(labels.preferences["query_id"]) | set(labels.scores["query_id"]),
+    )
     return bool(own & labelled)
+
+
+def _records(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
+    return judge_rows(frame, "records", lambda: frame.records, judge)
 
 
 def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> JudgeEvidence:
     failures = f.summary.failures.get(judge)
     skipped = failures.by_status.get("skipped", 0) if failures else 0
     n_judgments = failures.n_records - skipped if failures else 0
-    two_way = frame.records[(frame.records["judge"] == judge) & (frame.records["n_positions"] == 2)]
+    own = _records(frame, judge)
+    two_way = own[own["n_positions"] == 2]
     shown = two_way.empty or bool(two_way["positions_shown"].any())
     accuracy, accuracy_parsed = _accuracy(f, judge, confidence)
     kappa = _kappa(f, judge)
@@ -226,7 +250,7 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     retest, retest_is_icc = _retest(frame, f, judge)
     return JudgeEvidence(
         judge=judge,
-        n_items=int(frame.records.loc[frame.records["judge"] == judge, "query_id"].nunique()),
+        n_items=int(own["query_id"].nunique()),
         n_judgments=n_judgments,
         failure_rate=(failures.failure_rate or 0.0) if failures else 0.0,
         has_labels=_has_labels(frame, judge) or accuracy is not None or kappa is not None,

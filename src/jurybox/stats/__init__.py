@@ -56,6 +56,7 @@ from jurybox.stats.paired import (
     mean_difference,
     paired_proportion_difference,
 )
+from jurybox.stats.pairwise import cohen_kappa_pairs, cohen_kappa_tables, percent_agreement_pairs
 from jurybox.stats.ppi import PPIMean, ppi_mean
 from jurybox.stats.prevalence import (
     corrected_pass_rate,
@@ -147,7 +148,9 @@ __all__ = [
     "binomial_test",
     "borda_count",
     "cohen_kappa",
+    "cohen_kappa_pairs",
     "cohen_kappa_table",
+    "cohen_kappa_tables",
     "cohens_d_paired",
     "conditional_preference",
     "corrected_pass_rate",
@@ -175,6 +178,7 @@ __all__ = [
     "paired_proportion_difference",
     "partial_spearman",
     "percent_agreement",
+    "percent_agreement_pairs",
     "position_preference_given_truth",
     "ppi_mean",
     "rank_biserial",

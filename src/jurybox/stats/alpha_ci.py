@@ -4,7 +4,10 @@ Alpha is 1 − (n − 1) · Σ_u P_u / (m_u − 1) / T, where P_u sums the squar
 the values within unit u and T those between all pairable values. For the nominal and interval
 metrics both sums come from per-unit sufficient statistics (value counts; sums and sums of
 squares), so every bootstrap replicate is a weighted sum and thousands of replicates cost one
-matrix product. Ordinal and ratio metrics recompute alpha per replicate.
+matrix product. Ordinal and ratio metrics weigh each unit's coincidence matrix instead (their
+distances depend on the replicate's value counts, computed per replicate from the summed
+coincidences); only when that per-unit tensor would be too large is alpha recomputed per
+replicate.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from scipy import stats as sps
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix, confidence_level, count
-from jurybox.stats.agreement import Level, _reliability_matrix, krippendorff_alpha
+from jurybox.stats.agreement import Level, _distances, _reliability_matrix, krippendorff_alpha
 
 __all__ = ["AlphaDifference", "AlphaInterval", "alpha_difference", "krippendorff_alpha_ci"]
 
 _MIN_UNITS = 2  # pairable units (two or more values) the interval needs
 _MIN_VALID = 0.9  # share of replicates that must have variation for the interval to stand
+# units x values^2 cells of per-unit coincidences above which ordinal/ratio replicates fall back
+# to recomputing alpha per replicate (8 bytes each: 200 MB)
+_MAX_COINCIDENCE_CELLS = 25_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,8 @@ def krippendorff_alpha_ci(
     weights = gen.multinomial(units, np.full(units, 1 / units), size=reps).astype(np.float64)
     if level in ("nominal", "interval"):
         boot, jack = _fast_replicates(values, weights, level)
+    elif _coincidence_cells(values) <= _MAX_COINCIDENCE_CELLS:
+        boot, jack = _coincidence_replicates(values, weights, level)
     else:
         boot = np.array([_alpha_or_nan(values, w, level) for w in weights])
         jack = np.array([_alpha_or_nan(values, w, level) for w in 1.0 - np.eye(units)])
@@ -233,6 +241,72 @@ def _fast_replicates(
     boot = _alpha_from_sums(weights @ m, weights @ within, weights @ stats, level)
     # leaving unit i out subtracts its own statistics from the totals
     jack = _alpha_from_sums(m.sum() - m, within.sum() - within, stats.sum(axis=0) - stats, level)
+    return boot, jack
+
+
+def _coincidence_cells(values: NDArray[np.float64]) -> int:
+    distinct = np.unique(values[~np.isnan(values)]).size
+    return int(values.shape[1] * distinct * distinct)
+
+
+def _unit_coincidences(
+    values: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The value domain and each unit's coincidences, units x (values x values): unit u adds
+    (n_uc n_uk − [c = k] n_uc) / (m_u − 1) to o_ck (Krippendorff 2011), so that a replicate's
+    coincidence matrix is the unit-weighted sum of these rows."""
+    present = ~np.isnan(values)
+    domain, codes = np.unique(values[present], return_inverse=True)
+    size = domain.size
+    counts = np.zeros((values.shape[1], size))
+    np.add.at(counts, (np.nonzero(present)[1], codes.ravel()), 1.0)
+    pairs = counts[:, :, None] * counts[:, None, :]
+    pairs[:, np.arange(size), np.arange(size)] -= counts
+    per_unit = pairs / (present.sum(axis=0) - 1.0)[:, None, None]
+    return domain, per_unit.reshape(values.shape[1], size * size)
+
+
+def _alpha_from_coincidences(
+    observed: NDArray[np.float64], domain: NDArray[np.float64], level: str
+) -> NDArray[np.float64]:
+    """Alpha of each replicate's coincidence matrix (replicates x values x values), NaN where
+    fewer than two distinct values occur (``krippendorff_alpha`` raises there)."""
+    n_v = observed.sum(axis=1)
+    total = n_v.sum(axis=1)
+    expected = n_v[:, :, None] * n_v[:, None, :]
+    size = domain.size
+    expected[:, np.arange(size), np.arange(size)] -= n_v
+    expected /= (total - 1)[:, None, None]
+    if level == "ratio":
+        delta = np.broadcast_to(_distances(domain, n_v[0], level), observed.shape)
+    else:  # ordinal: the distance between two values counts the values between them
+        idx = np.arange(size)
+        low, high = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+        cumulative = np.concatenate([np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1)
+        between = cumulative[:, high + 1] - cumulative[:, low]
+        delta = (between - (n_v[:, low] + n_v[:, high]) / 2) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = 1 - np.sum(observed * delta, axis=(1, 2)) / np.sum(expected * delta, axis=(1, 2))
+    result: NDArray[np.float64] = np.where(np.sum(n_v > 0, axis=1) >= 2, alpha, np.nan)
+    return result
+
+
+def _coincidence_replicates(
+    values: NDArray[np.float64], weights: NDArray[np.float64], level: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bootstrap replicates and leave-one-unit-out values from per-unit coincidences (equal to
+    recomputing ``krippendorff_alpha`` on each resample: values a replicate lacks have no count,
+    so they add nothing to the distances between the others)."""
+    domain, per_unit = _unit_coincidences(values)
+    size = domain.size
+    boot = np.concatenate(
+        [
+            _alpha_from_coincidences((block @ per_unit).reshape(-1, size, size), domain, level)
+            for block in np.array_split(weights, max(1, len(weights) // 250))
+        ]
+    )
+    leave_one_out = per_unit.sum(axis=0) - per_unit
+    jack = _alpha_from_coincidences(leave_one_out.reshape(-1, size, size), domain, level)
     return boot, jack
 
 
