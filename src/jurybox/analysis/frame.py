@@ -26,6 +26,7 @@ no scores: they are excluded from every score metric and counted in the report.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,6 +35,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.labels import HumanLabels, build_labels
@@ -245,22 +247,34 @@ def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([scores, means[list(_SCORE_COLUMNS)]], ignore_index=True)
 
 
-def _tables(
-    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    rows: list[tuple[Any, ...]] = []
-    score_rows: list[tuple[Any, ...]] = []
-    for rec, record in enumerate(_iter_records(records)):
-        raw = _raw(record)
-        rows.append(_record_row(raw))
-        if str(raw.status) == Status.OK.value and not raw.holistic_fallback:
-            _score_rows(rec, raw, score_rows)
-    frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
-    frame.insert(0, "rec", np.arange(len(frame)))
+def _score_frame(score_rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     scores = pd.DataFrame(score_rows, columns=list(_SCORE_COLUMNS))
     scores["score"] = pd.to_numeric(scores["score"], errors="coerce").astype(float)
     scores["confidence"] = pd.to_numeric(scores["confidence"], errors="coerce").astype(float)
     scores["gate_failed"] = scores["gate_failed"].astype(float)
+    return scores
+
+
+def _rows_of(
+    records: Iterable[_Raw], first: int = 0
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Record rows and score rows (``rec`` counted from ``first``): the per-record Python."""
+    rows: list[tuple[Any, ...]] = []
+    score_rows: list[tuple[Any, ...]] = []
+    for rec, raw in enumerate(records, start=first):
+        rows.append(_record_row(raw))
+        if str(raw.status) == Status.OK.value and not raw.holistic_fallback:
+            _score_rows(rec, raw, score_rows)
+    return rows, score_rows
+
+
+def _tables(
+    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, score_rows = _rows_of(map(_raw, _iter_records(records)))
+    frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+    frame.insert(0, "rec", np.arange(len(frame)))
+    scores = _score_frame(score_rows)
     return frame, _fill_totals(scores.dropna(subset=["score"]))
 
 
@@ -333,8 +347,19 @@ def build_frame(
 ) -> AnalysisFrame:
     """Build the tidy tables from records (JudgeRecord objects, their dicts, or a DataFrame of
     them), optional items (lengths, authors, metadata, human labels) and a labels mapping."""
-    options = options or AnalysisOptions()
     frame, scores = _tables(records)
+    return _assemble(frame, scores, human=human, items=items, options=options)
+
+
+def _assemble(
+    frame: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None,
+    items: Sequence[Item] | None,
+    options: AnalysisOptions | None,
+) -> AnalysisFrame:
+    options = options or AnalysisOptions()
     frame = _finish_records(frame, options)
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
     scores = scores.merge(frame[keep], on="rec", how="left")
@@ -342,6 +367,113 @@ def build_frame(
     dims = [d for d in dict.fromkeys(scores["dimension"]) if d != TOTAL]
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
+
+
+# --- streamed: a judgments file's checked lines, chunk by chunk, without record objects ------
+
+# What ``JudgeRecord`` gives a field that a line leaves out.
+_DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for f in dataclasses.fields(JudgeRecord)
+    if f.default is not dataclasses.MISSING
+}
+
+
+def _raw_line(data: Mapping[str, Any]) -> _Raw:
+    """A checked line's fields as the record ``JudgeRecord.from_dict`` makes of it would hold
+    them (no NaN-to-None here, unlike a DataFrame row's: JSON's NaN stays NaN in a record)."""
+    return _Raw._make([data.get(name, _DEFAULTS.get(name)) for name in _SOURCE])
+
+
+@dataclass(frozen=True)
+class RecordTables:
+    """The records and scores tables of a judgments file before options and labels apply
+    (``frame_from_tables`` finishes them), with which of the lines read they kept."""
+
+    records: pd.DataFrame
+    scores: pd.DataFrame
+    kept: NDArray[np.intp]  # for each row of ``records``: its position among the lines read
+    total: int  # lines read
+
+    @property
+    def dropped(self) -> int:
+        """Duplicate lines left out (same key as a kept one)."""
+        return self.total - len(self.kept)
+
+
+def record_tables(chunks: Iterable[Sequence[Mapping[str, Any]]]) -> RecordTables:
+    """``build_frame``'s tables from a judgments file's checked lines (``read_record_chunks``),
+    with one record per key as ``read_unique_records`` keeps them (the last complete one, else
+    the last one, in the order the keys first appear). Only one chunk's Python rows are held at
+    a time; each chunk becomes typed columns (strings in Arrow), so a million records fit."""
+    parts: list[pd.DataFrame] = []
+    score_parts: list[pd.DataFrame] = []
+    total = 0
+    for chunk in chunks:
+        rows, score_rows = _rows_of(map(_raw_line, chunk), first=total)
+        parts.append(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+        score_parts.append(_score_frame(score_rows))
+        total += len(chunk)
+    records = _concat_typed(parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
+    scores = _concat_typed(score_parts or [_score_frame([])])
+    kept = _kept_rows(records)
+    frame, kept_scores = _keep(records, scores, kept)
+    return RecordTables(frame, kept_scores, kept, total)
+
+
+def frame_from_tables(
+    tables: RecordTables,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None = None,
+    items: Sequence[Item] | None = None,
+    options: AnalysisOptions | None = None,
+) -> AnalysisFrame:
+    """The frame ``build_frame`` makes of the same records (the tables are used up: finished in
+    place, not copied)."""
+    return _assemble(tables.records, tables.scores, human=human, items=items, options=options)
+
+
+def _concat_typed(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """One table of per-chunk ones, each column typed as one DataFrame of all the rows types
+    it: a column two chunks typed differently (all missing in one, say) is typed again."""
+    filled = [part for part in parts if len(part)] or parts[:1]
+    if len(filled) == 1:
+        return filled[0]
+    mixed = [c for c in filled[0].columns if len({part[c].dtype for part in filled}) > 1]
+    if mixed:
+        filled = [part.astype(dict.fromkeys(mixed, object)) for part in filled]
+    out = pd.concat(filled, ignore_index=True)
+    for column in mixed:
+        out[column] = out[column].infer_objects()
+    return out
+
+
+def _kept_rows(records: pd.DataFrame) -> NDArray[np.intp]:
+    """Row of the kept record of each key, keys in order of first appearance."""
+    codes, _ = pd.factorize(records["key"], sort=False)
+    position = pd.Series(np.arange(len(records)))
+    last = position.groupby(codes).max()
+    complete = (records["status"] != Status.PROVIDER_ERROR.value).to_numpy()
+    last_complete = position[complete].groupby(codes[complete]).max()
+    kept = last_complete.reindex(last.index).fillna(last)
+    return np.asarray(kept.to_numpy(dtype=np.intp), dtype=np.intp)
+
+
+def _keep(
+    records: pd.DataFrame, scores: pd.DataFrame, kept: NDArray[np.intp]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The kept records renumbered 0.. in order, and their scores (record by record)."""
+    if len(kept) != len(records) or not np.array_equal(kept, np.arange(len(records))):
+        renumber = np.full(len(records), -1, dtype=np.int64)  # line read -> kept row, or -1
+        renumber[kept] = np.arange(len(kept))
+        records = records.take(kept).reset_index(drop=True)
+        if len(scores):
+            rec = renumber[scores["rec"].to_numpy(dtype=np.int64)]
+            scores = scores.assign(rec=rec)[rec >= 0]
+            scores = scores.iloc[np.argsort(scores["rec"].to_numpy(), kind="stable")]
+    frame = _normalise_labels(records)
+    frame.insert(0, "rec", np.arange(len(frame)))
+    return frame, _fill_totals(scores.dropna(subset=["score"]))
 
 
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
