@@ -19,10 +19,12 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from jurybox.analysis import AnalysisFrame, AnalysisOptions, build_frame
-from jurybox.analysis.frame import frame_from_tables, record_tables
+from jurybox.analysis.frame import RecordTables, frame_from_tables, record_tables
+from jurybox.analysis.frame_arrow import parse_block
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import (
     StoredRecords,
+    read_line_blocks,
     read_record_chunks,
     read_records,
     read_unique_records,
@@ -47,8 +49,17 @@ def _write(path: Path, records: list[JudgeRecord]) -> Path:
     return path
 
 
-def _streamed(path: Path, size: int, **kwargs: object) -> tuple[AnalysisFrame, int]:
-    tables = record_tables(chunk.rows for chunk in read_record_chunks(path, size))
+def _tables(path: Path, size: int, reader: str = "blocks") -> RecordTables:
+    """Lines in chunks of ``size`` objects, or in blocks of about ``size`` x 400 bytes."""
+    if reader == "rows":
+        return record_tables(read_record_chunks(path, size))
+    return record_tables(read_line_blocks(path, size * 400))
+
+
+def _streamed(
+    path: Path, size: int, reader: str = "blocks", **kwargs: object
+) -> tuple[AnalysisFrame, int]:
+    tables = _tables(path, size, reader)
     return frame_from_tables(tables, **kwargs), tables.dropped  # type: ignore[arg-type]
 
 
@@ -91,8 +102,9 @@ def _messy(world: World, rng: np.random.Generator) -> list[JudgeRecord]:
     return records
 
 
+@pytest.mark.parametrize("reader", ["rows", "blocks"])
 @pytest.mark.parametrize("size", [1, 7, 1000])
-def test_streamed_frame_is_the_record_frame(tmp_path: Path, size: int) -> None:
+def test_streamed_frame_is_the_record_frame(tmp_path: Path, size: int, reader: str) -> None:
     rng = np.random.default_rng(3)
     world = make_world(12, rng, families=("alpha", "beta"), human=True)
     path = _write(tmp_path / "judgments.jsonl", _messy(world, rng))
@@ -101,7 +113,7 @@ def test_streamed_frame_is_the_record_frame(tmp_path: Path, size: int) -> None:
     unique = read_unique_records(path)
     assert unique.dropped == 3
     expected = build_frame(unique.records, human=human, items=world.items, options=options)
-    got, dropped = _streamed(path, size, human=human, items=world.items, options=options)
+    got, dropped = _streamed(path, size, reader, human=human, items=world.items, options=options)
     assert dropped == unique.dropped
     _assert_same(expected, got)
     assert got.records["cost_usd"].notna().sum() == 1  # the redone record's cost, kept
@@ -111,7 +123,33 @@ def test_streamed_frame_is_the_record_frame(tmp_path: Path, size: int) -> None:
 def test_golden_files_stream_to_the_same_frame(path: Path) -> None:
     expected = build_frame(read_unique_records(path).records)
     for size in (2, 10_000):
-        _assert_same(expected, _streamed(path, size)[0])
+        for reader in ("rows", "blocks"):
+            _assert_same(expected, _streamed(path, size, reader)[0])
+
+
+def test_arrow_parses_plain_blocks_and_leaves_the_rest_to_the_record_path(
+    tmp_path: Path,
+) -> None:
+    """A block with a JSON NaN (Arrow rejects it) or a version-1 key is read line by line,
+    and still gives the record path's frame; plain blocks are Arrow's."""
+    rng = np.random.default_rng(1)
+    records = rubric_records(make_world(6, rng), JUDGES, rng)
+    path = _write(tmp_path / "judgments.jsonl", records)
+    blocks = list(read_line_blocks(path, 4000))
+    assert all(parse_block(block) is not None for block in blocks)
+    lines = path.read_text().splitlines()
+    changed = [
+        lines[3].replace('"cost_usd": null', '"cost_usd": NaN'),
+        lines[30].replace('"schema_version": 2', '"schema_version": 1'),
+    ]
+    assert changed != [lines[3], lines[30]]
+    lines[3], lines[30] = changed
+    path.write_text("\n".join(lines) + "\n")
+    blocks = list(read_line_blocks(path, 4000))
+    parsed = [parse_block(block) is not None for block in blocks]
+    assert not all(parsed) and any(parsed)
+    expected = build_frame(read_unique_records(path).records)
+    _assert_same(expected, frame_from_tables(record_tables(blocks)))
 
 
 def test_a_column_missing_in_one_chunk_is_typed_over_all_rows(tmp_path: Path) -> None:
@@ -122,16 +160,17 @@ def test_a_column_missing_in_one_chunk_is_typed_over_all_rows(tmp_path: Path) ->
     records[-1] = dataclasses.replace(records[-1], cost_usd=0.5, batch_id="b1")
     path = _write(tmp_path / "judgments.jsonl", records)
     expected = build_frame(read_unique_records(path).records)
-    got = _streamed(path, 3)[0]
-    assert got.records["cost_usd"].dtype == np.float64
-    _assert_same(expected, got)
+    for reader in ("rows", "blocks"):
+        got = _streamed(path, 3, reader)[0]
+        assert got.records["cost_usd"].dtype == np.float64
+        _assert_same(expected, got)
 
 
 def test_no_records_give_empty_tables(tmp_path: Path) -> None:
     path = tmp_path / "judgments.jsonl"
     path.write_text("\n")
-    tables = record_tables(chunk.rows for chunk in read_record_chunks(path))
-    assert tables.total == 0 and len(tables.records) == 0 and len(tables.scores) == 0
+    for tables in (_tables(path, 10, "rows"), _tables(path, 10)):
+        assert tables.total == 0 and len(tables.records) == 0 and len(tables.scores) == 0
 
 
 def _line(**changes: object) -> str:
@@ -160,6 +199,9 @@ def test_bad_lines_fail_as_read_records_fails(tmp_path: Path, bad: str) -> None:
         list(read_record_chunks(path, 2))
     assert str(got.value) == str(expected.value)
     assert f"{path}:" in str(got.value)
+    with pytest.raises(DatasetError) as arrow:
+        record_tables(read_line_blocks(path, 800))
+    assert str(arrow.value) == str(expected.value)
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
@@ -167,14 +209,18 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     path.write_text(GOLDEN[0].read_text() + '{"key": "torn')
     rows = [row for chunk in read_record_chunks(path) for row in chunk.rows]
     assert [row["key"] for row in rows] == [r.key for r in read_records(path)]
+    tables = record_tables(read_line_blocks(path, 300))
+    assert list(tables.records["key"]) == [r.key for r in read_records(path)]
 
 
 def test_stored_records_read_the_kept_lines_again(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     path = _write(tmp_path / "judgments.jsonl", _messy(make_world(5, rng), rng))
-    offsets = [o for chunk in read_record_chunks(path, 4) for o in chunk.offsets]
-    tables = record_tables(chunk.rows for chunk in read_record_chunks(path, 4))
-    stored = StoredRecords(path, [offsets[i] for i in tables.kept])
+    tables = _tables(path, 4)
+    assert tables.offsets.tolist() == [
+        o for chunk in read_record_chunks(path, 4) for o in chunk.offsets
+    ]
+    stored = StoredRecords(path, tables.offsets[tables.kept].tolist())
     unique = read_unique_records(path).records
     assert len(stored) == len(unique)
     assert [r.to_dict() for r in stored] == [r.to_dict() for r in unique]

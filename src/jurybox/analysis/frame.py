@@ -37,9 +37,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from jurybox.analysis import frame_arrow
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
+from jurybox.io.judgments import LineBlock, RecordChunk
 from jurybox.records import Item, JudgeRecord, Status
 
 RETEST_SUFFIX = "|retest"
@@ -388,37 +390,89 @@ def _raw_line(data: Mapping[str, Any]) -> _Raw:
 @dataclass(frozen=True)
 class RecordTables:
     """The records and scores tables of a judgments file before options and labels apply
-    (``frame_from_tables`` finishes them), with which of the lines read they kept."""
+    (``frame_from_tables`` finishes them), which lines they kept, and what the app reads of the
+    lines beside them: each line's byte offset, the arms shown, the judges' named families."""
 
     records: pd.DataFrame
     scores: pd.DataFrame
     kept: NDArray[np.intp]  # for each row of ``records``: its position among the lines read
-    total: int  # lines read
+    offsets: NDArray[np.int64]  # byte offset of each line read
+    arms: frozenset[Any]  # every arm of every line's positions (a duplicate shows the same)
+    named_families: tuple[tuple[int, str, str], ...]  # (line read, judge, family) where named
+
+    @property
+    def total(self) -> int:
+        """Lines read."""
+        return len(self.offsets)
 
     @property
     def dropped(self) -> int:
         """Duplicate lines left out (same key as a kept one)."""
         return self.total - len(self.kept)
 
+    def judge_families(self) -> dict[str, str]:
+        """Judge name -> the `family` its config gave (recorded per record), as the kept
+        records say it in their order (the last one wins); other judges use their vendor."""
+        rank = np.full(self.total, -1, dtype=np.int64)
+        rank[self.kept] = np.arange(len(self.kept))
+        named = sorted((rank[n], j, f) for n, j, f in self.named_families if rank[n] >= 0)
+        return {judge: family for _, judge, family in named}
 
-def record_tables(chunks: Iterable[Sequence[Mapping[str, Any]]]) -> RecordTables:
-    """``build_frame``'s tables from a judgments file's checked lines (``read_record_chunks``),
-    with one record per key as ``read_unique_records`` keeps them (the last complete one, else
-    the last one, in the order the keys first appear). Only one chunk's Python rows are held at
-    a time; each chunk becomes typed columns (strings in Arrow), so a million records fit."""
-    parts: list[pd.DataFrame] = []
-    score_parts: list[pd.DataFrame] = []
-    total = 0
-    for chunk in chunks:
-        rows, score_rows = _rows_of(map(_raw_line, chunk), first=total)
-        parts.append(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
-        score_parts.append(_score_frame(score_rows))
-        total += len(chunk)
-    records = _concat_typed(parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
-    scores = _concat_typed(score_parts or [_score_frame([])])
+
+class _Read:
+    """What ``record_tables`` gathers part by part."""
+
+    def __init__(self) -> None:
+        self.parts: list[pd.DataFrame] = []
+        self.score_parts: list[pd.DataFrame] = []
+        self.offsets: list[int] = []
+        self.arms: set[Any] = set()
+        self.named: list[tuple[int, str, str]] = []
+
+    def add_rows(self, chunk: RecordChunk) -> None:
+        first = len(self.offsets)
+        rows, score_rows = _rows_of(map(_raw_line, chunk.rows), first=first)
+        self.parts.append(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+        self.score_parts.append(_score_frame(score_rows))
+        for line, data in enumerate(chunk.rows, start=first):
+            self.arms.update((data["positions"] or {}).values())
+            if data.get("judge_family"):
+                self.named.append((line, data["judge_name"], data["judge_family"]))
+        self.offsets.extend(chunk.offsets)
+
+    def add_block(self, block: LineBlock) -> None:
+        table = frame_arrow.parse_block(block)
+        if table is None:
+            self.add_rows(block.records())
+            return
+        first = len(self.offsets)
+        self.parts.append(frame_arrow.record_columns(table))
+        scores = frame_arrow.score_columns(table, first)
+        self.score_parts.append(_score_frame([]) if scores is None else scores)
+        arms, named = frame_arrow.block_facts(table, first)
+        self.arms |= arms
+        self.named += named
+        self.offsets.extend(block.offsets)
+
+
+def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
+    """``build_frame``'s tables from a judgments file read in parts: blocks of lines
+    (``read_line_blocks``: parsed by pyarrow, see ``frame_arrow``) or chunks of checked
+    objects (``read_record_chunks``). One record per key is kept as ``read_unique_records``
+    keeps them (the last complete one, else the last one, in the order the keys first appear).
+    Only one part's rows are held at a time; each becomes typed columns (strings in Arrow)."""
+    read = _Read()
+    for part in parts:
+        if isinstance(part, LineBlock):
+            read.add_block(part)
+        else:
+            read.add_rows(part)
+    records = _concat_typed(read.parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
+    scores = _concat_typed(read.score_parts or [_score_frame([])])
     kept = _kept_rows(records)
     frame, kept_scores = _keep(records, scores, kept)
-    return RecordTables(frame, kept_scores, kept, total)
+    offsets = np.asarray(read.offsets, dtype=np.int64)
+    return RecordTables(frame, kept_scores, kept, offsets, frozenset(read.arms), tuple(read.named))
 
 
 def frame_from_tables(

@@ -6,8 +6,8 @@ them, write every report file (``jurybox.reporting.write_reports``) and print th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,9 @@ from jurybox.app.sources import (
 )
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import (
-    RecordChunk,
     StoredRecords,
     judgments_path,
-    read_record_chunks,
+    read_line_blocks,
     read_unique_records,
 )
 from jurybox.io.label_screen import LabelScreen, screen_labels
@@ -44,42 +43,10 @@ from jurybox.reporting import ReportPaths, print_summary, write_reports
 from jurybox.thresholds import TrustThresholds
 
 
-@dataclass
-class _Lines:
-    """What the analysis needs of the judgments beside the frame, gathered as the lines stream
-    by: each line's byte offset (the report re-reads the kept records from there), the query
-    ids and arms (to screen the labels), and the judges' recorded families. A duplicate line
-    has its key's query and positions, so ids and arms need no dedup."""
-
-    offsets: list[int] = field(default_factory=list)
-    query_ids: set[Any] = field(default_factory=set)
-    arms: set[Any] = field(default_factory=set)
-    named_families: list[tuple[int, str, str]] = field(default_factory=list)
-
-    def watch(self, chunks: Iterable[RecordChunk]) -> Iterator[list[dict[str, Any]]]:
-        for chunk in chunks:
-            first = len(self.offsets)
-            self.offsets.extend(chunk.offsets)
-            for line, row in enumerate(chunk.rows, start=first):
-                self.query_ids.add(row["query_id"])
-                self.arms.update((row["positions"] or {}).values())
-                if row.get("judge_family"):
-                    self.named_families.append((line, row["judge_name"], row["judge_family"]))
-            yield chunk.rows
-
-    def families(self, kept: Iterable[int]) -> dict[str, str]:
-        """Judge name -> the `family` its config gave (recorded per record), read from the kept
-        records in their order (the last one wins); the other judges use their vendor."""
-        rank = {int(line): row for row, line in enumerate(kept)}
-        named = [(rank[n], judge, fam) for n, judge, fam in self.named_families if n in rank]
-        return {judge: family for _, judge, family in sorted(named)}
-
-
 @dataclass(frozen=True)
 class _Judgments:
     path: Path
     tables: RecordTables
-    lines: _Lines
     records: StoredRecords  # the kept records, left on disk
 
 
@@ -88,8 +55,7 @@ def _judgments(judgments: Path, console: Console) -> _Judgments:
     path = judgments_path(judgments)
     if not path.is_file():
         raise DatasetError("judgments file not found", path=str(path))
-    lines = _Lines()
-    tables = record_tables(lines.watch(read_record_chunks(path)))
+    tables = record_tables(read_line_blocks(path))
     if not len(tables.kept):
         raise DatasetError("no judgment records in the file", path=str(path))
     if tables.dropped:
@@ -98,14 +64,16 @@ def _judgments(judgments: Path, console: Console) -> _Judgments:
             "complete one)",
             markup=False,
         )
-    records = StoredRecords(path, [lines.offsets[line] for line in tables.kept])
-    return _Judgments(path, tables, lines, records)
+    records = StoredRecords(path, tables.offsets[tables.kept].tolist())
+    return _Judgments(path, tables, records)
 
 
-def _screened(labels: dict[str, Mapping[str, Any]], lines: _Lines, console: Console) -> LabelScreen:
+def _screened(
+    labels: dict[str, Mapping[str, Any]], tables: RecordTables, console: Console
+) -> LabelScreen:
     """Only labels that match the judgments: unknown ids and values naming no arm are
     excluded, and said so (they used to be counted)."""
-    screen = screen_labels(labels, lines.query_ids, lines.arms)
+    screen = screen_labels(labels, set(tables.records["query_id"]), tables.arms)
     if screen.unknown_ids:
         shown = ", ".join(screen.unknown_ids[:5]) + (" ..." if len(screen.unknown_ids) > 5 else "")
         console.print(
@@ -206,14 +174,14 @@ def analyze_to_dir(
     say_sources(sources, console)
     items = run_items(path, sources)
     labels = run_labels(sources)
-    screen = _screened(labels, read.lines, console) if labels is not None else None
+    screen = _screened(labels, read.tables, console) if labels is not None else None
     report, frame = _streamed_report(
         read,
         human=screen.labels if screen is not None else None,
         items=items,
         options=options
         or AnalysisOptions(
-            judge_families=read.lines.families(read.tables.kept),
+            judge_families=read.tables.judge_families(),
             thresholds=thresholds or TrustThresholds(),
             score_scale=declared_scale(path),
         ),

@@ -200,12 +200,12 @@ def _record(data: dict[str, Any], file: Path, number: int | None) -> JudgeRecord
 
 
 # What ``JudgeRecord.from_dict`` demands of a line: these fields, and a known status.
-_REQUIRED = frozenset(
+REQUIRED_FIELDS = frozenset(
     f.name
     for f in dataclasses.fields(JudgeRecord)
     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 )
-_STATUSES = frozenset(status.value for status in Status)
+STATUSES = frozenset(status.value for status in Status)
 CHUNK_LINES = 20_000
 
 
@@ -214,7 +214,7 @@ def _checked(data: dict[str, Any], file: Path, number: int) -> dict[str, Any]:
     would accept it; else the very error ``read_records`` gives. No record is built: a line
     that passes these checks is one ``from_dict`` accepts (it checks nothing else)."""
     status = data.get("status")
-    if not (_REQUIRED.issubset(data) and isinstance(status, str) and status in _STATUSES):
+    if not (REQUIRED_FIELDS.issubset(data) and isinstance(status, str) and status in STATUSES):
         _record(data, file, number)  # raises the error read_records gives
     try:
         data["key"] = record_key(data)
@@ -246,6 +246,67 @@ def read_record_chunks(path: str | Path, size: int = CHUNK_LINES) -> Iterator[Re
             rows, offsets = [], []
     if rows:
         yield RecordChunk(rows, offsets)
+
+
+BLOCK_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class LineBlock:
+    """Consecutive complete lines of a judgments file, unparsed (for a columnar parser), with
+    the line number and byte offset of each line that is not blank. ``records`` parses them
+    as ``read_record_chunks`` does: the fallback, and the one source of errors."""
+
+    path: Path
+    data: bytes
+    start: int  # byte offset of data[0] in the file
+    numbers: array[int]
+    offsets: array[int]
+
+    def records(self) -> RecordChunk:
+        """The lines' checked objects; a bad line raises what ``read_records`` raises."""
+        rows = [self._checked(row) for row in range(len(self.offsets))]
+        return RecordChunk(rows, list(self.offsets))
+
+    def checked(self, rows: Sequence[int]) -> None:
+        """Check these lines (0-based among the non-blank ones) as ``records`` would."""
+        for row in rows:
+            self._checked(row)
+
+    def _checked(self, row: int) -> dict[str, Any]:
+        start = self.offsets[row] - self.start
+        raw = self.data[start : self.data.index(b"\n", start) + 1]
+        number = self.numbers[row]
+        return _checked(_parsed(raw, self.path, number), self.path, number)
+
+
+def read_line_blocks(path: str | Path, size: int = BLOCK_BYTES) -> Iterator[LineBlock]:
+    """The file's complete lines in blocks of about ``size`` bytes (whole lines; a torn last
+    line is left out, as ``read_records`` leaves it), for ``pyarrow.json`` to parse."""
+    file = judgments_path(path)
+    number, offset = 0, 0
+    with file.open("rb") as handle:
+        carry = b""
+        while chunk := handle.read(size):
+            data = carry + chunk
+            end = data.rfind(b"\n") + 1
+            carry = data[end:]
+            if end:
+                block, number, offset = _block(file, data[:end], number, offset)
+                yield block
+
+
+def _block(file: Path, data: bytes, number: int, offset: int) -> tuple[LineBlock, int, int]:
+    start = offset
+    numbers: array[int] = array("q")
+    offsets: array[int] = array("q")
+    for line in data.split(b"\n")[:-1]:
+        number += 1
+        if line.strip():
+            numbers.append(number)
+            offsets.append(offset)
+        offset += len(line) + 1
+    return LineBlock(file, data, start, numbers, offsets), number, offset
 
 
 class StoredRecords(Sequence[JudgeRecord]):
