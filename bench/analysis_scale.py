@@ -8,8 +8,8 @@ a planted leniency, verbosity and self-preference so that every metric family ha
 
 Records are written to a judgments.jsonl and read back in a *fresh subprocess* under an
 address-space cap (``RLIMIT_AS``, ``--memory-cap-gb``, 4 GB by default), either the way
-``jurybox analyze`` reads them (``--reader streamed``: ``read_record_chunks`` ->
-``record_tables`` -> ``frame_from_tables``, no record objects) or as it used to
+``jurybox analyze`` reads them (``--reader streamed``: ``read_line_blocks`` (pyarrow.json)
+-> ``record_tables`` -> ``frame_from_tables``, no record objects) or as it used to
 (``--reader list``: ``read_unique_records`` -> ``build_frame``). The subprocess prints the
 seconds (wall, and CPU of the process) spent reading + building the frame and in each metric
 family, and its peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Issue 19's target:
@@ -201,12 +201,12 @@ def _read_frame(records_path: Path, items: Any, options: Any, reader: str) -> An
     """The analysis frame, read as ``jurybox analyze`` reads it (streamed) or as a list."""
     from jurybox.analysis import build_frame
     from jurybox.analysis.frame import frame_from_tables, record_tables
-    from jurybox.io.judgments import read_record_chunks, read_unique_records
+    from jurybox.io.judgments import read_line_blocks, read_unique_records
 
     if reader == "list":
         records = read_unique_records(records_path).records
         return build_frame(records, human=None, items=items, options=options)
-    tables = record_tables(chunk.rows for chunk in read_record_chunks(records_path))
+    tables = record_tables(read_line_blocks(records_path))
     return frame_from_tables(tables, human=None, items=items, options=options)
 
 
