@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment
-from scipy.special import logsumexp
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix
@@ -182,10 +181,12 @@ def _one_hot(
     n_judges, n_items = raw.shape
     if n_judges < 2:
         raise ValueError(f"Dawid-Skene needs at least 2 judges (rows), got {n_judges}")
-    cells = [(j, i, v) for (j, i), v in np.ndenumerate(raw) if not _is_missing(v)]
-    if not cells:
+    codes, distinct = _distinct(raw.ravel())
+    present = codes >= 0
+    if not present.any():
         raise ValueError("labels_matrix has no labels (everything is missing)")
-    seen = {_plain(v) for _, _, v in cells}
+    plain = [_plain(v) for v in distinct]
+    seen = set(plain)
     cats = _sorted(seen) if classes is None else tuple(classes)
     if len(cats) < 2 or len(set(cats)) != len(cats):
         raise ValueError(f"need at least two distinct classes, got {cats!r}")
@@ -193,10 +194,30 @@ def _one_hot(
     unknown = seen - set(cats)
     if unknown:
         raise ValueError(f"labels not in classes: {sorted(map(repr, unknown))}")
+    class_of = np.array([index[v] for v in plain], dtype=np.intp)
+    cells = np.flatnonzero(present)
     onehot = np.zeros((n_judges, n_items, len(cats)))
-    for j, i, v in cells:
-        onehot[j, i, index[_plain(v)]] = 1.0
+    onehot[cells // n_items, cells % n_items, class_of[codes[cells]]] = 1.0
     return onehot, cats
+
+
+def _distinct(values: NDArray[np.object_]) -> tuple[NDArray[np.intp], list[Any]]:
+    """Each cell's code (-1: missing) and the distinct labels, grouped as a set groups them
+    (1 and 1.0 alike): ``_plain`` and the class lookup then run once per distinct label, not
+    once per cell (a panel of a million judgments has a handful of labels)."""
+    first: dict[Any, int] = {}
+    distinct: list[Any] = []
+    codes = np.empty(values.size, dtype=np.intp)
+    for cell, value in enumerate(values.tolist()):
+        if _is_missing(value):
+            codes[cell] = -1
+            continue
+        code = first.get(value)
+        if code is None:
+            code = first[value] = len(distinct)
+            distinct.append(value)
+        codes[cell] = code
+    return codes, distinct
 
 
 def _sorted(values: set[Hashable]) -> tuple[Hashable, ...]:
@@ -238,5 +259,13 @@ def _e_step(
     log_conf = np.log(np.maximum(confusion, tiny))  # [j, t, l]
     by_label = log_conf.transpose(0, 2, 1).reshape(n_judges * n_classes, n_classes)
     log_joint = np.log(np.maximum(priors, tiny))[None, :] + wide @ by_label
-    norm = logsumexp(log_joint, axis=1, keepdims=True)
+    norm = _logsumexp(log_joint)
     return np.exp(log_joint - norm), float(norm.sum())
+
+
+def _logsumexp(values: FloatArray) -> FloatArray:
+    """log(sum(exp(values))) over each row, shifted by the row's maximum (the rows are
+    finite: log-probabilities floored at log(tiny)); scipy's general one cost most of EM."""
+    top = values.max(axis=1, keepdims=True)
+    shifted: FloatArray = np.log(np.exp(values - top).sum(axis=1, keepdims=True)) + top
+    return shifted
