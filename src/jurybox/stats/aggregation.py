@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -66,14 +66,17 @@ def dawid_skene(
         )
     onehot, cats = _one_hot(labels_matrix, classes)
     n_judges, n_items, n_classes = onehot.shape
-    # items × (judge, label) indicators: both EM steps become one matrix product each
+    # items × (judge, label) indicators: the M-step is one matrix product
     wide = onehot.transpose(1, 0, 2).reshape(n_items, n_judges * n_classes)
+    # judges × items label index (n_classes: no label): the E-step gathers by it
+    said = np.where(onehot.any(axis=2), onehot.argmax(axis=2), n_classes)
+    data = _Labels(wide, said)
     generator = as_generator(rng)
     votes = onehot.sum(axis=0)  # items × classes
     jitter = generator.uniform(0.0, 1e-6, votes.shape)
     starts = [_normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))]
     starts += [generator.dirichlet(np.ones(n_classes), n_items) for _ in range(n_starts - 1)]
-    runs = [_em(wide, post, smoothing, max_iter, tol) for post in starts]
+    runs = [_em(data, post, smoothing, max_iter, tol) for post in starts]
     runs = [(_align(run[0], starts[0]), *run[1:]) for run in runs]
     best = runs[0]
     for run in runs[1:]:
@@ -105,14 +108,19 @@ def _align(post: FloatArray, reference: FloatArray) -> FloatArray:
     return np.asarray(post[:, columns], dtype=np.float64)
 
 
+class _Labels(NamedTuple):
+    wide: FloatArray  # items × (judge, label) indicators
+    said: NDArray[np.intp]  # judges × items: the label's index, n_classes where none
+
+
 def _em(
-    wide: FloatArray, post: FloatArray, smoothing: float, max_iter: int, tol: float
+    data: _Labels, post: FloatArray, smoothing: float, max_iter: int, tol: float
 ) -> tuple[FloatArray, float, int, bool]:
     """One EM run from item posteriors ``post``: (posteriors, log-lik, iterations, converged)."""
     log_lik, iteration = -math.inf, 0
     for iteration in range(1, max_iter + 1):
-        priors, confusion = _m_step(wide, post, smoothing)
-        post, new_log_lik = _e_step(wide, priors, confusion)
+        priors, confusion = _m_step(data.wide, post, smoothing)
+        post, new_log_lik = _e_step(data.said, priors, confusion)
         if new_log_lik - log_lik < tol * max(1.0, abs(new_log_lik)):
             return post, new_log_lik, iteration, True
         log_lik = new_log_lik
@@ -252,13 +260,17 @@ def _m_step(wide: FloatArray, post: FloatArray, smoothing: float) -> tuple[Float
 
 
 def _e_step(
-    wide: FloatArray, priors: FloatArray, confusion: FloatArray
+    said: NDArray[np.intp], priors: FloatArray, confusion: FloatArray
 ) -> tuple[FloatArray, float]:
     n_judges, n_classes, _ = confusion.shape
     tiny = np.finfo(np.float64).tiny  # smoothing=0 can leave exact zeros
     log_conf = np.log(np.maximum(confusion, tiny))  # [j, t, l]
-    by_label = log_conf.transpose(0, 2, 1).reshape(n_judges * n_classes, n_classes)
-    log_joint = np.log(np.maximum(priors, tiny))[None, :] + wide @ by_label
+    # by_label[j, l, t] = log P(judge j says l | t); row n_classes (no label) adds nothing.
+    # A gather, not a product with the indicators: BLAS is slow on a 3-column product.
+    by_label = np.zeros((n_judges, n_classes + 1, n_classes))
+    by_label[:, :n_classes, :] = log_conf.transpose(0, 2, 1)
+    gathered = by_label[np.arange(n_judges)[:, None], said].sum(axis=0)  # items × classes
+    log_joint = np.log(np.maximum(priors, tiny))[None, :] + gathered
     norm = _logsumexp(log_joint)
     return np.exp(log_joint - norm), float(norm.sum())
 
