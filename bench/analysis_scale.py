@@ -191,6 +191,13 @@ def _timed_families(timings: dict[str, float]) -> None:
         setattr(report, name, wrapped)
 
 
+def _rss_mb() -> float:
+    """Resident memory now (Linux /proc; the peak is getrusage's)."""
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1024**2
+
+
 def _memory_cap(gigabytes: float) -> None:
     """Cap the address space so that a runaway allocation fails here, not on the whole machine."""
     limit = int(gigabytes * 1024**3)
@@ -234,6 +241,7 @@ def worker(
     t4 = time.perf_counter()
     c4 = time.process_time()
     n_records = len(frame.records)
+    rss_after_frame = _rss_mb()
     try:
         report = analyze_frame(frame, options)
     except MemoryError as exc:
@@ -242,6 +250,10 @@ def worker(
         where = " <- ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(frames))
         return {
             "records": n_records,
+            "reader": reader,
+            "read_frame_s": t4 - t3,
+            "read_frame_cpu_s": c4 - c3,
+            "rss_after_frame_mb": rss_after_frame,
             "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
@@ -267,6 +279,7 @@ def worker(
         "total_s": t5 - t1,
         "families_s": timings,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "rss_after_frame_mb": rss_after_frame,
         "load_average": os.getloadavg(),
         "verdict": dumped["verdict"]["level"],
         "skipped_families": sorted(
@@ -316,8 +329,9 @@ def print_results(results: list[dict[str, Any]]) -> None:
         slowest = ", ".join(f"{k.removeprefix('analyze_')} {v:.1f}" for k, v in slow)
         if "error" in r:
             print(
-                f"| {r['records']} | failed: {r['error']} after "
-                f"{r['seconds_before_failure']:.1f} s | | | | {r['peak_rss_mb']:.0f} | "
+                f"| {r['records']} | {r['reader']} | {r['read_frame_s']:.1f} "
+                f"({r['read_frame_cpu_s']:.1f}) | failed: {r['error']} after "
+                f"{r['seconds_before_failure']:.1f} s | | {r['peak_rss_mb']:.0f} | | "
                 f"{slowest} |"
             )
             continue

@@ -19,7 +19,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from jurybox.analysis import AnalysisFrame, AnalysisOptions, build_frame
-from jurybox.analysis.frame import RecordTables, frame_from_tables, record_tables
+from jurybox.analysis.frame import RecordTables, _arms_by_query, frame_from_tables, record_tables
 from jurybox.analysis.frame_arrow import parse_block
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import (
@@ -226,3 +226,17 @@ def test_stored_records_read_the_kept_lines_again(tmp_path: Path) -> None:
     assert [r.to_dict() for r in stored] == [r.to_dict() for r in unique]
     assert stored[-1] == unique[-1] and list(stored[2:4]) == unique[2:4]
     assert pd.Series([r.key for r in stored]).is_unique
+
+
+def test_arms_by_query_as_the_groupby_gave_them(tmp_path: Path) -> None:
+    """``_arms_by_query`` lost its per-query Python call; the mapping is the one the
+    ``groupby(...).unique()`` it replaced gave."""
+    rng = np.random.default_rng(2)
+    records = _messy(make_world(9, rng), rng)
+    records = records[::-1]  # arms first seen in another order than the sorted one
+    frame = build_frame(records)
+    singles = frame.records.dropna(subset=["target_arm"]).groupby("query_id")["target_arm"]
+    expected = {str(q): [str(a) for a in arms] for q, arms in singles.unique().items()}
+    got = _arms_by_query(frame.records, None)
+    assert got == expected and list(got) == list(expected)
+    assert any(arms == ["treatment", "control"] for arms in got.values())

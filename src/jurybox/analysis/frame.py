@@ -366,7 +366,7 @@ def _assemble(
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
     scores = scores.merge(frame[keep], on="rec", how="left")
     arms = resolve_arms(frame, items, options)
-    dims = [d for d in dict.fromkeys(scores["dimension"]) if d != TOTAL]
+    dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
 
@@ -469,6 +469,8 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
             read.add_rows(part)
     records = _concat_typed(read.parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
     scores = _concat_typed(read.score_parts or [_score_frame([])])
+    read.parts.clear()  # the parts are copied: free them before the next copies
+    read.score_parts.clear()
     kept = _kept_rows(records)
     frame, kept_scores = _keep(records, scores, kept)
     offsets = np.asarray(read.offsets, dtype=np.int64)
@@ -533,7 +535,13 @@ def _keep(
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
     """Arms known for each query: from items, else from single-response records."""
     found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
-    singles = records.dropna(subset=["target_arm"]).groupby("query_id")["target_arm"].unique()
+    # Each query's distinct arms in order of appearance, queries in sorted order (as a
+    # groupby's ``unique`` gives them, without its Python call per query).
+    pairs = records.dropna(subset=["target_arm"])[["query_id", "target_arm"]].drop_duplicates()
+    singles: dict[str, list[str]] = {}
+    pairs = pairs.sort_values("query_id", kind="stable")
+    for qid, arm in zip(pairs["query_id"].tolist(), pairs["target_arm"].tolist(), strict=True):
+        singles.setdefault(str(qid), []).append(str(arm))
     for qid, arms in singles.items():
-        found.setdefault(str(qid), [str(a) for a in arms])
+        found.setdefault(qid, arms)
     return found
