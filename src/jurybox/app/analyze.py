@@ -123,6 +123,16 @@ def build_report(
     return report, frame
 
 
+# Up to this many records the report's appendix and explorer read them from a list held
+# once (as before streaming: each is parsed once); past it, from the file, twice (each pass
+# parses them again), so that a million-record run never holds a million records.
+RECORDS_HELD = 100_000
+
+
+def _report_records(records: StoredRecords) -> Sequence[JudgeRecord]:
+    return list(records) if len(records) <= RECORDS_HELD else records
+
+
 def _streamed_report(
     read: _Judgments,
     *,
@@ -194,7 +204,7 @@ def analyze_to_dir(
             frame,
             Path(out_dir),
             plots=plots,
-            records=read.records,
+            records=_report_records(read.records),
             source=str(path),
             items=items,
         )
