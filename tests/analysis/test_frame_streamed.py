@@ -205,12 +205,19 @@ def test_bad_lines_fail_as_read_records_fails(tmp_path: Path, bad: str) -> None:
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    """Also blank and whitespace-only lines (skipped) and an indented record (read)."""
     path = tmp_path / "judgments.jsonl"
-    path.write_text(GOLDEN[0].read_text() + '{"key": "torn')
+    lines = GOLDEN[0].read_text().splitlines()
+    lines[1] = "\t " + lines[1]
+    lines[2:2] = ["", "  \t", "\r"]
+    path.write_text("\n".join(lines) + "\n" + '{"key": "torn')
     rows = [row for chunk in read_record_chunks(path) for row in chunk.rows]
     assert [row["key"] for row in rows] == [r.key for r in read_records(path)]
-    tables = record_tables(read_line_blocks(path, 300))
-    assert list(tables.records["key"]) == [r.key for r in read_records(path)]
+    for size in (300, 1 << 20):
+        tables = record_tables(read_line_blocks(path, size))
+        assert list(tables.records["key"]) == [r.key for r in read_records(path)]
+        numbers = [n for block in read_line_blocks(path, size) for n in block.numbers]
+        assert numbers == [1, 2, 6, *range(7, len(lines) + 1)]
 
 
 def test_stored_records_read_the_kept_lines_again(tmp_path: Path) -> None:
