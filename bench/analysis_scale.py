@@ -1,4 +1,4 @@
-"""Analysis at scale: ``analyze_records`` over ~66,000 synthetic judgments, then twice that.
+"""Analysis at scale: ~66,000 synthetic judgments, then twice that; or ``--records 1000000``.
 
 The synthetic run is rubric mode (built-in ``general`` rubric: 5 dimensions), two arms
 (control / treatment), 3 judges, ``--items`` items, every item judged once per arm by every judge,
@@ -6,14 +6,18 @@ plus a retest of the first ``--retest-share`` of the items; 1 % of the records a
 (unparsed / provider_error) and the first ``--human-items`` items carry human scores. Judges have
 a planted leniency, verbosity and self-preference so that every metric family has work to do.
 
-Records are written to a judgments.jsonl and read back the way ``jurybox analyze`` reads them
-(``list(read_records(path))``); each size is then analysed in a *fresh subprocess*, which prints
-the seconds spent reading, building the frame and in each metric family, and its peak RSS
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Targets: <= 20 s and <= 1.5 GB at 1x, time at
-2x <= 2.2x the time at 1x. ``--profile`` runs cProfile in the subprocess and prints the top hot
-spots (file:function) by own time and by cumulative time.
+Records are written to a judgments.jsonl and read back in a *fresh subprocess* under an
+address-space cap (``RLIMIT_AS``, ``--memory-cap-gb``, 4 GB by default), either the way
+``jurybox analyze`` reads them (``--reader streamed``: ``read_line_blocks`` (pyarrow.json)
+-> ``record_tables`` -> ``frame_from_tables``, no record objects) or as it used to
+(``--reader list``: ``read_unique_records`` -> ``build_frame``). The subprocess prints the
+seconds (wall, and CPU of the process) spent reading + building the frame and in each metric
+family, and its peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Issue 19's target:
+1,000,000 records in <= 60 s and <= 4 GB. ``--profile`` runs cProfile in the subprocess and
+prints the top hot spots by own time and by cumulative time.
 
-Usage: ``python bench/analysis_scale.py [--items 10000] [--profile]``.
+Usage: ``python bench/analysis_scale.py [--items 10000 | --records 1000000] [--factors 1,2]
+[--reader streamed|list] [--profile]``.
 """
 
 from __future__ import annotations
@@ -187,18 +191,39 @@ def _timed_families(timings: dict[str, float]) -> None:
         setattr(report, name, wrapped)
 
 
+def _rss_mb() -> float:
+    """Resident memory now (Linux /proc; the peak is getrusage's)."""
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1024**2
+
+
 def _memory_cap(gigabytes: float) -> None:
     """Cap the address space so that a runaway allocation fails here, not on the whole machine."""
     limit = int(gigabytes * 1024**3)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[str, Any]:
+def _read_frame(records_path: Path, items: Any, options: Any, reader: str) -> Any:
+    """The analysis frame, read as ``jurybox analyze`` reads it (streamed) or as a list."""
+    from jurybox.analysis import build_frame
+    from jurybox.analysis.frame import frame_from_tables, record_tables
+    from jurybox.io.judgments import read_line_blocks, read_unique_records
+
+    if reader == "list":
+        records = read_unique_records(records_path).records
+        return build_frame(records, human=None, items=items, options=options)
+    tables = record_tables(read_line_blocks(records_path))
+    return frame_from_tables(tables, human=None, items=items, options=options)
+
+
+def worker(
+    items_path: Path, records_path: Path, profile: Path | None, reader: str
+) -> dict[str, Any]:
     """Runs in a fresh subprocess: read, build the frame, analyse; times and peak RSS."""
     t0 = time.perf_counter()
-    from jurybox.analysis import AnalysisOptions, analyze_frame, build_frame
+    from jurybox.analysis import AnalysisOptions, analyze_frame
     from jurybox.io.datasets import load_dataset
-    from jurybox.io.judgments import read_records
 
     import_s = time.perf_counter() - t0
     timings: dict[str, float] = {}
@@ -209,11 +234,14 @@ def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[s
     t1 = time.perf_counter()
     items = load_dataset(items_path)
     t2 = time.perf_counter()
-    records = list(read_records(records_path))
+    c3 = time.process_time()
     t3 = time.perf_counter()
     options = AnalysisOptions(control_arm="control", treatment_arm="treatment", seed=0)
-    frame = build_frame(records, human=None, items=items, options=options)
+    frame = _read_frame(records_path, items, options, reader)
     t4 = time.perf_counter()
+    c4 = time.process_time()
+    n_records = len(frame.records)
+    rss_after_frame = _rss_mb()
     try:
         report = analyze_frame(frame, options)
     except MemoryError as exc:
@@ -221,31 +249,41 @@ def worker(items_path: Path, records_path: Path, profile: Path | None) -> dict[s
         frames = traceback.extract_tb(exc.__traceback__)[-2:]
         where = " <- ".join(f"{Path(f.filename).name}:{f.name}" for f in reversed(frames))
         return {
-            "records": len(records),
+            "records": n_records,
+            "reader": reader,
+            "read_frame_s": t4 - t3,
+            "read_frame_cpu_s": c4 - c3,
+            "rss_after_frame_mb": rss_after_frame,
             "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "seconds_before_failure": time.perf_counter() - t3,
         }
     t5 = time.perf_counter()
+    c5 = time.process_time()
     if profiler is not None and profile is not None:
         profiler.disable()
         profiler.dump_stats(profile)
-    json.dumps(report)  # the report must serialise; not timed
+    dumped = report.model_dump(mode="json")  # the report must serialise; not timed
     return {
-        "records": len(records),
+        "records": n_records,
+        "reader": reader,
         "import_s": import_s,
         "load_items_s": t2 - t1,
-        "read_records_s": t3 - t2,
-        "build_frame_s": t4 - t3,
+        "read_frame_s": t4 - t3,  # reading judgments.jsonl + building the frame
+        "read_frame_cpu_s": c4 - c3,
         "analyze_frame_s": t5 - t4,
-        "analyze_records_s": t5 - t3,  # what analyze_records(records, items=...) costs
+        "analyze_frame_cpu_s": c5 - c4,
+        "analyze_records_s": t5 - t3,  # judgments.jsonl -> report (items loaded before)
+        "analyze_records_cpu_s": c5 - c3,
         "total_s": t5 - t1,
         "families_s": timings,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "verdict": report["verdict"]["level"],
+        "rss_after_frame_mb": rss_after_frame,
+        "load_average": os.getloadavg(),
+        "verdict": dumped["verdict"]["level"],
         "skipped_families": sorted(
-            k for k, v in report.items() if isinstance(v, dict) and v.get("status") == "skipped"
+            k for k, v in dumped.items() if isinstance(v, dict) and v.get("status") == "skipped"
         ),
     }
 
@@ -261,10 +299,12 @@ def run_worker(
         str(records_path),
         "--memory-cap-gb",
         str(options.memory_cap_gb),
+        "--reader",
+        options.reader,
     ]
     if profile is not None:
         args += ["--profile-out", str(profile)]
-    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=1800)
+    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"worker failed:\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -280,30 +320,41 @@ def print_profile(path: Path, top: int = 25) -> None:
 
 def print_results(results: list[dict[str, Any]]) -> None:
     print(
-        "| records | read s | build_frame s | analyze_frame s | analyze_records s | "
-        "peak RSS MB | slowest families s |"
+        "| records | reader | read + frame s (CPU) | families s (CPU) | total s (CPU) | "
+        "peak RSS MB | load | slowest families s |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         slow = sorted(r["families_s"].items(), key=lambda kv: -kv[1])[:3]
         slowest = ", ".join(f"{k.removeprefix('analyze_')} {v:.1f}" for k, v in slow)
         if "error" in r:
             print(
-                f"| {r['records']} | failed: {r['error']} after "
-                f"{r['seconds_before_failure']:.1f} s | | | | {r['peak_rss_mb']:.0f} | "
+                f"| {r['records']} | {r['reader']} | {r['read_frame_s']:.1f} "
+                f"({r['read_frame_cpu_s']:.1f}) | failed: {r['error']} after "
+                f"{r['seconds_before_failure']:.1f} s | | {r['peak_rss_mb']:.0f} | | "
                 f"{slowest} |"
             )
             continue
         print(
-            f"| {r['records']} | {r['read_records_s']:.2f} | "
-            f"{r['build_frame_s']:.2f} | {r['analyze_frame_s']:.2f} | "
-            f"{r['analyze_records_s']:.2f} | {r['peak_rss_mb']:.0f} | {slowest} |"
+            f"| {r['records']} | {r['reader']} | {r['read_frame_s']:.1f} "
+            f"({r['read_frame_cpu_s']:.1f}) | {r['analyze_frame_s']:.1f} "
+            f"({r['analyze_frame_cpu_s']:.1f}) | {r['analyze_records_s']:.1f} "
+            f"({r['analyze_records_cpu_s']:.1f}) | {r['peak_rss_mb']:.0f} | "
+            f"{r['load_average'][0]:.1f} | {slowest} |"
         )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument(
+        "--records", type=int, help="about this many records (sets --items; 6.6 per item)"
+    )
+    parser.add_argument("--factors", default="1,2", help="sizes, as multiples of --items")
+    parser.add_argument("--reader", choices=("streamed", "list"), default="streamed")
+    parser.add_argument(
+        "--data-dir", type=Path, help="keep the generated files here and reuse them next time"
+    )
     parser.add_argument("--retest-share", type=float, default=0.1)
     parser.add_argument("--human-items", type=int, default=500)
     parser.add_argument("--profile", action="store_true")
@@ -311,7 +362,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--memory-cap-gb",
         type=float,
-        default=8.0,
+        default=4.0,
         help="address-space cap of the analysing subprocess",
     )
     parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -319,20 +370,29 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.worker:
         _memory_cap(args.memory_cap_gb)
-        print(json.dumps(worker(args.worker[0], args.worker[1], args.profile_out)))
+        print(json.dumps(worker(args.worker[0], args.worker[1], args.profile_out, args.reader)))
         return
+    if args.records:
+        per_item = len(JUDGES) * len(ARMS) * (1 + args.retest_share)
+        args.items = round(args.records / per_item)
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
     results = []
     with tempfile.TemporaryDirectory(prefix="jurybox-analysis-scale-") as tmp:
-        for factor in (1, 2):
-            folder = Path(tmp) / f"x{factor}"
-            folder.mkdir()
-            items, records, count = generate(
-                folder,
-                args.items * factor,
-                retest_share=args.retest_share,
-                human_items=args.human_items,
-            )
+        for factor in [int(f) for f in args.factors.split(",")]:
+            base = args.data_dir or Path(tmp)
+            folder = base / f"items{args.items * factor}"
+            items, records = folder / "items.jsonl", folder / "judgments.jsonl"
+            if records.exists():  # generated by an earlier run with --data-dir
+                with records.open("rb") as handle:
+                    count = sum(1 for _ in handle)
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                items, records, count = generate(
+                    folder,
+                    args.items * factor,
+                    retest_share=args.retest_share,
+                    human_items=args.human_items,
+                )
             profile = folder / "analysis.prof" if args.profile and factor == 1 else None
             result = {
                 "factor": factor,
@@ -347,7 +407,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average after: {os.getloadavg()}")
     print_results(results)
     ratio = None
-    if all("error" not in r for r in results):
+    if len(results) == 2 and all("error" not in r for r in results):
         ratio = results[1]["analyze_records_s"] / results[0]["analyze_records_s"]
         print(f"2x / 1x time ratio (analyze_records): {ratio:.2f}")
     if args.json:

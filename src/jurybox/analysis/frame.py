@@ -26,6 +26,7 @@ no scores: they are excluded from every score metric and counted in the report.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,10 +35,13 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
+from jurybox.analysis import frame_arrow
 from jurybox.analysis._common import TOTAL
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
+from jurybox.io.judgments import LineBlock, RecordChunk
 from jurybox.records import Item, JudgeRecord, Status
 
 RETEST_SUFFIX = "|retest"
@@ -245,22 +249,34 @@ def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([scores, means[list(_SCORE_COLUMNS)]], ignore_index=True)
 
 
-def _tables(
-    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    rows: list[tuple[Any, ...]] = []
-    score_rows: list[tuple[Any, ...]] = []
-    for rec, record in enumerate(_iter_records(records)):
-        raw = _raw(record)
-        rows.append(_record_row(raw))
-        if str(raw.status) == Status.OK.value and not raw.holistic_fallback:
-            _score_rows(rec, raw, score_rows)
-    frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
-    frame.insert(0, "rec", np.arange(len(frame)))
+def _score_frame(score_rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     scores = pd.DataFrame(score_rows, columns=list(_SCORE_COLUMNS))
     scores["score"] = pd.to_numeric(scores["score"], errors="coerce").astype(float)
     scores["confidence"] = pd.to_numeric(scores["confidence"], errors="coerce").astype(float)
     scores["gate_failed"] = scores["gate_failed"].astype(float)
+    return scores
+
+
+def _rows_of(
+    records: Iterable[_Raw], first: int = 0
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Record rows and score rows (``rec`` counted from ``first``): the per-record Python."""
+    rows: list[tuple[Any, ...]] = []
+    score_rows: list[tuple[Any, ...]] = []
+    for rec, raw in enumerate(records, start=first):
+        rows.append(_record_row(raw))
+        if str(raw.status) == Status.OK.value and not raw.holistic_fallback:
+            _score_rows(rec, raw, score_rows)
+    return rows, score_rows
+
+
+def _tables(
+    records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, score_rows = _rows_of(map(_raw, _iter_records(records)))
+    frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+    frame.insert(0, "rec", np.arange(len(frame)))
+    scores = _score_frame(score_rows)
     return frame, _fill_totals(scores.dropna(subset=["score"]))
 
 
@@ -333,21 +349,199 @@ def build_frame(
 ) -> AnalysisFrame:
     """Build the tidy tables from records (JudgeRecord objects, their dicts, or a DataFrame of
     them), optional items (lengths, authors, metadata, human labels) and a labels mapping."""
-    options = options or AnalysisOptions()
     frame, scores = _tables(records)
+    return _assemble(frame, scores, human=human, items=items, options=options)
+
+
+def _assemble(
+    frame: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None,
+    items: Sequence[Item] | None,
+    options: AnalysisOptions | None,
+) -> AnalysisFrame:
+    options = options or AnalysisOptions()
     frame = _finish_records(frame, options)
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
     scores = scores.merge(frame[keep], on="rec", how="left")
     arms = resolve_arms(frame, items, options)
-    dims = [d for d in dict.fromkeys(scores["dimension"]) if d != TOTAL]
+    dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
+
+
+# --- streamed: a judgments file's checked lines, chunk by chunk, without record objects ------
+
+# What ``JudgeRecord`` gives a field that a line leaves out.
+_DEFAULTS: dict[str, Any] = {
+    f.name: f.default
+    for f in dataclasses.fields(JudgeRecord)
+    if f.default is not dataclasses.MISSING
+}
+
+
+def _raw_line(data: Mapping[str, Any]) -> _Raw:
+    """A checked line's fields as the record ``JudgeRecord.from_dict`` makes of it would hold
+    them (no NaN-to-None here, unlike a DataFrame row's: JSON's NaN stays NaN in a record)."""
+    return _Raw._make([data.get(name, _DEFAULTS.get(name)) for name in _SOURCE])
+
+
+@dataclass(frozen=True)
+class RecordTables:
+    """The records and scores tables of a judgments file before options and labels apply
+    (``frame_from_tables`` finishes them), which lines they kept, and what the app reads of the
+    lines beside them: each line's byte offset, the arms shown, the judges' named families."""
+
+    records: pd.DataFrame
+    scores: pd.DataFrame
+    kept: NDArray[np.intp]  # for each row of ``records``: its position among the lines read
+    offsets: NDArray[np.int64]  # byte offset of each line read
+    arms: frozenset[Any]  # every arm of every line's positions (a duplicate shows the same)
+    named_families: tuple[tuple[int, str, str], ...]  # (line read, judge, family) where named
+
+    @property
+    def total(self) -> int:
+        """Lines read."""
+        return len(self.offsets)
+
+    @property
+    def dropped(self) -> int:
+        """Duplicate lines left out (same key as a kept one)."""
+        return self.total - len(self.kept)
+
+    def judge_families(self) -> dict[str, str]:
+        """Judge name -> the `family` its config gave (recorded per record), as the kept
+        records say it in their order (the last one wins); other judges use their vendor."""
+        rank = np.full(self.total, -1, dtype=np.int64)
+        rank[self.kept] = np.arange(len(self.kept))
+        named = sorted((rank[n], j, f) for n, j, f in self.named_families if rank[n] >= 0)
+        return {judge: family for _, judge, family in named}
+
+
+class _Read:
+    """What ``record_tables`` gathers part by part."""
+
+    def __init__(self) -> None:
+        self.parts: list[pd.DataFrame] = []
+        self.score_parts: list[pd.DataFrame] = []
+        self.offsets: list[int] = []
+        self.arms: set[Any] = set()
+        self.named: list[tuple[int, str, str]] = []
+
+    def add_rows(self, chunk: RecordChunk) -> None:
+        first = len(self.offsets)
+        rows, score_rows = _rows_of(map(_raw_line, chunk.rows), first=first)
+        self.parts.append(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
+        self.score_parts.append(_score_frame(score_rows))
+        for line, data in enumerate(chunk.rows, start=first):
+            self.arms.update((data["positions"] or {}).values())
+            if data.get("judge_family"):
+                self.named.append((line, data["judge_name"], data["judge_family"]))
+        self.offsets.extend(chunk.offsets)
+
+    def add_block(self, block: LineBlock) -> None:
+        table = frame_arrow.parse_block(block)
+        if table is None:
+            self.add_rows(block.records())
+            return
+        first = len(self.offsets)
+        self.parts.append(frame_arrow.record_columns(table))
+        scores = frame_arrow.score_columns(table, first)
+        self.score_parts.append(_score_frame([]) if scores is None else scores)
+        arms, named = frame_arrow.block_facts(table, first)
+        self.arms |= arms
+        self.named += named
+        self.offsets.extend(block.offsets)
+
+
+def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
+    """``build_frame``'s tables from a judgments file read in parts: blocks of lines
+    (``read_line_blocks``: parsed by pyarrow, see ``frame_arrow``) or chunks of checked
+    objects (``read_record_chunks``). One record per key is kept as ``read_unique_records``
+    keeps them (the last complete one, else the last one, in the order the keys first appear).
+    Only one part's rows are held at a time; each becomes typed columns (strings in Arrow)."""
+    read = _Read()
+    for part in parts:
+        if isinstance(part, LineBlock):
+            read.add_block(part)
+        else:
+            read.add_rows(part)
+    records = _concat_typed(read.parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
+    scores = _concat_typed(read.score_parts or [_score_frame([])])
+    read.parts.clear()  # the parts are copied: free them before the next copies
+    read.score_parts.clear()
+    kept = _kept_rows(records)
+    frame, kept_scores = _keep(records, scores, kept)
+    offsets = np.asarray(read.offsets, dtype=np.int64)
+    return RecordTables(frame, kept_scores, kept, offsets, frozenset(read.arms), tuple(read.named))
+
+
+def frame_from_tables(
+    tables: RecordTables,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | pd.DataFrame | None = None,
+    items: Sequence[Item] | None = None,
+    options: AnalysisOptions | None = None,
+) -> AnalysisFrame:
+    """The frame ``build_frame`` makes of the same records (the tables are used up: finished in
+    place, not copied)."""
+    return _assemble(tables.records, tables.scores, human=human, items=items, options=options)
+
+
+def _concat_typed(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """One table of per-chunk ones, each column typed as one DataFrame of all the rows types
+    it: a column two chunks typed differently (all missing in one, say) is typed again."""
+    filled = [part for part in parts if len(part)] or parts[:1]
+    if len(filled) == 1:
+        return filled[0]
+    mixed = [c for c in filled[0].columns if len({part[c].dtype for part in filled}) > 1]
+    if mixed:
+        filled = [part.astype(dict.fromkeys(mixed, object)) for part in filled]
+    out = pd.concat(filled, ignore_index=True)
+    for column in mixed:
+        out[column] = out[column].infer_objects()
+    return out
+
+
+def _kept_rows(records: pd.DataFrame) -> NDArray[np.intp]:
+    """Row of the kept record of each key, keys in order of first appearance."""
+    codes, _ = pd.factorize(records["key"], sort=False)
+    position = pd.Series(np.arange(len(records)))
+    last = position.groupby(codes).max()
+    complete = (records["status"] != Status.PROVIDER_ERROR.value).to_numpy()
+    last_complete = position[complete].groupby(codes[complete]).max()
+    kept = last_complete.reindex(last.index).fillna(last)
+    return np.asarray(kept.to_numpy(dtype=np.intp), dtype=np.intp)
+
+
+def _keep(
+    records: pd.DataFrame, scores: pd.DataFrame, kept: NDArray[np.intp]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The kept records renumbered 0.. in order, and their scores (record by record)."""
+    if len(kept) != len(records) or not np.array_equal(kept, np.arange(len(records))):
+        renumber = np.full(len(records), -1, dtype=np.int64)  # line read -> kept row, or -1
+        renumber[kept] = np.arange(len(kept))
+        records = records.take(kept).reset_index(drop=True)
+        if len(scores):
+            rec = renumber[scores["rec"].to_numpy(dtype=np.int64)]
+            scores = scores.assign(rec=rec)[rec >= 0]
+            scores = scores.iloc[np.argsort(scores["rec"].to_numpy(), kind="stable")]
+    frame = _normalise_labels(records)
+    frame.insert(0, "rec", np.arange(len(frame)))
+    return frame, _fill_totals(scores.dropna(subset=["score"]))
 
 
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
     """Arms known for each query: from items, else from single-response records."""
     found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
-    singles = records.dropna(subset=["target_arm"]).groupby("query_id")["target_arm"].unique()
+    # Each query's distinct arms in order of appearance, queries in sorted order (as a
+    # groupby's ``unique`` gives them, without its Python call per query).
+    pairs = records.dropna(subset=["target_arm"])[["query_id", "target_arm"]].drop_duplicates()
+    singles: dict[str, list[str]] = {}
+    pairs = pairs.sort_values("query_id", kind="stable")
+    for qid, arm in zip(pairs["query_id"].tolist(), pairs["target_arm"].tolist(), strict=True):
+        singles.setdefault(str(qid), []).append(str(arm))
     for qid, arms in singles.items():
-        found.setdefault(str(qid), [str(a) for a in arms])
+        found.setdefault(qid, arms)
     return found

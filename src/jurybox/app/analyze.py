@@ -7,6 +7,7 @@ them, write every report file (``jurybox.reporting.write_reports``) and print th
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from jurybox.analysis import (
     build_frame,
 )
 from jurybox.analysis.benchmarks import benchmark_figures
+from jurybox.analysis.frame import RecordTables, frame_from_tables, record_tables
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
 from jurybox.app.sources import (
@@ -29,43 +31,49 @@ from jurybox.app.sources import (
     say_sources,
 )
 from jurybox.errors import DatasetError
+from jurybox.io.judgments import (
+    StoredRecords,
+    judgments_path,
+    read_line_blocks,
+    read_unique_records,
+)
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
 from jurybox.thresholds import TrustThresholds
 
 
-def _records(judgments: Path, console: Console) -> tuple[Path, list[JudgeRecord], int]:
-    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
+@dataclass(frozen=True)
+class _Judgments:
+    path: Path
+    tables: RecordTables
+    records: StoredRecords  # the kept records, left on disk
 
+
+def _judgments(judgments: Path, console: Console) -> _Judgments:
+    """The judgments as columns, one record per key; never a list of every record."""
     path = judgments_path(judgments)
     if not path.is_file():
         raise DatasetError("judgments file not found", path=str(path))
-    unique = read_unique_records(path)
-    if not unique.records:
+    tables = record_tables(read_line_blocks(path))
+    if not len(tables.kept):
         raise DatasetError("no judgment records in the file", path=str(path))
-    if unique.dropped:
+    if tables.dropped:
         console.print(
-            f"{path}: dropped {unique.dropped} duplicate record(s) (same key; kept the last "
+            f"{path}: dropped {tables.dropped} duplicate record(s) (same key; kept the last "
             "complete one)",
             markup=False,
         )
-    return path, unique.records, unique.dropped
-
-
-def _recorded_families(records: list[JudgeRecord]) -> dict[str, str]:
-    """Judge name -> the `family` its config gave (recorded per record); the rest use vendor."""
-    return {r.judge_name: r.judge_family for r in records if r.judge_family}
+    records = StoredRecords(path, tables.offsets[tables.kept].tolist())
+    return _Judgments(path, tables, records)
 
 
 def _screened(
-    labels: dict[str, Mapping[str, Any]], records: list[JudgeRecord], console: Console
+    labels: dict[str, Mapping[str, Any]], tables: RecordTables, console: Console
 ) -> LabelScreen:
     """Only labels that match the judgments: unknown ids and values naming no arm are
     excluded, and said so (they used to be counted)."""
-
-    arms = {arm for record in records for arm in record.positions.values()}
-    screen = screen_labels(labels, {record.query_id for record in records}, arms)
+    screen = screen_labels(labels, set(tables.records["query_id"]), tables.arms)
     if screen.unknown_ids:
         shown = ", ".join(screen.unknown_ids[:5]) + (" ..." if len(screen.unknown_ids) > 5 else "")
         console.print(
@@ -115,6 +123,40 @@ def build_report(
     return report, frame
 
 
+# Up to this many records the report's appendix and explorer read them from a list held
+# once (as before streaming: each is parsed once); past it, from the file, twice (each pass
+# parses them again), so that a million-record run never holds a million records.
+RECORDS_HELD = 100_000
+
+
+def _report_records(records: StoredRecords) -> Sequence[JudgeRecord]:
+    return list(records) if len(records) <= RECORDS_HELD else records
+
+
+def _streamed_report(
+    read: _Judgments,
+    *,
+    human: Mapping[str, Mapping[str, Any]] | None,
+    items: Sequence[Item] | None,
+    options: AnalysisOptions,
+    label_source: str | None,
+) -> tuple[Report, AnalysisFrame]:
+    """``build_report`` from the streamed tables: the same report, no record list. Benchmark
+    figures read the records of imported benchmark items only (small by nature)."""
+    try:
+        frame = frame_from_tables(read.tables, human=human, items=items, options=options)
+    except ValueError as exc:  # malformed labels surface here (e.g. a verdict not Pass/Fail)
+        raise DatasetError(str(exc), path=label_source) from None
+    report = analyze_frame(frame, options)
+    sourced = {item.id for item in items or () if item.metadata and item.metadata.get("source")}
+    if sourced:
+        records = read_unique_records(read.path, query_ids=sourced).records
+        figures = benchmark_figures(records, items or ())
+        if figures.model_fields_set:
+            report = report.model_copy(update={"benchmarks": figures})
+    return report, frame
+
+
 def analyze_to_dir(
     judgments: Path,
     *,
@@ -136,32 +178,33 @@ def analyze_to_dir(
     ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
     """
     console = console or Console(stderr=True)
-    path, records, dropped = _records(Path(judgments), console)
+    read = _judgments(Path(judgments), console)
+    path = read.path
     sources = run_sources(path, dataset=dataset, human=human)
     say_sources(sources, console)
     items = run_items(path, sources)
     labels = run_labels(sources)
-    screen = _screened(labels, records, console) if labels is not None else None
-    report, frame = build_report(
-        records,
+    screen = _screened(labels, read.tables, console) if labels is not None else None
+    report, frame = _streamed_report(
+        read,
         human=screen.labels if screen is not None else None,
         items=items,
         options=options
         or AnalysisOptions(
-            judge_families=_recorded_families(records),
+            judge_families=read.tables.judge_families(),
             thresholds=thresholds or TrustThresholds(),
             score_scale=declared_scale(path),
         ),
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )
-    report = _with_input_screen(report, dropped, screen)
+    report = _with_input_screen(report, read.tables.dropped, screen)
     with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
         paths = write_reports(
             report,
             frame,
             Path(out_dir),
             plots=plots,
-            records=records,
+            records=_report_records(read.records),
             source=str(path),
             items=items,
         )

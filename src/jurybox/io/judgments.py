@@ -21,12 +21,13 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Iterator
+from array import array
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
 from jurybox.errors import DatasetError
 from jurybox.io.text import clean_value, is_encodable
@@ -157,31 +158,198 @@ def judgments_path(path: str | Path) -> Path:
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, dict[str, Any], bytes]]:
     """(line number, parsed object, raw line) of each complete line; a torn last one is skipped."""
+    for number, _, data, raw in _iter_lines_at(path):
+        yield number, data, raw
+
+
+def _iter_lines_at(path: Path) -> Iterator[tuple[int, int, dict[str, Any], bytes]]:
+    """``_iter_lines`` with each line's byte offset (line number, offset, object, raw line)."""
+    offset = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
                 return  # torn by a kill mid-write: the unit is redone on resume
+            start, offset = offset, offset + len(raw)
             if not raw.strip():
                 continue
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"not valid JSON ({exc.msg})", path=str(path), line=number
-                ) from None
-            if not isinstance(data, dict) or "key" not in data:
-                raise DatasetError("not a judgment record", path=str(path), line=number)
-            yield number, data, raw
+            yield number, start, _parsed(raw, path, number), raw
+
+
+def _parsed(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"not valid JSON ({exc.msg})", path=str(path), line=number) from None
+    if not isinstance(data, dict) or "key" not in data:
+        raise DatasetError("not a judgment record", path=str(path), line=number)
+    return data
 
 
 def read_records(path: str | Path) -> Iterator[JudgeRecord]:
     """Stream the records of a judgments file (or run directory), skipping a torn last line."""
     file = judgments_path(path)
     for number, data, _ in _iter_lines(file):
-        try:
-            yield JudgeRecord.from_dict(data)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
+        yield _record(data, file, number)
+
+
+def _record(data: dict[str, Any], file: Path, number: int | None) -> JudgeRecord:
+    try:
+        return JudgeRecord.from_dict(data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
+
+
+# What ``JudgeRecord.from_dict`` demands of a line: these fields, and a known status.
+REQUIRED_FIELDS = frozenset(
+    f.name
+    for f in dataclasses.fields(JudgeRecord)
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+)
+STATUSES = frozenset(status.value for status in Status)
+CHUNK_LINES = 20_000
+
+
+def _checked(data: dict[str, Any], file: Path, number: int) -> dict[str, Any]:
+    """The line's object with its key migrated (``record_key``), if ``JudgeRecord.from_dict``
+    would accept it; else the very error ``read_records`` gives. No record is built: a line
+    that passes these checks is one ``from_dict`` accepts (it checks nothing else)."""
+    status = data.get("status")
+    if not (REQUIRED_FIELDS.issubset(data) and isinstance(status, str) and status in STATUSES):
+        _record(data, file, number)  # raises the error read_records gives
+    try:
+        data["key"] = record_key(data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise DatasetError(f"invalid record: {exc}", path=str(file), line=number) from None
+    return data
+
+
+@dataclass(frozen=True)
+class RecordChunk:
+    """Consecutive records of a judgments file as their parsed JSON objects (checked as
+    ``read_records`` checks them, ``key`` migrated), and each one's byte offset in the file."""
+
+    rows: list[dict[str, Any]]
+    offsets: list[int]
+
+
+def read_record_chunks(path: str | Path, size: int = CHUNK_LINES) -> Iterator[RecordChunk]:
+    """``read_records`` without the records: the same lines, the same errors, in chunks of
+    ``size`` plain objects, so that a columnar reader never holds a million ``JudgeRecord``s."""
+    file = judgments_path(path)
+    rows: list[dict[str, Any]] = []
+    offsets: list[int] = []
+    for number, offset, data, _ in _iter_lines_at(file):
+        rows.append(_checked(data, file, number))
+        offsets.append(offset)
+        if len(rows) >= size:
+            yield RecordChunk(rows, offsets)
+            rows, offsets = [], []
+    if rows:
+        yield RecordChunk(rows, offsets)
+
+
+BLOCK_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class LineBlock:
+    """Consecutive complete lines of a judgments file, unparsed (for a columnar parser), with
+    the line number and byte offset of each line that is not blank. ``records`` parses them
+    as ``read_record_chunks`` does: the fallback, and the one source of errors."""
+
+    path: Path
+    data: bytes
+    start: int  # byte offset of data[0] in the file
+    numbers: array[int]
+    offsets: array[int]
+
+    def records(self) -> RecordChunk:
+        """The lines' checked objects; a bad line raises what ``read_records`` raises."""
+        rows = [self._checked(row) for row in range(len(self.offsets))]
+        return RecordChunk(rows, list(self.offsets))
+
+    def checked(self, rows: Sequence[int]) -> None:
+        """Check these lines (0-based among the non-blank ones) as ``records`` would."""
+        for row in rows:
+            self._checked(row)
+
+    def _checked(self, row: int) -> dict[str, Any]:
+        start = self.offsets[row] - self.start
+        raw = self.data[start : self.data.index(b"\n", start) + 1]
+        number = self.numbers[row]
+        return _checked(_parsed(raw, self.path, number), self.path, number)
+
+
+def read_line_blocks(path: str | Path, size: int = BLOCK_BYTES) -> Iterator[LineBlock]:
+    """The file's complete lines in blocks of about ``size`` bytes (whole lines; a torn last
+    line is left out, as ``read_records`` leaves it), for ``pyarrow.json`` to parse."""
+    file = judgments_path(path)
+    number, offset = 0, 0
+    with file.open("rb") as handle:
+        carry = b""
+        while chunk := handle.read(size):
+            data = carry + chunk
+            end = data.rfind(b"\n") + 1
+            carry = data[end:]
+            if end:
+                block, number, offset = _block(file, data[:end], number, offset)
+                yield block
+
+
+_SPACE = b" \t\r\x0b\x0c\n"  # what bytes.strip() strips
+
+
+def _block(file: Path, data: bytes, number: int, offset: int) -> tuple[LineBlock, int, int]:
+    """The block of ``data`` (whole lines) that starts at line ``number + 1``, byte ``offset``;
+    line ends found by numpy, not a Python loop over a million lines."""
+    # Here, not at the top: the run path imports this module for its writer, and starts fast.
+    import numpy as np  # noqa: PLC0415
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == ord("\n"))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    first_bytes = buf[np.minimum(starts, len(buf) - 1)]
+    kept = (starts < ends) & ~np.isin(first_bytes, np.frombuffer(_SPACE, dtype=np.uint8))
+    for line in np.flatnonzero((starts < ends) & ~kept):  # starts with a space: look
+        kept[line] = bool(data[starts[line] : ends[line]].strip())
+    numbers = array("q", (number + 1 + np.flatnonzero(kept)).tolist())
+    offsets = array("q", (offset + starts[kept]).tolist())
+    block = LineBlock(file, data, offset, numbers, offsets)
+    return block, number + len(ends), offset + len(data)
+
+
+class StoredRecords(Sequence[JudgeRecord]):
+    """Records of a judgments file left on disk: only each one's byte offset is held, and a
+    record is parsed again when it is read. Iterating streams them, one at a time, in the
+    order given (the order of ``read_unique_records`` when the offsets come from it)."""
+
+    def __init__(self, path: Path, offsets: Collection[int]) -> None:
+        self.path = path
+        self._offsets = array("q", offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> JudgeRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[JudgeRecord]: ...
+    def __getitem__(self, index: int | slice) -> JudgeRecord | Sequence[JudgeRecord]:
+        if isinstance(index, slice):
+            return StoredRecords(self.path, self._offsets[index])
+        with self.path.open("rb") as handle:
+            return self._read(handle, self._offsets[index])
+
+    def __iter__(self) -> Iterator[JudgeRecord]:
+        with self.path.open("rb") as handle:
+            for offset in self._offsets:
+                yield self._read(handle, offset)
+
+    def _read(self, handle: Any, offset: int) -> JudgeRecord:
+        if handle.tell() != offset:
+            handle.seek(offset)
+        raw = handle.readline()  # checked when the offsets were taken; no line number kept
+        return _record(_parsed(raw, self.path, None), self.path, None)
 
 
 @dataclass(frozen=True)
@@ -192,13 +360,19 @@ class UniqueRecords:
     dropped: int
 
 
-def read_unique_records(path: str | Path) -> UniqueRecords:
+def read_unique_records(
+    path: str | Path, query_ids: Collection[str] | None = None
+) -> UniqueRecords:
     """``read_records`` with one record per key: the last complete one (any status but
     ``provider_error``), else the last one. Analysis reads this: a file holding a judgment twice
-    (two runs concatenated, a copy appended) would otherwise count it twice, silently."""
+    (two runs concatenated, a copy appended) would otherwise count it twice, silently.
+    ``query_ids``: only the records of these items (a key names its item, so duplicates of a
+    key are all kept or all left out)."""
     kept: dict[str, JudgeRecord] = {}
     total = 0
     for record in read_records(path):
+        if query_ids is not None and record.query_id not in query_ids:
+            continue
         total += 1
         previous = kept.get(record.key)
         complete = record.status != Status.PROVIDER_ERROR

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment
-from scipy.special import logsumexp
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix
@@ -67,14 +66,17 @@ def dawid_skene(
         )
     onehot, cats = _one_hot(labels_matrix, classes)
     n_judges, n_items, n_classes = onehot.shape
-    # items × (judge, label) indicators: both EM steps become one matrix product each
+    # items × (judge, label) indicators: the M-step is one matrix product
     wide = onehot.transpose(1, 0, 2).reshape(n_items, n_judges * n_classes)
+    # judges × items label index (n_classes: no label): the E-step gathers by it
+    said = np.where(onehot.any(axis=2), onehot.argmax(axis=2), n_classes)
+    data = _Labels(wide, said)
     generator = as_generator(rng)
     votes = onehot.sum(axis=0)  # items × classes
     jitter = generator.uniform(0.0, 1e-6, votes.shape)
     starts = [_normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))]
     starts += [generator.dirichlet(np.ones(n_classes), n_items) for _ in range(n_starts - 1)]
-    runs = [_em(wide, post, smoothing, max_iter, tol) for post in starts]
+    runs = [_em(data, post, smoothing, max_iter, tol) for post in starts]
     runs = [(_align(run[0], starts[0]), *run[1:]) for run in runs]
     best = runs[0]
     for run in runs[1:]:
@@ -106,14 +108,19 @@ def _align(post: FloatArray, reference: FloatArray) -> FloatArray:
     return np.asarray(post[:, columns], dtype=np.float64)
 
 
+class _Labels(NamedTuple):
+    wide: FloatArray  # items × (judge, label) indicators
+    said: NDArray[np.intp]  # judges × items: the label's index, n_classes where none
+
+
 def _em(
-    wide: FloatArray, post: FloatArray, smoothing: float, max_iter: int, tol: float
+    data: _Labels, post: FloatArray, smoothing: float, max_iter: int, tol: float
 ) -> tuple[FloatArray, float, int, bool]:
     """One EM run from item posteriors ``post``: (posteriors, log-lik, iterations, converged)."""
     log_lik, iteration = -math.inf, 0
     for iteration in range(1, max_iter + 1):
-        priors, confusion = _m_step(wide, post, smoothing)
-        post, new_log_lik = _e_step(wide, priors, confusion)
+        priors, confusion = _m_step(data.wide, post, smoothing)
+        post, new_log_lik = _e_step(data.said, priors, confusion)
         if new_log_lik - log_lik < tol * max(1.0, abs(new_log_lik)):
             return post, new_log_lik, iteration, True
         log_lik = new_log_lik
@@ -182,10 +189,12 @@ def _one_hot(
     n_judges, n_items = raw.shape
     if n_judges < 2:
         raise ValueError(f"Dawid-Skene needs at least 2 judges (rows), got {n_judges}")
-    cells = [(j, i, v) for (j, i), v in np.ndenumerate(raw) if not _is_missing(v)]
-    if not cells:
+    codes, distinct = _distinct(raw.ravel())
+    present = codes >= 0
+    if not present.any():
         raise ValueError("labels_matrix has no labels (everything is missing)")
-    seen = {_plain(v) for _, _, v in cells}
+    plain = [_plain(v) for v in distinct]
+    seen = set(plain)
     cats = _sorted(seen) if classes is None else tuple(classes)
     if len(cats) < 2 or len(set(cats)) != len(cats):
         raise ValueError(f"need at least two distinct classes, got {cats!r}")
@@ -193,10 +202,30 @@ def _one_hot(
     unknown = seen - set(cats)
     if unknown:
         raise ValueError(f"labels not in classes: {sorted(map(repr, unknown))}")
+    class_of = np.array([index[v] for v in plain], dtype=np.intp)
+    cells = np.flatnonzero(present)
     onehot = np.zeros((n_judges, n_items, len(cats)))
-    for j, i, v in cells:
-        onehot[j, i, index[_plain(v)]] = 1.0
+    onehot[cells // n_items, cells % n_items, class_of[codes[cells]]] = 1.0
     return onehot, cats
+
+
+def _distinct(values: NDArray[np.object_]) -> tuple[NDArray[np.intp], list[Any]]:
+    """Each cell's code (-1: missing) and the distinct labels, grouped as a set groups them
+    (1 and 1.0 alike): ``_plain`` and the class lookup then run once per distinct label, not
+    once per cell (a panel of a million judgments has a handful of labels)."""
+    first: dict[Any, int] = {}
+    distinct: list[Any] = []
+    codes = np.empty(values.size, dtype=np.intp)
+    for cell, value in enumerate(values.tolist()):
+        if _is_missing(value):
+            codes[cell] = -1
+            continue
+        code = first.get(value)
+        if code is None:
+            code = first[value] = len(distinct)
+            distinct.append(value)
+        codes[cell] = code
+    return codes, distinct
 
 
 def _sorted(values: set[Hashable]) -> tuple[Hashable, ...]:
@@ -231,12 +260,24 @@ def _m_step(wide: FloatArray, post: FloatArray, smoothing: float) -> tuple[Float
 
 
 def _e_step(
-    wide: FloatArray, priors: FloatArray, confusion: FloatArray
+    said: NDArray[np.intp], priors: FloatArray, confusion: FloatArray
 ) -> tuple[FloatArray, float]:
     n_judges, n_classes, _ = confusion.shape
     tiny = np.finfo(np.float64).tiny  # smoothing=0 can leave exact zeros
     log_conf = np.log(np.maximum(confusion, tiny))  # [j, t, l]
-    by_label = log_conf.transpose(0, 2, 1).reshape(n_judges * n_classes, n_classes)
-    log_joint = np.log(np.maximum(priors, tiny))[None, :] + wide @ by_label
-    norm = logsumexp(log_joint, axis=1, keepdims=True)
+    # by_label[j, l, t] = log P(judge j says l | t); row n_classes (no label) adds nothing.
+    # A gather, not a product with the indicators: BLAS is slow on a 3-column product.
+    by_label = np.zeros((n_judges, n_classes + 1, n_classes))
+    by_label[:, :n_classes, :] = log_conf.transpose(0, 2, 1)
+    gathered = by_label[np.arange(n_judges)[:, None], said].sum(axis=0)  # items × classes
+    log_joint = np.log(np.maximum(priors, tiny))[None, :] + gathered
+    norm = _logsumexp(log_joint)
     return np.exp(log_joint - norm), float(norm.sum())
+
+
+def _logsumexp(values: FloatArray) -> FloatArray:
+    """log(sum(exp(values))) over each row, shifted by the row's maximum (the rows are
+    finite: log-probabilities floored at log(tiny)); scipy's general one cost most of EM."""
+    top = values.max(axis=1, keepdims=True)
+    shifted: FloatArray = np.log(np.exp(values - top).sum(axis=1, keepdims=True)) + top
+    return shifted

@@ -1,0 +1,273 @@
+"""One block of judgments.jsonl -> the rows ``frame._rows_of`` makes of it, parsed by pyarrow.
+
+``pyarrow.json`` parses a block of lines in C++ (threaded) into columns, and the record and score
+tables are cut from those columns without a Python object per record: the step that makes a
+million records readable in seconds. The block is taken only when its columns are what the
+record path reads, typed as it would type them (strings, numbers, booleans, the mappings as
+structs); anything else (a JSON ``NaN``, a key of schema version 1, an unexpected type, an
+unparseable line) returns None and the caller parses the block line by line, which also gives
+the error a bad line deserves. A line with a null required field is checked line by line too
+(JSON null and an absent key look alike in Arrow; only the latter is an error).
+
+Row order: the record path emits a record's score rows in its mappings' own key order, Arrow in
+the block's first-seen order; the two agree whenever the records list arms and dimensions in
+one order, as every file jurybox writes does (arms sorted, dimensions in rubric order).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.json as pj  # type: ignore[import-untyped]
+
+from jurybox.analysis._common import TOTAL
+from jurybox.io.judgments import REQUIRED_FIELDS, STATUSES, LineBlock
+from jurybox.records import RECORD_SCHEMA_VERSION, Status
+
+_READ = pj.ReadOptions(block_size=4 << 20)
+_STRINGS = (
+    "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode",
+    "presentation_order", "status", "criterion", "preference", "preferred_arm", "confidence",
+    "verdict", "batch_id", "judge_family",
+)  # fmt: skip
+_BOOLS = {
+    "retest": False,
+    "holistic_fallback": False,
+    "local_judge": False,
+    "positions_shown": True,
+}
+_NUMBERS = ("repeat", "cost_usd", "schema_version")
+# The records table's first columns, from these fields (see frame._SOURCE).
+_PLAIN = (
+    "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
+    "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
+    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd",
+)  # fmt: skip
+_DEFAULTS: dict[str, Any] = {"repeat": 0, **_BOOLS}
+
+
+def _is(kind: pa.DataType, *accepted: Any) -> bool:
+    return pa.types.is_null(kind) or any(check(kind) for check in accepted)
+
+
+def _numeric(kind: pa.DataType) -> bool:
+    return _is(kind, pa.types.is_integer, pa.types.is_floating)
+
+
+def _struct_of(kind: pa.DataType, inner: Any) -> bool:
+    """A null column, or a struct whose every field passes ``inner``."""
+    if pa.types.is_null(kind):
+        return True
+    return pa.types.is_struct(kind) and all(inner(field.type) for field in kind)
+
+
+def _strings_list(kind: pa.DataType) -> bool:
+    return _is(kind) or (pa.types.is_list(kind) and _is(kind.value_type, pa.types.is_string))
+
+
+def _plain(table: pa.Table) -> bool:
+    """Whether every column the frame reads is typed as the record path would read it."""
+    schema = table.schema
+    names = set(schema.names)
+    if not names >= REQUIRED_FIELDS:
+        return False
+    kinds = {name: schema.field(name).type for name in names}
+    checks = [
+        *(_is(kinds[n], pa.types.is_string) for n in _STRINGS if n in names),
+        *(_is(kinds[n], pa.types.is_boolean) for n in _BOOLS if n in names),
+        *(_numeric(kinds[n]) for n in _NUMBERS if n in names),
+        _struct_of(kinds["positions"], lambda k: _is(k, pa.types.is_string)),
+        _strings_list(kinds.get("ranking", pa.null())),
+        _struct_of(kinds.get("overall", pa.null()), _numeric),
+        _struct_of(kinds.get("gate_failures", pa.null()), _strings_list),
+        *(
+            _struct_of(kinds.get(n, pa.null()), lambda k: _struct_of(k, _numeric))
+            for n in ("scores", "confidences")
+        ),
+        pa.types.is_string(kinds["key"]) and table.column("key").null_count == 0,
+        pa.types.is_string(kinds["status"]) and table.column("status").null_count == 0,
+    ]
+    if not all(checks):
+        return False
+    statuses = pa.array(sorted(STATUSES))
+    if not pc.all(pc.is_in(table.column("status"), value_set=statuses)).as_py():
+        return False
+    if "schema_version" in names and table.column("schema_version").null_count < len(table):
+        return bool(pc.min(table.column("schema_version")).as_py() >= RECORD_SCHEMA_VERSION)
+    return True
+
+
+def parse_block(block: LineBlock) -> pa.Table | None:
+    """The block as an Arrow table, or None when the record path must read it."""
+    try:
+        table = pj.read_json(io.BytesIO(block.data), read_options=_READ)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != len(block.offsets) or not _plain(table):
+        return None
+    nulls = np.zeros(table.num_rows, dtype=bool)
+    for name in REQUIRED_FIELDS:
+        nulls |= table.column(name).is_null().to_numpy(zero_copy_only=False)
+    block.checked(np.flatnonzero(nulls).tolist())  # raises what read_records raises
+    return table.combine_chunks()
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    """The column, nulls as ``JudgeRecord``'s default where it has one; all-null if absent."""
+    if name not in table.schema.names:
+        default = _DEFAULTS.get(name)
+        return pa.array([default] * table.num_rows)
+    column = table.column(name).combine_chunks()
+    if name in _DEFAULTS and not pa.types.is_null(column.type):
+        return pc.fill_null(column, _DEFAULTS[name])
+    if name in _DEFAULTS:
+        return pa.array([_DEFAULTS[name]] * table.num_rows)
+    return column
+
+
+def _fields(table: pa.Table, name: str) -> dict[str, pa.Array]:
+    """A struct column's fields, each with the struct's own nulls applied."""
+    if name not in table.schema.names or not pa.types.is_struct(table.schema.field(name).type):
+        return {}
+    column = table.column(name).combine_chunks()
+    return {field.name: array for field, array in zip(column.type, column.flatten(), strict=True)}
+
+
+def _objects(array: pa.Array) -> np.ndarray[Any, Any]:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def record_columns(table: pa.Table) -> pd.DataFrame:
+    """The records table ``pd.DataFrame(rows, columns=_RECORD_COLUMNS)`` gives for the block."""
+    from jurybox.analysis.frame import _RECORD_COLUMNS  # noqa: PLC0415
+
+    n = table.num_rows
+    data: dict[str, list[Any]] = {
+        column: _column(table, name).to_pylist()
+        for column, name in zip(_RECORD_COLUMNS, _PLAIN, strict=False)
+    }
+    positions = _fields(table, "positions")
+    counts = np.zeros(n, dtype=np.int64)
+    for array in positions.values():
+        counts += array.is_valid().to_numpy(zero_copy_only=False)
+    none = [None] * n
+    first = positions["A"].to_pylist() if "A" in positions else none
+    data["first_arm"] = first
+    data["second_arm"] = positions["B"].to_pylist() if "B" in positions else none
+    data["n_positions"] = counts.tolist()
+    data["target_arm"] = [arm if k == 1 else None for arm, k in zip(first, counts, strict=True)]
+    ranking = _column(table, "ranking").to_pylist()
+    data["ranking"] = [tuple(r) if r else None for r in ranking]
+    data["positions_shown"] = _column(table, "positions_shown").to_pylist()
+    return pd.DataFrame(data, columns=list(_RECORD_COLUMNS))
+
+
+def block_facts(table: pa.Table, first: int) -> tuple[set[Any], list[tuple[int, str, str]]]:
+    """The arms the block's records were shown, and (line, judge, family) where one is named."""
+    arms: set[Any] = set()
+    for array in _fields(table, "positions").values():
+        arms.update(a for a in pc.unique(array).to_pylist() if a is not None)
+    named: list[tuple[int, str, str]] = []
+    family = _column(table, "judge_family")
+    if not pa.types.is_null(family.type):
+        rows = np.flatnonzero(pc.fill_null(pc.not_equal(family, ""), False).to_numpy())
+        judges, families = _objects(table.column("judge_name")), _objects(family)
+        named = [(first + int(r), str(judges[r]), str(families[r])) for r in rows]
+    return arms, named
+
+
+def _letters(table: pa.Table) -> dict[str, np.ndarray[Any, Any]]:
+    """Arm -> the letter it was shown at, per row (the last letter naming it, as a dict
+    inverted in the record path); None where the arm was not shown."""
+    fields = _fields(table, "positions")
+    arms = {a for array in fields.values() for a in pc.unique(array).to_pylist() if a is not None}
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    for arm in arms:
+        letter = np.full(table.num_rows, None, dtype=object)
+        for name, array in fields.items():
+            letter[_objects(array) == arm] = name
+        out[arm] = letter
+    return out
+
+
+def score_columns(table: pa.Table, first: int) -> pd.DataFrame | None:
+    """The score rows ``frame._score_rows`` gives the block's records (``rec`` from
+    ``first``), typed as ``frame._score_frame`` types them; None when there are none."""
+    n = table.num_rows
+    status = _objects(table.column("status"))
+    fallback = _column(table, "holistic_fallback").to_numpy(zero_copy_only=False)
+    ok = (status == Status.OK.value) & ~fallback.astype(bool)
+    rec = np.arange(first, first + n, dtype=np.int64)
+    letters = _letters(table)
+    nowhere = np.full(n, None, dtype=object)
+    confidences = {arm: _fields_of(array) for arm, array in _fields(table, "confidences").items()}
+    parts: list[tuple[Any, ...]] = []
+    for arm, dims in _fields(table, "scores").items():
+        for dim, values in _fields_of(dims).items():
+            conf = confidences.get(arm, {}).get(dim)
+            keep = ok & values.is_valid().to_numpy(zero_copy_only=False)
+            parts.append((keep, arm, letters.get(arm, nowhere), dim, values, conf, None))
+    gates = table.column("gate_failures") if "gate_failures" in table.schema.names else None
+    gate_fields = _fields(table, "gate_failures")
+    for arm, totals in _fields(table, "overall").items():
+        keep = ok & totals.is_valid().to_numpy(zero_copy_only=False)
+        failed = np.full(n, np.nan)
+        if gates is not None and not pa.types.is_null(gates.type):
+            listed = gate_fields.get(arm)
+            said = gates.is_valid().to_numpy(zero_copy_only=False)
+            lengths = (
+                np.zeros(n)
+                if listed is None
+                else pc.fill_null(pc.list_value_length(listed), 0).to_numpy(zero_copy_only=False)
+            )
+            failed = np.where(said, (lengths > 0).astype(float), np.nan)
+        parts.append((keep, arm, letters.get(arm, nowhere), TOTAL, totals, None, failed))
+    if not any(part[0].any() for part in parts):
+        return None
+    return _score_table(parts, rec)
+
+
+def _fields_of(array: pa.Array) -> dict[str, pa.Array]:
+    if not pa.types.is_struct(array.type):
+        return {}
+    return {field.name: a for field, a in zip(array.type, array.flatten(), strict=True)}
+
+
+def _floats(array: pa.Array | None, n: int) -> np.ndarray[Any, Any]:
+    if array is None or pa.types.is_null(array.type):
+        return np.full(n, np.nan)
+    return np.asarray(pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False), dtype=float)
+
+
+def _score_table(parts: Sequence[tuple[Any, ...]], rec: np.ndarray[Any, Any]) -> pd.DataFrame:
+    n = len(rec)
+    recs, arms, positions, dims, scores, confs, gates = [], [], [], [], [], [], []
+    for keep, arm, letter, dim, values, conf, failed in parts:
+        count = int(keep.sum())
+        recs.append(rec[keep])
+        arms.append(np.full(count, arm, dtype=object))
+        positions.append(letter[keep])
+        dims.append(np.full(count, dim, dtype=object))
+        scores.append(_floats(values, n)[keep])
+        confs.append(_floats(conf, n)[keep])
+        gates.append(np.full(n, np.nan)[keep] if failed is None else failed[keep])
+    all_recs = np.concatenate(recs)
+    order = np.argsort(all_recs, kind="stable")  # record by record; parts in record order
+    frame = pd.DataFrame(
+        {
+            "rec": all_recs[order],
+            "arm": pd.Series(np.concatenate(arms)[order]).infer_objects(),
+            "position": pd.Series(np.concatenate(positions)[order]).infer_objects(),
+            "dimension": pd.Series(np.concatenate(dims)[order]).infer_objects(),
+            "score": np.concatenate(scores)[order],
+            "confidence": np.concatenate(confs)[order],
+            "gate_failed": np.concatenate(gates)[order],
+        }
+    )
+    return frame
