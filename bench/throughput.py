@@ -355,7 +355,6 @@ def _provider(config: Any, url: str, name: str) -> Any:
 def _record_steps(
     config: Any, inputs: Any, units: list[Any], completions: list[Any], steps: dict[str, float]
 ) -> None:
-    from jurybox.pipeline import judging
     from jurybox.pipeline.recording import RecordContext, completed_records
 
     n, judge = len(units), config.judges["wire"]
@@ -363,7 +362,7 @@ def _record_steps(
     fields = _cpu_ms(
         "jurybox: parse + interpret",
         steps,
-        lambda i: judging.interpret(inputs.context, [units[i]], inputs.items, completions[i]),
+        lambda i: inputs.mode.interpret([units[i]], inputs.items, completions[i]),
         n,
     )
     records = _cpu_ms(
