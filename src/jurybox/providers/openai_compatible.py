@@ -162,6 +162,8 @@ class OpenAICompatibleProvider:
     def _pick_replica(self) -> int:
         """The replica with the fewest calls in flight; ties in turn (round robin)."""
         count = len(self._urls)
+        if count == 1:
+            return 0
         self._turn = (self._turn + 1) % count
         order = [(self._turn + step) % count for step in range(count)]
         return min(order, key=self.in_flight.__getitem__)
