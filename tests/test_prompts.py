@@ -449,3 +449,35 @@ def test_schema_rejects_what_the_parser_rejects() -> None:
     batch = _all_prompts(_item())["batch"].schema
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"evaluations": [VALID_ANSWERS["batch"]["evaluations"][0]]}, batch)
+
+
+def test_static_parts_are_rendered_once_and_stay_right() -> None:
+    """A system prompt is kept per value of what its template reads: the kept text is what a
+    fresh render gives, for every context that differs in anything the template reads."""
+    from jurybox.prompts.builders import _STATIC, render, render_static
+
+    plain = {"reference_guided": False, "rubric": None, "confidence_scale": None}
+    contexts: list[dict[str, Any]] = [
+        {**plain, "request_confidence": True},
+        {**plain, "request_confidence": False},
+        {**plain, "request_confidence": 1},
+        {**plain, "request_confidence": True, "reference_guided": True},
+    ]
+    for context in contexts:
+        for question in ("Q1?", "Q2?"):  # item variables are not read by the system template
+            assert render_static("pairwise.system.j2", question=question, **context) == render(
+                "pairwise.system.j2", question=question, **context
+            )
+    assert sum(key[0] == "pairwise.system.j2" for key in _STATIC) >= len(contexts)
+    first = pairwise_prompt(
+        _item(), ARMS[:2], reference_guided=True, rubric=GENERAL, request_confidence=True
+    )
+    second = pairwise_prompt(
+        _item("q2"), ARMS[:2], reference_guided=True, rubric=SIX, request_confidence=True
+    )
+    assert first.system != second.system  # another rubric, another system prompt
+    for rubric, part in ((GENERAL, first), (SIX, second)):
+        again = pairwise_prompt(
+            _item("q3"), ARMS[1::-1], reference_guided=True, rubric=rubric, request_confidence=True
+        )
+        assert again.system == part.system

@@ -148,11 +148,23 @@ class CompletionRequest:
     seed: int | None = None
 
     def prompt_hash(self) -> str:
-        """Hash of everything the judge reads (not of the parameters)."""
-        payload = _HASH_ENCODER.encode(
-            {"system": self.system, "user": self.user, "schema": self.response_schema}
-        )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        """Hash of everything the judge reads (not of the parameters): the SHA-256 of
+        ``json.dumps({"system": .., "user": .., "schema": ..}, sort_keys=True,
+        ensure_ascii=False)``."""
+        # That JSON is '{"schema": S, "system": Y, "user": U}': all but U is the same for every
+        # call of a run, so the hash of that prefix is kept and copied.
+        schema = _HASH_ENCODER.encode(self.response_schema)
+        prefix = _HASH_PREFIXES.get((schema, self.system))
+        if prefix is None:
+            if len(_HASH_PREFIXES) >= _HASH_PREFIX_LIMIT:
+                _HASH_PREFIXES.clear()
+            system = _HASH_ENCODER.encode(self.system)
+            head = f'{{"schema": {schema}, "system": {system}, "user": '
+            prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
+        digest = prefix.copy()
+        digest.update(_HASH_ENCODER.encode(self.user).encode("utf-8"))
+        digest.update(b"}")
+        return digest.hexdigest()
 
 
 FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]
@@ -346,3 +358,5 @@ _RATE_LIMIT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(R
 # ``JSONEncoder`` per call. Same output as ``json.dumps(..., <the same options>)``.
 _RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False)
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_HASH_PREFIX_LIMIT = 256  # distinct (schema, system prompt) pairs kept: a run has a few
+_HASH_PREFIXES: dict[tuple[str, str], Any] = {}  # -> a hashlib sha256 state

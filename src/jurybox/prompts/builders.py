@@ -73,7 +73,9 @@ def _template(name: str) -> Template:
 def render(template: str, **context: Any) -> str:
     """Render one packaged template; runs of blank lines are collapsed to one."""
     text = _template(template).render(**context)
-    return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
+    if "\n\n\n" in text:  # a plain search is ~50x faster than the regex finding nothing
+        text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip() + "\n"
 
 
 # --- static parts, rendered once -------------------------------------------------------------
