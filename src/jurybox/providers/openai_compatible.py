@@ -48,7 +48,7 @@ from jurybox.providers._common import (
 )
 from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError
 from jurybox.providers._rate_headers import rate_limits_from_headers
-from jurybox.providers.base import read_api_key
+from jurybox.providers.base import CALLER_TIMES_OUT, read_api_key
 from jurybox.records import Completion, CompletionRequest
 
 _CLIENT = Dependency("openai_compatible", "aiohttp", ("pip install aiohttp",))
@@ -141,7 +141,9 @@ class OpenAICompatibleProvider:
         headers: Mapping[str, str]
         self.in_flight[replica] += 1
         try:
-            if direct is not None:
+            if direct is not None and CALLER_TIMES_OUT.get():
+                status, headers, raw = await direct.post(payload)
+            elif direct is not None:
                 async with asyncio.timeout(self._judge.timeout_s):
                     status, headers, raw = await direct.post(payload)
             else:
