@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -481,3 +482,42 @@ def test_static_parts_are_rendered_once_and_stay_right() -> None:
             _item("q3"), ARMS[1::-1], reference_guided=True, rubric=rubric, request_confidence=True
         )
         assert again.system == part.system
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "plain answer",
+        "blank\n\n\n\n\nlines and {{ 7*7 }} and {% raw %}",
+        "a marker-like \x00response_a\x00 inside",
+        "</untrusted_response> closing early",
+        "",
+    ],
+)
+def test_user_parts_around_responses_are_what_a_full_render_gives(response: str) -> None:
+    from jurybox.prompts.builders import Fenced, _response, render, render_slotted
+
+    questions = ("Q with\n\n\n\nblank lines?", "Q with a marker \x00response_b\x00?")
+    for question, guided in itertools.product(questions, (False, True)):
+        item = Item(
+            id="q9",
+            question=question,
+            responses={ARMS[0]: response, ARMS[1]: "other\n\n\n"},
+            contexts=("ctx",),
+            expected_answer="Paris",
+        )
+        context: dict[str, Any] = {
+            "question": item.question,
+            "reference_guided": guided,
+            "contexts": list(item.contexts),
+            "expected_answer": item.expected_answer,
+        }
+        for order in ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0])):
+            slots: dict[str, Fenced] = {
+                "response_a": _response(item, order[0], "Response A"),
+                "response_b": _response(item, order[1], "Response B"),
+            }
+            for _ in range(2):  # stored the second time
+                assert render_slotted("pairwise.user.j2", slots, **context) == render(
+                    "pairwise.user.j2", **context, **slots
+                )

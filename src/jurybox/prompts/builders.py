@@ -138,6 +138,41 @@ def render_static(template: str, **context: Any) -> str:
     return text
 
 
+# --- variable parts around fenced responses ----------------------------------------------------
+# Both orders of an item (and every retest) show the same question with the same responses in
+# other places. ``render_slotted`` renders the template once per item with a marker where each
+# response goes, then puts the responses in: the same text as a full render, at a fraction of it.
+
+_SLOTTED_LIMIT = 4096  # items kept (a run's units go item by item)
+_SLOTTED: dict[tuple[Any, ...], str | None] = {}  # None: this context cannot be slotted
+_MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
+
+
+def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> str:
+    """``render(template, **context, **slots)`` where the template prints each fenced slot as it
+    is, exactly once (anything else, and it renders in full)."""
+    names = _template_variables(template)
+    if names is None or any(_MARK in value for value in slots.values()):
+        return render(template, **context, **slots)
+    key = (template, *(_key(context.get(name, _ABSENT)) for name in names if name not in slots))
+    if key not in _SLOTTED:
+        if len(_SLOTTED) >= _SLOTTED_LIMIT:
+            _SLOTTED.clear()
+        markers = {name: Fenced(f"{_MARK}{name}{_MARK}") for name in slots}
+        marked = _template(template).render(**context, **markers)
+        once = all(marked.count(marker) == 1 for marker in markers.values())
+        _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(markers) else None
+    stored = _SLOTTED[key]
+    if stored is None:
+        return render(template, **context, **slots)
+    text = stored
+    for name, value in slots.items():
+        text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
+    if "\n\n\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip() + "\n"
+
+
 def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
     return {
         "question": item.question,
@@ -207,12 +242,11 @@ def pairwise_prompt(
         "confidence_scale": confidence_scale if rubric is not None else None,
     }
     system = render_static("pairwise.system.j2", **context)
-    user = render(
-        "pairwise.user.j2",
-        **context,
-        response_a=_response(item, order[0], "Response A"),
-        response_b=_response(item, order[1], "Response B"),
-    )
+    responses = {
+        "response_a": _response(item, order[0], "Response A"),
+        "response_b": _response(item, order[1], "Response B"),
+    }
+    user = render_slotted("pairwise.user.j2", responses, **context)
     if rubric is None:
         schema = schemas.pairwise_schema(request_confidence=request_confidence)
         return PromptParts(system, user, schema, "pairwise_verdict")
@@ -270,7 +304,8 @@ def rubric_prompt(
         "confidence_scale": scale,
     }
     system = render_static("rubric.system.j2", **context)
-    user = render("rubric.user.j2", **context, response=_response(item, arm, "Response"))
+    response = {"response": _response(item, arm, "Response")}
+    user = render_slotted("rubric.user.j2", response, **context)
     return PromptParts(system, user, schemas.rubric_schema(rubric, scale), "rubric_judgment")
 
 
@@ -317,5 +352,6 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
         "examples": examples,
     }
     system = render_static("criterion.system.j2", **context)
-    user = render("criterion.user.j2", **context, response=_response(item, arm, "Response"))
+    response = {"response": _response(item, arm, "Response")}
+    user = render_slotted("criterion.user.j2", response, **context)
     return PromptParts(system, user, schemas.criterion_schema(), "criterion_verdict")
