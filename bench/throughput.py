@@ -317,6 +317,10 @@ async def _sequential_calls(
     async with httpx2.AsyncClient(base_url=url) as client:
         call = http_clients.httpx2_call(client, bodies)
         steps["  bare httpx2 POST + .json()"], _ = await http_clients.cpu_ms_sequential(call, n)
+    lean, close = http_clients.http1_call(url, bodies)
+    label = "  bare jurybox HTTP/1.1 client POST + json.loads"
+    steps[label], _ = await http_clients.cpu_ms_sequential(lean, n)
+    close()
     raw, close = http_clients.raw_client(url, bodies)
     steps["  raw asyncio HTTP/1.1 (lower bound)"], _ = await http_clients.cpu_ms_sequential(raw, n)
     close()
@@ -339,6 +343,10 @@ async def _paced_calls(
         call = http_clients.aiohttp_call(session, url, bodies)
         label = f"  bare aiohttp POST + json.loads, {pace}"
         steps[label] = await http_clients.cpu_ms_paced(call, n, interval_s)
+    lean, close = http_clients.http1_call(url, bodies)
+    label = f"  bare jurybox HTTP/1.1 client POST + json.loads, {pace}"
+    steps[label] = await http_clients.cpu_ms_paced(lean, n, interval_s)
+    close()
     raw, close = http_clients.raw_client(url, bodies)
     label = f"  raw asyncio HTTP/1.1 (lower bound), {pace}"
     steps[label] = await http_clients.cpu_ms_paced(raw, n, interval_s)
@@ -355,7 +363,6 @@ def _provider(config: Any, url: str, name: str) -> Any:
 def _record_steps(
     config: Any, inputs: Any, units: list[Any], completions: list[Any], steps: dict[str, float]
 ) -> None:
-    from jurybox.pipeline import judging
     from jurybox.pipeline.recording import RecordContext, completed_records
 
     n, judge = len(units), config.judges["wire"]
@@ -363,7 +370,7 @@ def _record_steps(
     fields = _cpu_ms(
         "jurybox: parse + interpret",
         steps,
-        lambda i: judging.interpret(inputs.context, [units[i]], inputs.items, completions[i]),
+        lambda i: inputs.mode.interpret([units[i]], inputs.items, completions[i]),
         n,
     )
     records = _cpu_ms(
@@ -381,6 +388,12 @@ def _record_steps(
         n,
     )
     _cpu_ms("jurybox: record to JSON", steps, lambda i: records[i].to_json(), n)
+    with tempfile.TemporaryDirectory() as tmp:
+        from jurybox.io.judgments import JsonlWriter
+
+        with JsonlWriter(Path(tmp) / "judgments.jsonl") as writer:
+            label = "jurybox: write record (JSON + write(2))"
+            _cpu_ms(label, steps, lambda i: writer.write(records[i]), n)
 
 
 def jurybox_alone(dataset: Path, work: Path, concurrency: int) -> dict[str, Any]:

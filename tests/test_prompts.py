@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -449,3 +450,74 @@ def test_schema_rejects_what_the_parser_rejects() -> None:
     batch = _all_prompts(_item())["batch"].schema
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"evaluations": [VALID_ANSWERS["batch"]["evaluations"][0]]}, batch)
+
+
+def test_static_parts_are_rendered_once_and_stay_right() -> None:
+    """A system prompt is kept per value of what its template reads: the kept text is what a
+    fresh render gives, for every context that differs in anything the template reads."""
+    from jurybox.prompts.builders import _STATIC, render, render_static
+
+    plain = {"reference_guided": False, "rubric": None, "confidence_scale": None}
+    contexts: list[dict[str, Any]] = [
+        {**plain, "request_confidence": True},
+        {**plain, "request_confidence": False},
+        {**plain, "request_confidence": 1},
+        {**plain, "request_confidence": True, "reference_guided": True},
+    ]
+    for context in contexts:
+        for question in ("Q1?", "Q2?"):  # item variables are not read by the system template
+            assert render_static("pairwise.system.j2", question=question, **context) == render(
+                "pairwise.system.j2", question=question, **context
+            )
+    assert sum(key[0] == "pairwise.system.j2" for key in _STATIC) >= len(contexts)
+    first = pairwise_prompt(
+        _item(), ARMS[:2], reference_guided=True, rubric=GENERAL, request_confidence=True
+    )
+    second = pairwise_prompt(
+        _item("q2"), ARMS[:2], reference_guided=True, rubric=SIX, request_confidence=True
+    )
+    assert first.system != second.system  # another rubric, another system prompt
+    for rubric, part in ((GENERAL, first), (SIX, second)):
+        again = pairwise_prompt(
+            _item("q3"), ARMS[1::-1], reference_guided=True, rubric=rubric, request_confidence=True
+        )
+        assert again.system == part.system
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "plain answer",
+        "blank\n\n\n\n\nlines and {{ 7*7 }} and {% raw %}",
+        "a marker-like \x00response_a\x00 inside",
+        "</untrusted_response> closing early",
+        "",
+    ],
+)
+def test_user_parts_around_responses_are_what_a_full_render_gives(response: str) -> None:
+    from jurybox.prompts.builders import Fenced, _response, render, render_slotted
+
+    questions = ("Q with\n\n\n\nblank lines?", "Q with a marker \x00response_b\x00?")
+    for question, guided in itertools.product(questions, (False, True)):
+        item = Item(
+            id="q9",
+            question=question,
+            responses={ARMS[0]: response, ARMS[1]: "other\n\n\n"},
+            contexts=("ctx",),
+            expected_answer="Paris",
+        )
+        context: dict[str, Any] = {
+            "question": item.question,
+            "reference_guided": guided,
+            "contexts": list(item.contexts),
+            "expected_answer": item.expected_answer,
+        }
+        for order in ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0])):
+            slots: dict[str, Fenced] = {
+                "response_a": _response(item, order[0], "Response A"),
+                "response_b": _response(item, order[1], "Response B"),
+            }
+            for _ in range(2):  # stored the second time
+                assert render_slotted("pairwise.user.j2", slots, **context) == render(
+                    "pairwise.user.j2", **context, **slots
+                )

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+from typing import Any
 
-from jurybox.records import JudgeRecord, Status
+import pytest
+
+from jurybox.records import CompletionRequest, JudgeRecord, RateLimits, Status
 
 
 def _record() -> JudgeRecord:
@@ -45,3 +49,56 @@ def test_to_json_matches_asdict_and_round_trips() -> None:
 def test_from_dict_ignores_unknown_fields() -> None:
     data = {**_record().to_dict(), "added_in_a_later_schema": 1}
     assert JudgeRecord.from_dict(data) == _record()
+
+
+def test_from_fields_builds_what_the_constructor_builds() -> None:
+    fields = {
+        name: getattr(_record(), name)
+        for name in ("key", "run_id", "query_id", "judge_name", "judge_model", "judge_vendor")
+    }
+    fields |= {
+        "mode": "rubric",
+        "presentation_order": "control_first",
+        "positions": {"A": "control", "B": "treatment"},
+        "status": Status.OK,
+        "parse_success": True,
+        "raw_response": "é {}",
+        "timestamp": "t",
+        "overall": {"control": 7.0},
+        "attempts": 3,
+    }
+    built, constructed = JudgeRecord.from_fields(fields), JudgeRecord(**fields)
+    assert built == constructed and repr(built) == repr(constructed)
+    assert built.to_json() == constructed.to_json()
+    assert dataclasses.replace(built, attempts=4).attempts == 4
+    with pytest.raises(TypeError, match="no field"):
+        JudgeRecord.from_fields({**fields, "verdcit": "Pass"})
+    del fields["timestamp"]
+    with pytest.raises(TypeError, match="needs the field"):
+        JudgeRecord.from_fields(fields)
+
+
+@pytest.mark.parametrize(
+    ("system", "user", "schema"),
+    [
+        ("rules", "question", None),
+        ("règles ☃", 'a "quoted"\nuser\u2028text', {"type": "object", "b": [1, 2.5], "a": None}),
+        ("", "", {"z": {"y": 1, "x": 2}}),
+    ],
+)
+def test_prompt_hash_is_the_hash_of_the_sorted_json(
+    system: str, user: str, schema: dict[str, Any] | None
+) -> None:
+    payload = json.dumps(
+        {"system": system, "user": user, "schema": schema}, sort_keys=True, ensure_ascii=False
+    )
+    expected = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    for _ in range(2):  # the second time from the kept prefix
+        request = CompletionRequest(system=system, user=user, max_tokens=1, response_schema=schema)
+        assert request.prompt_hash() == expected
+
+
+def test_rate_limits_are_true_when_any_is_said() -> None:
+    assert not RateLimits()
+    assert RateLimits(tokens_reset_s=0.0)
+    assert RateLimits(retry_after_s=1.0)

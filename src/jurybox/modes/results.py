@@ -1,16 +1,16 @@
 """Typed results of one judgment, one frozen dataclass per mode, and how each lands in a record.
 
-A mode's ``interpret`` returns these; ``pipeline.recording`` adds provenance and usage and calls
-``fill``. ``fill`` names every record field it sets through ``dataclasses.replace``, which mypy
-and the runtime both check against ``JudgeRecord``: a misspelt or unknown field is an error, never
-a silently dropped key.
+A mode's ``interpret`` returns these; ``pipeline.recording`` adds provenance and usage and
+builds the record with the result's ``fields()`` in one go (``JudgeRecord.from_fields``);
+``fill(record)`` applies them to an existing record. Both refuse a misspelt or unknown field
+name (``TypeError``), so nothing a result says is silently dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from jurybox.records import JudgeRecord, Status
 
@@ -34,28 +34,29 @@ class Failed:
     error: str
     pair: Pair | None = None  # pairwise records keep their labels even when they fail
 
+    def fields(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "parse_success": False,
+            "parse_method": None,
+            "error": self.error,
+            "holistic_fallback": False,
+            "response_a_label": self.pair.a if self.pair else None,
+            "response_b_label": self.pair.b if self.pair else None,
+        }
+
     def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(
-            record,
-            status=self.status,
-            parse_success=False,
-            parse_method=None,
-            error=self.error,
-            holistic_fallback=False,
-            response_a_label=self.pair.a if self.pair else None,
-            response_b_label=self.pair.b if self.pair else None,
-        )
+        return replace(record, **self.fields())
 
 
-def _ok(record: JudgeRecord, method: str) -> JudgeRecord:
-    return replace(
-        record,
-        status=Status.OK,
-        parse_success=True,
-        parse_method=method,
-        error=None,
-        holistic_fallback=False,
-    )
+def _ok(method: str) -> dict[str, Any]:
+    return {
+        "status": Status.OK,
+        "parse_success": True,
+        "parse_method": method,
+        "error": None,
+        "holistic_fallback": False,
+    }
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,17 @@ class ArmScores:
     gate_failures: Mapping[str, list[str]]
     safety_flags: Mapping[str, str] | None
 
+    def fields(self) -> dict[str, Any]:
+        return {
+            "scores": self.scores,
+            "confidences": self.confidences,
+            "overall": self.overall,
+            "gate_failures": self.gate_failures,
+            "safety_flags": self.safety_flags,
+        }
+
     def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(
-            record,
-            scores=self.scores,
-            confidences=self.confidences,
-            overall=self.overall,
-            gate_failures=self.gate_failures,
-            safety_flags=self.safety_flags,
-        )
+        return replace(record, **self.fields())
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,9 @@ class PairwiseResult:
             return "tie"
         return self.pair.a if self.verdict == "A" else self.pair.b
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        filled = replace(
-            _ok(record, self.method),
+    def fields(self) -> dict[str, Any]:
+        fields = _ok(self.method)
+        fields.update(
             response_a_label=self.pair.a,
             response_b_label=self.pair.b,
             preference="tie" if self.verdict == "TIE" else self.verdict,
@@ -110,7 +113,12 @@ class PairwiseResult:
             scores_response_a=self.scores_a,
             scores_response_b=self.scores_b,
         )
-        return self.arms.fill(filled) if self.arms is not None else filled
+        if self.arms is not None:
+            fields.update(self.arms.fields())
+        return fields
+
+    def fill(self, record: JudgeRecord) -> JudgeRecord:
+        return replace(record, **self.fields())
 
 
 @dataclass(frozen=True)
@@ -123,17 +131,18 @@ class RubricResult:
     holistic: float | None = None  # that number, safety cap applied
     safety_flag: str | None = None  # the holistic answer's safety flag
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
+    def fields(self) -> dict[str, Any]:
+        fields = _ok(self.method)
         if self.arms is not None:
-            return self.arms.fill(_ok(record, self.method))
+            fields.update(self.arms.fields())
+            return fields
         holistic = self.holistic if self.holistic is not None else float("nan")
         flags = {self.arm: self.safety_flag} if self.safety_flag is not None else None
-        return replace(
-            _ok(record, self.method),
-            holistic_fallback=True,
-            overall={self.arm: holistic},
-            safety_flags=flags,
-        )
+        fields.update(holistic_fallback=True, overall={self.arm: holistic}, safety_flags=flags)
+        return fields
+
+    def fill(self, record: JudgeRecord) -> JudgeRecord:
+        return replace(record, **self.fields())
 
 
 @dataclass(frozen=True)
@@ -144,8 +153,14 @@ class RankingResult:
     arms: ArmScores
     ranking: tuple[str, ...]
 
+    def fields(self) -> dict[str, Any]:
+        fields = _ok(self.method)
+        fields.update(self.arms.fields())
+        fields["ranking"] = list(self.ranking)
+        return fields
+
     def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(self.arms.fill(_ok(record, self.method)), ranking=list(self.ranking))
+        return replace(record, **self.fields())
 
 
 @dataclass(frozen=True)
@@ -156,8 +171,13 @@ class CriterionResult:
     answer: Answer
     reasoning: str | None
 
+    def fields(self) -> dict[str, Any]:
+        fields = _ok(self.method)
+        fields["verdict"] = self.answer
+        return fields
+
     def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(_ok(record, self.method), verdict=self.answer)
+        return replace(record, **self.fields())
 
 
 Judgment = Failed | PairwiseResult | RubricResult | RankingResult | CriterionResult

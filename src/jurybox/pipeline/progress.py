@@ -5,6 +5,7 @@ It draws only on an interactive terminal; piped or captured output (CI, tests) s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -30,6 +31,11 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
 
 
+# The counts beside the bar are rebuilt at most this often (rich redraws 10 times a second);
+# formatting them for each of hundreds of records a second cost more than the bar itself.
+_STATS_EVERY_S = 0.1
+
+
 class RunProgress:
     """Counts finished records and shows them; a no-op display when not on a terminal."""
 
@@ -49,6 +55,8 @@ class RunProgress:
         self.cost_usd = 0.0
         self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
+        self._enabled = enabled
+        self._stats_at = -_STATS_EVERY_S
         # e.g. the rate limits learned from the provider; read only when something is drawn
         self._notes = notes if enabled else None
         # Off a terminal there is no bar: batch events, hours apart, get a line each instead.
@@ -85,12 +93,20 @@ class RunProgress:
             self._log_to.print(f"batches: {submitted} submitted, {ended} ended{wait}")
 
     def advance(self, record: JudgeRecord) -> None:
+        first = bool(self._first_wait)  # the wait's text goes at once
         self._first_wait = ""
         self.parse_failures += record.status == Status.UNPARSED
         self.provider_errors += record.status == Status.PROVIDER_ERROR
         self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)
         self.cost_usd += record.cost_usd or 0.0
-        self._progress.update(self._task, advance=1, stats=self._stats())
+        if not self._enabled:
+            return  # nothing is drawn: the counts are all there is
+        now = time.monotonic()
+        if first or now - self._stats_at >= _STATS_EVERY_S:
+            self._stats_at = now
+            self._progress.update(self._task, advance=1, stats=self._stats())
+        else:
+            self._progress.update(self._task, advance=1)
 
     def __enter__(self) -> RunProgress:
         self._progress.start()
@@ -102,4 +118,6 @@ class RunProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._enabled:
+            self._progress.update(self._task, stats=self._stats())  # the final counts
         self._progress.stop()

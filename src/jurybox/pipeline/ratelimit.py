@@ -28,8 +28,9 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, Protocol
 
 from jurybox.errors import ProviderError, RateLimitError
@@ -173,12 +174,10 @@ class FixedLimits:
     async def acquire(self, estimated_tokens: int) -> Callable[[int | None], None]:
         raise NotImplementedError
 
-    @contextlib.asynccontextmanager
-    async def attempt(self, estimated_tokens: int, classify: Classify) -> AsyncIterator[Turn]:
+    def attempt(self, estimated_tokens: int, classify: Classify) -> _FixedAttempt:
         """``acquire`` as a block (the ``Limiter`` protocol)."""
         del classify
-        settle = await self.acquire(estimated_tokens)
-        yield Turn(0.0, settle)
+        return _FixedAttempt(self, estimated_tokens)
 
     def forgives(self, error: ProviderError) -> bool:
         del error
@@ -342,18 +341,8 @@ class AdaptiveLimits:
         self._restore(saved or {})
 
     # --- the Limiter protocol ------------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def attempt(self, estimated_tokens: int, classify: Classify) -> AsyncIterator[Turn]:
-        turn = await self._start(estimated_tokens)
-        try:
-            yield turn
-        except Exception as exc:
-            error = exc if isinstance(exc, ProviderError) else _classify(classify, exc)
-            if isinstance(error, RateLimitError):
-                self.rate_limited(error, turn.started)
-            raise
-        finally:
-            self._leave()
+    def attempt(self, estimated_tokens: int, classify: Classify) -> _AdaptiveAttempt:
+        return _AdaptiveAttempt(self, estimated_tokens, classify)
 
     def forgives(self, error: ProviderError) -> bool:
         """A 429 while backing off (an episode or a hold in the last 30 s) from a server that
@@ -572,6 +561,52 @@ class AdaptiveLimits:
         if state[2] is not None:
             learned["guessed_rpm"] = state[2]
         self._report["rate_limits"] = learned
+
+
+# The limiters' ``attempt`` blocks as plain classes: a generator-based context manager
+# (``contextlib.asynccontextmanager``) costs several times as much, once per call.
+
+
+class _FixedAttempt(contextlib.AbstractAsyncContextManager[Turn]):
+    __slots__ = ("_limits", "_tokens")
+
+    def __init__(self, limits: FixedLimits, estimated_tokens: int) -> None:
+        self._limits, self._tokens = limits, estimated_tokens
+
+    async def __aenter__(self) -> Turn:
+        return Turn(0.0, await self._limits.acquire(self._tokens))
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None  # errors pass through
+
+
+class _AdaptiveAttempt(contextlib.AbstractAsyncContextManager[Turn]):
+    """A call's turn: a 429 (or what the adapter classifies as one) ending the block reaches the
+    limits on its way out; the slot in flight is given back however the block ends."""
+
+    __slots__ = ("_classify", "_limits", "_tokens", "_turn")
+
+    def __init__(self, limits: AdaptiveLimits, estimated_tokens: int, classify: Classify) -> None:
+        self._limits, self._tokens, self._classify = limits, estimated_tokens, classify
+        self._turn: Turn | None = None
+
+    async def __aenter__(self) -> Turn:
+        self._turn = await self._limits._start(self._tokens)
+        return self._turn
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if isinstance(exc, Exception) and self._turn is not None:
+                error = exc if isinstance(exc, ProviderError) else _classify(self._classify, exc)
+                if isinstance(error, RateLimitError):
+                    self._limits.rate_limited(error, self._turn.started)
+        finally:
+            self._limits._leave()
 
 
 def limits_for(

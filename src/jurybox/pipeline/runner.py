@@ -46,7 +46,7 @@ from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens
-from jurybox.providers.base import Provider
+from jurybox.providers.base import CALLER_TIMES_OUT, Provider
 from jurybox.providers.batch import BatchBackend, batch_backend
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
@@ -305,6 +305,7 @@ class _Session:
                 self.provider_calls += 1
                 started = time.perf_counter()
                 limit_s = judge.config.timeout_s
+                flag = CALLER_TIMES_OUT.set(True)  # this timeout is the call's
                 try:
                     async with asyncio.timeout(limit_s):
                         completion = await judge.provider.complete(request)
@@ -313,6 +314,8 @@ class _Session:
                     raise TimeoutError(
                         f"no answer within the judge's timeout_s of {limit_s:g} s"
                     ) from None
+                finally:
+                    CALLER_TIMES_OUT.reset(flag)
                 turn.done(completion)  # tokens used, and the rate limits the response stated
             if completion.latency_ms is None:
                 elapsed_ms = (time.perf_counter() - started) * 1000.0

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import PackageLoader, StrictUndefined
+from jinja2 import PackageLoader, StrictUndefined, Template, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from jurybox.prompts import schemas
@@ -65,10 +65,112 @@ def _environment() -> SandboxedEnvironment:
     )
 
 
+@functools.cache
+def _template(name: str) -> Template:
+    return _environment().get_template(name)
+
+
 def render(template: str, **context: Any) -> str:
     """Render one packaged template; runs of blank lines are collapsed to one."""
-    text = _environment().get_template(template).render(**context)
-    return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
+    text = _template(template).render(**context)
+    if "\n\n\n" in text:  # a plain search is ~50x faster than the regex finding nothing
+        text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip() + "\n"
+
+
+# --- static parts, rendered once -------------------------------------------------------------
+# A run renders the same system prompt for every item: it reads only task-level variables (the
+# rubric, the confidence asked for). ``render_static`` renders it once per distinct value of the
+# variables the template (with its includes) reads, and returns the stored text after that.
+
+_STATIC_LIMIT = 256  # distinct static parts kept (a run has a few: one per mode and criterion)
+_STATIC: dict[tuple[Any, ...], str] = {}
+# Values built once and shared by every prompt (a rubric's context, by rubric): their key is
+# stored with them, looked up by identity, so that it is not rebuilt from a rubric on every call.
+# Each entry holds the object itself, so its id cannot be reused while the entry exists.
+_RUBRIC_CONTEXTS: dict[int, tuple[Rubric, dict[str, Any]]] = {}
+_SHARED_KEYS: dict[int, tuple[Any, Any]] = {}
+_ABSENT = object()
+
+
+@functools.cache
+def _template_variables(name: str) -> tuple[str, ...] | None:
+    """The variables ``name`` and the templates it includes may read, or None when it includes
+    a template by a computed name (then what it reads is unknown and nothing is stored)."""
+    environment = _environment()
+    assert environment.loader is not None  # set in _environment
+    source = environment.loader.get_source(environment, name)[0]
+    tree = environment.parse(source)
+    names = set(meta.find_undeclared_variables(tree))
+    for included in meta.find_referenced_templates(tree):
+        inner = _template_variables(included) if included is not None else None
+        if inner is None:
+            return None
+        names.update(inner)
+    return tuple(sorted(names))
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for a context value: equal only for values that render alike (the
+    type is part of it: ``Fenced`` and ``str``, ``True`` and ``1`` render differently)."""
+    shared = _SHARED_KEYS.get(id(value))
+    if shared is not None and shared[0] is value:
+        return shared[1]
+    if isinstance(value, dict):
+        return (dict, tuple((k, _key(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return (type(value), tuple(_key(v) for v in value))
+    return (type(value), value)
+
+
+def render_static(template: str, **context: Any) -> str:
+    """``render``, stored per value of the variables the template reads: for the parts of a
+    prompt that do not change from one item to the next."""
+    names = _template_variables(template)
+    if names is None:
+        return render(template, **context)
+    key = (template, *(_key(context.get(name, _ABSENT)) for name in names))
+    text = _STATIC.get(key)
+    if text is None:
+        if len(_STATIC) >= _STATIC_LIMIT:
+            _STATIC.clear()
+        text = _STATIC[key] = render(template, **context)
+    return text
+
+
+# --- variable parts around fenced responses ----------------------------------------------------
+# Both orders of an item (and every retest) show the same question with the same responses in
+# other places. ``render_slotted`` renders the template once per item with a marker where each
+# response goes, then puts the responses in: the same text as a full render, at a fraction of it.
+
+_SLOTTED_LIMIT = 4096  # items kept (a run's units go item by item)
+_SLOTTED: dict[tuple[Any, ...], str | None] = {}  # None: this context cannot be slotted
+_MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
+
+
+def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> str:
+    """``render(template, **context, **slots)`` where the template prints each fenced slot as it
+    is, exactly once (anything else, and it renders in full)."""
+    names = _template_variables(template)
+    if names is None or any(_MARK in value for value in slots.values()):
+        return render(template, **context, **slots)
+    key = (template, *(_key(context.get(name, _ABSENT)) for name in names if name not in slots))
+    if key not in _SLOTTED:
+        if len(_SLOTTED) >= _SLOTTED_LIMIT:
+            _SLOTTED.clear()
+        markers = {name: Fenced(f"{_MARK}{name}{_MARK}") for name in slots}
+        marked = _template(template).render(**context, **markers)
+        once = all(marked.count(marker) == 1 for marker in markers.values())
+        _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(markers) else None
+    stored = _SLOTTED[key]
+    if stored is None:
+        return render(template, **context, **slots)
+    text = stored
+    for name, value in slots.items():
+        text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
+    if "\n\n\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip() + "\n"
 
 
 def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
@@ -81,6 +183,20 @@ def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
 
 
 def _rubric_context(rubric: Rubric) -> dict[str, Any]:
+    """The rubric as the templates read it, built once per rubric object (never mutated)."""
+    built = _RUBRIC_CONTEXTS.get(id(rubric))
+    if built is not None and built[0] is rubric:
+        return built[1]
+    context = _build_rubric_context(rubric)
+    if len(_RUBRIC_CONTEXTS) >= _STATIC_LIMIT:
+        _RUBRIC_CONTEXTS.clear()
+        _SHARED_KEYS.clear()
+    _RUBRIC_CONTEXTS[id(rubric)] = (rubric, context)
+    _SHARED_KEYS[id(context)] = (context, _key(context))
+    return context
+
+
+def _build_rubric_context(rubric: Rubric) -> dict[str, Any]:
     dimensions = [
         {
             "name": dim.name,
@@ -125,13 +241,12 @@ def pairwise_prompt(
         "rubric": _rubric_context(rubric) if rubric is not None else None,
         "confidence_scale": confidence_scale if rubric is not None else None,
     }
-    system = render("pairwise.system.j2", **context)
-    user = render(
-        "pairwise.user.j2",
-        **context,
-        response_a=_response(item, order[0], "Response A"),
-        response_b=_response(item, order[1], "Response B"),
-    )
+    system = render_static("pairwise.system.j2", **context)
+    responses = {
+        "response_a": _response(item, order[0], "Response A"),
+        "response_b": _response(item, order[1], "Response B"),
+    }
+    user = render_slotted("pairwise.user.j2", responses, **context)
     if rubric is None:
         schema = schemas.pairwise_schema(request_confidence=request_confidence)
         return PromptParts(system, user, schema, "pairwise_verdict")
@@ -166,7 +281,7 @@ def batch_pairwise_prompt(
         "reference_guided": reference_guided,
         "request_confidence": request_confidence,
     }
-    system = render("batch_pairwise.system.j2", **context)
+    system = render_static("batch_pairwise.system.j2", **context)
     user = render("batch_pairwise.user.j2", **context, examples=examples)
     schema = schemas.batch_pairwise_schema(len(pairs), request_confidence=request_confidence)
     return PromptParts(system, user, schema, "batch_pairwise_verdicts")
@@ -188,8 +303,9 @@ def rubric_prompt(
         "rubric": _rubric_context(rubric),
         "confidence_scale": scale,
     }
-    system = render("rubric.system.j2", **context)
-    user = render("rubric.user.j2", **context, response=_response(item, arm, "Response"))
+    system = render_static("rubric.system.j2", **context)
+    response = {"response": _response(item, arm, "Response")}
+    user = render_slotted("rubric.user.j2", response, **context)
     return PromptParts(system, user, schemas.rubric_schema(rubric, scale), "rubric_judgment")
 
 
@@ -210,7 +326,7 @@ def ranking_prompt(
         _response(item, arm, f"Response {letter}")
         for letter, arm in zip(letters, order, strict=True)
     ]
-    system = render("ranking.system.j2", **context)
+    system = render_static("ranking.system.j2", **context)
     user = render("ranking.user.j2", **context, responses=responses)
     return PromptParts(system, user, schemas.ranking_schema(rubric, letters), "ranking_judgment")
 
@@ -235,6 +351,7 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
         "criterion_name": criterion.name,
         "examples": examples,
     }
-    system = render("criterion.system.j2", **context)
-    user = render("criterion.user.j2", **context, response=_response(item, arm, "Response"))
+    system = render_static("criterion.system.j2", **context)
+    response = {"response": _response(item, arm, "Response")}
+    user = render_slotted("criterion.user.j2", response, **context)
     return PromptParts(system, user, schemas.criterion_schema(), "criterion_verdict")

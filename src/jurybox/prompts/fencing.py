@@ -8,6 +8,7 @@ the text said, but nothing inside a response can end its fence early or open a f
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -44,9 +45,13 @@ def _visible_prefix(text: str, start: int) -> str:
     return "".join(seen)
 
 
+@functools.lru_cache(maxsize=4096)
 def neutralise(text: str) -> str:
     """Defang anything in ``text`` that could pass for one of the prompt's own tags, also when
-    zero-width or other invisible characters are slipped into it (``</untru\u200bsted...>``)."""
+    zero-width or other invisible characters are slipped into it (``</untru\u200bsted...>``).
+
+    Kept per text: each response and question is shown in several prompts (both orders, every
+    retest), and a look-up costs a fraction of a scan."""
     parts: list[str] = []
     last = 0
     for opener in _OPENER.finditer(text):

@@ -102,18 +102,24 @@ def _first_choice(data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
 
 
 def response_format(schema: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Native structured output; ``strict`` only when the schema meets OpenAI's strict rules."""
+    """Native structured output; ``strict`` only when the schema meets OpenAI's strict rules.
+
+    The ``schema`` inside is shared by every call with the same schema: read it, never change it.
+    """
     text = json.dumps(schema)  # -> plain dicts/lists: the schema may be a read-only view
-    spec: dict[str, Any] = {"name": safe_schema_name(name), "schema": json.loads(text)}
-    if _is_strict_text(text):
-        spec["strict"] = True
-    return {"type": "json_schema", "json_schema": spec}
+    spec = _schema_spec(text, name)
+    return {"type": "json_schema", "json_schema": dict(spec)}
 
 
 @functools.lru_cache(maxsize=64)
-def _is_strict_text(schema_json: str) -> bool:
-    # A run sends the same few schemas thousands of times; walking one costs more than its JSON.
-    return is_strict_compatible(json.loads(schema_json))
+def _schema_spec(schema_json: str, name: str) -> dict[str, Any]:
+    # A run sends the same few schemas thousands of times; reading one back and walking it
+    # costs more than its JSON.
+    schema = json.loads(schema_json)
+    spec: dict[str, Any] = {"name": safe_schema_name(name), "schema": schema}
+    if is_strict_compatible(schema):
+        spec["strict"] = True
+    return spec
 
 
 def is_strict_compatible(schema: Any) -> bool:

@@ -58,8 +58,8 @@ def rate_limits_from_headers(
     ``headers`` must look names up case-insensitively (httpx, aiohttp and werkzeug headers do)
     or have lower-case keys.
     """
-    if headers is None:
-        return None
+    if headers is None or not _mentions_limits(headers):
+        return None  # most responses of a server you run: no need for ~20 look-ups
     now = now or datetime.now(UTC)
     found = RateLimits(
         requests_limit=_first_number(headers, _names("limit", "requests")),
@@ -92,6 +92,15 @@ def quota_limits(details: Iterable[Mapping[str, Any]], retry_after_s: float | No
             elif "Request" in quota:
                 requests = value if requests is None else min(requests, value)
     return RateLimits(requests_limit=requests, tokens_limit=tokens, retry_after_s=retry_after_s)
+
+
+# Every header read here (and by ``parse_retry_after``) starts with one of these.
+_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "retry-after")
+
+
+def _mentions_limits(headers: Mapping[str, str]) -> bool:
+    # ``keys()``: werkzeug's Headers iterate as (name, value) pairs.
+    return any(name.lower().startswith(_PREFIXES) for name in headers.keys())  # noqa: SIM118
 
 
 def _names(field: str, *kinds: str) -> list[str]:

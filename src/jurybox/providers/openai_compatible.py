@@ -1,11 +1,13 @@
 """Any OpenAI-compatible Chat Completions server (vLLM, Ollama, llama.cpp server, LM Studio, a
-gateway) through a lean aiohttp client instead of the openai SDK.
+gateway) through a lean HTTP client instead of the openai SDK.
 
 Same wire format as the ``openai`` adapter (``providers/_chat_format.py`` builds the body and
-reads the reply for both), but about a quarter of the client CPU per call: the SDK and its HTTP
+reads the reply for both), but a small fraction of the client CPU per call: the SDK and its HTTP
 stack spend ~1.5-2 ms of CPU per call, which caps a 2-core client at a few hundred calls per
 second and made it, not the server, the bottleneck of a fast self-hosted judge (BENCHMARKS.md,
-"Throughput"). Use ``openai`` for api.openai.com; use this for servers you run.
+"Throughput"). Use ``openai`` for api.openai.com; use this for servers you run. A plain
+``http://`` endpoint without a proxy is called through ``providers/_http1.py`` (HTTP/1.1,
+keep-alive, nothing else); ``https://`` and proxied ones through aiohttp.
 
 * ``base_url`` is required (``http://127.0.0.1:8000/v1``); requests go to
   ``{base_url}/chat/completions``. Proxies come from ``HTTP(S)_PROXY`` / ``NO_PROXY``.
@@ -44,8 +46,9 @@ from jurybox.providers._common import (
     parse_retry_after,
     scrub_secrets,
 )
+from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError
 from jurybox.providers._rate_headers import rate_limits_from_headers
-from jurybox.providers.base import read_api_key
+from jurybox.providers.base import CALLER_TIMES_OUT, read_api_key
 from jurybox.records import Completion, CompletionRequest
 
 _CLIENT = Dependency("openai_compatible", "aiohttp", ("pip install aiohttp",))
@@ -80,6 +83,9 @@ class OpenAICompatibleProvider:
         self.in_flight = [0] * len(self._urls)  # per replica, for the balancing
         self._turn = 0
         self._session: Any = None  # built by ``_connect`` inside the event loop, on the first call
+        # Per replica: the lean HTTP/1.1 client for a plain http:// one without a proxy, else
+        # None (aiohttp). Built by ``_connect`` with the session.
+        self._direct: tuple[Http1Endpoint | None, ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         # Kept only to scrub error texts (the proxy's password joins it in ``_connect``).
         self._secrets: tuple[str, ...] = (key,) if key else ()
@@ -109,6 +115,10 @@ class OpenAICompatibleProvider:
             if key:
                 headers["Authorization"] = f"Bearer {key}"
             proxy_secrets = (proxy.secret for proxy in self._proxies)
+            self._direct = tuple(
+                Http1Endpoint(url, headers) if url.startswith("http://") and not proxy.url else None
+                for url, proxy in zip(self._urls, self._proxies, strict=True)
+            )
             self._secrets = tuple(filter(None, (key, *proxy_secrets)))
             self._session = aiohttp.ClientSession(
                 headers=headers,
@@ -127,19 +137,17 @@ class OpenAICompatibleProvider:
         watch = Stopwatch()
         payload = json.dumps(body).encode()
         replica = self._pick_replica()
-        proxy = self._proxies[replica]
+        direct = self._direct[replica]
+        headers: Mapping[str, str]
         self.in_flight[replica] += 1
         try:
-            async with session.post(
-                self._urls[replica],
-                data=payload,
-                allow_redirects=False,
-                headers=proxy.request_headers,
-                proxy=proxy.url,
-                proxy_headers=proxy.connect_headers,
-            ) as response:
-                raw = await response.read()
-                status, headers = response.status, response.headers
+            if direct is not None and CALLER_TIMES_OUT.get():
+                status, headers, raw = await direct.post(payload)
+            elif direct is not None:
+                async with asyncio.timeout(self._judge.timeout_s):
+                    status, headers, raw = await direct.post(payload)
+            else:
+                status, headers, raw = await self._post(session, replica, payload)
         finally:
             self.in_flight[replica] -= 1
         limits = rate_limits_from_headers(headers)
@@ -159,9 +167,26 @@ class OpenAICompatibleProvider:
             rate_limits=limits,
         )
 
+    async def _post(
+        self, session: Any, replica: int, payload: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """The call through aiohttp: https, or through a proxy."""
+        proxy = self._proxies[replica]
+        async with session.post(
+            self._urls[replica],
+            data=payload,
+            allow_redirects=False,
+            headers=proxy.request_headers,
+            proxy=proxy.url,
+            proxy_headers=proxy.connect_headers,
+        ) as response:
+            return response.status, response.headers, await response.read()
+
     def _pick_replica(self) -> int:
         """The replica with the fewest calls in flight; ties in turn (round robin)."""
         count = len(self._urls)
+        if count == 1:
+            return 0
         self._turn = (self._turn + 1) % count
         order = [(self._turn + step) % count for step in range(count)]
         return min(order, key=self.in_flight.__getitem__)
@@ -179,13 +204,16 @@ class OpenAICompatibleProvider:
             return TransientError(f"timed out after {self._judge.timeout_s:g} s")
         if isinstance(exc, aiohttp.InvalidURL):
             return BadRequestError(f"invalid base_url for judge '{self._judge_name}': {exc}")
-        if isinstance(exc, aiohttp.ClientError):
+        if isinstance(exc, aiohttp.ClientError | HttpConnectionError):
             # refused or dropped connections, a body cut short, a server that hung up
             detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
             return TransientError(f"connection failed ({detail})")
         return None
 
     async def aclose(self) -> None:
+        for direct in self._direct:
+            if direct is not None:
+                direct.close()
         if self._session is not None:
             await self._session.close()
             self._session = None

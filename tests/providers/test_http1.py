@@ -1,0 +1,228 @@
+"""The lean HTTP/1.1 client of ``openai_compatible`` (``providers/_http1.py``) against a scripted
+loopback server: framing (length, chunked, to the end), keep-alive and stale connections,
+encodings, errors; and the adapter reading limits and errors off its answers."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from jurybox.config import JudgeConfig
+from jurybox.errors import RateLimitError, TransientError
+from jurybox.providers import create_provider
+from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError
+from jurybox.providers.openai_compatible import OpenAICompatibleProvider
+from jurybox.records import CompletionRequest
+
+REPLY = json.dumps(
+    {"model": "m", "choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}]}
+).encode()
+
+
+def _answer(body: bytes = REPLY, *headers: str, status: str = "200 OK") -> bytes:
+    lines = [f"HTTP/1.1 {status}", *headers]
+    if not any(h.lower().startswith(("content-length", "transfer-encoding")) for h in headers):
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+@dataclass
+class Scripted:
+    """Answers the n-th request with ``answers[n]``: bytes to send, and whether to close the
+    connection after them."""
+
+    answers: list[tuple[bytes, bool]]
+    requests: list[bytes] = field(default_factory=list)
+    connections: int = 0
+    url: str = ""
+    writers: list[asyncio.StreamWriter] = field(default_factory=list)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+                self.requests.append(head + await reader.readexactly(length))
+                data, close = self.answers[len(self.requests) - 1]
+                writer.write(data)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+
+def _serve(
+    answers: list[tuple[bytes, bool]], test: Callable[[Scripted], Awaitable[None]]
+) -> Scripted:
+    async def main() -> Scripted:
+        scripted = Scripted(answers)
+        server = await asyncio.start_server(scripted.handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        scripted.url = f"http://127.0.0.1:{port}/v1/chat/completions?x=1"
+        async with server:
+            await test(scripted)
+            for writer in scripted.writers:  # the handlers end on the end of their connection
+                writer.close()
+            await asyncio.sleep(0.01)
+        return scripted
+
+    return asyncio.run(main())
+
+
+def _endpoint(scripted: Scripted) -> Http1Endpoint:
+    return Http1Endpoint(scripted.url, {"Content-Type": "application/json"})
+
+
+def test_a_request_is_sent_as_http_1_1_and_the_connection_kept() -> None:
+    async def two_posts(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        first = await endpoint.post(b'{"a": 1}')
+        second = await endpoint.post(b'{"b": 22}')
+        endpoint.close()
+        assert first == (200, {"content-length": str(len(REPLY)), "x-ratelimit-a": "5"}, REPLY)
+        assert second[2] == REPLY
+        assert scripted.connections == 1
+
+    answer = _answer(REPLY, "X-RateLimit-A: 5")
+    scripted = _serve([(answer, False), (answer, False)], two_posts)
+    head, _, body = scripted.requests[1].partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /v1/chat/completions?x=1 HTTP/1.1"
+    assert f"Host: {scripted.url.split('/')[2]}" in lines
+    assert "Content-Type: application/json" in lines and "Content-Length: 9" in lines
+    assert body == b'{"b": 22}'
+
+
+def test_chunked_bodies_with_extensions_and_trailers() -> None:
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n"
+    )
+
+    async def post_twice(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        assert (await endpoint.post(b"{}"))[2] == b"hello world"
+        assert (await endpoint.post(b"{}"))[2] == b"hello world"  # framed: kept
+        endpoint.close()
+        assert scripted.connections == 1
+
+    _serve([(chunked, False), (chunked, False)], post_twice)
+
+
+def test_connection_close_and_unframed_bodies_open_a_new_connection() -> None:
+    unframed = b"HTTP/1.1 200 OK\r\n\r\nto the end"
+
+    async def post_three(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        assert (await endpoint.post(b"{}"))[2] == b"to the end"
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        endpoint.close()
+        assert scripted.connections == 3
+
+    _serve(
+        [(_answer(REPLY, "Connection: close"), True), (unframed, True), (_answer(), False)],
+        post_three,
+    )
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    async def post_after_close(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        await endpoint.post(b"{}")
+        await asyncio.sleep(0.05)  # the server has closed it (an idle timeout)
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        endpoint.close()
+        assert scripted.connections == 2
+
+    # The first answer says nothing of closing, then the server closes: a stale kept connection.
+    _serve([(_answer(), True), (_answer(), False)], post_after_close)
+
+
+def test_gzip_bodies_and_interim_answers() -> None:
+    packed = gzip.compress(REPLY)
+    answer = b"HTTP/1.1 100 Continue\r\n\r\n" + _answer(packed, "Content-Encoding: gzip")
+
+    async def post(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        endpoint.close()
+
+    _serve([(answer, False)], post)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\ncut short",
+        b"SMTP ready\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        _answer(b"not gzip", "Content-Encoding: gzip"),
+    ],
+)
+def test_a_broken_answer_is_a_connection_error(answer: bytes) -> None:
+    async def post(scripted: Scripted) -> None:
+        with pytest.raises(HttpConnectionError):
+            await _endpoint(scripted).post(b"{}")
+
+    _serve([(answer, True)], post)
+
+
+def test_a_refused_connection_is_a_connection_error() -> None:
+    async def refused() -> None:
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        server.close()
+        await server.wait_closed()
+        with pytest.raises(HttpConnectionError, match="ConnectionRefusedError"):
+            await Http1Endpoint(f"http://127.0.0.1:{port}/v1", {}).post(b"{}")
+
+    asyncio.run(refused())
+
+
+def _provider(url: str) -> OpenAICompatibleProvider:
+    base = url.rsplit("/chat/completions", 1)[0]
+    judge = JudgeConfig(provider="openai_compatible", model="m", base_url=base, timeout_s=5)
+    provider = create_provider("j", judge)
+    assert isinstance(provider, OpenAICompatibleProvider)
+    return provider
+
+
+def _request() -> CompletionRequest:
+    return CompletionRequest(system="rules", user="question", max_tokens=16)
+
+
+def test_the_adapter_reads_limits_and_errors_off_the_lean_client() -> None:
+    limited = _answer(REPLY, "x-ratelimit-limit-requests: 600", "X-RateLimit-Remaining-Requests: 9")
+    refused = _answer(b'{"error": {"message": "slow down"}}', "Retry-After: 3", status="429 No")
+
+    async def calls(scripted: Scripted) -> None:
+        provider = _provider(scripted.url.split("?")[0])
+        completion = await provider.complete(_request())
+        assert completion.rate_limits is not None
+        assert completion.rate_limits.requests_limit == 600
+        assert completion.rate_limits.requests_remaining == 9
+        with pytest.raises(RateLimitError, match="slow down") as raised:
+            await provider.complete(_request())
+        assert raised.value.retry_after == 3.0
+        with pytest.raises(HttpConnectionError) as broken:
+            await provider.complete(_request())
+        error = provider.classify_error(broken.value)
+        assert isinstance(error, TransientError) and "connection failed" in str(error)
+        await provider.aclose()
+
+    _serve([(limited, False), (refused, False), (b"garbage\r\n\r\n", True)], calls)
