@@ -155,6 +155,7 @@ def test_a_missing_client_library_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, provider: str, module: str, hint: str
 ) -> None:
     monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` fail
-    judge = JudgeConfig(provider=provider, model="m", base_url="http://127.0.0.1:9/v1")
+    # https: openai_compatible loads aiohttp only for an https:// (or proxied) endpoint
+    judge = JudgeConfig(provider=provider, model="m", base_url="https://127.0.0.1:9/v1")
     with pytest.raises(MissingDependencyError, match=re.escape(hint)):
         create_provider("j", judge)

@@ -56,8 +56,14 @@ _CLIENT = Dependency("openai_compatible", "aiohttp", ("pip install aiohttp",))
 
 def create(judge_name: str, judge: JudgeConfig) -> OpenAICompatibleProvider:
     """Build the judge for an OpenAI-compatible server. Raises MissingDependencyError or
-    AuthError before any call."""
-    aiohttp = _CLIENT.load("aiohttp")
+    AuthError before any call.
+
+    aiohttp (~0.2 s to import, most of a run's start-up) is loaded here only for an ``https://``
+    replica; plain ``http://`` ones go through ``_http1`` and load it only if a proxy applies.
+    """
+    bases = judge.base_urls or ((judge.base_url,) if judge.base_url else ())
+    secure = any(not base.startswith("http://") for base in bases)
+    aiohttp = _CLIENT.load("aiohttp") if secure else None
     key = read_api_key(judge, judge_name)  # no vendor default: a server you run names its own
     return OpenAICompatibleProvider(judge_name, judge, aiohttp, key=key)
 
@@ -99,17 +105,18 @@ class OpenAICompatibleProvider:
         )
 
     def _connect(self) -> Any:
-        """The HTTP session: the one place it is configured (headers, timeout, pool, proxy)."""
+        """The HTTP session: the one place it is configured (headers, timeout, pool, proxy);
+        None when every replica is called directly (``_http1``)."""
         loop = asyncio.get_running_loop()
-        if self._session is not None and self._loop is not loop:
+        if self._loop is not None and self._loop is not loop:
             # Its pooled sockets belong to a loop that is gone; they cannot even be closed here.
             raise RuntimeError(
                 f"judge '{self._judge_name}': its HTTP session belongs to another event loop; "
                 "call `await provider.aclose()` before using the provider in a new one"
             )
-        if self._session is None:
+        if self._loop is None:
             self._loop = loop
-            aiohttp, key = self._aiohttp, self._key
+            key = self._key
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
             self._proxies = tuple(env_proxy(url) for url in self._urls)
             if key:
@@ -120,6 +127,11 @@ class OpenAICompatibleProvider:
                 for url, proxy in zip(self._urls, self._proxies, strict=True)
             )
             self._secrets = tuple(filter(None, (key, *proxy_secrets)))
+            if all(self._direct):
+                return None
+            if self._aiohttp is None:  # a proxy applies to an http:// replica
+                self._aiohttp = _CLIENT.load("aiohttp")
+            aiohttp = self._aiohttp
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self._judge.timeout_s),
@@ -199,12 +211,15 @@ class OpenAICompatibleProvider:
         return classify_vendor_error(exc, "openai_compatible", self._classify_http, self._secrets)
 
     def _classify_http(self, exc: BaseException) -> ProviderError | None:
-        aiohttp = self._aiohttp
         if isinstance(exc, TimeoutError):
             return TransientError(f"timed out after {self._judge.timeout_s:g} s")
-        if isinstance(exc, aiohttp.InvalidURL):
-            return BadRequestError(f"invalid base_url for judge '{self._judge_name}': {exc}")
-        if isinstance(exc, aiohttp.ClientError | HttpConnectionError):
+        connection_errors: tuple[type[BaseException], ...] = (HttpConnectionError,)
+        aiohttp = self._aiohttp  # None: no call went through aiohttp, so none of its errors arise
+        if aiohttp is not None:
+            if isinstance(exc, aiohttp.InvalidURL):
+                return BadRequestError(f"invalid base_url for judge '{self._judge_name}': {exc}")
+            connection_errors += (aiohttp.ClientError,)
+        if isinstance(exc, connection_errors):
             # refused or dropped connections, a body cut short, a server that hung up
             detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
             return TransientError(f"connection failed ({detail})")
@@ -214,6 +229,7 @@ class OpenAICompatibleProvider:
         for direct in self._direct:
             if direct is not None:
                 direct.close()
+        self._direct, self._loop = (), None
         if self._session is not None:
             await self._session.close()
             self._session = None
