@@ -232,7 +232,9 @@ def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
 
 def _gwet(matrix: pd.DataFrame, scale: Scale) -> GwetMetric:
     weights, categories, note = scale
-    labels = matrix.T.astype(object).to_numpy()
+    numeric = all(getattr(t, "kind", "O") in "iuf" for t in matrix.dtypes)
+    # numeric scores stay a float array (NaN missing), which gwet_ac codes without a Python loop
+    labels = matrix.T.to_numpy(dtype=float) if numeric else matrix.T.astype(object).to_numpy()
     metric = attempt(
         GwetMetric, stats.gwet_ac, labels, weights, categories=categories, n=len(matrix)
     )
