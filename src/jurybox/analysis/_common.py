@@ -175,3 +175,39 @@ def judge_rows(
     table, parts = frame.memo(f"judge_rows:{name}", split)
     found = parts.get(judge)
     return table.iloc[:0] if found is None else found
+
+
+def ok_records(frame: AnalysisFrame) -> pd.DataFrame:
+    """``frame.ok``, filtered once per frame: each boolean filter of the records table copies
+    every (Arrow string) column, which at a million records costs a fifth of a second."""
+    return frame.memo("rows:ok", lambda: frame.ok)
+
+
+def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
+    """The ok records that are not retests (``ok[~ok["retest"]]``), filtered once per frame."""
+
+    def build() -> pd.DataFrame:
+        ok = ok_records(frame)
+        return ok[~ok["retest"]]
+
+    return frame.memo("rows:fresh", build)
+
+
+def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataFrame:
+    """Score rows that are not retests, of one ``dimension`` or of all: the same rows, order and
+    index as ``scores[(scores["dimension"] == dimension) & ~scores["retest"]]``, with the table
+    filtered and split by dimension once per frame rather than masked once per call."""
+
+    def build() -> pd.DataFrame:
+        return frame.scores[~frame.scores["retest"]]
+
+    table = frame.memo("scores:fresh", build)
+    if dimension is None:
+        return table
+
+    def split() -> dict[str, pd.DataFrame]:
+        groups = table.groupby("dimension", sort=False, observed=True).indices
+        return {str(dim): table.take(np.asarray(rows)) for dim, rows in groups.items()}
+
+    found = frame.memo("scores:fresh_by_dimension", split).get(dimension)
+    return table.iloc[:0] if found is None else found
