@@ -60,7 +60,7 @@ SCORE_UNIT = ["query_id", "order", "arm", "repeat"]
 
 def preference_matrix(frame: AnalysisFrame) -> pd.DataFrame:
     """Units (item x order x repeat) x judges of preferred arms ("tie" included), NaN = missing."""
-    ok = fresh_records(frame)
+    ok = fresh_records(frame)[[*PREF_UNIT, "judge", "preferred_arm"]]  # what the pivot reads
     ok = ok[ok["preferred_arm"].notna()]
     ok = ok.drop_duplicates([*PREF_UNIT, "judge"])
     return ok.pivot(index=PREF_UNIT, columns="judge", values="preferred_arm")
@@ -68,16 +68,16 @@ def preference_matrix(frame: AnalysisFrame) -> pd.DataFrame:
 
 def verdict_matrix(frame: AnalysisFrame) -> pd.DataFrame:
     """Units (item x arm x criterion x repeat) x judges of Pass/Fail verdicts."""
-    ok = fresh_records(frame)
+    unit = ["query_id", "target_arm", "criterion", "repeat"]
+    ok = fresh_records(frame)[[*unit, "judge", "verdict"]]  # what the pivot reads
     ok = ok[ok["verdict"].notna() & ok["target_arm"].notna()]
     ok = ok.assign(criterion=ok["criterion"].fillna(""))
-    unit = ["query_id", "target_arm", "criterion", "repeat"]
     return ok.drop_duplicates([*unit, "judge"]).pivot(index=unit, columns="judge", values="verdict")
 
 
 def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     """Units (item x order x arm x repeat) x judges of one dimension's scores."""
-    rows = fresh_scores(frame, dimension)
+    rows = fresh_scores(frame, dimension)[[*SCORE_UNIT, "judge", "score"]]  # what the pivot reads
     rows = rows.drop_duplicates([*SCORE_UNIT, "judge"])
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
