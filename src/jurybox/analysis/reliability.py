@@ -62,7 +62,8 @@ def _retest_icc_by(
 
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     keys = frame.records.set_index("rec")[["key", "base_key"]]
-    scores = frame.scores.join(keys, on="rec")
+    read = ["rec", "retest", "judge", "arm", "dimension", "score"]  # not every string column
+    scores = frame.scores[read].join(keys, on="rec")
     test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
     return test.merge(
