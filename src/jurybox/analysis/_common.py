@@ -195,19 +195,16 @@ def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
 
 def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataFrame:
     """Score rows that are not retests, of one ``dimension`` or of all: the same rows, order and
-    index as ``scores[(scores["dimension"] == dimension) & ~scores["retest"]]``, with the table
-    filtered and split by dimension once per frame rather than masked once per call."""
+    index as ``scores[(scores["dimension"] == dimension) & ~scores["retest"]]``. The row
+    positions are found once per frame and each call takes just those rows: no boolean mask
+    over the whole table per call, and no copy of the (largest) table kept alive."""
 
-    def build() -> pd.DataFrame:
-        return frame.scores[~frame.scores["retest"]]
+    def positions() -> dict[str | None, np.ndarray[Any, np.dtype[np.intp]]]:
+        fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
+        dims = frame.scores["dimension"].take(fresh)
+        groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
+        split = {str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()}
+        return {None: fresh, **split}
 
-    table = frame.memo("scores:fresh", build)
-    if dimension is None:
-        return table
-
-    def split() -> dict[str, pd.DataFrame]:
-        groups = table.groupby("dimension", sort=False, observed=True).indices
-        return {str(dim): table.take(np.asarray(rows)) for dim, rows in groups.items()}
-
-    found = frame.memo("scores:fresh_by_dimension", split).get(dimension)
-    return table.iloc[:0] if found is None else found
+    found = frame.memo("scores:fresh_positions", positions).get(dimension)
+    return frame.scores.iloc[:0] if found is None else frame.scores.take(found)
