@@ -203,8 +203,9 @@ def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataF
         fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
         dims = frame.scores["dimension"].take(fresh)
         groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
-        split = {str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()}
-        return {None: fresh, **split}
+        split: dict[str | None, np.ndarray[Any, np.dtype[np.intp]]] = {None: fresh}
+        split.update({str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()})
+        return split
 
     found = frame.memo("scores:fresh_positions", positions).get(dimension)
     return frame.scores.iloc[:0] if found is None else frame.scores.take(found)
