@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -69,3 +72,36 @@ def test_ac1_stays_high_where_kappa_collapses() -> None:
     b = [1] * 90 + [0] * 5 + [1] * 5
     assert cohen_kappa(a, b).kappa < 0.0
     assert gwet_ac([a, b]).coefficient > 0.8
+
+
+def _gwet_by_loops(data: object, weights: Any = None, categories: Any = None) -> Any:
+    """The per-value reference: counts by a Python loop over every rating (the former code)."""
+    raw = np.asarray(data, dtype=object)
+    missing = np.array(
+        [[v is None or (isinstance(v, float) and math.isnan(v)) for v in row] for row in raw]
+    )
+    seen = set(raw[~missing].tolist())
+    cats = sorted(seen) if categories is None else list(categories)
+    index = {c: i for i, c in enumerate(cats)}
+    counts = np.zeros((raw.shape[1], len(cats)))
+    for rater, unit in zip(*np.nonzero(~missing), strict=True):
+        counts[unit, index[raw[rater, unit]]] += 1
+    return gwet_ac_counts(counts, weights)
+
+
+@pytest.mark.parametrize("kind", ["float", "object-float", "strings", "ints"])
+@pytest.mark.parametrize("weights", [None, "linear"])
+def test_vectorised_counting_equals_the_per_value_loop(kind: str, weights: Any) -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.integers(1, 6, size=(4, 300)).astype(float)
+    scores[rng.random(scores.shape) < 0.2] = np.nan
+    scores[:, :3] = np.nan  # units nobody rated
+    data: Any = {
+        "float": scores,
+        "object-float": np.where(np.isnan(scores), None, scores).astype(object),
+        "strings": np.where(np.isnan(scores), None, np.char.add("s", scores.astype(str))),
+        "ints": np.nan_to_num(scores, nan=1).astype(np.int64),
+    }[kind]
+    categories = None if kind == "strings" else [1, 2, 3, 4, 5]
+    got = gwet_ac(data, weights, categories=categories)
+    assert got == _gwet_by_loops(data, weights, categories)

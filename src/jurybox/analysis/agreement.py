@@ -20,6 +20,9 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
+    fresh_records,
+    fresh_scores,
+    ok_records,
     score_categories,
     unavailable,
     with_fields,
@@ -57,24 +60,24 @@ SCORE_UNIT = ["query_id", "order", "arm", "repeat"]
 
 def preference_matrix(frame: AnalysisFrame) -> pd.DataFrame:
     """Units (item x order x repeat) x judges of preferred arms ("tie" included), NaN = missing."""
-    ok = frame.ok
-    ok = ok[~ok["retest"] & ok["preferred_arm"].notna()]
+    ok = fresh_records(frame)[[*PREF_UNIT, "judge", "preferred_arm"]]  # what the pivot reads
+    ok = ok[ok["preferred_arm"].notna()]
     ok = ok.drop_duplicates([*PREF_UNIT, "judge"])
     return ok.pivot(index=PREF_UNIT, columns="judge", values="preferred_arm")
 
 
 def verdict_matrix(frame: AnalysisFrame) -> pd.DataFrame:
     """Units (item x arm x criterion x repeat) x judges of Pass/Fail verdicts."""
-    ok = frame.ok
-    ok = ok[~ok["retest"] & ok["verdict"].notna() & ok["target_arm"].notna()]
-    ok = ok.assign(criterion=ok["criterion"].fillna(""))
     unit = ["query_id", "target_arm", "criterion", "repeat"]
+    ok = fresh_records(frame)[[*unit, "judge", "verdict"]]  # what the pivot reads
+    ok = ok[ok["verdict"].notna() & ok["target_arm"].notna()]
+    ok = ok.assign(criterion=ok["criterion"].fillna(""))
     return ok.drop_duplicates([*unit, "judge"]).pivot(index=unit, columns="judge", values="verdict")
 
 
 def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     """Units (item x order x arm x repeat) x judges of one dimension's scores."""
-    rows = frame.scores[(frame.scores["dimension"] == dimension) & ~frame.scores["retest"]]
+    rows = fresh_scores(frame, dimension)[[*SCORE_UNIT, "judge", "score"]]  # what the pivot reads
     rows = rows.drop_duplicates([*SCORE_UNIT, "judge"])
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 
@@ -232,7 +235,9 @@ def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
 
 def _gwet(matrix: pd.DataFrame, scale: Scale) -> GwetMetric:
     weights, categories, note = scale
-    labels = matrix.T.astype(object).to_numpy()
+    numeric = all(getattr(t, "kind", "O") in "iuf" for t in matrix.dtypes)
+    # numeric scores stay a float array (NaN missing), which gwet_ac codes without a Python loop
+    labels = matrix.T.to_numpy(dtype=float) if numeric else matrix.T.astype(object).to_numpy()
     metric = attempt(
         GwetMetric, stats.gwet_ac, labels, weights, categories=categories, n=len(matrix)
     )
@@ -338,7 +343,7 @@ def _score_block(frame: AnalysisFrame, dim: str, options: AnalysisOptions) -> Ag
 
 def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreement:
     """The agreement family (see module docstring)."""
-    judges = frame.ok["judge"].unique()
+    judges = ok_records(frame)["judge"].unique()
     if len(judges) < 2:
         return Agreement.skip(
             f"a single judge ({', '.join(map(str, judges)) or 'none'}): agreement "
@@ -346,12 +351,9 @@ def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreeme
         )
     prefs = preference_matrix(frame)
     verdicts = verdict_matrix(frame)
-    dims = (*frame.dimensions, TOTAL)
-    score_blocks: dict[str, AgreementBlock] = {
-        dim: _score_block(frame, dim, options)
-        for dim in dims
-        if (frame.scores["dimension"] == dim).any()
-    }
+    scored = set(frame.scores["dimension"].unique())  # retests included
+    dims = [dim for dim in (*frame.dimensions, TOTAL) if dim in scored]
+    score_blocks = {dim: _score_block(frame, dim, options) for dim in dims}
     return Agreement.of(
         unit=AgreementUnits(
             preferences="item x presentation order x repeat",

@@ -16,7 +16,17 @@ from typing import TypeVar
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, judge_rows, rate, skipped, with_fields
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    fresh_records,
+    fresh_scores,
+    judge_rows,
+    ok_records,
+    rate,
+    skipped,
+    with_fields,
+)
 from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model import Skipped
@@ -163,7 +173,7 @@ def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Binom
 def _score_orders(frame: AnalysisFrame) -> dict[str, pd.DataFrame]:
     """Per judge, the mean score of each (item, repeat, arm, dimension) by the position it was
     shown in (columns A and B), pivoted once for every judge."""
-    rows = frame.scores[~frame.scores["retest"]]
+    rows = fresh_scores(frame)
     rows = rows[rows["position"].isin(["A", "B"])]
     if rows.empty:
         return {}
@@ -194,7 +204,7 @@ def _score_order_effect(frame: AnalysisFrame, judge: str) -> dict[str, ScoreOrde
 
 def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position:
     """Position-bias section: swap consistency, first-position rate, score order effect."""
-    ok = frame.ok[~frame.ok["retest"]]
+    ok = fresh_records(frame)
     two_sided = ok["n_positions"] >= 2
     if not two_sided.any():
         return Position.skip(
@@ -221,7 +231,7 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
 
 def analyze_bias(frame: AnalysisFrame, options: AnalysisOptions) -> Bias:
     """The bias family: position, verbosity, self-enhancement, leniency."""
-    if frame.ok.empty:
+    if ok_records(frame).empty:
         return Bias.skip("no successful judgment")
     return Bias.of(
         position=analyze_position(frame, options),

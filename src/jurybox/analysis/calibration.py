@@ -25,6 +25,7 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
+    fresh_records,
     majority_vote,
     score_categories,
     skipped,
@@ -95,7 +96,8 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
         return HumanPreferences.skip(
             "no gold preference (preferred_arm or annotators) in the labels"
         )
-    ok = frame.ok[~frame.ok["retest"] & frame.ok["preferred_arm"].notna()]
+    ok = fresh_records(frame)
+    ok = ok[ok["preferred_arm"].notna()]
     ok = ok.assign(gold=ok["query_id"].map(gold)).dropna(subset=["gold"])
     cons = consolidated(frame)
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
@@ -280,7 +282,7 @@ def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCriterion
     human = frame.labels.verdicts
     if human.empty:
         return HumanCriterion.skip("no human Pass/Fail verdicts in the labels")
-    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    ok = fresh_records(frame).dropna(subset=["verdict", "target_arm"])
     if ok.empty:
         return HumanCriterion.skip("no criterion verdicts in the records")
     ok = ok.assign(criterion=ok["criterion"].fillna(""))

@@ -31,6 +31,7 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
+    fresh_scores,
     json_safe,
     judge_rows,
     skipped,
@@ -329,10 +330,7 @@ def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:
 def _lenient_judges(
     frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series
 ) -> dict[str, LeniencyJudge]:
-    dims = {
-        dim: _means(frame.scores[(frame.scores["dimension"] == dim) & ~frame.scores["retest"]])
-        for dim in frame.dimensions
-    }
+    dims = {dim: _means(fresh_scores(frame, dim)) for dim in frame.dimensions}
     return {
         str(j): LeniencyJudge(
             mean=_finite(float(means[j])),

@@ -28,6 +28,7 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
+    fresh_scores,
     json_safe,
     majority_vote,
     skipped,
@@ -254,8 +255,7 @@ def _equivalence(
 
 
 def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> GateFailures | Skipped:
-    rows = frame.scores[(frame.scores["dimension"] == TOTAL) & ~frame.scores["retest"]]
-    rows = rows.dropna(subset=["gate_failed"])
+    rows = fresh_scores(frame, TOTAL).dropna(subset=["gate_failed"])
     if rows.empty:
         return skipped("no gate information in the records")
     failed = rows.groupby(["query_id", "arm"])["gate_failed"].mean().gt(0.5).unstack("arm")

@@ -15,7 +15,16 @@ import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, extend, json_safe, majority_vote, skipped
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    extend,
+    fresh_records,
+    json_safe,
+    majority_vote,
+    ok_records,
+    skipped,
+)
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
@@ -73,7 +82,7 @@ def _majority_section(frame: AnalysisFrame, options: AnalysisOptions) -> Majorit
     cons = consolidated(frame)
     if cons["judge"].nunique() >= 2:
         out["preferences"] = _majority(cons, _ITEM, frame, options)
-    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    ok = fresh_records(frame).dropna(subset=["verdict", "target_arm"])
     if ok["judge"].nunique() >= 2:
         verdicts = ok.assign(label=ok["verdict"], criterion=ok["criterion"].fillna(""))
         out["verdicts"] = _majority(
@@ -117,7 +126,8 @@ def _finite(x: float) -> float | None:
 
 
 def _borda(frame: AnalysisFrame) -> Borda:
-    ok = frame.ok[~frame.ok["retest"] & frame.ok["ranking"].notna()]
+    ok = fresh_records(frame)
+    ok = ok[ok["ranking"].notna()]
     if ok.empty:
         return Borda.skip("no rankings in the records (ranking mode)")
 
@@ -181,7 +191,7 @@ def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> DawidSkene:
     cons = consolidated(frame)
     if cons["judge"].nunique() >= 2:
         out["preferences"] = _dawid_skene_block(cons, _ITEM, options)
-    ok = frame.ok[~frame.ok["retest"]].dropna(subset=["verdict", "target_arm"])
+    ok = fresh_records(frame).dropna(subset=["verdict", "target_arm"])
     if ok["judge"].nunique() >= 2:
         verdicts = ok.assign(label=ok["verdict"], criterion=ok["criterion"].fillna(""))
         out["verdicts"] = _dawid_skene_block(
@@ -247,7 +257,8 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
 
 def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
     """Ranking records x arms of rank positions (0 = best), NaN where an arm is not ranked."""
-    ranked = frame.ok[~frame.ok["retest"] & frame.ok["ranking"].notna()]
+    ranked = fresh_records(frame)
+    ranked = ranked[ranked["ranking"].notna()]
     if ranked.empty:
         return pd.DataFrame()
     long = ranked[["rec", "ranking"]].explode("ranking")
@@ -257,7 +268,7 @@ def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
 
 def analyze_panels(frame: AnalysisFrame, options: AnalysisOptions) -> Panels:
     """The panel family."""
-    if frame.ok.empty:
+    if ok_records(frame).empty:
         return Panels.skip("no successful judgment")
     return Panels.of(
         majority_vote=_majority_section(frame, options),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, extend
+from jurybox.analysis._common import TOTAL, attempt, extend, fresh_records, fresh_scores, ok_records
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
@@ -62,7 +62,8 @@ def _retest_icc_by(
 
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     keys = frame.records.set_index("rec")[["key", "base_key"]]
-    scores = frame.scores.join(keys, on="rec")
+    read = ["rec", "retest", "judge", "arm", "dimension", "score"]  # not every string column
+    scores = frame.scores[read].join(keys, on="rec")
     test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
     return test.merge(
@@ -73,7 +74,7 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
 
 
 def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
-    ok = frame.ok.dropna(subset=[column])
+    ok = ok_records(frame).dropna(subset=[column])
     test = ok[~ok["retest"]][["key", column]]
     retest = ok[ok["retest"]][["base_key", column]].rename(columns={"base_key": "key"})
     return test.merge(retest, on="key", suffixes=("_test", "_retest"))
@@ -126,7 +127,8 @@ def analyze_internal_consistency(
         return InternalConsistency.skip(
             f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two"
         )
-    dims = frame.scores[(frame.scores["dimension"] != TOTAL) & ~frame.scores["retest"]]
+    fresh = fresh_scores(frame)
+    dims = fresh[fresh["dimension"] != TOTAL]
     wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
     wide = wide.dropna()
     pooled = attempt(
@@ -175,7 +177,8 @@ def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[Co
 
 
 def _preference_targets(frame: AnalysisFrame) -> tuple[pd.DataFrame, str] | None:
-    ok = frame.ok[~frame.ok["retest"] & frame.ok["preferred_arm"].notna()]
+    ok = fresh_records(frame)
+    ok = ok[ok["preferred_arm"].notna()]
     ok = ok.assign(level=_confidence_number(ok["confidence"])).dropna(subset=["level"])
     gold = frame.labels.preferences.drop_duplicates("query_id").set_index("query_id")["label"]
     if ok.empty:
@@ -225,13 +228,13 @@ def _calibration_preferences(
 
 
 def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
-    rows = frame.scores[~frame.scores["retest"] & frame.scores["confidence"].notna()]
+    allrows = fresh_scores(frame)
+    rows = allrows[allrows["confidence"].notna()]
     human = frame.labels.scores
     if not human.empty:
         merged = rows.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
         if not merged.empty:
             return merged.assign(error=(merged["score"] - merged["score_human"]).abs()), "human"
-    allrows = frame.scores[~frame.scores["retest"]]
     grouped = allrows.groupby(["query_id", "arm", "dimension", "judge"])["score"].mean()
     per_item = grouped.groupby(level=[0, 1, 2]).agg(["sum", "size"])
     keyed = rows.join(per_item, on=["query_id", "arm", "dimension"])
@@ -271,7 +274,7 @@ def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Score
 
 def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> ConfidenceCalibration:
     """Confidence calibration of verdicts and of dimension scores."""
-    has_pref = frame.ok["confidence"].notna().any()
+    has_pref = ok_records(frame)["confidence"].notna().any()
     has_score = frame.scores["confidence"].notna().any()
     if not has_pref and not has_score:
         return ConfidenceCalibration.skip(
@@ -289,7 +292,7 @@ def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> Confid
 
 def analyze_reliability(frame: AnalysisFrame, options: AnalysisOptions) -> Reliability:
     """The reliability family."""
-    if frame.ok.empty:
+    if ok_records(frame).empty:
         return Reliability.skip("no successful judgment")
     return Reliability.of(
         test_retest=analyze_test_retest(frame, options),

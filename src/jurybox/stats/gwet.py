@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -64,15 +64,18 @@ def gwet_ac(
     raw = np.asarray(data, dtype=object)
     if raw.ndim != 2 or raw.size == 0:
         raise ValueError(f"data must be a non-empty raters × units matrix, got shape {raw.shape}")
-    missing = np.vectorize(_is_missing, otypes=[bool])(raw)
-    seen = {v for v in raw[~missing].tolist()}
+    flat = np.asarray(data).ravel() if isinstance(data, np.ndarray) else raw.ravel()
+    present, codes, labels = _label_codes(flat)
+    seen = set(labels)
     if not seen:
         raise ValueError("data holds no labels (every value is missing)")
     cats = _categories(seen, categories)
     index = {c: i for i, c in enumerate(cats)}
-    counts = np.zeros((raw.shape[1], len(cats)))
-    for rater, unit in zip(*np.nonzero(~missing), strict=True):
-        counts[unit, index[raw[rater, unit]]] += 1
+    position = np.array([index[label] for label in labels], dtype=np.intp)
+    units = np.flatnonzero(present) % raw.shape[1]  # the flat index runs rater-major
+    q = len(cats)
+    tally = np.bincount(units * q + position[codes], minlength=raw.shape[1] * q)
+    counts = tally.reshape(raw.shape[1], q).astype(np.float64)
     return gwet_ac_counts(counts, weights)
 
 
@@ -123,8 +126,31 @@ def gwet_ac_counts(counts: ArrayLike, weights: GwetWeights = None) -> GwetResult
     )
 
 
-def _is_missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+def _label_codes(
+    flat: NDArray[Any],
+) -> tuple[NDArray[np.bool_], NDArray[np.intp], list[Hashable]]:
+    """Which values are present, each present value's code, and the distinct labels the codes
+    index. Missing means None or a float NaN. Numeric arrays are coded by numpy; object arrays
+    by one pass of dictionary look-ups (equal labels, e.g. 1 and 1.0, share a code, the first
+    one seen naming it, as a set keeps it)."""
+    if flat.dtype.kind in "biuf":
+        present = ~np.isnan(flat) if flat.dtype.kind == "f" else np.ones(flat.shape, dtype=bool)
+        values = flat[present]
+        uniques, inverse = np.unique(values, return_inverse=True)
+        labels: list[Hashable] = uniques.astype(object).tolist()
+        return present, inverse.ravel().astype(np.intp), labels
+    items = flat.tolist()
+    # a generator, not a function call per value: this runs once per rating (millions)
+    missing = (v is None or (isinstance(v, float) and math.isnan(v)) for v in items)
+    present = ~np.fromiter(missing, dtype=bool, count=len(items))
+    index: dict[Hashable, int] = {}
+    pairs = zip(items, present.tolist(), strict=True)
+    codes = np.fromiter(
+        (index.setdefault(v, len(index)) for v, ok in pairs if ok),
+        dtype=np.intp,
+        count=int(present.sum()),
+    )
+    return present, codes, list(index)
 
 
 def _categories(seen: set[Hashable], categories: Sequence[Hashable] | None) -> list[Hashable]:
