@@ -50,6 +50,8 @@ _PLAIN = (
     "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd",
 )  # fmt: skip
 _DEFAULTS: dict[str, Any] = {"repeat": 0, **_BOOLS}
+_STRUCTS = ("positions", "ranking", "scores", "confidences", "overall", "gate_failures")
+_USED = frozenset((*_PLAIN, *_STRUCTS, "positions_shown", "judge_family", "judge_name"))
 
 
 def _is(kind: pa.DataType, *accepted: Any) -> bool:
@@ -115,7 +117,8 @@ def parse_block(block: LineBlock) -> pa.Table | None:
     for name in REQUIRED_FIELDS:
         nulls |= table.column(name).is_null().to_numpy(zero_copy_only=False)
     block.checked(np.flatnonzero(nulls).tolist())  # raises what read_records raises
-    return table.combine_chunks()
+    # Only the columns read below are kept: the answers' raw text is most of a line's bytes.
+    return table.select([n for n in table.schema.names if n in _USED]).combine_chunks()
 
 
 def _column(table: pa.Table, name: str) -> pa.Array:
