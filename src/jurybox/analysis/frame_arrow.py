@@ -151,8 +151,11 @@ def record_columns(table: pa.Table) -> pd.DataFrame:
     from jurybox.analysis.frame import _RECORD_COLUMNS  # noqa: PLC0415
 
     n = table.num_rows
-    data: dict[str, list[Any]] = {
-        column: _column(table, name).to_pylist()
+    # Arrow -> pandas per column types each as a DataFrame of Python values would (str, float
+    # with NaN for an integer column with nulls, object for booleans with nulls or all nulls),
+    # without a Python object per cell.
+    data: dict[str, Any] = {
+        column: _column(table, name).to_pandas()
         for column, name in zip(_RECORD_COLUMNS, _PLAIN, strict=False)
     }
     positions = _fields(table, "positions")
