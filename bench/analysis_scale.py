@@ -306,7 +306,8 @@ def run_worker(
         args += ["--profile-out", str(profile)]
     done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=3600)
     if done.returncode != 0:
-        raise RuntimeError(f"worker failed:\n{done.stderr[-4000:]}")
+        # A negative code is a signal: an allocation that failed in C under the cap aborts.
+        raise RuntimeError(f"worker failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 

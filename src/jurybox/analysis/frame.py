@@ -353,6 +353,27 @@ def build_frame(
     return _assemble(frame, scores, human=human, items=items, options=options)
 
 
+# Few distinct values over millions of rows: one byte code per row instead of a string each
+# (a million-record score table drops by gigabytes). Categories are sorted, so sorting and
+# grouping by them orders as by the strings.
+_RECORD_CATEGORIES = ("model", "vendor", "family", "mode", "order")
+_SCORE_CATEGORIES = ("arm", "position", "dimension")
+
+
+def _as_categories(table: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """``columns`` of ``table`` (in place) as categoricals with sorted string categories;
+    a column that holds anything but strings and missing values stays as it is."""
+    for name in columns:
+        values = table[name]
+        present = values.dropna().unique()
+        if isinstance(values.dtype, pd.CategoricalDtype) or not all(
+            isinstance(v, str) for v in present
+        ):
+            continue
+        table[name] = pd.Categorical(values, categories=sorted(present))
+    return table
+
+
 def _assemble(
     frame: pd.DataFrame,
     scores: pd.DataFrame,
@@ -362,11 +383,11 @@ def _assemble(
     options: AnalysisOptions | None,
 ) -> AnalysisFrame:
     options = options or AnalysisOptions()
-    frame = _finish_records(frame, options)
+    frame = _as_categories(_finish_records(frame, options), _RECORD_CATEGORIES)
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
-    scores = scores.merge(frame[keep], on="rec", how="left")
-    arms = resolve_arms(frame, items, options)
     dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
+    scores = _as_categories(scores, _SCORE_CATEGORIES).merge(frame[keep], on="rec", how="left")
+    arms = resolve_arms(frame, items, options)
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
 

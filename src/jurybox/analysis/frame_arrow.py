@@ -50,6 +50,8 @@ _PLAIN = (
     "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd",
 )  # fmt: skip
 _DEFAULTS: dict[str, Any] = {"repeat": 0, **_BOOLS}
+_STRUCTS = ("positions", "ranking", "scores", "confidences", "overall", "gate_failures")
+_USED = frozenset((*_PLAIN, *_STRUCTS, "positions_shown", "judge_family", "judge_name"))
 
 
 def _is(kind: pa.DataType, *accepted: Any) -> bool:
@@ -115,7 +117,8 @@ def parse_block(block: LineBlock) -> pa.Table | None:
     for name in REQUIRED_FIELDS:
         nulls |= table.column(name).is_null().to_numpy(zero_copy_only=False)
     block.checked(np.flatnonzero(nulls).tolist())  # raises what read_records raises
-    return table.combine_chunks()
+    # Only the columns read below are kept: the answers' raw text is most of a line's bytes.
+    return table.select([n for n in table.schema.names if n in _USED]).combine_chunks()
 
 
 def _column(table: pa.Table, name: str) -> pa.Array:
@@ -148,8 +151,11 @@ def record_columns(table: pa.Table) -> pd.DataFrame:
     from jurybox.analysis.frame import _RECORD_COLUMNS  # noqa: PLC0415
 
     n = table.num_rows
-    data: dict[str, list[Any]] = {
-        column: _column(table, name).to_pylist()
+    # Arrow -> pandas per column types each as a DataFrame of Python values would (str, float
+    # with NaN for an integer column with nulls, object for booleans with nulls or all nulls),
+    # without a Python object per cell.
+    data: dict[str, Any] = {
+        column: _column(table, name).to_pandas()
         for column, name in zip(_RECORD_COLUMNS, _PLAIN, strict=False)
     }
     positions = _fields(table, "positions")

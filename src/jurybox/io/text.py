@@ -18,6 +18,9 @@ from typing import Any
 REPLACEMENT = "\ufffd"
 # Lone surrogates are the only code points a Python str can hold that UTF-8 cannot encode.
 _UNENCODABLE = re.compile("[\ud800-\udfff]")
+# JSON can spell a lone surrogate only as an escape \uD800-\uDFFF (a valid pair matches too,
+# which only costs the slow path).
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def clean_text(text: str) -> tuple[str, int]:
@@ -27,8 +30,19 @@ def clean_text(text: str) -> tuple[str, int]:
     return _UNENCODABLE.subn(REPLACEMENT, text)
 
 
+def json_text_is_clean(text: str) -> bool:
+    """Whether every value ``json.loads(text)`` gives is certain to need no ``clean_value``.
+
+    True for text decoded strictly from UTF-8 (so it holds no surrogate itself) with no escaped
+    surrogate: one regex scan of the line replaces a walk over every string the line holds.
+    """
+    return is_encodable(text) and _ESCAPED_SURROGATE.search(text) is None
+
+
 def clean_value(value: Any) -> tuple[Any, int]:
     """``clean_text`` over a JSON-like value (strings, mapping keys and values, lists)."""
+    if type(value) is str:  # the common leaf, without the Mapping check's cost
+        return (value, 0) if value.isascii() else _UNENCODABLE.subn(REPLACEMENT, value)
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, Mapping):

@@ -127,8 +127,10 @@ def _items(records: Iterable[_Record], spec: _Spec, path: str) -> list[Item]:
     first_where = _Where(path)
     replaced = 0
     for record in records:
-        data, count = clean_value(_normalise(record, spec, _DATASET))
-        replaced += count
+        data = _normalise(record, spec, _DATASET)
+        if not record.clean:
+            data, count = clean_value(data)
+            replaced += count
         item = _to_item(data, record.where, spec)
         _check_unique(item.id, record.where, seen, "id")
         if items:

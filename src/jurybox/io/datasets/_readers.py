@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.text import json_text_is_clean
 
 _BATCH_ROWS = 1024
 
@@ -34,6 +35,9 @@ class _Record:
     where: _Where
     data: dict[str, Any]
     flat: bool  # CSV/Parquet cell values: JSON text and dotted columns stand for nesting
+    # The text it was parsed from holds no (escaped) lone surrogate, so ``clean_value`` has
+    # nothing to replace in it and is skipped (see ``json_text_is_clean``).
+    clean: bool = False
 
 
 def _records(path: Path) -> Iterator[_Record]:
@@ -79,7 +83,7 @@ def _read_jsonl(path: Path) -> Iterator[_Record]:
                 raise where.error(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
             if not isinstance(data, dict):
                 raise where.error(f"expected a JSON object, got {_kind(data)}")
-            yield _Record(where, data, flat=False)
+            yield _Record(where, data, flat=False, clean=json_text_is_clean(text))
 
 
 def _read_json_list(path: Path) -> Iterator[_Record]:
@@ -90,6 +94,7 @@ def _read_json_list(path: Path) -> Iterator[_Record]:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise DatasetError("invalid UTF-8", path=str(path), line=line) from None
     del raw  # only the decoded text is kept
+    clean = json_text_is_clean(text)
     decoder, line, counted, pos = json.JSONDecoder(), 1, 0, 0
     try:
         pos = _skip_space(text, 0)
@@ -102,7 +107,7 @@ def _read_json_list(path: Path) -> Iterator[_Record]:
             where = _Where(str(path), line)
             if not isinstance(data, dict):
                 raise where.error(f"expected a JSON object, got {_kind(data)}")
-            yield _Record(where, data, flat=False)
+            yield _Record(where, data, flat=False, clean=clean)
             pos = _skip_space(text, pos)
             if text.startswith(",", pos):
                 pos = _skip_space(text, pos + 1)
@@ -133,7 +138,8 @@ def _read_csv(path: Path) -> Iterator[_Record]:
             where = _Where(str(path), line)
             if len(cells) != len(header):
                 raise where.error(f"{len(cells)} cells but the header has {len(header)}")
-            yield _Record(where, dict(zip(header, cells, strict=True)), flat=True)
+            clean = all(map(json_text_is_clean, cells))
+            yield _Record(where, dict(zip(header, cells, strict=True)), flat=True, clean=clean)
 
 
 def _csv_rows(lines: Iterable[str], path: str) -> Iterator[tuple[int, list[str]]]:

@@ -1,0 +1,55 @@
+"""Low-cardinality text columns are sorted categoricals in both frame paths.
+
+A million-record score table holds each arm, dimension, position, family and order millions of
+times: one byte code per row instead of a string each. Sorted categories keep every sort and
+groupby ordering rows as the strings would; ``judge`` and ``query_id`` stay text (families map
+them through dicts, which a categorical would answer with a categorical).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jurybox.analysis import AnalysisOptions, build_frame
+from jurybox.analysis._common import TOTAL
+from jurybox.analysis.frame import frame_from_tables, record_tables
+from jurybox.io.judgments import read_line_blocks, read_unique_records, record_json
+
+from .synth import make_world, rubric_records
+from .test_frame_streamed import JUDGES
+
+CATEGORICAL = {
+    "records": ("model", "vendor", "family", "mode", "order"),
+    "scores": ("arm", "position", "dimension", "family", "order"),
+}
+
+
+def _frames(tmp_path: Path) -> list[object]:
+    rng = np.random.default_rng(5)
+    world = make_world(8, rng, families=("alpha", "beta"), human=False)
+    path = tmp_path / "judgments.jsonl"
+    records = rubric_records(world, JUDGES, rng)
+    path.write_text("".join(record_json(r) + "\n" for r in records), encoding="utf-8")
+    options = AnalysisOptions(control_arm="control")
+    listed = build_frame(read_unique_records(path).records, items=world.items, options=options)
+    tables = record_tables(read_line_blocks(path))
+    streamed = frame_from_tables(tables, items=world.items, options=options)
+    return [listed, streamed]
+
+
+def test_low_cardinality_columns_are_sorted_categories(tmp_path: Path) -> None:
+    for frame in _frames(tmp_path):
+        for table, columns in CATEGORICAL.items():
+            data: pd.DataFrame = getattr(frame, table)
+            for name in columns:
+                dtype = data[name].dtype
+                assert isinstance(dtype, pd.CategoricalDtype), (table, name)
+                assert list(dtype.categories) == sorted(dtype.categories)
+                assert set(dtype.categories) == set(data[name].dropna().astype(str))
+        scores = frame.scores  # type: ignore[attr-defined]
+        assert scores["judge"].dtype == "str" and scores["query_id"].dtype == "str"
+        totals = scores["dimension"] == TOTAL  # compares as text
+        assert 0 < totals.sum() < len(scores)
