@@ -89,3 +89,36 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
 
     with run_directory_lock(out):  # free at once, although the pid file is still there
         assert (out / LOCK_FILE).read_text().strip() == str(os.getpid())
+
+
+# Takes the flock of argv[1]'s lock file without writing its pid: the moment between a new
+# holder's flock and its pid write, frozen.
+BARE_HOLDER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="the kernel's lock table is Linux's")
+@pytest.mark.timeout(60)
+def test_the_refusal_names_the_kernels_holder_not_a_stale_live_pid(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    # An earlier holder's pid left in the file, reused by a live process (this one).
+    (out / LOCK_FILE).write_text(f"{os.getpid():<20}\n", encoding="ascii")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", BARE_HOLDER, str(out / LOCK_FILE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ConfigError) as refused, run_directory_lock(out):
+            pass
+    finally:
+        holder.communicate(timeout=10)
+    assert f"(pid {holder.pid})" in str(refused.value)

@@ -66,14 +66,35 @@ def _in_use(directory: Path, fd: int) -> ConfigError:
 
 
 def _holder_pid(fd: int) -> int | None:
-    """The holder's pid, for the message. The holder writes it just after taking the lock, so
-    for a moment the file may still name an earlier, dead holder: read again until it names a
-    live process (at most ~0.5 s), else say nothing rather than name the wrong one."""
+    """The holder's pid, for the message. Where the kernel lists its locks (Linux), that is the
+    answer. Else the file: the holder writes it just after taking the lock, so for a moment it
+    may still name an earlier holder, whose pid may even have been reused by a live process:
+    read again until it names a live process (at most ~0.5 s), else say nothing."""
     for _ in range(_READ_TRIES):
+        kernel = _kernel_holder(fd)
+        if kernel is not None:
+            return kernel
         text = os.pread(fd, _PID_WIDTH + 1, 0).decode("ascii", "replace").strip()
         if text.isdigit() and _alive(int(text)):
             return int(text)
         time.sleep(0.02)
+    return None
+
+
+def _kernel_holder(fd: int) -> int | None:
+    """The pid that ``/proc/locks`` names as holding an flock on ``fd``'s file, or None (not
+    Linux, or no lock listed: the holder may have just released it)."""
+    stat = os.fstat(fd)
+    where = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    try:
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in table.splitlines():
+        # "1: FLOCK  ADVISORY  WRITE 17454 fe:00:2148037 0 EOF"; "->" lines are waiters
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where:
+            return int(fields[4]) if fields[4].isdigit() else None
     return None
 
 
