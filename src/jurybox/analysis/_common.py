@@ -177,17 +177,11 @@ def judge_rows(
     return table.iloc[:0] if found is None else found
 
 
-def ok_records(frame: AnalysisFrame) -> pd.DataFrame:
-    """``frame.ok``, filtered once per frame: each boolean filter of the records table copies
-    every (Arrow string) column, which at a million records costs a fifth of a second."""
-    return frame.memo("rows:ok", lambda: frame.ok)
-
-
 def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
     """The ok records that are not retests (``ok[~ok["retest"]]``), filtered once per frame."""
 
     def build() -> pd.DataFrame:
-        ok = ok_records(frame)
+        ok = frame.ok
         return ok[~ok["retest"]]
 
     return frame.memo("rows:fresh", build)

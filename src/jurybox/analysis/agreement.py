@@ -22,7 +22,6 @@ from jurybox.analysis._common import (
     attempt,
     fresh_records,
     fresh_scores,
-    ok_records,
     score_categories,
     unavailable,
     with_fields,
@@ -343,7 +342,7 @@ def _score_block(frame: AnalysisFrame, dim: str, options: AnalysisOptions) -> Ag
 
 def analyze_agreement(frame: AnalysisFrame, options: AnalysisOptions) -> Agreement:
     """The agreement family (see module docstring)."""
-    judges = ok_records(frame)["judge"].unique()
+    judges = frame.ok["judge"].unique()
     if len(judges) < 2:
         return Agreement.skip(
             f"a single judge ({', '.join(map(str, judges)) or 'none'}): agreement "

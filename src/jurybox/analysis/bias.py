@@ -22,7 +22,6 @@ from jurybox.analysis._common import (
     fresh_records,
     fresh_scores,
     judge_rows,
-    ok_records,
     rate,
     skipped,
     with_fields,
@@ -231,7 +230,7 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
 
 def analyze_bias(frame: AnalysisFrame, options: AnalysisOptions) -> Bias:
     """The bias family: position, verbosity, self-enhancement, leniency."""
-    if ok_records(frame).empty:
+    if frame.ok.empty:
         return Bias.skip("no successful judgment")
     return Bias.of(
         position=analyze_position(frame, options),

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, judge_rows, ok_records, value_of
+from jurybox.analysis._common import TOTAL, judge_rows, value_of
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.content_bias import longer_arm
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -202,7 +202,7 @@ def _self_preference(f: Families, judge: str) -> _RawTest | None:
 
 def _retest_shares(frame: AnalysisFrame) -> dict[str, float]:
     """Per judge with repeated preferences, the share of retests with the test's verdict."""
-    ok = ok_records(frame)
+    ok = frame.ok
     ok = ok[ok["preferred_arm"].notna()]
     test = ok[~ok["retest"]][["judge", "key", "preferred_arm"]]
     again = ok[ok["retest"]][["judge", "base_key", "preferred_arm"]]

@@ -98,8 +98,9 @@ class AnalysisFrame:
 
     @property
     def ok(self) -> pd.DataFrame:
-        """Records that enter the metrics (status ok)."""
-        return self.records[self.records["ok"]]
+        """Records that enter the metrics (status ok), filtered once per frame: each boolean
+        filter copies every column, a fifth of a second at a million records."""
+        return self.memo("rows:ok", lambda: self.records[self.records["ok"]])
 
     @property
     def judges(self) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ from jurybox.analysis._common import (
     fresh_records,
     json_safe,
     majority_vote,
-    ok_records,
     skipped,
 )
 from jurybox.analysis.calibration import gold_preferences
@@ -268,7 +267,7 @@ def _rank_table(frame: AnalysisFrame) -> pd.DataFrame:
 
 def analyze_panels(frame: AnalysisFrame, options: AnalysisOptions) -> Panels:
     """The panel family."""
-    if ok_records(frame).empty:
+    if frame.ok.empty:
         return Panels.skip("no successful judgment")
     return Panels.of(
         majority_vote=_majority_section(frame, options),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, extend, fresh_records, fresh_scores, ok_records
+from jurybox.analysis._common import TOTAL, attempt, extend, fresh_records, fresh_scores
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
@@ -74,7 +74,7 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
 
 
 def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
-    ok = ok_records(frame).dropna(subset=[column])
+    ok = frame.ok.dropna(subset=[column])
     test = ok[~ok["retest"]][["key", column]]
     retest = ok[ok["retest"]][["base_key", column]].rename(columns={"base_key": "key"})
     return test.merge(retest, on="key", suffixes=("_test", "_retest"))
@@ -274,7 +274,7 @@ def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Score
 
 def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> ConfidenceCalibration:
     """Confidence calibration of verdicts and of dimension scores."""
-    has_pref = ok_records(frame)["confidence"].notna().any()
+    has_pref = frame.ok["confidence"].notna().any()
     has_score = frame.scores["confidence"].notna().any()
     if not has_pref and not has_score:
         return ConfidenceCalibration.skip(
@@ -292,7 +292,7 @@ def analyze_confidence(frame: AnalysisFrame, options: AnalysisOptions) -> Confid
 
 def analyze_reliability(frame: AnalysisFrame, options: AnalysisOptions) -> Reliability:
     """The reliability family."""
-    if ok_records(frame).empty:
+    if frame.ok.empty:
         return Reliability.skip("no successful judgment")
     return Reliability.of(
         test_retest=analyze_test_retest(frame, options),
