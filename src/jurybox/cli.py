@@ -133,7 +133,7 @@ def run(
         resume=resume,
         dry_run=dry_run,
         limit=limit,
-        console=_console(),
+        console=None,  # rich's stderr Console, made when first used (start-up, issue #19)
         force=force,
         batch=batch,
         batch_fallback=batch_fallback,

@@ -39,6 +39,14 @@ _WRAPPER = """
 import contextlib, io, json, runpy, sys
 watched = json.loads(sys.argv[1])
 sys.argv = ["jurybox", *sys.argv[2:]]
+def loaded_now():
+    return [w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)]
+at_first_request = None
+def on_connect(event, args):  # the first TCP connect is the judge's first request
+    global at_first_request
+    if event == "socket.connect" and at_first_request is None:
+        at_first_request = loaded_now()
+sys.addaudithook(on_connect)
 help_text = io.StringIO()
 try:
     with contextlib.redirect_stdout(help_text):
@@ -47,8 +55,8 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-loaded = [w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)]
-print("LOADED=" + json.dumps({"code": code, "loaded": loaded, "out": help_text.getvalue()}))
+result = {"code": code, "loaded": loaded_now(), "at_first_request": at_first_request}
+print("LOADED=" + json.dumps({**result, "out": help_text.getvalue()}))
 """
 
 _CONFIG = """\
@@ -131,6 +139,22 @@ def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
         assert server.stats()["ok"] == 6  # 3 items x 2 orders really went over the wire
     # The plain-http client is what made the calls: seeing it shows the watch list sees loads.
     assert result["loaded"] == [direct_client], f"`jurybox run` imported {result['loaded']}"
+
+
+# Needed by a run only after its first request (the progress bar off a terminal, the summary):
+# loaded later, if at all, so they cost the first request nothing.
+AFTER_FIRST_REQUEST = ("rich",)
+
+
+def test_first_request_goes_out_before_what_only_the_end_needs(tmp_path: Path) -> None:
+    """Off a terminal (the test captures stderr) the first request of an openai_compatible run
+    is sent before rich is imported; the summary printed at the end does import it."""
+    with ThreadedWireServer() as server:
+        config = _WIRE_CONFIG.format(url=server.url)
+        result = _run_cli(tmp_path, watched=AFTER_FIRST_REQUEST, config=config)
+        assert server.stats()["ok"] == 6
+    assert result["at_first_request"] == [], f"loaded before: {result['at_first_request']}"
+    assert "rich" in result["loaded"]  # the summary at the end: the watch sees what loads
 
 
 def test_dry_run_of_openai_compatible_imports_no_sdk(tmp_path: Path) -> None:

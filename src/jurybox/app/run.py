@@ -18,6 +18,7 @@ from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.engines import open_engine
 from jurybox.pipeline.manifest import MANIFEST_FILE
+from jurybox.pipeline.progress import LazyConsole
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
@@ -141,10 +142,9 @@ def run_from_config(
     before any provider call (a dry run included). The summary's ``failed_judges`` lists judges
     whose every call failed: the CLI exits 1 on them.
     """
-    if console is None:
-        from rich.console import Console  # noqa: PLC0415 - the caller's usually
-
-        console = Console(stderr=True)
+    # rich's stderr Console when none is given, made when first used: off a terminal, after
+    # the run (start-up, issue #19)
+    screen = LazyConsole(console)
     config = load_config(config_path)
     if batch or batch_fallback is not None:
         from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
@@ -155,15 +155,15 @@ def run_from_config(
     check_api_keys(config, (unit.judge for unit in inputs.units))
     runtime = Runtime(engine=open_engine(engine, address=ray_address))
     if dry_run:
-        return dry_run_summary(inputs, directory, console)
+        return dry_run_summary(inputs, directory, screen.get())
     try:
         summary = asyncio.run(
-            execute(inputs, directory, resume=resume is not None, console=console, runtime=runtime)
+            execute(inputs, directory, resume=resume is not None, console=screen, runtime=runtime)
         )
     except RunInterrupted as stopped:
-        _print_interrupted(console, stopped, config_path)
+        _print_interrupted(screen.get(), stopped, config_path)
         raise
-    print_summary(console, summary)
+    print_summary(screen.get(), summary)
     return summary
 
 

@@ -1,34 +1,92 @@
 """A rich progress bar for a run: done/total, rate, ETA, parse failures, tokens and cost.
 
 It draws only on an interactive terminal; piped or captured output (CI, tests) stays clean.
+Start-up (issue #19): rich (~40 ms of imports) is loaded only when something is drawn or
+printed, so a run off a terminal sends its first requests without it (``LazyConsole``).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from jurybox.records import JudgeRecord, Status
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
-class _RateColumn(ProgressColumn):
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
+
+def plainly_not_terminal(stream: TextIO) -> bool:
+    """True when rich's ``Console(file=stream).is_terminal`` would certainly be False: no
+    variable that forces it (``TTY_COMPATIBLE``, ``FORCE_COLOR``) is set and ``stream`` is not a
+    tty. False means "ask rich" (it has more rules: Jupyter, IDLE), not "a terminal"."""
+    if os.environ.get("TTY_COMPATIBLE") or "FORCE_COLOR" in os.environ:
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return isatty is None or not isatty()
+    except ValueError:  # a closed stream: rich says False too
+        return True
+
+
+class LazyConsole:
+    """rich's stderr ``Console``, made on first use (or a given one). Off a terminal a run
+    prints nothing until its summary, so rich is not imported before the first request."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console
+
+    @property
+    def is_terminal(self) -> bool:
+        if self._console is None and plainly_not_terminal(sys.stderr):
+            return False
+        return self.get().is_terminal
+
+    def get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415 - start-up: see the module doc
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    def print(self, text: str) -> None:
+        self.get().print(text)
+
+
+def _bar(console: Console) -> Progress:
+    """The bar drawn on a terminal (rich's ``Progress``; imported only here)."""
+    from rich.progress import (  # noqa: PLC0415 - start-up: see the module doc
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        SpinnerColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text  # noqa: PLC0415
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
+
+    return Progress(
+        SpinnerColumn(finished_text=" "),
+        TextColumn("judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+        console=console,
+    )
 
 
 # The counts beside the bar are rebuilt at most this often (rich redraws 10 times a second);
@@ -41,7 +99,7 @@ class RunProgress:
 
     def __init__(
         self,
-        console: Console | None,
+        console: Console | LazyConsole | None,
         total: int,
         notes: Callable[[], str | None] | None = None,
         *,
@@ -55,24 +113,17 @@ class RunProgress:
         self.cost_usd = 0.0
         self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
-        self._enabled = enabled
         self._stats_at = -_STATS_EVERY_S
         # e.g. the rate limits learned from the provider; read only when something is drawn
         self._notes = notes if enabled else None
         # Off a terminal there is no bar: batch events, hours apart, get a line each instead.
         self._log_to = None if enabled else console
-        self._progress = Progress(
-            SpinnerColumn(finished_text=" "),
-            TextColumn("judging"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            _RateColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[stats]}"),
-            console=console,
-            disable=not enabled,
-        )
-        self._task = self._progress.add_task("judging", total=total, stats=self._stats())
+        # None off a terminal: no bar, and rich stays unloaded (a disabled one drew nothing).
+        self._progress: Progress | None = None
+        if console is not None and enabled:
+            real = console.get() if isinstance(console, LazyConsole) else console
+            self._progress = _bar(real)
+            self._task = self._progress.add_task("judging", total=total, stats=self._stats())
 
     def _stats(self) -> str:
         if self._first_wait and not self.batch_note:  # batches say what they wait on
@@ -88,7 +139,8 @@ class RunProgress:
         """Show provider batches; while they run the ETA is the provider's, not ours."""
         wait = " · waiting on the provider (up to 24 h)" if waiting and ended < submitted else ""
         self.batch_note = f" · batches {submitted} submitted / {ended} ended{wait}"
-        self._progress.update(self._task, stats=self._stats())
+        if self._progress is not None:
+            self._progress.update(self._task, stats=self._stats())
         if self._log_to is not None:
             self._log_to.print(f"batches: {submitted} submitted, {ended} ended{wait}")
 
@@ -99,7 +151,7 @@ class RunProgress:
         self.provider_errors += record.status == Status.PROVIDER_ERROR
         self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)
         self.cost_usd += record.cost_usd or 0.0
-        if not self._enabled:
+        if self._progress is None:
             return  # nothing is drawn: the counts are all there is
         now = time.monotonic()
         if first or now - self._stats_at >= _STATS_EVERY_S:
@@ -109,7 +161,8 @@ class RunProgress:
             self._progress.update(self._task, advance=1)
 
     def __enter__(self) -> RunProgress:
-        self._progress.start()
+        if self._progress is not None:
+            self._progress.start()
         return self
 
     def __exit__(
@@ -118,6 +171,6 @@ class RunProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._enabled:
+        if self._progress is not None:
             self._progress.update(self._task, stats=self._stats())  # the final counts
-        self._progress.stop()
+            self._progress.stop()

@@ -14,9 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jurybox.config import JudgeConfig, RunConfig
 from jurybox.errors import ProviderError
@@ -37,7 +35,7 @@ from jurybox.pipeline.manifest import (
     RunningTotals,
     write_manifest,
 )
-from jurybox.pipeline.progress import RunProgress
+from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
@@ -50,6 +48,9 @@ from jurybox.providers.base import CALLER_TIMES_OUT, Provider
 from jurybox.providers.batch import BatchBackend, batch_backend
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @dataclass(frozen=True)
@@ -523,7 +524,7 @@ async def _judge_all(
     out: RunOutput,
     judges: Sequence[_Judge],
     pending: Sequence[WorkUnit],
-    console: Console | None,
+    console: Console | LazyConsole | None,
 ) -> None:
     cache = _open_cache(session.inputs.config, out.directory)
     log = BatchLog(out.directory / BATCH_LOG_FILE) if out.manifest.get("batch") else None
@@ -550,7 +551,7 @@ async def execute(
     directory: Path,
     *,
     resume: bool,
-    console: Console | None,
+    console: Console | LazyConsole | None,
     runtime: Runtime,
     force: bool = False,
 ) -> RunSummary:
@@ -571,7 +572,7 @@ async def _execute_locked(
     inputs: RunInputs,
     out: RunOutput,
     *,
-    console: Console | None,
+    console: Console | LazyConsole | None,
     runtime: Runtime,
     signals: StopSignals,
 ) -> RunSummary:
@@ -646,7 +647,7 @@ async def run_async(
     output_dir: str | Path,
     resume: bool = False,
     limit: int | None = None,
-    console: Console | None = None,
+    console: Console | LazyConsole | None = None,
     runtime: Runtime | None = None,
     force: bool = False,
 ) -> RunSummary:

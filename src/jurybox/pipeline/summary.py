@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from jurybox.records import JudgeRecord, Status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Start-up (issue #19): rich's markup and tables are imported by the functions that print, so a
+# run's path to its first request does not load them.
 
 # Why a judgment produced no verdict, most actionable first; "other" catches the rest.
 FAILURE_REASONS = ("auth", "rate_limit", "timeout", "parse", "refused", "truncated", "other")
@@ -213,6 +215,8 @@ def print_failures(console: Console, summary: RunSummary) -> None:
         console.print("failures: none")
         return
     records = sum(j.records for j in summary.failures.values())
+    from rich.markup import escape  # noqa: PLC0415 - start-up: see the imports
+
     reasons = ", ".join(f"{_label(r)} {n}" for r, n in counts.items() if n)
     console.print(f"failures: {total} of {records} records ({reasons})")
     for judge in summary.failures.values():
@@ -223,6 +227,8 @@ def print_failures(console: Console, summary: RunSummary) -> None:
 
 def print_estimates(console: Console, estimates: Sequence[JudgeEstimate]) -> None:
     """The dry-run table: work units, calls, tokens and cost per judge."""
+    from rich.table import Table  # noqa: PLC0415 - start-up: see the imports
+
     table = Table(title="dry run: no calls made")
     for column in ("judge", "units", "calls", "input tok (est.)", "max output tok", "cost ≤"):
         table.add_column(column, justify="left" if column == "judge" else "right")

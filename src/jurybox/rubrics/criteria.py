@@ -34,7 +34,9 @@ _LABEL = re.compile(r"^[\w][\w .-]*$")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # defer_build: the validators are built on first use, so a run that loads no rubric or
+    # criterion file (a plain pairwise run) does not build them before its first request.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class FewShotExample(_Frozen):

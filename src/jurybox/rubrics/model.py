@@ -35,7 +35,9 @@ RESERVED_NAMES = frozenset(
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: the validators are built on first use, so a run that loads no rubric or
+    # criterion file (a plain pairwise run) does not build them before its first request.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def parse_band(band: str) -> tuple[int, int]:
