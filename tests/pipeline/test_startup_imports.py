@@ -129,10 +129,11 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
-    goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules or
-    aiohttp (~0.2 s of imports, needed only for https:// or a proxy)."""
+    goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules,
+    aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
     direct_client = "jurybox.providers._http1"
-    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, "aiohttp", direct_client)
+    # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
+    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, "aiohttp", "jinja2", direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=watched, config=config)

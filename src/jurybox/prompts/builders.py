@@ -1,7 +1,9 @@
 """Prompt builders for the four judging modes and batch pairwise.
 
-Templates are rendered by a ``SandboxedEnvironment`` and only ever receive untrusted text as
-variables, so ``{{ 7*7 }}`` inside a response stays literal. Every variable the templates print
+Templates are rendered as a ``SandboxedEnvironment`` configured below renders them (by
+``prompts.plain``, which needs no jinja2 import or compile; by jinja2 itself for anything it does
+not handle) and only ever receive untrusted text as variables, so ``{{ 7*7 }}`` inside a response
+stays literal. Every variable the templates print
 goes through ``finalize``, which neutralises look-alikes of the prompt's own tags; only fenced
 blocks (``Fenced``) are printed as they are. Static text (instructions, rubric, anchors,
 few-shot examples) goes in ``system`` and the item in ``user``, so provider prompt caching
@@ -15,16 +17,17 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import PackageLoader, StrictUndefined, Template, meta
-from jinja2.sandbox import SandboxedEnvironment
-
-from jurybox.prompts import schemas
+from jurybox.prompts import plain, schemas
 from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
 from jurybox.records import POSITION_LETTERS, Item
 from jurybox.rubrics import Criterion, Rubric
 from jurybox.rubrics.model import parse_band
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+    from jinja2.sandbox import SandboxedEnvironment
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -50,7 +53,10 @@ def _finalize(value: Any) -> Any:
 @functools.cache
 def _environment() -> SandboxedEnvironment:
     # Cached because compiling the templates dominates rendering time; the environment is
-    # configured once here and never mutated afterwards.
+    # configured once here and never mutated afterwards. ``prompts.plain`` renders as it does.
+    from jinja2 import PackageLoader, StrictUndefined  # noqa: PLC0415 - start-up: see plain
+    from jinja2.sandbox import SandboxedEnvironment  # noqa: PLC0415
+
     return SandboxedEnvironment(
         loader=PackageLoader("jurybox.prompts", "templates"),
         # Packaged templates do not change under a running process; auto_reload would stat
@@ -70,9 +76,26 @@ def _template(name: str) -> Template:
     return _environment().get_template(name)
 
 
+@functools.cache
+def _plain(name: str) -> plain.Template | None:
+    """``name`` parsed by ``prompts.plain``; None when it needs jinja2."""
+    return plain.parse(name, _finalize, _plain)
+
+
+def _render(name: str, context: dict[str, Any]) -> str:
+    """The template's text as jinja2 renders it (before ``render``'s clean-up)."""
+    template = _plain(name)
+    if template is not None:
+        try:
+            return template.render(context)
+        except Exception:
+            pass
+    return _template(name).render(**context)
+
+
 def render(template: str, **context: Any) -> str:
     """Render one packaged template; runs of blank lines are collapsed to one."""
-    text = _template(template).render(**context)
+    text = _render(template, context)
     if "\n\n\n" in text:  # a plain search is ~50x faster than the regex finding nothing
         text = _BLANK_LINES.sub("\n\n", text)
     return text.strip() + "\n"
@@ -97,6 +120,14 @@ _ABSENT = object()
 def _template_variables(name: str) -> tuple[str, ...] | None:
     """The variables ``name`` and the templates it includes may read, or None when it includes
     a template by a computed name (then what it reads is unknown and nothing is stored)."""
+    parsed = _plain(name)
+    if parsed is not None:  # what jinja2's meta finds, without jinja2 (tests compare them)
+        names = set(parsed.free)
+        for other in parsed.includes:
+            names.update(_template_variables(other) or ())
+        return tuple(sorted(names))
+    from jinja2 import meta  # noqa: PLC0415 - start-up: see plain
+
     environment = _environment()
     assert environment.loader is not None  # set in _environment
     source = environment.loader.get_source(environment, name)[0]
@@ -159,7 +190,7 @@ def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> s
         if len(_SLOTTED) >= _SLOTTED_LIMIT:
             _SLOTTED.clear()
         markers = {name: Fenced(f"{_MARK}{name}{_MARK}") for name in slots}
-        marked = _template(template).render(**context, **markers)
+        marked = _render(template, {**context, **markers})
         once = all(marked.count(marker) == 1 for marker in markers.values())
         _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(markers) else None
     stored = _SLOTTED[key]
