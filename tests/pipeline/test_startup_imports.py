@@ -30,6 +30,8 @@ HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib", "numpy", "pyarrow")
 UNUSED_SDKS = ("openai", "httpx2", "anthropic", "google.genai", "llama_cpp", "ray", "jsonschema")
 # Only a dry run or a batch run needs these: estimates, the batch plan and its tables.
 DRY_RUN_ONLY = ("jurybox.app.batches", "jurybox.pipeline.dryrun")
+# Only a --batch run needs the batch machinery (its plan, log, engine and vendor backends).
+BATCH_ONLY = ("jurybox.pipeline.batch", "jurybox.providers.batch")
 # `jurybox --help` and `jurybox run --help` need click alone (the trust flags' help included).
 NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "importlib.metadata")
 
@@ -133,7 +135,7 @@ def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
     direct_client = "jurybox.providers._http1"
     # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, "aiohttp", "jinja2", direct_client)
+    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, *BATCH_ONLY, "aiohttp", "jinja2", direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=watched, config=config)

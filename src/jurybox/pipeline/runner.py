@@ -22,13 +22,6 @@ from jurybox.io.datasets import load_dataset
 from jurybox.io.judgments import JsonlWriter
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
-from jurybox.pipeline.batch import (
-    BATCH_LOG_FILE,
-    BatchLog,
-    BatchSettings,
-    JudgeBatches,
-    batch_priced,
-)
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
@@ -45,12 +38,17 @@ from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens
 from jurybox.providers.base import CALLER_TIMES_OUT, Provider
-from jurybox.providers.batch import BatchBackend, batch_backend
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jurybox.pipeline.batch import BatchLog
+    from jurybox.providers.batch import BatchBackend
+
+# Start-up (issue #19): the batch machinery (pipeline.batch, providers.batch) is imported by the
+# functions of a --batch run, not on every run's way to its first request.
 
 
 @dataclass(frozen=True)
@@ -193,6 +191,8 @@ class _Session:
         for call in own:
             await self._judge_batch(judge, call, sink)
         vendor = [call for call in calls if self.inputs.mode.answerer(call[0]) is None]
+        from jurybox.pipeline.batch import BatchSettings, JudgeBatches  # noqa: PLC0415 - above
+
         pipeline = self.inputs.config.pipeline
         settings = BatchSettings(
             poll_s=pipeline.batch_poll_s,
@@ -339,6 +339,8 @@ class _BatchHost:
     priced at the batch rate and stamped with their batch id."""
 
     def __init__(self, session: _Session, judge: _Judge, sink: _Sink) -> None:
+        from jurybox.pipeline.batch import batch_priced  # noqa: PLC0415 - see the imports
+
         self.session, self.judge, self.sink = session, judge, sink
         priced = replace(judge.records, judge=batch_priced(judge.config))
         self.batch_judge = replace(judge, records=priced)
@@ -494,8 +496,23 @@ def build_judge(
         limits=own,
         workers=workers,
         records=RecordContext(run_id, config.task.mode, name, judge, provider),
-        backend=batch_backend(provider) if batch else None,
+        backend=_batch_backend(provider) if batch else None,
     )
+
+
+def _batch_backend(provider: Provider) -> BatchBackend | None:
+    from jurybox.providers.batch import batch_backend  # noqa: PLC0415 - see the imports
+
+    return batch_backend(provider)
+
+
+def _batch_log(out: RunOutput) -> BatchLog | None:
+    """The durable log of a batch run's provider batches (None for a synchronous run)."""
+    if not out.manifest.get("batch"):
+        return None
+    from jurybox.pipeline.batch import BATCH_LOG_FILE, BatchLog  # noqa: PLC0415 - see imports
+
+    return BatchLog(out.directory / BATCH_LOG_FILE)
 
 
 def _limit_notes(judges: Sequence[_Judge]) -> str | None:
@@ -527,7 +544,7 @@ async def _judge_all(
     console: Console | LazyConsole | None,
 ) -> None:
     cache = _open_cache(session.inputs.config, out.directory)
-    log = BatchLog(out.directory / BATCH_LOG_FILE) if out.manifest.get("batch") else None
+    log = _batch_log(out)
     fsync_s = session.runtime.fsync_interval_s
     try:
         with (

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +49,13 @@ _TOKEN = re.compile(
 _BLANK = re.compile(r"[ \t]*")
 
 
-@dataclass(frozen=True)
 class _Tag:
-    kind: str  # "var" or "block"
-    tokens: tuple[str, ...]
+    # Plain classes, not dataclasses: creating a dataclass costs ~1 ms of import (start-up).
+    __slots__ = ("kind", "tokens")
+
+    def __init__(self, kind: str, tokens: tuple[str, ...]) -> None:
+        self.kind = kind  # "var" or "block"
+        self.tokens = tokens
 
 
 def _tokens(source: str) -> tuple[str, ...]:
@@ -286,14 +288,17 @@ def _item(value: Expr, key: Expr) -> Expr:
 # --- statements ----------------------------------------------------------------------------------
 
 
-@dataclass
 class Template:
     """A parsed template: ``render(context)`` gives Jinja's text (before ``builders.render``)."""
 
-    name: str
-    body: Node
-    free: frozenset[str]  # names read and not bound inside (Jinja's undeclared variables)
-    includes: tuple[str, ...]
+    __slots__ = ("body", "free", "includes", "name")
+
+    def __init__(
+        self, name: str, body: Node, free: frozenset[str], includes: tuple[str, ...]
+    ) -> None:
+        self.name, self.body = name, body
+        self.free = free  # names read and not bound inside (Jinja's undeclared variables)
+        self.includes = includes
 
     def render(self, context: Mapping[str, Any]) -> str:
         out: list[str] = []
