@@ -22,11 +22,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.errors import ParseError
 from jurybox.records import DimensionScore
-from jurybox.rubrics import Rubric
+
+if TYPE_CHECKING:
+    from jurybox.rubrics.model import Rubric
 
 VERDICTS = ("A", "B", "TIE")
 CONFIDENCE_LABELS = ("high", "medium", "low")

@@ -32,6 +32,8 @@ UNUSED_SDKS = ("openai", "httpx2", "anthropic", "google.genai", "llama_cpp", "ra
 DRY_RUN_ONLY = ("jurybox.app.batches", "jurybox.pipeline.dryrun")
 # Only a --batch run needs the batch machinery (its plan, log, engine and vendor backends).
 BATCH_ONLY = ("jurybox.pipeline.batch", "jurybox.providers.batch")
+# Only a run with a rubric or criterion files builds their pydantic models.
+RUBRIC_ONLY = ("jurybox.rubrics.model", "jurybox.rubrics.criteria")
 # `jurybox --help` and `jurybox run --help` need click alone (the trust flags' help included).
 NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "importlib.metadata")
 
@@ -131,11 +133,12 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
-    goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules,
-    aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
+    goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules, the
+    rubric models, aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
     direct_client = "jurybox.providers._http1"
     # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    watched = (*HEAVY, *UNUSED_SDKS, *DRY_RUN_ONLY, *BATCH_ONLY, "aiohttp", "jinja2", direct_client)
+    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, "aiohttp", "jinja2")
+    watched = (*HEAVY, *UNUSED_SDKS, *lazy, direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=watched, config=config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jurybox import parsing
 from jurybox.config import TaskConfig
@@ -10,7 +11,9 @@ from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import Presentation
 from jurybox.modes.results import Answer, CriterionResult
 from jurybox.records import Completion
-from jurybox.rubrics import Criterion, load_criterion
+
+if TYPE_CHECKING:
+    from jurybox.rubrics.criteria import Criterion
 
 
 def criterion_name(path: str) -> str:
@@ -40,6 +43,8 @@ def read_criterion(completion: Completion) -> CriterionResult:
 
 
 def runnable_criterion(path: Path) -> Criterion:
+    from jurybox.rubrics.criteria import load_criterion  # noqa: PLC0415 - see rubrics' doc
+
     criterion = load_criterion(path)
     if criterion.train_examples:
         # Silently dropping them would judge with a different prompt than the one calibrated.

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from jurybox import parsing
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
@@ -29,7 +29,11 @@ from jurybox.modes.results import Failed, Judgment, Pair
 from jurybox.prompts import PromptParts
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit
-from jurybox.rubrics import Criterion, Rubric, SafetySettings, load_rubric
+from jurybox.rubrics.safety import SafetySettings
+
+if TYPE_CHECKING:
+    from jurybox.rubrics.criteria import Criterion
+    from jurybox.rubrics.model import Rubric
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,8 @@ class JudgingMode(ABC):
         cls.check_batch(task)
         rubric = None
         if cls.uses_rubric(task):
+            from jurybox.rubrics.model import load_rubric  # noqa: PLC0415 - see rubrics' doc
+
             base_dir = Path(config.source_path).parent if config.source_path else None
             rubric = load_rubric(task.rubric, base_dir=base_dir, env=env)
         safety = SafetySettings.from_env(env)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from jurybox.config import JudgeConfig, RunConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
@@ -23,7 +23,10 @@ from jurybox.modes.results import CriterionResult, Judgment
 from jurybox.prompts import PromptParts, criterion_prompt
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
-from jurybox.rubrics import Criterion, SafetySettings
+from jurybox.rubrics.safety import SafetySettings
+
+if TYPE_CHECKING:
+    from jurybox.rubrics.criteria import Criterion
 
 
 class CriterionMode(JudgingMode):

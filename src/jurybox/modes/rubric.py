@@ -16,7 +16,7 @@ from jurybox.modes.results import Judgment, RubricResult
 from jurybox.modes.scoring import safety_of, scored_arms
 from jurybox.prompts import PromptParts, rubric_prompt
 from jurybox.records import Completion, Item, WorkUnit
-from jurybox.rubrics import apply_safety_cap
+from jurybox.rubrics.scoring import apply_safety_cap
 
 
 class RubricMode(JudgingMode):

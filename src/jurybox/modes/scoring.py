@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from jurybox.modes.base import JudgingContext
 from jurybox.modes.results import ArmScores
 from jurybox.records import DimensionScore, Item
-from jurybox.rubrics import SafetyResult, check_safety, overall_score
+from jurybox.rubrics.safety import SafetyResult, check_safety
+from jurybox.rubrics.scoring import overall_score
 
 
 def safety_of(ctx: JudgingContext, text: str) -> SafetyResult | None:

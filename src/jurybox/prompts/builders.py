@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from jurybox.prompts import plain, schemas
 from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
 from jurybox.records import POSITION_LETTERS, Item
-from jurybox.rubrics import Criterion, Rubric
-from jurybox.rubrics.model import parse_band
 
 if TYPE_CHECKING:
     from jinja2 import Template
     from jinja2.sandbox import SandboxedEnvironment
+
+    from jurybox.rubrics.criteria import Criterion
+    from jurybox.rubrics.model import Rubric
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -228,6 +229,8 @@ def _rubric_context(rubric: Rubric) -> dict[str, Any]:
 
 
 def _build_rubric_context(rubric: Rubric) -> dict[str, Any]:
+    from jurybox.rubrics.model import parse_band  # noqa: PLC0415 - a rubric is loaded already
+
     dimensions = [
         {
             "name": dim.name,

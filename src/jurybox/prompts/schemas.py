@@ -10,9 +10,10 @@ dicts, so callers may mutate what they get.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jurybox.rubrics import Rubric
+if TYPE_CHECKING:
+    from jurybox.rubrics.model import Rubric
 
 VERDICTS = ("A", "B", "TIE")
 CONFIDENCE_LABELS = ("high", "medium", "low")

@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from jurybox.rubrics.model import Rubric
 from jurybox.rubrics.safety import SafetyResult, SafetySettings
+
+if TYPE_CHECKING:
+    from jurybox.rubrics.model import Rubric
 
 
 @dataclass(frozen=True)
