@@ -11,9 +11,13 @@ output folder, and measures spawn -> first request, so Python's own start is inc
 It prints, with the load average: spawn -> first request (best and median of ``--tries``), the
 whole run's wall, the import time of ``python -X importtime -m jurybox run cfg.yaml --dry-run``
 (sum of the top-level modules' cumulative times, best of the tries) and how many modules it
-imports, and the wall of ``jurybox --help`` and ``jurybox run --help``.
+imports, the wall of ``jurybox --help`` and ``jurybox run --help``, and the import self time of a
+real run by package: over the whole run, and before its first request (an audit hook marks the
+first TCP connect in the ``-X importtime`` output).
 
-Usage: ``python bench/startup.py [--tries 10] [--items 4]``. Run it with the venv's python and
+Usage: ``python bench/startup.py [--tries 10] [--items 4] [--src TREE]``; with ``--baseline
+TREE`` it times only the first request, of TREE and of the source tree taking turns (the fair
+comparison on a machine whose load changes by the minute). Run it with the venv's python and
 ``PYTHONPATH=src``. It is a benchmark, not a test.
 """
 
@@ -137,14 +141,38 @@ def time_first_request(
     return server.first_arrival - started, ended - started, children_cpu() - cpu
 
 
-def import_lines(args: Sequence[str], src: Path) -> list[tuple[str, int, int]]:
-    """(module as printed, self us, cumulative us) of each import of ``python -X importtime``."""
-    command = [sys.executable, "-X", "importtime", *args]
+# Runs `jurybox` as `python -m jurybox` does and writes FIRST_REQUEST to stderr when the run opens
+# its first TCP connection (an audit hook): the import lines printed before it are the imports
+# the first request waited for.
+FIRST_REQUEST = "FIRST-REQUEST"
+_MARK_FIRST_REQUEST = f"""
+import os, runpy, sys, time
+def hook(event, args):
+    if event == "socket.connect" and not getattr(hook, "seen", False):
+        hook.seen = True
+        cpu = time.process_time()  # the process's CPU (user + sys) so far, its start included
+        os.write(2, f"{FIRST_REQUEST} {{cpu}}\\n".encode())
+sys.addaudithook(hook)
+sys.argv = ["jurybox", *sys.argv[1:]]
+runpy.run_module("jurybox", run_name="__main__", alter_sys=True)
+"""
+
+
+def import_lines(
+    args: Sequence[str], src: Path, *, before_first_request: bool = False
+) -> list[tuple[str, int, int]]:
+    """(module as printed, self us, cumulative us) of each import of ``python -X importtime``;
+    with ``before_first_request``, of those before the run's first request (``args`` are then
+    the arguments of ``jurybox``)."""
+    command = [sys.executable, "-X", "importtime"]
+    command += ["-c", _MARK_FIRST_REQUEST, *args] if before_first_request else [*args]
     done = subprocess.run(
         command, env=child_env(src), capture_output=True, text=True, timeout=120, check=False
     )
     rows = []
     for line in done.stderr.splitlines():
+        if line.startswith(FIRST_REQUEST) and before_first_request:
+            break
         if line.startswith("import time:") and "self [us]" not in line:
             own, cumulative, name = line.removeprefix("import time:").split("|")
             rows.append((name, int(own), int(cumulative)))
@@ -159,13 +187,33 @@ def import_profile(config: Path, src: Path) -> tuple[float, int]:
     return top_level / 1e6, len(rows)
 
 
-def import_breakdown(config: Path, work: Path, src: Path, tries: int) -> dict[str, float]:
+def cpu_to_first_request(config: Path, output: Path, src: Path) -> float:
+    """CPU seconds (user + sys) ``jurybox run`` spent up to its first request, as the child
+    measures it (``time.process_time``, which counts from the process's start)."""
+    command = [sys.executable, "-c", _MARK_FIRST_REQUEST, "run", str(config)]
+    command += ["--output-dir", str(output)]
+    done = subprocess.run(
+        command, env=child_env(src), capture_output=True, text=True, timeout=120, check=False
+    )
+    marks = [line for line in done.stderr.splitlines() if line.startswith(FIRST_REQUEST)]
+    if done.returncode != 0 or not marks:
+        raise RuntimeError(f"jurybox run failed ({done.returncode}): {done.stderr[-2000:]}")
+    return float(marks[0].split()[1])
+
+
+def import_breakdown(
+    config: Path, work: Path, src: Path, tries: int, *, before_first_request: bool = False
+) -> dict[str, float]:
     """Seconds of import (each module's least self time over ``tries`` real runs), by package:
-    where a run's start-up goes. ``jurybox`` is split by subpackage."""
+    where a run's start-up goes (``before_first_request``: only the imports before its first
+    request). ``jurybox`` is split by subpackage."""
     least: dict[str, int] = {}
     for n in range(tries):
-        command = ["-m", "jurybox", "run", str(config), "--output-dir", str(work / f"imp{n}")]
-        for name, own, _ in import_lines(command, src):
+        output = str(work / f"imp{n}{'-first' if before_first_request else ''}")
+        command = ["run", str(config), "--output-dir", output]
+        if not before_first_request:
+            command = ["-m", "jurybox", *command]
+        for name, own, _ in import_lines(command, src, before_first_request=before_first_request):
             least[name.strip()] = min(least.get(name.strip(), own), own)
     groups: collections.Counter[str] = collections.Counter()
     for name, own in least.items():
@@ -189,14 +237,49 @@ def measured(measure: Callable[[], tuple[float, float]], tries: int) -> list[tup
     return [measure() for _ in range(tries)]
 
 
+def side_by_side(
+    server: FirstArrivalServer, config: Path, work: Path, trees: dict[str, Path], tries: int
+) -> None:
+    """Spawn -> first request (wall) and start -> first request (CPU) of each tree, the trees
+    taking turns try by try, so that a change in the machine's load between minutes falls on
+    all of them alike."""
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    cpus: dict[str, list[float]] = {name: [] for name in trees}
+    for name, tree in trees.items():
+        time_first_request(server, config, work / f"warm-{name}", tree)  # writes the bytecode
+    for n in range(tries):
+        for name, tree in trees.items():
+            walls[name].append(time_first_request(server, config, work / f"w{n}{name}", tree)[0])
+            cpus[name].append(cpu_to_first_request(config, work / f"c{n}{name}", tree))
+    print(f"side by side, taking turns, {tries} tries each; seconds, best / median:")
+    for name, tree in trees.items():
+        wall, cpu = best_and_median(walls[name]), best_and_median(cpus[name])
+        print(f"  {name:9s} spawn -> first request (wall) {wall[0]:6.3f} / {wall[1]:6.3f}", end="")
+        print(f"   start -> first request (CPU) {cpu[0]:6.3f} / {cpu[1]:6.3f}   {tree}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=10)
     parser.add_argument("--items", type=int, default=4)
     parser.add_argument("--top", type=int, default=20, help="Packages listed in the breakdown.")
     parser.add_argument("--src", type=Path, help="Source tree to time (default: this one's).")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="Only time the first request of this tree and the source tree, taking turns.",
+    )
     args = parser.parse_args()
     src = args.src.resolve() if args.src is not None else SRC
+    if args.baseline is not None:
+        print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}")
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        with tempfile.TemporaryDirectory() as tmp, ServerThread() as server:
+            config = write_inputs(Path(tmp), server.url, args.items)
+            trees = {"baseline": args.baseline.resolve(), "source": src}
+            side_by_side(server, config, Path(tmp), trees, args.tries)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     print(f"source: {src}")
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -205,8 +288,12 @@ def main() -> None:
         time_first_request(server, config, Path(tmp) / "warm-up", src)  # writes the bytecode
         outputs = [Path(tmp) / f"out{n}" for n in range(args.tries)]
         runs = [time_first_request(server, config, output, src) for output in outputs]
+        cpu_first = [
+            cpu_to_first_request(config, Path(tmp) / f"cpu{n}", src) for n in range(args.tries)
+        ]
         imports = [import_profile(config, src) for _ in range(args.tries)]
         breakdown = import_breakdown(config, Path(tmp), src, args.tries)
+        first = import_breakdown(config, Path(tmp), src, args.tries, before_first_request=True)
         python, jurybox = sys.executable, [sys.executable, "-m", "jurybox"]
         dry = [*jurybox, "run", str(config), "--dry-run"]
         timed = {
@@ -222,6 +309,7 @@ def main() -> None:
     print(f"{args.tries} tries each, {args.items} items x 2 orders; seconds, best / median:")
     rows = {
         "run: spawn -> first request (wall)": best_and_median([r[0] for r in runs]),
+        "run: start -> first request (CPU)": best_and_median(cpu_first),
         "run: whole (wall)": best_and_median([r[1] for r in runs]),
         "run: whole (CPU user+sys)": best_and_median([r[2] for r in runs]),
         "run --dry-run: imports (-X importtime)": best_and_median([t for t, _ in imports]),
@@ -232,10 +320,12 @@ def main() -> None:
     for label, (best, median) in rows.items():
         print(f"  {label:42s} {best:7.3f} / {median:7.3f}")
     print(f"  {'run --dry-run: modules imported':42s} {imports[0][1]}")
-    total = sum(breakdown.values())
-    print(f"run (real): import self time by package, least of {args.tries}: {total:.3f} s")
-    for group, seconds in list(breakdown.items())[: args.top]:
-        print(f"  {group:32s} {seconds * 1000:7.1f} ms  {seconds / total:6.1%}")
+    for title, groups in (("", breakdown), (", before the first request", first)):
+        total = sum(groups.values())
+        print(f"run (real): import self time by package{title}, least of {args.tries}: ", end="")
+        print(f"{total:.3f} s")
+        for group, seconds in list(groups.items())[: args.top]:
+            print(f"  {group:32s} {seconds * 1000:7.1f} ms  {seconds / total:6.1%}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
