@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from jurybox.app.run import resume_command
 from jurybox.cli import main
 from jurybox.errors import ConfigError
 from jurybox.pipeline.engines import open_engine
+from jurybox.pipeline.signals import RunInterrupted
 
 
 def test_local_is_the_runner_itself() -> None:
@@ -32,3 +35,19 @@ def test_run_help_names_the_engines() -> None:
     result = CliRunner().invoke(main, ["run", "--help"])
     assert result.exit_code == 0
     assert "--engine [local|ray]" in result.output and "--ray-address ADDR" in result.output
+
+
+@pytest.mark.parametrize(
+    ("engine", "address", "tail"),
+    [
+        ("local", None, ""),
+        ("ray", None, " --engine ray"),
+        ("ray", "ray://head node:10001", " --engine ray --ray-address 'ray://head node:10001'"),
+    ],
+)
+def test_the_resume_hint_names_the_engine_the_run_was_on(
+    tmp_path: Path, engine: str, address: str | None, tail: str
+) -> None:
+    stopped = RunInterrupted(signal.SIGTERM, tmp_path / "my run")
+    command = resume_command("cfg.yaml", stopped, engine, address)
+    assert command == f"jurybox run cfg.yaml --resume '{tmp_path / 'my run'}'{tail}"

@@ -161,18 +161,30 @@ def run_from_config(
             execute(inputs, directory, resume=resume is not None, console=screen, runtime=runtime)
         )
     except RunInterrupted as stopped:
-        _print_interrupted(screen.get(), stopped, config_path)
+        command = resume_command(config_path, stopped, engine, ray_address)
+        _print_interrupted(screen.get(), stopped, command)
         raise
     print_summary(screen.get(), summary)
     return summary
 
 
-def _print_interrupted(console: Console, stopped: RunInterrupted, config_path: str | Path) -> None:
+def resume_command(
+    config_path: str | Path, stopped: RunInterrupted, engine: str, ray_address: str | None
+) -> str:
+    """The exact command that carries an interrupted run on, on the engine it ran on."""
+    config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
+    command = f"jurybox run {config} --resume {folder}"
+    if engine != "local":
+        command += f" --engine {shlex.quote(engine)}"
+    if ray_address is not None:
+        command += f" --ray-address {shlex.quote(ray_address)}"
+    return command
+
+
+def _print_interrupted(console: Console, stopped: RunInterrupted, command: str) -> None:
     """What is done so far and the exact command that carries on (it skips finished units)."""
     if isinstance(stopped.summary, RunSummary):
         print_summary(console, stopped.summary)
-    config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
-    command = f"jurybox run {config} --resume {folder}"
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
 
