@@ -149,18 +149,19 @@ def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
 
 # Needed by a run only after its first request (the progress bar off a terminal, the summary):
 # loaded later, if at all, so they cost the first request nothing.
-AFTER_FIRST_REQUEST = ("rich",)
+AFTER_FIRST_REQUEST = ("rich", "jurybox.parsing")
 
 
 def test_first_request_goes_out_before_what_only_the_end_needs(tmp_path: Path) -> None:
     """Off a terminal (the test captures stderr) the first request of an openai_compatible run
-    is sent before rich is imported; the summary printed at the end does import it."""
+    is sent before rich (the summary printed at the end) and the answer parsers are imported;
+    both are imported by the end."""
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=AFTER_FIRST_REQUEST, config=config)
         assert server.stats()["ok"] == 6
     assert result["at_first_request"] == [], f"loaded before: {result['at_first_request']}"
-    assert "rich" in result["loaded"]  # the summary at the end: the watch sees what loads
+    assert result["loaded"] == list(AFTER_FIRST_REQUEST)  # the watch sees what loads
 
 
 def test_dry_run_of_openai_compatible_imports_no_sdk(tmp_path: Path) -> None:

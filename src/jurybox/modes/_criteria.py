@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jurybox import parsing
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import Presentation
@@ -38,6 +37,8 @@ def answer_of(value: str) -> Answer:
 
 def read_criterion(completion: Completion) -> CriterionResult:
     """A criterion answer (a model's or a check's) as a typed result, reasoning kept."""
+    from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
     judged = parsing.parse_criterion(completion.text, completion.structured)
     return CriterionResult(judged.method, answer_of(judged.answer), judged.reasoning)
 

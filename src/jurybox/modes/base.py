@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
-from jurybox import parsing
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.results import Failed, Judgment, Pair
@@ -104,6 +103,8 @@ def vendor_refusal(completion: Completion) -> str | None:
 
 def parse_failure(completion: Completion, exc: ParseError, pair: Pair | None = None) -> Failed:
     """A ParseError as a result: refused, truncated (hit max_tokens) or unparsed."""
+    from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
     if isinstance(exc, parsing.JudgeRefusal):
         return Failed(Status.REFUSED, str(exc), pair)
     if completion.finish_reason == "length":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from jurybox import parsing
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import (
@@ -93,6 +92,8 @@ class PairwiseMode(JudgingMode):
     def interpret(
         self, units: Sequence[WorkUnit], items: Mapping[str, Item], completion: Completion
     ) -> list[Judgment]:
+        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
         if not self.is_batch or vendor_refusal(completion) is not None:
             return super().interpret(units, items, completion)
         results = parsing.parse_batch_pairwise(completion.text, completion.structured, len(units))
@@ -110,6 +111,8 @@ class PairwiseMode(JudgingMode):
         return out
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
+        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
         pair = pair_of(unit)
         if not self.ctx.task.pairwise_with_rubric:
             plain = parsing.parse_pairwise(completion.text, completion.structured)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from jurybox import parsing
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError
 from jurybox.modes.base import JudgingMode, Presentation, item_of, single
@@ -45,6 +44,8 @@ class RankingMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
+        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
         letters = list(POSITION_LETTERS[: len(unit.order)])
         judged = parsing.parse_ranking(
             completion.text, completion.structured, letters, self.ctx.require_rubric()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from jurybox import parsing
 from jurybox.config import TaskConfig
 from jurybox.modes.base import JudgingMode, Presentation, item_of, single
 from jurybox.modes.results import Judgment, RubricResult
@@ -44,6 +43,8 @@ class RubricMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
+        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+
         arm = unit.order[0]
         judged = parsing.parse_rubric(
             completion.text,
