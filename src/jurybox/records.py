@@ -10,6 +10,7 @@ read the same file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -112,9 +113,10 @@ class WorkUnit:
     retest: bool = False
     criterion: str | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Stable identity used for resume; contains only what defines the judgment."""
+        """Stable identity used for resume; contains only what defines the judgment (worked
+        out once per unit: a run asks for it when it plans, resumes and records)."""
         return unit_key(
             self.item_id,
             self.judge,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +36,16 @@ class RecordContext:
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    """``datetime.now(UTC).isoformat(timespec="milliseconds")``: every record is stamped, and
+    the date and time of day change once a second, so that part is formatted once a second."""
+    millis = time.time_ns() // 1_000_000
+    second, milli = divmod(millis, 1000)
+    if second != _STAMP[0]:
+        _STAMP[:] = second, datetime.fromtimestamp(second, UTC).isoformat()[:19]
+    return f"{_STAMP[1]}.{milli:03d}+00:00"
+
+
+_STAMP: list[Any] = [None, ""]  # the second last stamped, and its date and time of day
 
 
 def _identity(
@@ -49,29 +59,30 @@ def _identity(
     error: str | None = None,
 ) -> dict[str, Any]:
     """The fields of the unit's record that say what it is; judgment fields left out."""
-    return dict(
-        key=unit.key,
-        run_id=ctx.run_id,
-        query_id=unit.item_id,
-        judge_name=ctx.judge_name,
-        judge_model=ctx.provider.model,
-        judge_vendor=ctx.provider.vendor,
-        mode=ctx.mode,
-        presentation_order=unit.ordering,
-        positions=unit.positions(),
-        status=status,
-        parse_success=False,
-        raw_response=raw_response,
-        timestamp=utc_now(),
-        repeat=unit.repeat,
-        retest=unit.retest,
-        criterion=unit.criterion,
-        error=error,
-        prompt_hash=prompt_hash,
-        attempts=attempts,
-        local_judge=ctx.provider.is_local,
-        judge_family=ctx.judge.family,
-    )
+    provider = ctx.provider
+    return {
+        "key": unit.key,
+        "run_id": ctx.run_id,
+        "query_id": unit.item_id,
+        "judge_name": ctx.judge_name,
+        "judge_model": provider.model,
+        "judge_vendor": provider.vendor,
+        "mode": ctx.mode,
+        "presentation_order": unit.ordering,
+        "positions": unit.positions(),
+        "status": status,
+        "parse_success": False,
+        "raw_response": raw_response,
+        "timestamp": utc_now(),
+        "repeat": unit.repeat,
+        "retest": unit.retest,
+        "criterion": unit.criterion,
+        "error": error,
+        "prompt_hash": prompt_hash,
+        "attempts": attempts,
+        "local_judge": provider.is_local,
+        "judge_family": ctx.judge.family,
+    }
 
 
 def _share(total: int | None, parts: int, index: int) -> int | None:

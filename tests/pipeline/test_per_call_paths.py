@@ -1,0 +1,92 @@
+"""The per-call shortcuts of a run (issue 19, CPU per judgment) give what the general code they
+stand for gives: the record timestamp, the unit key, the limiter's path when nothing waits."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from jurybox.pipeline import recording
+from jurybox.pipeline.ratelimit import AdaptiveLimits
+from jurybox.records import Completion, WorkUnit, unit_key
+
+
+def test_utc_now_is_the_isoformat_stamp() -> None:
+    for _ in range(2000):
+        before = datetime.now(UTC).isoformat(timespec="milliseconds")
+        stamp = recording.utc_now()
+        after = datetime.now(UTC).isoformat(timespec="milliseconds")
+        assert before <= stamp <= after
+        assert datetime.fromisoformat(stamp).isoformat(timespec="milliseconds") == stamp
+    # A stamp of a second other than the kept one is worked out afresh.
+    recording._STAMP[:] = [0, "1970-01-01T00:00:00"]
+    assert recording.utc_now() > datetime.now(UTC).replace(microsecond=0).isoformat()[:19]
+
+
+def test_a_units_key_is_worked_out_once_and_is_unit_key() -> None:
+    parts = ("q|1", "judge\\x", "control_first", ("control", "treatment"), 2, True, "c")
+    unit = WorkUnit(*parts)
+    expected = unit_key("q|1", "judge\\x", "control_first", 2, criterion="c", retest=True)
+    assert unit.key == expected
+    assert unit.__dict__["key"] is unit.key  # kept
+    assert unit == WorkUnit(*parts)  # the kept key is no field: equality is as before
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+def _state(limits: AdaptiveLimits) -> tuple[object, ...]:
+    return (
+        limits.in_flight,
+        limits.waiting,
+        limits.window,
+        limits._estimate,
+        limits._first_start,
+        tuple(limits._starts),
+        tuple(limits._admitted),
+        limits.best_rate,
+    )
+
+
+def test_the_limiters_short_path_keeps_the_general_paths_state() -> None:
+    """Calls that find nothing to wait for (the short path) leave the limits as calls through
+    the general path do: the same starts, window growth and estimate."""
+
+    async def calls(limits: AdaptiveLimits, clock: _Clock) -> list[object]:
+        states = []
+        for index in range(40):
+            async with limits.attempt(100 + index, lambda exc: exc) as turn:  # type: ignore[arg-type, return-value]
+                states.append(_state(limits))
+                clock.now += 0.01
+                turn.done(Completion("x", "m", input_tokens=10, output_tokens=2))
+            states.append(_state(limits))
+        return states
+
+    # A window at the judge's concurrency from the start: no slow-start pace either.
+    fast_clock, slow_clock = _Clock(), _Clock()
+    fast = AdaptiveLimits(16, clock=fast_clock, sleep=fast_clock.sleep)
+    slow = AdaptiveLimits(16, clock=slow_clock, sleep=slow_clock.sleep)
+    general = {id(fast): 0, id(slow): 0}
+    for limits in (fast, slow):
+        paced_turn = limits._paced_turn
+
+        async def counted(limits: AdaptiveLimits = limits, paced_turn=paced_turn) -> None:  # type: ignore[no-untyped-def]
+            general[id(limits)] += 1
+            await paced_turn()
+
+        limits._paced_turn = counted  # type: ignore[method-assign]
+    # A token window no call can fill sends every call down the general path.
+    slow._learn_tokens(1e12)
+    fast_states = asyncio.run(calls(fast, fast_clock))
+    slow_states = asyncio.run(calls(slow, slow_clock))
+    assert general == {id(fast): 0, id(slow): 40}
+    assert fast_states == slow_states
