@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
@@ -164,7 +165,8 @@ class CompletionRequest:
             head = f'{{"schema": {schema}, "system": {system}, "user": '
             prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
         digest = prefix.copy()
-        digest.update(_HASH_ENCODER.encode(self.user).encode("utf-8"))
+        # What ``_HASH_ENCODER.encode`` does with a str, without its Python-level method.
+        digest.update(encode_basestring(self.user).encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
 
@@ -310,6 +312,13 @@ class JudgeRecord:
         return data
 
     def to_json(self) -> str:
+        """``json.dumps(self.to_dict(), ensure_ascii=False)``."""
+        values = self.__dict__
+        if len(values) == len(_RECORD_FIELDS):
+            # Only the fields, in their order (the generated ``__init__`` and ``from_fields``
+            # both set them so): the encoder reads them as they are, without a copy; ``status``
+            # is a ``str`` subclass, encoded as its value.
+            return _RECORD_ENCODER.encode(values)
         return _RECORD_ENCODER.encode(self.to_dict())
 
     @classmethod
@@ -329,7 +338,7 @@ class JudgeRecord:
             raise TypeError(f"JudgeRecord needs the field(s) {sorted(missing)}")
         record = object.__new__(cls)
         values = record.__dict__  # a frozen dataclass forbids setattr, not its __dict__
-        values.update(_RECORD_DEFAULTS)
+        values.update(_RECORD_TEMPLATE)  # every field in its place (``to_json`` reads them so)
         values.update(fields)
         return record
 
@@ -353,6 +362,8 @@ _RECORD_DEFAULTS: dict[str, Any] = {
     if f.default is not dataclasses.MISSING
 }
 _RECORD_REQUIRED: frozenset[str] = _RECORD_FIELD_SET - _RECORD_DEFAULTS.keys()
+# All fields in order, the defaults set (required fields hold None until ``from_fields`` sets them).
+_RECORD_TEMPLATE: dict[str, Any] = {name: _RECORD_DEFAULTS.get(name) for name in _RECORD_FIELDS}
 if any(f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(JudgeRecord)):
     raise TypeError("JudgeRecord.from_fields cannot give a default_factory field its value")
 _RATE_LIMIT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RateLimits))

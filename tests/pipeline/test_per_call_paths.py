@@ -1,14 +1,19 @@
 """The per-call shortcuts of a run (issue 19, CPU per judgment) give what the general code they
-stand for gives: the record timestamp, the unit key, the limiter's path when nothing waits."""
+stand for gives: the record timestamp, the unit key, the limiter's path when nothing waits, a
+record's JSON."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import pickle
 from datetime import UTC, datetime
+from typing import Any
 
 from jurybox.pipeline import recording
 from jurybox.pipeline.ratelimit import AdaptiveLimits
-from jurybox.records import Completion, WorkUnit, unit_key
+from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, unit_key
 
 
 def test_utc_now_is_the_isoformat_stamp() -> None:
@@ -90,3 +95,39 @@ def test_the_limiters_short_path_keeps_the_general_paths_state() -> None:
     slow_states = asyncio.run(calls(slow, slow_clock))
     assert general == {id(fast): 0, id(slow): 40}
     assert fast_states == slow_states
+
+
+def _records() -> list[JudgeRecord]:
+    fields: dict[str, Any] = {
+        "key": "q1|j|control_first|r0",
+        "run_id": "run",
+        "query_id": "q1",
+        "judge_name": "j",
+        "judge_model": "m",
+        "judge_vendor": "fake",
+        "mode": "pairwise",
+        "presentation_order": "control_first",
+        "positions": {"A": "control", "B": "treatment"},
+        "status": Status.OK,
+        "parse_success": True,
+        "raw_response": 'say "A" — ünïcode \ud800',
+        "timestamp": "2026-11-25T20:00:00.000+00:00",
+    }
+    built = JudgeRecord.from_fields({**fields, "preference": "A", "latency_ms": 12.5})
+    return [
+        built,
+        JudgeRecord(**fields),  # the generated __init__
+        dataclasses.replace(built, error="boom", status=Status.PROVIDER_ERROR),
+        JudgeRecord.from_dict(json.loads(built.to_json().replace("\\ud800", ""))),
+        pickle.loads(pickle.dumps(built)),
+    ]
+
+
+def test_a_records_json_is_its_dicts_json() -> None:
+    for record in _records():
+        assert list(record.__dict__) == [f.name for f in dataclasses.fields(JudgeRecord)]
+        assert record.to_json() == json.dumps(record.to_dict(), ensure_ascii=False)
+    # An attribute beyond the fields (never set by jurybox) takes the general path.
+    odd = _records()[0]
+    odd.__dict__["extra"] = 1
+    assert odd.to_json() == json.dumps(odd.to_dict(), ensure_ascii=False)
