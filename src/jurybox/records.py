@@ -13,10 +13,10 @@ import dataclasses
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from json.encoder import encode_basestring
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Literal
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
@@ -78,6 +78,9 @@ def unit_key(
         parts.append(f"c:{criterion}")
     if retest:
         parts.append("retest")
+    key = "|".join(parts)
+    if "\\" not in key and key.count("|") == len(parts) - 1:
+        return key  # no part holds a "|" or "\\": escaping would change nothing
     return "|".join(_escape_part(part) for part in parts)
 
 
@@ -156,16 +159,16 @@ class CompletionRequest:
         ensure_ascii=False)``."""
         # That JSON is '{"schema": S, "system": Y, "user": U}': all but U is the same for every
         # call of a run, so the hash of that prefix is kept and copied.
-        schema = _HASH_ENCODER.encode(self.response_schema)
+        schema = _HASH_ENCODE(self.response_schema)
         prefix = _HASH_PREFIXES.get((schema, self.system))
         if prefix is None:
             if len(_HASH_PREFIXES) >= _HASH_PREFIX_LIMIT:
                 _HASH_PREFIXES.clear()
-            system = _HASH_ENCODER.encode(self.system)
+            system = _HASH_ENCODE(self.system)
             head = f'{{"schema": {schema}, "system": {system}, "user": '
             prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
         digest = prefix.copy()
-        # What ``_HASH_ENCODER.encode`` does with a str, without its Python-level method.
+        # ``_HASH_ENCODE`` of a str, one call less.
         digest.update(encode_basestring(self.user).encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
@@ -318,8 +321,8 @@ class JudgeRecord:
             # Only the fields, in their order (the generated ``__init__`` and ``from_fields``
             # both set them so): the encoder reads them as they are, without a copy; ``status``
             # is a ``str`` subclass, encoded as its value.
-            return _RECORD_ENCODER.encode(values)
-        return _RECORD_ENCODER.encode(self.to_dict())
+            return _RECORD_ENCODE(values)
+        return _RECORD_ENCODE(self.to_dict())
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any]) -> JudgeRecord:
@@ -367,9 +370,35 @@ _RECORD_TEMPLATE: dict[str, Any] = {name: _RECORD_DEFAULTS.get(name) for name in
 if any(f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(JudgeRecord)):
     raise TypeError("JudgeRecord.from_fields cannot give a default_factory field its value")
 _RATE_LIMIT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RateLimits))
+
+
+def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=.., sort_keys=..).encode``, set up once.
+
+    The same text for data without reference cycles (what jurybox encodes per call: requests,
+    schemas, records, all plain JSON data), without what ``encode`` sets up on every call: a C
+    encoder object, a closure, and a dict of container ids to detect cycles. A cycle would end
+    in ``RecursionError`` rather than ``ValueError``.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in the stubs
+    if make is None:  # no C accelerator: the plain encoder
+        return encoder.encode
+    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
+    # JSONEncoder.iterencode's own call, with no cycle markers.
+    chunks = make(None, encoder.default, strings, None, ": ", ", ", sort_keys, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return strings(value)
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
 # One encoder each, built once: ``json.dumps`` with any non-default option builds a new
 # ``JSONEncoder`` per call. Same output as ``json.dumps(..., <the same options>)``.
-_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False)
-_HASH_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_RECORD_ENCODE = json_encoder(ensure_ascii=False)
+_HASH_ENCODE = json_encoder(sort_keys=True, ensure_ascii=False)
 _HASH_PREFIX_LIMIT = 256  # distinct (schema, system prompt) pairs kept: a run has a few
 _HASH_PREFIXES: dict[tuple[str, str], Any] = {}  # -> a hashlib sha256 state

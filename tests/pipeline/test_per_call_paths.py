@@ -13,7 +13,7 @@ from typing import Any
 
 from jurybox.pipeline import recording
 from jurybox.pipeline.ratelimit import AdaptiveLimits
-from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, unit_key
+from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, json_encoder, unit_key
 
 
 def test_utc_now_is_the_isoformat_stamp() -> None:
@@ -131,3 +131,52 @@ def test_a_records_json_is_its_dicts_json() -> None:
     odd = _records()[0]
     odd.__dict__["extra"] = 1
     assert odd.to_json() == json.dumps(odd.to_dict(), ensure_ascii=False)
+
+
+def test_the_set_up_encoder_writes_what_json_dumps_writes() -> None:
+    values: list[Any] = [
+        None,
+        'text with "quotes", \\, \n, \x7f, ü, 日本, \ud800',
+        {"b": 1, "a": [1.5, float("nan"), float("inf"), -0.0, 10**30, True, False, None]},
+        {"nested": {"z": {"y": ["x", {"w": 2}]}, "a": ()}, 3: "int key", 2.5: "float key"},
+        [Status.OK, {"status": Status.PROVIDER_ERROR}],
+        _records()[0].to_dict(),
+    ]
+    for ensure_ascii, sort_keys in [(True, False), (False, False), (True, True), (False, True)]:
+        encode = json_encoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+        for value in values:
+            if sort_keys and isinstance(value, dict) and 3 in value:
+                continue  # json.dumps cannot sort int and str keys together either
+            expected = json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+            assert encode(value) == expected
+            assert encode(value) == expected  # the set-up encoder keeps no state between calls
+
+
+def test_unit_keys_without_separators_are_the_escaped_join() -> None:
+    import itertools
+
+    from jurybox.records import _escape_part
+
+    pieces = ["q1", "a|b", "back\\slash", "|", "\\", "", "x\\|y", "ok"]
+    for item_id, judge, ordering in itertools.product(pieces, repeat=3):
+        for criterion, retest in [(None, False), ("c|1", True), ("plain", False)]:
+            parts = [item_id, judge, ordering, "r0"]
+            parts += [f"c:{criterion}"] if criterion is not None else []
+            parts += ["retest"] if retest else []
+            expected = "|".join(_escape_part(part) for part in parts)
+            key = unit_key(item_id, judge, ordering, 0, criterion=criterion, retest=retest)
+            assert key == expected
+
+
+def test_an_answer_is_cut_only_past_the_cap() -> None:
+    from jurybox.pipeline.answer_cap import cap_answer
+
+    for text in ["a" * 10, "é" * 10, "\U0001f642" * 10, "\ud800" * 10]:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        for cap in (size - 1, size, size + 1, 4 * len(text), 4 * len(text) - 1):
+            completion = Completion(text, "m")
+            cut, original = cap_answer(completion, cap)
+            if size <= cap:
+                assert cut is completion and original is None
+            else:
+                assert original == size and len(cut.text.encode("utf-8", "surrogatepass")) <= cap

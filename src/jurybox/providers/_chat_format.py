@@ -20,7 +20,13 @@ from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.providers._common import MalformedResponseError, json_object, safe_schema_name
-from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
+from jurybox.records import (
+    Completion,
+    CompletionRequest,
+    FinishReason,
+    RateLimits,
+    json_encoder,
+)
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     None: "stop",  # some compatible servers omit it on a normal stop
@@ -50,7 +56,7 @@ def chat_body(judge: JudgeConfig, model: str, request: CompletionRequest) -> dic
 
 # ``json.dumps``'s own defaults (ASCII-escaped, ", " and ": "): ``chat_payload`` must give the
 # very bytes ``json.dumps(chat_body(...))`` gives, so a server sees no difference.
-_ENCODE = json.JSONEncoder().encode
+_ENCODE = json_encoder()
 _PAYLOAD_LIMIT = 256  # distinct heads (model, system prompt) and tails kept: a run has a few
 _HEADS: dict[tuple[str, str], str] = {}
 _TAILS: dict[tuple[Any, ...], str] = {}
