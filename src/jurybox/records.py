@@ -153,6 +153,19 @@ class CompletionRequest:
     schema_name: str = "judgment"
     seed: int | None = None
 
+    @functools.cached_property
+    def user_json(self) -> str:
+        """``json.dumps(self.user, ensure_ascii=False)``, encoded once per request."""
+        return encode_basestring(self.user)
+
+    def user_json_ascii(self) -> str:
+        """``json.dumps(self.user)``: for text of printable ASCII the very text of ``user_json``
+        (the prompt hash's, already there), so a call's user message is encoded once."""
+        text = self.user
+        if text.isascii() and "\x7f" not in text:  # escaped only by the ASCII encoding
+            return self.user_json
+        return encode_basestring_ascii(text)
+
     def prompt_hash(self) -> str:
         """Hash of everything the judge reads (not of the parameters): the SHA-256 of
         ``json.dumps({"system": .., "user": .., "schema": ..}, sort_keys=True,
@@ -168,8 +181,7 @@ class CompletionRequest:
             head = f'{{"schema": {schema}, "system": {system}, "user": '
             prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
         digest = prefix.copy()
-        # ``_HASH_ENCODE`` of a str, one call less.
-        digest.update(encode_basestring(self.user).encode("utf-8"))
+        digest.update(self.user_json.encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
 

@@ -180,3 +180,14 @@ def test_an_answer_is_cut_only_past_the_cap() -> None:
                 assert cut is completion and original is None
             else:
                 assert original == size and len(cut.text.encode("utf-8", "surrogatepass")) <= cap
+
+
+def test_a_requests_user_text_is_encoded_as_json_dumps_does() -> None:
+    from jurybox.records import CompletionRequest
+
+    texts = [chr(code) for code in range(256)] + ["".join(chr(c) for c in range(128)), "é\x7f", ""]
+    texts += ['plain text with "quotes" and \\ and \n', "\ud800", "日本"]
+    for text in texts:
+        request = CompletionRequest(system="s", user=text, max_tokens=1)
+        assert request.user_json == json.dumps(text, ensure_ascii=False)
+        assert request.user_json_ascii() == json.dumps(text)

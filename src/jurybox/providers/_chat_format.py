@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from jurybox.config import JudgeConfig
@@ -91,7 +90,7 @@ def chat_payload(judge: JudgeConfig, model: str, request: CompletionRequest) -> 
     tail = _TAILS.get(tail_key)
     if tail is None:
         tail = _keep(_TAILS, tail_key, _payload_tail(judge, request, native))
-    return (head + encode_basestring_ascii(request.user) + tail).encode("ascii"), native
+    return (head + request.user_json_ascii() + tail).encode("ascii"), native
 
 
 def _typed(value: Any) -> tuple[type, Any]:
