@@ -153,17 +153,22 @@ class CompletionRequest:
     schema_name: str = "judgment"
     seed: int | None = None
 
-    @functools.cached_property
     def user_json(self) -> str:
         """``json.dumps(self.user, ensure_ascii=False)``, encoded once per request."""
-        return encode_basestring(self.user)
+        # Kept in the instance's __dict__ (not a field: ``replace`` and ``==`` never see it);
+        # ``functools.cached_property`` takes a lock per first read on Python 3.11.
+        memo = self.__dict__
+        text: str | None = memo.get("_user_json")
+        if text is None:
+            text = memo["_user_json"] = encode_basestring(self.user)
+        return text
 
     def user_json_ascii(self) -> str:
-        """``json.dumps(self.user)``: for text of printable ASCII the very text of ``user_json``
+        """``json.dumps(self.user)``: for text of printable ASCII the very text of ``user_json()``
         (the prompt hash's, already there), so a call's user message is encoded once."""
         text = self.user
         if text.isascii() and "\x7f" not in text:  # escaped only by the ASCII encoding
-            return self.user_json
+            return self.user_json()
         return encode_basestring_ascii(text)
 
     def prompt_hash(self) -> str:
@@ -181,7 +186,7 @@ class CompletionRequest:
             head = f'{{"schema": {schema}, "system": {system}, "user": '
             prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
         digest = prefix.copy()
-        digest.update(self.user_json.encode("utf-8"))
+        digest.update(self.user_json().encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
 

@@ -189,5 +189,7 @@ def test_a_requests_user_text_is_encoded_as_json_dumps_does() -> None:
     texts += ['plain text with "quotes" and \\ and \n', "\ud800", "日本"]
     for text in texts:
         request = CompletionRequest(system="s", user=text, max_tokens=1)
-        assert request.user_json == json.dumps(text, ensure_ascii=False)
+        assert request.user_json() == json.dumps(text, ensure_ascii=False)
+        assert request.user_json() is request.user_json()  # kept
+        assert request == CompletionRequest(system="s", user=text, max_tokens=1)
         assert request.user_json_ascii() == json.dumps(text)
