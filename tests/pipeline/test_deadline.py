@@ -110,3 +110,20 @@ def test_a_bound_needs_a_task() -> None:
         assert "inside a task" in str(await outside)
 
     asyncio.run(main())
+
+
+def test_deadlines_serve_one_event_loop_after_another() -> None:
+    """A session kept across event loops (an embedding that runs each batch in a loop of its
+    own) still times calls out in the next loop, though the first left its timer pending."""
+    deadlines = Deadlines(0.05)
+
+    async def first() -> object:
+        return await _call(deadlines, 0.01)  # ends before its deadline: the timer stays
+
+    async def second() -> list[object]:
+        runs = [_call(deadlines, 0.01), _call(deadlines, 1.0)]
+        return await asyncio.gather(*runs, return_exceptions=True)
+
+    assert asyncio.run(first()) == "answered after 0.01"
+    fast, slow = asyncio.run(second())
+    assert fast == "answered after 0.01" and isinstance(slow, TimeoutError)

@@ -30,12 +30,16 @@ class Deadlines:
         self.limit_s = limit_s
         self._calls: deque[_Bound] = deque()  # in start order, so in deadline order
         self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the timer's
 
     def bound(self) -> _Bound:
         return _Bound(self)
 
     def _enter(self, call: _Bound) -> None:
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # used from another event loop: the old one's timer is gone
+            self._loop, self._timer = loop, None
+            self._calls.clear()
         call.deadline = loop.time() + self.limit_s
         self._calls.append(call)
         if self._timer is None:
