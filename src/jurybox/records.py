@@ -10,11 +10,13 @@ read the same file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Literal
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
@@ -76,6 +78,9 @@ def unit_key(
         parts.append(f"c:{criterion}")
     if retest:
         parts.append("retest")
+    key = "|".join(parts)
+    if "\\" not in key and key.count("|") == len(parts) - 1:
+        return key  # no part holds a "|" or "\\": escaping would change nothing
     return "|".join(_escape_part(part) for part in parts)
 
 
@@ -112,9 +117,10 @@ class WorkUnit:
     retest: bool = False
     criterion: str | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Stable identity used for resume; contains only what defines the judgment."""
+        """Stable identity used for resume; contains only what defines the judgment (worked
+        out once per unit: a run asks for it when it plans, resumes and records)."""
         return unit_key(
             self.item_id,
             self.judge,
@@ -147,22 +153,40 @@ class CompletionRequest:
     schema_name: str = "judgment"
     seed: int | None = None
 
+    def user_json(self) -> str:
+        """``json.dumps(self.user, ensure_ascii=False)``, encoded once per request."""
+        # Kept in the instance's __dict__ (not a field: ``replace`` and ``==`` never see it);
+        # ``functools.cached_property`` takes a lock per first read on Python 3.11.
+        memo = self.__dict__
+        text: str | None = memo.get("_user_json")
+        if text is None:
+            text = memo["_user_json"] = encode_basestring(self.user)
+        return text
+
+    def user_json_ascii(self) -> str:
+        """``json.dumps(self.user)``: for text of printable ASCII the very text of ``user_json()``
+        (the prompt hash's, already there), so a call's user message is encoded once."""
+        text = self.user
+        if text.isascii() and "\x7f" not in text:  # escaped only by the ASCII encoding
+            return self.user_json()
+        return encode_basestring_ascii(text)
+
     def prompt_hash(self) -> str:
         """Hash of everything the judge reads (not of the parameters): the SHA-256 of
         ``json.dumps({"system": .., "user": .., "schema": ..}, sort_keys=True,
         ensure_ascii=False)``."""
         # That JSON is '{"schema": S, "system": Y, "user": U}': all but U is the same for every
         # call of a run, so the hash of that prefix is kept and copied.
-        schema = _HASH_ENCODER.encode(self.response_schema)
+        schema = _HASH_ENCODE(self.response_schema)
         prefix = _HASH_PREFIXES.get((schema, self.system))
         if prefix is None:
             if len(_HASH_PREFIXES) >= _HASH_PREFIX_LIMIT:
                 _HASH_PREFIXES.clear()
-            system = _HASH_ENCODER.encode(self.system)
+            system = _HASH_ENCODE(self.system)
             head = f'{{"schema": {schema}, "system": {system}, "user": '
             prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
         digest = prefix.copy()
-        digest.update(_HASH_ENCODER.encode(self.user).encode("utf-8"))
+        digest.update(self.user_json().encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
 
@@ -308,7 +332,14 @@ class JudgeRecord:
         return data
 
     def to_json(self) -> str:
-        return _RECORD_ENCODER.encode(self.to_dict())
+        """``json.dumps(self.to_dict(), ensure_ascii=False)``."""
+        values = self.__dict__
+        if len(values) == len(_RECORD_FIELDS):
+            # Only the fields, in their order (the generated ``__init__`` and ``from_fields``
+            # both set them so): the encoder reads them as they are, without a copy; ``status``
+            # is a ``str`` subclass, encoded as its value.
+            return _RECORD_ENCODE(values)
+        return _RECORD_ENCODE(self.to_dict())
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any]) -> JudgeRecord:
@@ -327,7 +358,7 @@ class JudgeRecord:
             raise TypeError(f"JudgeRecord needs the field(s) {sorted(missing)}")
         record = object.__new__(cls)
         values = record.__dict__  # a frozen dataclass forbids setattr, not its __dict__
-        values.update(_RECORD_DEFAULTS)
+        values.update(_RECORD_TEMPLATE)  # every field in its place (``to_json`` reads them so)
         values.update(fields)
         return record
 
@@ -351,12 +382,40 @@ _RECORD_DEFAULTS: dict[str, Any] = {
     if f.default is not dataclasses.MISSING
 }
 _RECORD_REQUIRED: frozenset[str] = _RECORD_FIELD_SET - _RECORD_DEFAULTS.keys()
+# All fields in order, the defaults set (required fields hold None until ``from_fields`` sets them).
+_RECORD_TEMPLATE: dict[str, Any] = {name: _RECORD_DEFAULTS.get(name) for name in _RECORD_FIELDS}
 if any(f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(JudgeRecord)):
     raise TypeError("JudgeRecord.from_fields cannot give a default_factory field its value")
 _RATE_LIMIT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RateLimits))
+
+
+def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=.., sort_keys=..).encode``, set up once.
+
+    The same text for data without reference cycles (what jurybox encodes per call: requests,
+    schemas, records, all plain JSON data), without what ``encode`` sets up on every call: a C
+    encoder object, a closure, and a dict of container ids to detect cycles. A cycle would end
+    in ``RecursionError`` rather than ``ValueError``.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in the stubs
+    if make is None:  # no C accelerator: the plain encoder
+        return encoder.encode
+    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
+    # JSONEncoder.iterencode's own call, with no cycle markers.
+    chunks = make(None, encoder.default, strings, None, ": ", ", ", sort_keys, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return strings(value)
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
 # One encoder each, built once: ``json.dumps`` with any non-default option builds a new
 # ``JSONEncoder`` per call. Same output as ``json.dumps(..., <the same options>)``.
-_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False)
-_HASH_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_RECORD_ENCODE = json_encoder(ensure_ascii=False)
+_HASH_ENCODE = json_encoder(sort_keys=True, ensure_ascii=False)
 _HASH_PREFIX_LIMIT = 256  # distinct (schema, system prompt) pairs kept: a run has a few
 _HASH_PREFIXES: dict[tuple[str, str], Any] = {}  # -> a hashlib sha256 state

@@ -10,6 +10,8 @@ from jurybox.records import Completion
 def cap_answer(completion: Completion, max_bytes: int) -> tuple[Completion, int | None]:
     """``completion`` with its text cut to ``max_bytes`` (UTF-8), and the original size when it
     was cut. A 5 MB answer was otherwise kept three times (record, cache, structured copy)."""
+    if len(completion.text) * 4 <= max_bytes:  # no code point takes more than 4 bytes
+        return completion, None
     data = completion.text.encode("utf-8", "surrogatepass")
     if len(data) <= max_bytes:
         return completion, None

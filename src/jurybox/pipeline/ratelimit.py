@@ -415,6 +415,19 @@ class AdaptiveLimits:
 
     # --- internals -----------------------------------------------------------------------
     async def _start(self, estimated_tokens: int) -> Turn:
+        now = self._clock()
+        if (
+            self.in_flight < max(1, int(self.window))
+            and self._pause_until <= now
+            and self._tokens is None
+            and self._interval(now) is None
+        ):
+            # Nothing to wait for (no hold, pace or token window: a server that states no
+            # limits and sends no 429s): what the general path below does when nothing waits,
+            # without its coroutines, once per call.
+            self.in_flight += 1
+            self._estimate = float(estimated_tokens)
+            return self._started(now, _no_settle)
         self.waiting += 1
         try:
             while self.in_flight >= max(1, int(self.window)):
@@ -432,7 +445,10 @@ class AdaptiveLimits:
             raise
         finally:
             self.waiting -= 1
-        now = self._clock()
+        return self._started(self._clock(), settle)
+
+    def _started(self, now: float, settle: Callable[[int | None], None]) -> Turn:
+        """A call starts now: counted for the admitted rate and for a pace learned later."""
         if self._first_start is None:
             self._first_start = now
         self._starts.append(now)

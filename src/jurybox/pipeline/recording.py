@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +36,16 @@ class RecordContext:
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    """``datetime.now(UTC).isoformat(timespec="milliseconds")``: every record is stamped, and
+    the date and time of day change once a second, so that part is formatted once a second."""
+    millis = time.time_ns() // 1_000_000
+    second, milli = divmod(millis, 1000)
+    if second != _STAMP[0]:
+        _STAMP[:] = second, datetime.fromtimestamp(second, UTC).isoformat()[:19]
+    return f"{_STAMP[1]}.{milli:03d}+00:00"
+
+
+_STAMP: list[Any] = [None, ""]  # the second last stamped, and its date and time of day
 
 
 def _identity(
@@ -49,13 +59,14 @@ def _identity(
     error: str | None = None,
 ) -> dict[str, Any]:
     """The fields of the unit's record that say what it is; judgment fields left out."""
-    return dict(
+    provider = ctx.provider
+    return dict(  # keywords: the pipeline names no mode's field as a string
         key=unit.key,
         run_id=ctx.run_id,
         query_id=unit.item_id,
         judge_name=ctx.judge_name,
-        judge_model=ctx.provider.model,
-        judge_vendor=ctx.provider.vendor,
+        judge_model=provider.model,
+        judge_vendor=provider.vendor,
         mode=ctx.mode,
         presentation_order=unit.ordering,
         positions=unit.positions(),
@@ -69,7 +80,7 @@ def _identity(
         error=error,
         prompt_hash=prompt_hash,
         attempts=attempts,
-        local_judge=ctx.provider.is_local,
+        local_judge=provider.is_local,
         judge_family=ctx.judge.family,
     )
 
@@ -82,16 +93,22 @@ def _share(total: int | None, parts: int, index: int) -> int | None:
 
 
 def _usage(
-    ctx: RecordContext, completion: Completion, index: int, parts: int, cache_hit: bool
+    completion: Completion, index: int, parts: int, cost: float | None, cache_hit: bool
 ) -> dict[str, Any]:
-    # A cache hit cost nothing in this run; its tokens are still recorded so that reports can
-    # say how much of the input the cache served.
-    cost = 0.0 if cache_hit else completion_cost_usd(ctx.judge, completion)
+    """Usage fields of record ``index`` of the ``parts`` a call answered; ``cost`` the call's."""
+    if parts == 1:
+        input_tokens, output_tokens = completion.input_tokens, completion.output_tokens
+        cached, reasoning = completion.cached_input_tokens, completion.reasoning_tokens
+    else:
+        input_tokens = _share(completion.input_tokens, parts, index)
+        output_tokens = _share(completion.output_tokens, parts, index)
+        cached = _share(completion.cached_input_tokens, parts, index)
+        reasoning = _share(completion.reasoning_tokens, parts, index)
     return {
-        "input_tokens": _share(completion.input_tokens, parts, index),
-        "output_tokens": _share(completion.output_tokens, parts, index),
-        "cached_input_tokens": _share(completion.cached_input_tokens, parts, index),
-        "reasoning_tokens": _share(completion.reasoning_tokens, parts, index),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cached_input_tokens": cached,
+        "reasoning_tokens": reasoning,
         "cost_usd": None if cost is None else cost / parts,
         "latency_ms": completion.latency_ms,
         "finish_reason": completion.finish_reason,
@@ -112,6 +129,9 @@ def completed_records(
     """One record per unit from the mode's typed results plus provenance and usage."""
     if len(judgments) != len(units):
         raise ValueError(f"interpret returned {len(judgments)} results for {len(units)} units")
+    # A cache hit cost nothing in this run; its tokens are still recorded so that reports can
+    # say how much of the input the cache served.
+    cost = 0.0 if cache_hit else completion_cost_usd(ctx.judge, completion)
     records = []
     for index, (unit, judged) in enumerate(zip(units, judgments, strict=True)):
         # Identity first with a placeholder outcome; the result then sets its own fields. One
@@ -124,7 +144,7 @@ def completed_records(
             prompt_hash=prompt_hash,
             attempts=attempts,
         )
-        fields.update(_usage(ctx, completion, index, len(units), cache_hit))
+        fields.update(_usage(completion, index, len(units), cost, cache_hit))
         fields.update(judged.fields())
         records.append(JudgeRecord.from_fields(fields))
     return records

@@ -23,6 +23,7 @@ from jurybox.io.judgments import JsonlWriter
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
+from jurybox.pipeline.deadline import Deadlines
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
     RunningTotals,
@@ -156,6 +157,7 @@ class _Session:
         self.batch_records = 0
         self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
+        self.deadlines: dict[float, Deadlines] = {}  # per timeout_s: one timer for its calls
 
     def stop(self) -> None:
         self.stopping = True
@@ -300,15 +302,18 @@ class _Session:
         self, judge: _Judge, request: CompletionRequest
     ) -> tuple[Completion, int] | CallFailed:
         estimate = estimate_tokens(request.system + request.user)
+        limit_s = judge.config.timeout_s
+        deadlines = self.deadlines.get(limit_s)
+        if deadlines is None:
+            deadlines = self.deadlines[limit_s] = Deadlines(limit_s)
 
         async def attempt() -> Completion:
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
-                limit_s = judge.config.timeout_s
                 flag = CALLER_TIMES_OUT.set(True)  # this timeout is the call's
                 try:
-                    async with asyncio.timeout(limit_s):
+                    with deadlines.bound():
                         completion = await judge.provider.complete(request)
                 except TimeoutError:
                     # A bare TimeoutError says nothing; the record should say which limit was hit.

@@ -19,7 +19,13 @@ from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.providers._common import MalformedResponseError, json_object, safe_schema_name
-from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
+from jurybox.records import (
+    Completion,
+    CompletionRequest,
+    FinishReason,
+    RateLimits,
+    json_encoder,
+)
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     None: "stop",  # some compatible servers omit it on a normal stop
@@ -45,6 +51,79 @@ def chat_body(judge: JudgeConfig, model: str, request: CompletionRequest) -> dic
     if judge.extra_body:
         body.update(judge.extra_body)
     return body
+
+
+# ``json.dumps``'s own defaults (ASCII-escaped, ", " and ": "): ``chat_payload`` must give the
+# very bytes ``json.dumps(chat_body(...))`` gives, so a server sees no difference.
+_ENCODE = json_encoder()
+_PAYLOAD_LIMIT = 256  # distinct heads (model, system prompt) and tails kept: a run has a few
+_HEADS: dict[tuple[str, str], str] = {}
+_TAILS: dict[tuple[Any, ...], str] = {}
+
+
+def chat_payload(judge: JudgeConfig, model: str, request: CompletionRequest) -> tuple[bytes, bool]:
+    """``json.dumps(chat_body(judge, model, request)).encode()``, and whether the body asks for
+    native structured output (``response_format``).
+
+    Of a body only the user message changes from call to call: what comes before it (the
+    model, the system prompt) and after it (the parameters, the schema's ``response_format``)
+    is encoded once per distinct value and kept, so a call encodes just its user message.
+    ``extra_body`` may replace any key where it stands: such a body takes the general path.
+    """
+    if judge.extra_body:
+        body = chat_body(judge, model, request)
+        return json.dumps(body).encode(), "response_format" in body
+    head = _HEADS.get((model, request.system))
+    if head is None:
+        head = _keep(_HEADS, (model, request.system), _payload_head(model, request.system))
+    native = request.response_schema is not None and judge.structured_output
+    schema = _ENCODE(request.response_schema) if native else None
+    # Types are part of the key: 0 == 0.0 == False, but they encode as 0, 0.0 and false.
+    tail_key = (
+        judge.max_tokens_param,
+        *_typed(request.max_tokens),
+        *_typed(request.temperature),
+        *_typed(request.seed),
+        schema,
+        request.schema_name if native else None,
+    )
+    tail = _TAILS.get(tail_key)
+    if tail is None:
+        tail = _keep(_TAILS, tail_key, _payload_tail(judge, request, native))
+    return (head + request.user_json_ascii() + tail).encode("ascii"), native
+
+
+def _typed(value: Any) -> tuple[type, Any]:
+    return type(value), value
+
+
+def _keep(store: dict[Any, str], key: Any, value: str) -> str:
+    if len(store) >= _PAYLOAD_LIMIT:
+        store.clear()
+    store[key] = value
+    return value
+
+
+def _payload_head(model: str, system: str) -> str:
+    """The body's JSON up to the user message's text (as ``chat_body`` orders it)."""
+    messages = ""
+    if system:
+        messages = f'{{"role": "system", "content": {_ENCODE(system)}}}, '
+    return f'{{"model": {_ENCODE(model)}, "messages": [{messages}{{"role": "user", "content": '
+
+
+def _payload_tail(judge: JudgeConfig, request: CompletionRequest, native: bool) -> str:
+    """The body's JSON after the user message's text (as ``chat_body`` orders it)."""
+    parts = [f"}}], {_ENCODE(judge.max_tokens_param)}: {_ENCODE(request.max_tokens)}"]
+    if request.temperature is not None:
+        parts.append(f', "temperature": {_ENCODE(request.temperature)}')
+    if request.seed is not None:
+        parts.append(f', "seed": {_ENCODE(request.seed)}')
+    if native:
+        assert request.response_schema is not None  # native says so
+        spec = response_format(request.response_schema, request.schema_name)
+        parts.append(f', "response_format": {_ENCODE(spec)}')
+    return "".join(parts) + "}"
 
 
 def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:

@@ -36,7 +36,12 @@ from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import BadRequestError, ProviderError, TransientError
-from jurybox.providers._chat_format import chat_body, completion_from_chat, error_message
+from jurybox.providers._chat_format import (
+    chat_body,
+    chat_payload,
+    completion_from_chat,
+    error_message,
+)
 from jurybox.providers._common import (
     Dependency,
     MalformedResponseError,
@@ -145,9 +150,8 @@ class OpenAICompatibleProvider:
 
     async def complete(self, request: CompletionRequest) -> Completion:
         session = self._connect()
-        body = self.request_params(request)
+        payload, native = chat_payload(self._judge, self.model, request)
         watch = Stopwatch()
-        payload = json.dumps(body).encode()
         replica = self._pick_replica()
         direct = self._direct[replica]
         headers: Mapping[str, str]
@@ -175,7 +179,7 @@ class OpenAICompatibleProvider:
             data,
             default_model=self.model,
             latency_ms=watch.elapsed_ms,
-            native="response_format" in body,
+            native=native,
             rate_limits=limits,
         )
 
