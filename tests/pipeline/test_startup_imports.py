@@ -104,7 +104,9 @@ def _run_cli(
     (tmp_path / "run.yaml").write_text(config, encoding="utf-8")
     (tmp_path / "items.jsonl").write_text(_items(3), encoding="utf-8")
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path}
+    # Loopback only: a proxy variable of the machine's would send the calls another way.
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["PYTHONPATH"] = path
     done = subprocess.run(
         [sys.executable, "-c", _WRAPPER, json.dumps(watched), *command, *args],
         cwd=tmp_path,
@@ -134,10 +136,11 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
     goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules, the
-    rubric models, aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
+    rubric models, aiohttp (~0.2 s of imports, needed only for https:// or a proxy), urllib's
+    proxy lookup (no proxy variable is set) or jinja2."""
     direct_client = "jurybox.providers._http1"
     # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, "aiohttp", "jinja2")
+    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, "aiohttp", "jinja2", "urllib.request")
     watched = (*HEAVY, *UNUSED_SDKS, *lazy, direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)

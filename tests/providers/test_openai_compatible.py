@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import re
 import sys
 from typing import Any
@@ -16,7 +17,12 @@ import pytest
 from jurybox.config import JudgeConfig
 from jurybox.errors import MissingDependencyError
 from jurybox.providers import create_provider
-from jurybox.providers.openai_compatible import OpenAICompatibleProvider, ProxySetting, env_proxy
+from jurybox.providers.openai_compatible import (
+    OpenAICompatibleProvider,
+    ProxySetting,
+    _proxy_possible,
+    env_proxy,
+)
 from jurybox.records import CompletionRequest
 
 PROXY_PASSWORD = "proxy-s3cret-LEAKCHECK"
@@ -54,6 +60,21 @@ def test_env_proxy_follows_the_standard_variables(clean_proxy_env: pytest.Monkey
     assert env_proxy("http://vllm.internal:8000/v1").url == "http://proxy.internal:3128"
     assert env_proxy("http://judge.svc.cluster/v1") == ProxySetting()  # NO_PROXY suffix
     assert env_proxy("https://gateway.example/v1") == ProxySetting()  # no HTTPS_PROXY set
+
+
+@pytest.mark.parametrize("name", [None, "no_proxy", "HTTP_PROXY", "Https_Proxy", "ftp_proxy"])
+def test_urllib_is_asked_only_when_a_proxy_variable_is_set(
+    monkeypatch: pytest.MonkeyPatch, name: str | None
+) -> None:
+    import urllib.request
+
+    for variable in [v for v in os.environ if v.lower().endswith("_proxy")]:
+        monkeypatch.delenv(variable)
+    if name is not None:
+        monkeypatch.setenv(name, "http://proxy.internal:3128")
+    assert _proxy_possible() == (name is not None)
+    if not _proxy_possible():  # the shortcut's answer is urllib's: no proxy at all
+        assert urllib.request.getproxies() == {}
 
 
 def test_proxy_credentials_move_to_a_header(clean_proxy_env: pytest.MonkeyPatch) -> None:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import urllib.parse
-import urllib.request
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -254,8 +254,21 @@ class ProxySetting:
     secret: str | None = None
 
 
+def _proxy_possible() -> bool:
+    """Whether ``urllib.request`` could name a proxy. Elsewhere than macOS and Windows (which
+    also read system settings) it reads only environment variables ending in ``_proxy``, any
+    case: without one there is none, and urllib need not be imported to say so."""
+    if sys.platform == "darwin" or os.name == "nt":
+        return True
+    return any(name.lower().endswith("_proxy") for name in os.environ)
+
+
 def env_proxy(url: str) -> ProxySetting:
     """The proxy ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` name for ``url``, if any."""
+    if not _proxy_possible():
+        return ProxySetting()
+    import urllib.request  # noqa: PLC0415 - ~15 ms with http.client and ssl (start-up, #19)
+
     parts = urllib.parse.urlsplit(url)
     if parts.hostname is None or urllib.request.proxy_bypass(parts.netloc):
         return ProxySetting()
