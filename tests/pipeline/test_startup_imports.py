@@ -34,6 +34,8 @@ DRY_RUN_ONLY = ("jurybox.app.batches", "jurybox.pipeline.dryrun")
 BATCH_ONLY = ("jurybox.pipeline.batch", "jurybox.providers.batch")
 # Only a run with a rubric or criterion files builds their pydantic models.
 RUBRIC_ONLY = ("jurybox.rubrics.model", "jurybox.rubrics.criteria")
+# Only a run with the response cache on opens SQLite.
+CACHE_ONLY = ("sqlite3",)
 # `jurybox --help` and `jurybox run --help` need click alone (the trust flags' help included).
 NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "importlib.metadata")
 
@@ -134,10 +136,11 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
     goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules, the
-    rubric models, aiohttp (~0.2 s of imports, needed only for https:// or a proxy) or jinja2."""
+    rubric models, sqlite3 (its cache is off), aiohttp (~0.2 s of imports, needed only for
+    https:// or a proxy) or jinja2."""
     direct_client = "jurybox.providers._http1"
     # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, "aiohttp", "jinja2")
+    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, *CACHE_ONLY, "aiohttp", "jinja2")
     watched = (*HEAVY, *UNUSED_SDKS, *lazy, direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
@@ -147,15 +150,23 @@ def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     assert result["loaded"] == [direct_client], f"`jurybox run` imported {result['loaded']}"
 
 
-# Needed by a run only after its first request (the progress bar off a terminal, the summary):
-# loaded later, if at all, so they cost the first request nothing.
-AFTER_FIRST_REQUEST = ("rich", "jurybox.parsing")
+# Needed by a run only after its first request (the progress bar off a terminal, the summary,
+# the answer parsers, the typed results and the rubric scoring of what a judge said): loaded
+# later, so they cost the first request nothing.
+AFTER_FIRST_REQUEST = (
+    "rich",
+    "jurybox.parsing",
+    "jurybox.modes.results",
+    "jurybox.modes.scoring",
+    "jurybox.rubrics.scoring",
+    "jurybox.pipeline.summary",
+)
 
 
 def test_first_request_goes_out_before_what_only_the_end_needs(tmp_path: Path) -> None:
     """Off a terminal (the test captures stderr) the first request of an openai_compatible run
-    is sent before rich (the summary printed at the end) and the answer parsers are imported;
-    both are imported by the end."""
+    is sent before rich (the summary printed at the end), the answer parsers, the result types,
+    the rubric scoring and the run summary are imported; all are imported by the end."""
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=AFTER_FIRST_REQUEST, config=config)
