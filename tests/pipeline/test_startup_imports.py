@@ -34,22 +34,26 @@ DRY_RUN_ONLY = ("jurybox.app.batches", "jurybox.pipeline.dryrun")
 BATCH_ONLY = ("jurybox.pipeline.batch", "jurybox.providers.batch")
 # Only a run with a rubric or criterion files builds their pydantic models.
 RUBRIC_ONLY = ("jurybox.rubrics.model", "jurybox.rubrics.criteria")
+# Only a run with the response cache on opens SQLite.
+CACHE_ONLY = ("sqlite3",)
 # `jurybox --help` and `jurybox run --help` need click alone (the trust flags' help included).
 NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "importlib.metadata")
 
 # Runs the CLI as `python -m jurybox` would, then reports the watched names that were loaded
 # (a name is loaded when it or one of its submodules is).
 _WRAPPER = """
-import contextlib, io, json, runpy, sys
+import contextlib, gc, io, json, runpy, sys
 watched = json.loads(sys.argv[1])
 sys.argv = ["jurybox", *sys.argv[2:]]
 def loaded_now():
     return [w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)]
 at_first_request = None
+gc_at_first_request = None
 def on_connect(event, args):  # the first TCP connect is the judge's first request
-    global at_first_request
+    global at_first_request, gc_at_first_request
     if event == "socket.connect" and at_first_request is None:
         at_first_request = loaded_now()
+        gc_at_first_request = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
 sys.addaudithook(on_connect)
 help_text = io.StringIO()
 try:
@@ -59,7 +63,9 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-result = {"code": code, "loaded": loaded_now(), "at_first_request": at_first_request}
+result = {"code": code, "loaded": loaded_now(), "at_first_request": at_first_request,
+          "gc_at_first_request": gc_at_first_request,
+          "gc_at_end": {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}}
 print("LOADED=" + json.dumps({**result, "out": help_text.getvalue()}))
 """
 
@@ -136,11 +142,14 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
     goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules, the
-    rubric models, aiohttp (~0.2 s of imports, needed only for https:// or a proxy), urllib's
-    proxy lookup (no proxy variable is set) or jinja2."""
+    rubric models, sqlite3 (its cache is off), aiohttp (~0.2 s of imports, needed only for
+    https:// or a proxy), urllib's proxy lookup (no proxy variable is set) or jinja2."""
     direct_client = "jurybox.providers._http1"
     # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, "aiohttp", "jinja2", "urllib.request")
+    lazy = (
+        *(*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, *CACHE_ONLY),
+        *("aiohttp", "jinja2", "urllib.request"),
+    )
     watched = (*HEAVY, *UNUSED_SDKS, *lazy, direct_client)
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
@@ -150,15 +159,23 @@ def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     assert result["loaded"] == [direct_client], f"`jurybox run` imported {result['loaded']}"
 
 
-# Needed by a run only after its first request (the progress bar off a terminal, the summary):
-# loaded later, if at all, so they cost the first request nothing.
-AFTER_FIRST_REQUEST = ("rich", "jurybox.parsing")
+# Needed by a run only after its first request (the progress bar off a terminal, the summary,
+# the answer parsers, the typed results and the rubric scoring of what a judge said): loaded
+# later, so they cost the first request nothing.
+AFTER_FIRST_REQUEST = (
+    "rich",
+    "jurybox.parsing",
+    "jurybox.modes.results",
+    "jurybox.modes.scoring",
+    "jurybox.rubrics.scoring",
+    "jurybox.pipeline.summary",
+)
 
 
 def test_first_request_goes_out_before_what_only_the_end_needs(tmp_path: Path) -> None:
     """Off a terminal (the test captures stderr) the first request of an openai_compatible run
-    is sent before rich (the summary printed at the end) and the answer parsers are imported;
-    both are imported by the end."""
+    is sent before rich (the summary printed at the end), the answer parsers, the result types,
+    the rubric scoring and the run summary are imported; all are imported by the end."""
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=AFTER_FIRST_REQUEST, config=config)
@@ -186,3 +203,40 @@ def test_help_needs_click_alone(tmp_path: Path, command: tuple[str, ...]) -> Non
         assert "Trust threshold `min_accuracy` (default 0.7)" in str(result["out"])
     else:
         assert result["loaded"] == [], f"`jurybox {' '.join(command)}` imported {result['loaded']}"
+
+
+def test_run_collects_garbage_once_its_modules_are_in(tmp_path: Path) -> None:
+    """`python -m jurybox run` pauses the cyclic GC while it imports (start-up), and collects
+    again by its first request, with what the imports made frozen; its end unfreezes it."""
+    with ThreadedWireServer() as server:
+        config = _WIRE_CONFIG.format(url=server.url)
+        result = _run_cli(tmp_path, watched=(), config=config)
+        assert server.stats()["ok"] == 6
+    during = result["gc_at_first_request"]
+    assert isinstance(during, dict)
+    assert during["enabled"] is True
+    assert during["frozen"] > 10_000  # the modules' objects: never scanned during the run
+    assert result["gc_at_end"] == {"enabled": True, "frozen": 0}
+
+
+@pytest.mark.parametrize(
+    "args", [("run", "run.yaml"), ("run", "run.yaml", "--dry-run"), ("run", "--bad"), ("--help",)]
+)
+def test_cli_in_process_leaves_the_gc_as_it_found_it(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Invoked in a process of its own caller's (click's runner, an embedding), every command,
+    a failing one included, gives the collector back enabled and nothing frozen."""
+    import gc
+
+    from click.testing import CliRunner
+
+    from jurybox.cli import main
+
+    (tmp_path / "run.yaml").write_text(_CONFIG, encoding="utf-8")
+    (tmp_path / "items.jsonl").write_text(_items(3), encoding="utf-8")
+    assert gc.isenabled()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        done = CliRunner().invoke(main, list(args))
+    assert done.exit_code in (0, 2), done.output  # 2: the bad option
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0

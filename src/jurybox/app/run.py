@@ -1,7 +1,8 @@
 """Synchronous entry points for the CLI: ``run_from_config`` (run, resume, dry run).
 
 Start-up (issue #19): what only a dry run or a batch run needs (the estimates, the batch plan
-and its rich tables) is imported when one is asked for, not on the way to a run's first request.
+and its rich tables) is imported when one is asked for, and the summary (``pipeline.summary``)
+when the run ends, not on the way to a run's first request.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from jurybox.pipeline.progress import LazyConsole
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
-from jurybox.pipeline.summary import RunSummary, print_estimates, print_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jurybox.pipeline.summary import RunSummary
 
 
 def _target_dir(default: Path, output_dir: str | Path | None, resume: str | Path | None) -> Path:
@@ -94,6 +96,7 @@ def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> Run
     # A dry run's own modules: not on the way to a real run's first request.
     from jurybox.app.batches import batched_judges, plan_estimates, print_plan  # noqa: PLC0415
     from jurybox.pipeline.dryrun import estimate_run  # noqa: PLC0415
+    from jurybox.pipeline.summary import RunSummary, print_estimates  # noqa: PLC0415
 
     estimates = estimate_run(inputs)
     if inputs.config.pipeline.batch:
@@ -164,6 +167,8 @@ def run_from_config(
         command = resume_command(config_path, stopped, engine, ray_address)
         _print_interrupted(screen.get(), stopped, command)
         raise
+    from jurybox.pipeline.summary import print_summary  # noqa: PLC0415 - start-up: at the end
+
     print_summary(screen.get(), summary)
     return summary
 
@@ -183,6 +188,8 @@ def resume_command(
 
 def _print_interrupted(console: Console, stopped: RunInterrupted, command: str) -> None:
     """What is done so far and the exact command that carries on (it skips finished units)."""
+    from jurybox.pipeline.summary import RunSummary, print_summary  # noqa: PLC0415 - at the end
+
     if isinstance(stopped.summary, RunSummary):
         print_summary(console, stopped.summary)
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
-from jurybox.modes.results import Failed, Judgment, Pair
 from jurybox.prompts import PromptParts
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit
 from jurybox.rubrics.safety import SafetySettings
 
 if TYPE_CHECKING:
+    from jurybox.modes.results import Failed, Judgment, Pair
     from jurybox.rubrics.criteria import Criterion
     from jurybox.rubrics.model import Rubric
 
@@ -87,10 +87,17 @@ def item_of(items: Mapping[str, Item], unit: WorkUnit) -> Item:
         raise ValueError(f"work unit names unknown item '{unit.item_id}'") from None
 
 
-def pair_of(unit: WorkUnit) -> Pair:
+def arms_of(unit: WorkUnit) -> tuple[str, str]:
+    """The two arms of a pairwise unit, in the positions shown (A first)."""
     if len(unit.order) != 2:
         raise ValueError(f"pairwise unit {unit.key} must order two arms, got {unit.order}")
-    return Pair(unit.order[0], unit.order[1])
+    return unit.order[0], unit.order[1]
+
+
+def pair_of(unit: WorkUnit) -> Pair:
+    from jurybox.modes.results import Pair  # noqa: PLC0415 - after the first request (#19)
+
+    return Pair(*arms_of(unit))
 
 
 def vendor_refusal(completion: Completion) -> str | None:
@@ -104,6 +111,7 @@ def vendor_refusal(completion: Completion) -> str | None:
 def parse_failure(completion: Completion, exc: ParseError, pair: Pair | None = None) -> Failed:
     """A ParseError as a result: refused, truncated (hit max_tokens) or unparsed."""
     from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+    from jurybox.modes.results import Failed  # noqa: PLC0415 - after the first request (#19)
 
     if isinstance(exc, parsing.JudgeRefusal):
         return Failed(Status.REFUSED, str(exc), pair)
@@ -211,6 +219,8 @@ class JudgingMode(ABC):
         self, units: Sequence[WorkUnit], items: Mapping[str, Item], completion: Completion
     ) -> list[Judgment]:
         """One typed result per unit. Never raises on bad judge text."""
+        from jurybox.modes.results import Failed  # noqa: PLC0415 - after the first request (#19)
+
         refused = vendor_refusal(completion)
         if refused is not None:
             return [Failed(Status.REFUSED, refused, self.pair_labels(unit)) for unit in units]

@@ -19,13 +19,13 @@ from jurybox.modes._criteria import (
     runnable_criterion,
 )
 from jurybox.modes.base import JudgingContext, JudgingMode, Presentation, item_of, single
-from jurybox.modes.results import CriterionResult, Judgment
 from jurybox.prompts import PromptParts, criterion_prompt
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 from jurybox.rubrics.safety import SafetySettings
 
 if TYPE_CHECKING:
+    from jurybox.modes.results import CriterionResult, Judgment
     from jurybox.rubrics.criteria import Criterion
 
 

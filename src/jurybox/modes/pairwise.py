@@ -8,22 +8,28 @@ batch pairwise (``batch_size`` pairs in one prompt, one result per pair).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import (
     JudgingMode,
     Presentation,
+    arms_of,
     item_of,
     pair_of,
     parse_failure,
     single,
     vendor_refusal,
 )
-from jurybox.modes.results import Judgment, Pair, PairwiseResult, Verdict
-from jurybox.modes.scoring import scored_arms
 from jurybox.prompts import PromptParts, batch_pairwise_prompt, pairwise_prompt
 from jurybox.records import Completion, Item, WorkUnit
+
+if TYPE_CHECKING:
+    from jurybox.modes.results import Judgment, Pair, Verdict
+
+# Start-up (issue #19): the result types (modes.results) and the rubric scoring (modes.scoring)
+# are imported where an answer is read, after the first request.
 
 _VERDICTS: dict[str, Verdict] = {"A": "A", "B": "B", "TIE": "TIE"}
 
@@ -69,17 +75,16 @@ class PairwiseMode(JudgingMode):
         if not units:
             raise ValueError("a pairwise prompt needs at least one work unit")
         if self.is_batch:
-            pairs = [(item_of(items, unit), pair_of(unit)) for unit in units]
             return batch_pairwise_prompt(
-                [(item, (pair.a, pair.b)) for item, pair in pairs],
+                [(item_of(items, unit), arms_of(unit)) for unit in units],
                 reference_guided=task.reference_guided,
                 request_confidence=self.ctx.scoring.request_confidence,
             )
         unit = single(units)
-        pair = pair_of(unit)
+        arms = arms_of(unit)
         return pairwise_prompt(
             item_of(items, unit),
-            (pair.a, pair.b),
+            arms,
             reference_guided=task.reference_guided,
             rubric=self.ctx.rubric if task.pairwise_with_rubric else None,
             request_confidence=self.ctx.scoring.request_confidence,
@@ -87,12 +92,15 @@ class PairwiseMode(JudgingMode):
         )
 
     def pair_labels(self, unit: WorkUnit) -> Pair | None:
+        from jurybox.modes.results import Pair  # noqa: PLC0415 - after the first request (#19)
+
         return Pair(unit.order[0], unit.order[1]) if len(unit.order) == 2 else None
 
     def interpret(
         self, units: Sequence[WorkUnit], items: Mapping[str, Item], completion: Completion
     ) -> list[Judgment]:
         from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request (#19)
 
         if not self.is_batch or vendor_refusal(completion) is not None:
             return super().interpret(units, items, completion)
@@ -112,6 +120,8 @@ class PairwiseMode(JudgingMode):
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
         from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.scoring import scored_arms  # noqa: PLC0415 - after the first request (#19)
 
         pair = pair_of(unit)
         if not self.ctx.task.pairwise_with_rubric:

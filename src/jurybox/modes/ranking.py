@@ -4,14 +4,18 @@ comes from the overall scores, the judge's own order only breaking ties."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError
 from jurybox.modes.base import JudgingMode, Presentation, item_of, single
-from jurybox.modes.results import Judgment, RankingResult
-from jurybox.modes.scoring import scored_arms
 from jurybox.prompts import PromptParts, ranking_prompt
 from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit
+
+if TYPE_CHECKING:
+    from jurybox.modes.results import Judgment
+
+# Start-up (issue #19): the result types and the scoring are imported where an answer is read.
 
 
 class RankingMode(JudgingMode):
@@ -45,6 +49,8 @@ class RankingMode(JudgingMode):
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
         from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.results import RankingResult  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.scoring import scored_arms  # noqa: PLC0415 - after the first request (#19)
 
         letters = list(POSITION_LETTERS[: len(unit.order)])
         judged = parsing.parse_ranking(

@@ -8,14 +8,17 @@ filter on the flag.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.modes.base import JudgingMode, Presentation, item_of, single
-from jurybox.modes.results import Judgment, RubricResult
-from jurybox.modes.scoring import safety_of, scored_arms
 from jurybox.prompts import PromptParts, rubric_prompt
 from jurybox.records import Completion, Item, WorkUnit
-from jurybox.rubrics.scoring import apply_safety_cap
+
+if TYPE_CHECKING:
+    from jurybox.modes.results import Judgment
+
+# Start-up (issue #19): the result types and the scoring are imported where an answer is read.
 
 
 class RubricMode(JudgingMode):
@@ -44,6 +47,9 @@ class RubricMode(JudgingMode):
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
         from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.results import RubricResult  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.scoring import safety_of, scored_arms  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.rubrics.scoring import apply_safety_cap  # noqa: PLC0415 - after the first request (#19)
 
         arm = unit.order[0]
         judged = parsing.parse_rubric(

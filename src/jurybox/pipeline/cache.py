@@ -13,15 +13,21 @@ import dataclasses
 import errno
 import hashlib
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from jurybox.config import JudgeConfig, answer_identity
 from jurybox.errors import ConfigError
 from jurybox.io.text import clean_value
 from jurybox.records import Completion, CompletionRequest
+
+if TYPE_CHECKING:
+    import sqlite3
+
+# Start-up (issue #19): sqlite3 is imported when a cache is opened, so a run with the cache off
+# does not load it.
 
 CACHE_FILE = "cache.sqlite"
 # A response's rate-limit headers describe that moment, not the answer: never stored.
@@ -54,6 +60,8 @@ class ResponseCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        import sqlite3  # noqa: PLC0415 - start-up: see the imports
+
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
@@ -69,6 +77,8 @@ class ResponseCache:
             raise ConfigError(f"not a usable SQLite cache ({exc})", path=str(path)) from None
 
     def get(self, key: str) -> Completion | None:
+        import sqlite3  # noqa: PLC0415 - loaded already by __init__: a look-up in sys.modules
+
         try:
             row = self._db.execute(
                 "SELECT completion FROM responses WHERE key = ?", (key,)
@@ -85,6 +95,8 @@ class ResponseCache:
         data, _ = clean_value(dataclasses.asdict(completion))
         data.pop("rate_limits", None)
         value = json.dumps(data, ensure_ascii=False)
+        import sqlite3  # noqa: PLC0415 - loaded already by __init__
+
         try:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, completion, created_at) VALUES (?, ?, ?)",

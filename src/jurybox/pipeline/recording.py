@@ -14,14 +14,16 @@ import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
-from jurybox.modes.results import Judgment
 from jurybox.providers._common import completion_cost_usd, scrub_secrets
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
+
+if TYPE_CHECKING:
+    from jurybox.modes.results import Judgment  # loaded when an answer is read (#19)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from jurybox.errors import ConfigError
 from jurybox.io.datasets import dataset_hash
 from jurybox.io.judgments import JUDGMENTS_FILE, prepare_resume, read_records
+from jurybox.pipeline.failures import FailureTally
 from jurybox.pipeline.manifest import (
     MANIFEST_FILE,
     RunningTotals,
@@ -21,7 +22,6 @@ from jurybox.pipeline.manifest import (
     read_manifest,
 )
 from jurybox.pipeline.recording import utc_now
-from jurybox.pipeline.summary import FailureTally
 from jurybox.records import WorkUnit
 
 if TYPE_CHECKING:

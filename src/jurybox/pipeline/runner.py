@@ -24,6 +24,7 @@ from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
 from jurybox.pipeline.deadline import Deadlines
+from jurybox.pipeline.failures import FailureTally
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
     RunningTotals,
@@ -35,7 +36,6 @@ from jurybox.pipeline.recording import RecordContext, completed_records, failed_
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
 from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
-from jurybox.pipeline.summary import FailureTally, RunSummary
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens
 from jurybox.providers.base import CALLER_TIMES_OUT, Provider
@@ -46,10 +46,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurybox.pipeline.batch import BatchLog
+    from jurybox.pipeline.summary import RunSummary
     from jurybox.providers.batch import BatchBackend
 
 # Start-up (issue #19): the batch machinery (pipeline.batch, providers.batch) is imported by the
-# functions of a --batch run, not on every run's way to its first request.
+# functions of a --batch run, and the summary (pipeline.summary) when the run ends, not on every
+# run's way to its first request.
 
 
 @dataclass(frozen=True)
@@ -646,6 +648,8 @@ def _summary(
     *,
     skipped: int,
 ) -> RunSummary:
+    from jurybox.pipeline.summary import RunSummary  # noqa: PLC0415 - start-up: at the end
+
     return RunSummary.from_totals(
         file_totals,
         run_id=out.run_id,
