@@ -160,6 +160,33 @@ def majority_vote(frame: pd.DataFrame, by: str | list[str], column: str) -> pd.S
     return found.where(found.notna(), None)
 
 
+def mapped(keys: pd.Series, mapping: Mapping[Any, Any] | pd.Series) -> pd.Series:
+    """``keys.map(mapping)`` typed as a text column's ``map`` types it: a categorical key column
+    (the score table's ``judge`` and ``query_id``) would answer a categorical, which can be
+    neither subtracted nor compared with other values."""
+    if isinstance(keys.dtype, pd.CategoricalDtype):
+        keys = keys.astype(object)
+    return keys.map(mapping)
+
+
+def in_values(keys: pd.Series | pd.Index, wanted: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``keys.isin(wanted)`` as a boolean array. Where ``keys`` is categorical (the score
+    table's ``query_id``) the wanted values are looked up among the categories, whose hash
+    table pandas keeps, and rows are flagged by code; else through a hash table of Python
+    strings (pandas' arrow-string ``isin`` builds a pyarrow scalar per wanted value)."""
+    wanted = np.asarray(wanted, dtype=object)
+    if not isinstance(keys.dtype, pd.CategoricalDtype):
+        return np.asarray(pd.Index(keys).astype(object).isin(wanted), dtype=bool)
+    categories = keys.dtype.categories
+    where = categories.get_indexer_for(wanted)
+    hit = np.zeros(len(categories) + 1, dtype=bool)  # the last one: code -1, a missing key
+    hit[where[where >= 0]] = True
+    hit[-1] = bool(pd.Index([np.nan], dtype=object).isin(wanted)[0])  # as pandas matches it
+    codes = np.asarray(pd.Categorical(keys).codes if isinstance(keys, pd.Index) else keys.cat.codes)
+    found: np.ndarray[Any, np.dtype[np.bool_]] = hit[codes]
+    return found
+
+
 def judge_rows(
     frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
 ) -> pd.DataFrame:

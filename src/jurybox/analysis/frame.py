@@ -359,11 +359,18 @@ def build_frame(
 # grouping by them orders as by the strings.
 _RECORD_CATEGORIES = ("model", "vendor", "family", "mode", "order")
 _SCORE_CATEGORIES = ("arm", "position", "dimension")
+# The score table's copies of the records' keys: ~7 score rows per record, grouped, pivoted and
+# merged on by every score metric, so codes there (the records table keeps the text).
+_SCORE_KEY_CATEGORIES = ("query_id", "judge")
 
 
-def _as_categories(table: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+def _as_categories(
+    table: pd.DataFrame, columns: Iterable[str], *, object_categories: bool = False
+) -> pd.DataFrame:
     """``columns`` of ``table`` (in place) as categoricals with sorted string categories;
-    a column that holds anything but strings and missing values stays as it is."""
+    a column that holds anything but strings and missing values stays as it is.
+    ``object_categories``: categories held as Python strings, whose index pandas hashes once
+    and keeps (many distinct keys looked up again and again, as item ids are)."""
     for name in columns:
         values = table[name]
         present = values.dropna().unique()
@@ -371,7 +378,8 @@ def _as_categories(table: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
             isinstance(v, str) for v in present
         ):
             continue
-        table[name] = pd.Categorical(values, categories=sorted(present))
+        categories = pd.Index(sorted(present), dtype=object if object_categories else None)
+        table[name] = pd.Categorical(values, categories=categories)
     return table
 
 
@@ -387,7 +395,8 @@ def _assemble(
     frame = _as_categories(_finish_records(frame, options), _RECORD_CATEGORIES)
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
     dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
-    scores = _as_categories(scores, _SCORE_CATEGORIES).merge(frame[keep], on="rec", how="left")
+    keys = _as_categories(frame[keep].copy(), _SCORE_KEY_CATEGORIES, object_categories=True)
+    scores = _as_categories(scores, _SCORE_CATEGORIES).merge(keys, on="rec", how="left")
     arms = resolve_arms(frame, items, options)
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
