@@ -187,6 +187,25 @@ def in_values(keys: pd.Series | pd.Index, wanted: Any) -> np.ndarray[Any, np.dty
     return found
 
 
+def keyed_like(
+    table: pd.DataFrame, rows: pd.DataFrame, columns: tuple[str, ...] = ("query_id", "arm")
+) -> pd.DataFrame:
+    """``table`` (items, human labels) with its key ``columns`` typed as ``rows``' categoricals
+    (score rows: same categories), so that an inner merge of ``rows`` with it matches codes
+    instead of hashing a million keys. A value that is no category of ``rows`` becomes missing,
+    which matches nothing there: only columns where ``rows`` has no missing value change."""
+    typed = {}
+    for name in columns:
+        dtype = rows[name].dtype
+        if (
+            isinstance(dtype, pd.CategoricalDtype)
+            and not isinstance(table[name].dtype, pd.CategoricalDtype)
+            and not rows[name].isna().any()
+        ):
+            typed[name] = table[name].astype(dtype)
+    return table.assign(**typed) if typed else table
+
+
 def judge_rows(
     frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
 ) -> pd.DataFrame:

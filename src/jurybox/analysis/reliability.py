@@ -12,10 +12,18 @@ without one, against the other judges' mean.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, extend, fresh_records, fresh_scores
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    extend,
+    fresh_records,
+    fresh_scores,
+    in_values,
+)
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
@@ -61,8 +69,28 @@ def _retest_icc_by(
 
 
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
-    keys = frame.records.set_index("rec")[["key", "base_key"]]
+    """Each retest score row beside the original's (same key minus ``|retest``, arm and
+    dimension), in the originals' row order. Keys are unique, so the original is matched by
+    its row number (``rec``): the merge joins integers, not a million key strings."""
+    records = frame.records
+    keys = pd.Index(records["key"])
+    if not keys.is_unique:  # records handed over as they are may repeat a key
+        return _retest_scores_by_key(frame)
+    original = keys.get_indexer(records["base_key"])  # -1: no original
+    original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
     read = ["rec", "retest", "judge", "arm", "dimension", "score"]  # not every string column
+    scores = frame.scores[read]
+    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
+    retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
+    position = pd.Index(records["rec"]).get_indexer(retest["rec"])
+    retest = retest.assign(rec=original_rec[position])
+    return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
+
+
+def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
+    """``_retest_scores`` where keys repeat: every original of a key beside every retest."""
+    keys = frame.records.set_index("rec")[["key", "base_key"]]
+    read = ["rec", "retest", "judge", "arm", "dimension", "score"]
     scores = frame.scores[read].join(keys, on="rec")
     test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
@@ -232,7 +260,10 @@ def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
     rows = allrows[allrows["confidence"].notna()]
     human = frame.labels.scores
     if not human.empty:
-        merged = rows.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
+        # Only humanly scored items can match: dropping the others first keeps the merge's
+        # rows and order and saves hashing every score row's keys.
+        labelled = rows[in_values(rows["query_id"], human["query_id"].unique())]
+        merged = labelled.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
         if not merged.empty:
             return merged.assign(error=(merged["score"] - merged["score_human"]).abs()), "human"
     grouped = allrows.groupby(["query_id", "arm", "dimension", "judge"])["score"].mean()
