@@ -233,11 +233,14 @@ def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
     return frame.memo("rows:fresh", build)
 
 
-def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataFrame:
+def fresh_scores(
+    frame: AnalysisFrame, dimension: str | None = None, columns: list[str] | None = None
+) -> pd.DataFrame:
     """Score rows that are not retests, of one ``dimension`` or of all: the same rows, order and
     index as ``scores[(scores["dimension"] == dimension) & ~scores["retest"]]``. The row
     positions are found once per frame and each call takes just those rows: no boolean mask
-    over the whole table per call, and no copy of the (largest) table kept alive."""
+    over the whole table per call, and no copy of the (largest) table kept alive. ``columns``:
+    only these columns (taking rows of the others costs as much as the ones read)."""
 
     def positions() -> dict[str | None, np.ndarray[Any, np.dtype[np.intp]]]:
         fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
@@ -248,4 +251,33 @@ def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataF
         return split
 
     found = frame.memo("scores:fresh_positions", positions).get(dimension)
-    return frame.scores.iloc[:0] if found is None else frame.scores.take(found)
+    table = frame.scores if columns is None else frame.scores[columns]
+    return table.iloc[:0] if found is None else table.take(found)
+
+
+def group_numbers(
+    table: pd.DataFrame, keys: list[str]
+) -> np.ndarray[Any, np.dtype[np.intp]] | None:
+    """Each row's group of ``table.groupby(keys, sort=False)`` (numbered 0.. in order of first
+    appearance; -1 where a key is missing, a row that groupby drops), computed from the keys'
+    category codes as one integer per row: pandas' grouping by several keys instead combines
+    and compresses them, seconds at a million rows. None where a key is not categorical."""
+    combined = np.zeros(len(table), dtype=np.int64)
+    missing = np.zeros(len(table), dtype=bool)
+    span = 1
+    for key in keys:
+        dtype = table[key].dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return None
+        size = len(dtype.categories) + 1  # code -1 (missing) shifted to 0
+        span *= size
+        if span >= 2**62:  # the combined numbers would overflow
+            return None
+        codes = np.asarray(table[key].cat.codes, dtype=np.int64)
+        missing |= codes < 0
+        combined = combined * size + codes + 1
+    numbers, _ = pd.factorize(np.where(missing, -1, combined), use_na_sentinel=False)
+    if missing.any():  # the missing group is numbered among the others: number it -1
+        gone = numbers[np.flatnonzero(missing)[0]]
+        numbers = np.where(missing, -1, numbers - (numbers > gone))
+    return np.asarray(numbers, dtype=np.intp)

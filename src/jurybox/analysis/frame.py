@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from jurybox.analysis import frame_arrow
-from jurybox.analysis._common import TOTAL
+from jurybox.analysis._common import TOTAL, fresh_scores, group_numbers
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.io.judgments import LineBlock, RecordChunk
@@ -112,17 +112,33 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
     and repeats (retests excluded). Columns: judge, family, query_id, arm, score, n_records."""
 
     def build() -> dict[str, pd.DataFrame]:
-        rows = frame.scores[~frame.scores["retest"]]
         keys = ["dimension", "judge", "family", "query_id", "arm"]
-        means = rows.groupby(keys, as_index=False, sort=False).agg(
-            score=("score", "mean"), n_records=("score", "size")
-        )
+        rows = fresh_scores(frame, columns=[*keys, "score"])
+        means = _group_means(rows, keys)
         return {str(d): part.drop(columns="dimension") for d, part in means.groupby("dimension")}
 
     found = frame.memo("judge_scores", build).get(dimension)
     if found is None:
         return pd.DataFrame(columns=["judge", "family", "query_id", "arm", "score", "n_records"])
     return found
+
+
+def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``rows.groupby(keys, as_index=False, sort=False).agg(score=mean, n_records=size)``,
+    grouped by one integer per row where the keys are categoricals (``group_numbers``)."""
+    numbers = group_numbers(rows, keys)
+    if numbers is None:
+        return rows.groupby(keys, as_index=False, sort=False).agg(
+            score=("score", "mean"), n_records=("score", "size")
+        )
+    valid = numbers >= 0
+    scores = rows["score"] if valid.all() else rows["score"][valid]
+    stats_of = scores.groupby(numbers[valid]).agg(["mean", "size"])  # groups 0, 1, ...
+    first = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & valid)
+    means = rows[keys].take(first).reset_index(drop=True)
+    return means.assign(
+        score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
+    )
 
 
 # Column i of the records table comes from field i of _SOURCE for the first _N_PLAIN columns.
