@@ -332,7 +332,8 @@ def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:
 def _lenient_judges(
     frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series
 ) -> dict[str, LeniencyJudge]:
-    dims = {dim: _means(fresh_scores(frame, dim)) for dim in frame.dimensions}
+    read = ["judge", "score"]
+    dims = {dim: _means(fresh_scores(frame, dim, columns=read)) for dim in frame.dimensions}
     return {
         str(j): LeniencyJudge(
             mean=_finite(float(means[j])),

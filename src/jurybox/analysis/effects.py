@@ -246,7 +246,8 @@ def _equivalence(
 
 
 def _gate_failures(frame: AnalysisFrame, contrast: tuple[str, str]) -> GateFailures | Skipped:
-    rows = fresh_scores(frame, TOTAL).dropna(subset=["gate_failed"])
+    read = ["query_id", "arm", "gate_failed"]
+    rows = fresh_scores(frame, TOTAL, columns=read).dropna(subset=["gate_failed"])
     if rows.empty:
         return skipped("no gate information in the records")
     failed = rows.groupby(["query_id", "arm"])["gate_failed"].mean().gt(0.5).unstack("arm")

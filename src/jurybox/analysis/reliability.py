@@ -155,7 +155,7 @@ def analyze_internal_consistency(
         return InternalConsistency.skip(
             f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two"
         )
-    fresh = fresh_scores(frame)
+    fresh = fresh_scores(frame, columns=["rec", "arm", "judge", "dimension", "score"])
     dims = fresh[fresh["dimension"] != TOTAL]
     wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
     wide = wide.dropna()
@@ -256,7 +256,8 @@ def _calibration_preferences(
 
 
 def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
-    allrows = fresh_scores(frame)
+    read = ["query_id", "arm", "dimension", "judge", "score", "confidence"]  # what is used
+    allrows = fresh_scores(frame, columns=read)
     rows = allrows[allrows["confidence"].notna()]
     human = frame.labels.scores
     if not human.empty:
