@@ -389,6 +389,10 @@ def _as_categories(
     and keeps (many distinct keys looked up again and again, as item ids are)."""
     for name in columns:
         values = table[name]
+        encoded = frame_arrow.sorted_categorical(values, object_categories=object_categories)
+        if encoded is not None:
+            table[name] = encoded
+            continue
         present = values.dropna().unique()
         if isinstance(values.dtype, pd.CategoricalDtype) or not all(
             isinstance(v, str) for v in present
