@@ -253,12 +253,15 @@ def _iter_records(records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFr
 def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     """Give every (record, arm) with dimension scores but no overall a TOTAL row: the unweighted
     mean of its dimensions (the rubric's weights are not in the records)."""
-    dims = scores[scores["dimension"] != TOTAL]
-    has_total = scores.loc[scores["dimension"] == TOTAL, ["rec", "arm"]].drop_duplicates()
-    missing = dims.merge(has_total, on=["rec", "arm"], how="left", indicator=True)
-    missing = missing[missing["_merge"] == "left_only"]
-    if missing.empty:
+    is_total = np.asarray(scores["dimension"] == TOTAL, dtype=bool)
+    arms, _ = pd.factorize(scores["arm"], use_na_sentinel=False)  # a missing arm is one too
+    pair = scores["rec"].to_numpy(dtype=np.int64) * (arms.max(initial=0) + 1) + arms
+    with_total = np.zeros(pair.max(initial=0) + 1, dtype=bool)
+    with_total[pair[is_total]] = True
+    lacking = ~is_total & ~with_total[pair]  # a dimension row of a (rec, arm) without a total
+    if not lacking.any():
         return scores
+    missing: pd.DataFrame = scores[lacking]
     means = missing.groupby(["rec", "arm"], as_index=False).agg(
         position=("position", "first"), score=("score", "mean")
     )
