@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from jurybox.analysis import frame_arrow
-from jurybox.analysis._common import TOTAL, fresh_scores, group_numbers
+from jurybox.analysis._common import TOTAL, fresh_scores, group_numbers, in_values
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.io.judgments import LineBlock, RecordChunk
@@ -591,7 +591,10 @@ def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[
     found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
     # Each query's distinct arms in order of appearance, queries in sorted order (as a
     # groupby's ``unique`` gives them, without its Python call per query).
-    pairs = records.dropna(subset=["target_arm"])[["query_id", "target_arm"]].drop_duplicates()
+    pairs = records[["query_id", "target_arm"]].dropna(subset=["target_arm"])
+    if found:  # the items' own arms win: only queries without an item are looked at
+        pairs = pairs[~in_values(pairs["query_id"], list(found))]
+    pairs = pairs.drop_duplicates()
     singles: dict[str, list[str]] = {}
     pairs = pairs.sort_values("query_id", kind="stable")
     for qid, arm in zip(pairs["query_id"].tolist(), pairs["target_arm"].tolist(), strict=True):
