@@ -135,3 +135,29 @@ def test_keyed_like_keeps_an_inner_merge() -> None:
     with_missing = rows.assign(query_id=rows["query_id"].cat.add_categories(["q"]))
     with_missing.loc[0, "query_id"] = np.nan
     assert keyed_like(items, with_missing)["query_id"].dtype == items["query_id"].dtype
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
+    from jurybox.analysis._common import fresh_scores
+    from jurybox.analysis.frame import AnalysisFrame
+
+    rng = np.random.default_rng(5)
+    n = 400
+    dims = _keys(rng, n, "uvw", missing=True)
+    scores = pd.DataFrame(
+        {
+            "dimension": _categorical(dims) if categorical else pd.Series(dims, dtype="str"),
+            "retest": rng.random(n) < 0.2,
+            "score": rng.random(n),
+        }
+    ).set_index(pd.RangeIndex(3, 3 + n))
+    frame = AnalysisFrame(pd.DataFrame(), scores, pd.DataFrame(), None, (), ())  # type: ignore[arg-type]
+    for dim in ("u", "v", "w", "absent"):
+        expected = scores[(scores["dimension"] == dim) & ~scores["retest"]]
+        pd.testing.assert_frame_equal(fresh_scores(frame, dim), expected)
+    pd.testing.assert_frame_equal(fresh_scores(frame), scores[~scores["retest"]])
+    pd.testing.assert_frame_equal(
+        fresh_scores(frame, "u", columns=["score"]),
+        scores.loc[(scores["dimension"] == "u") & ~scores["retest"], ["score"]],
+    )
