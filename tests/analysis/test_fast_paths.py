@@ -161,3 +161,31 @@ def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
         fresh_scores(frame, "u", columns=["score"]),
         scores.loc[(scores["dimension"] == "u") & ~scores["retest"], ["score"]],
     )
+
+
+def test_dimension_matrix_is_the_pivot() -> None:
+    from jurybox.analysis.reliability import _dimension_matrix
+
+    rng = np.random.default_rng(6)
+    rows = []
+    for rec in rng.permutation(80):
+        judge = ("j1", "j2", "j3")[rec % 3]
+        for arm in ("control", "treatment"):
+            for dim in ("clarity", "accuracy", "relevance"):
+                if rng.random() < 0.9:  # some (record, arm) lack a dimension
+                    rows.append((rec, arm, judge, dim, float(rng.integers(1, 11))))
+    rows += rows[:5]  # duplicates: the pivot averages them
+    dims = pd.DataFrame(rows, columns=["rec", "arm", "judge", "dimension", "score"])
+    dims = dims.astype({name: "category" for name in ("arm", "judge", "dimension")})
+    expected = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
+    got = _dimension_matrix(dims)
+    assert got is not None
+    np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
+    assert list(got.columns) == list(expected.columns)
+    assert list(got.index) == list(expected.index.get_level_values("judge"))
+    mine = {str(j): part.to_numpy() for j, part in got.dropna().groupby(level="judge")}
+    theirs = {str(j): part.to_numpy() for j, part in expected.dropna().groupby(level="judge")}
+    assert mine.keys() == theirs.keys()
+    for judge, part in theirs.items():
+        np.testing.assert_array_equal(mine[judge], part)
+    assert _dimension_matrix(dims.astype({"arm": object})) is None

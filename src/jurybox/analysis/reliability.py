@@ -150,6 +150,34 @@ def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> TestR
     return TestRetest.model_validate({"status": "computed", "reason": None, **out})
 
 
+def _dimension_matrix(dims: pd.DataFrame) -> pd.DataFrame | None:
+    """``dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")``
+    for its values, row order, judge of each row and columns, from one integer per (record, arm,
+    dimension): the pivot's grouping by four keys runs out of a 4 GB address space at a million
+    records. A record has one judge, so (record, arm) orders the rows as the pivot does. None
+    where arm or dimension is not categorical."""
+    arm, dim = dims["arm"], dims["dimension"]
+    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in (arm, dim)):
+        return None
+    arms, names = arm.cat.codes.to_numpy(np.int64), dim.cat.categories
+    keep = (arms >= 0) & (dim.cat.codes.to_numpy() >= 0) & dims["judge"].notna().to_numpy()
+    unit = dims["rec"].to_numpy(np.int64)[keep] * (len(arm.cat.categories) + 1) + arms[keep]
+    key = unit * len(names) + dim.cat.codes.to_numpy(np.int64)[keep]
+    means = dims["score"][keep].groupby(key).mean()  # sorted: unit by unit, dimension order
+    cells = means.index.to_numpy()
+    units, row = np.unique(cells // len(names), return_inverse=True)
+    matrix = np.full((len(units), len(names)), np.nan)
+    matrix[row, cells % len(names)] = means.to_numpy()
+    first = pd.Series(unit).drop_duplicates()
+    judges = dims["judge"][keep].iloc[first.index.to_numpy()[np.argsort(first.to_numpy())]]
+    present = np.unique(cells % len(names))
+    return pd.DataFrame(
+        matrix[:, present],
+        index=pd.Index(judges.to_numpy(), name="judge", dtype=dims["judge"].dtype),
+        columns=pd.Index(names[present], name="dimension"),
+    )
+
+
 def analyze_internal_consistency(
     frame: AnalysisFrame, options: AnalysisOptions
 ) -> InternalConsistency:
@@ -160,7 +188,9 @@ def analyze_internal_consistency(
         )
     fresh = fresh_scores(frame, columns=["rec", "arm", "judge", "dimension", "score"])
     dims = fresh[fresh["dimension"] != TOTAL]
-    wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
+    wide = _dimension_matrix(dims)
+    if wide is None:
+        wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
     wide = wide.dropna()
     pooled = attempt(
         CronbachAlphaMetric,
