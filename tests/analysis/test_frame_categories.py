@@ -2,8 +2,9 @@
 
 A million-record score table holds each arm, dimension, position, family and order millions of
 times: one byte code per row instead of a string each. Sorted categories keep every sort and
-groupby ordering rows as the strings would; ``judge`` and ``query_id`` stay text (families map
-them through dicts, which a categorical would answer with a categorical).
+groupby ordering rows as the strings would. The score table's ``judge`` and ``query_id`` are
+categoricals too (their categories Python strings, looked up by item id again and again); the
+records table keeps them as text.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .test_frame_streamed import JUDGES
 
 CATEGORICAL = {
     "records": ("model", "vendor", "family", "mode", "order"),
-    "scores": ("arm", "position", "dimension", "family", "order"),
+    "scores": ("arm", "position", "dimension", "family", "order", "judge", "query_id"),
 }
 
 
@@ -50,6 +51,8 @@ def test_low_cardinality_columns_are_sorted_categories(tmp_path: Path) -> None:
                 assert list(dtype.categories) == sorted(dtype.categories)
                 assert set(dtype.categories) == set(data[name].dropna().astype(str))
         scores = frame.scores  # type: ignore[attr-defined]
-        assert scores["judge"].dtype == "str" and scores["query_id"].dtype == "str"
+        for name in ("judge", "query_id"):
+            assert scores[name].dtype.categories.dtype == object
+            assert frame.records[name].dtype == "str"  # type: ignore[attr-defined]
         totals = scores["dimension"] == TOTAL  # compares as text
         assert 0 < totals.sum() < len(scores)

@@ -160,6 +160,53 @@ def majority_vote(frame: pd.DataFrame, by: str | list[str], column: str) -> pd.S
     return found.where(found.notna(), None)
 
 
+def mapped(keys: pd.Series, mapping: Mapping[Any, Any] | pd.Series) -> pd.Series:
+    """``keys.map(mapping)`` typed as a text column's ``map`` types it: a categorical key column
+    (the score table's ``judge`` and ``query_id``) would answer a categorical, which can be
+    neither subtracted nor compared with other values."""
+    if isinstance(keys.dtype, pd.CategoricalDtype):
+        keys = keys.astype(object)
+    return keys.map(mapping)
+
+
+def in_values(keys: pd.Series | pd.Index, wanted: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``keys.isin(wanted)`` as a boolean array. Where ``keys`` is categorical (the score
+    table's ``query_id``) the wanted values are looked up among the categories, whose hash
+    table pandas keeps, and rows are flagged by code; else through a hash table of Python
+    strings (pandas' arrow-string ``isin`` builds a pyarrow scalar per wanted value)."""
+    wanted = np.asarray(wanted, dtype=object)
+    if not isinstance(keys.dtype, pd.CategoricalDtype):
+        return np.asarray(pd.Index(keys).astype(object).isin(wanted), dtype=bool)
+    categories = keys.dtype.categories
+    where = categories.get_indexer_for(wanted)
+    hit = np.zeros(len(categories) + 1, dtype=bool)  # the last one: code -1, a missing key
+    hit[where[where >= 0]] = True
+    hit[-1] = bool(pd.Index([np.nan], dtype=object).isin(wanted)[0])  # as pandas matches it
+    codes = np.asarray(pd.Categorical(keys).codes if isinstance(keys, pd.Index) else keys.cat.codes)
+    found: np.ndarray[Any, np.dtype[np.bool_]] = hit[codes]
+    return found
+
+
+def keyed_like(
+    table: pd.DataFrame, rows: pd.DataFrame, columns: tuple[str, ...] = ("query_id", "arm")
+) -> pd.DataFrame:
+    """``table`` (items, human labels) with its key ``columns`` typed as ``rows``' categoricals
+    (score rows: same categories), so that an inner merge of ``rows`` with it matches codes
+    instead of hashing a million keys. A value that is no category of ``rows`` becomes missing,
+    which matches nothing there: only columns where ``rows`` has no missing value change."""
+    typed = {}
+    for name in columns:
+        dtype = rows[name].dtype
+        if (
+            isinstance(dtype, pd.CategoricalDtype)
+            and not isinstance(table[name].dtype, pd.CategoricalDtype)
+            and not rows[name].isna().any()
+        ):
+            codes = dtype.categories.get_indexer(pd.Index(table[name], dtype=object))
+            typed[name] = pd.Categorical.from_codes(codes, dtype=dtype)  # -1: not a category
+    return table.assign(**typed) if typed else table
+
+
 def judge_rows(
     frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
 ) -> pd.DataFrame:
@@ -187,19 +234,71 @@ def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
     return frame.memo("rows:fresh", build)
 
 
-def fresh_scores(frame: AnalysisFrame, dimension: str | None = None) -> pd.DataFrame:
+def fresh_scores(
+    frame: AnalysisFrame, dimension: str | None = None, columns: list[str] | None = None
+) -> pd.DataFrame:
     """Score rows that are not retests, of one ``dimension`` or of all: the same rows, order and
     index as ``scores[(scores["dimension"] == dimension) & ~scores["retest"]]``. The row
     positions are found once per frame and each call takes just those rows: no boolean mask
-    over the whole table per call, and no copy of the (largest) table kept alive."""
+    over the whole table per call, and no copy of the (largest) table kept alive. ``columns``:
+    only these columns (taking rows of the others costs as much as the ones read)."""
 
     def positions() -> dict[str | None, np.ndarray[Any, np.dtype[np.intp]]]:
         fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
         dims = frame.scores["dimension"].take(fresh)
-        groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
         split: dict[str | None, np.ndarray[Any, np.dtype[np.intp]]] = {None: fresh}
+        if isinstance(dims.dtype, pd.CategoricalDtype):
+            split.update(_split_by_code(fresh, dims))
+            return split
+        groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
         split.update({str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()})
         return split
 
     found = frame.memo("scores:fresh_positions", positions).get(dimension)
-    return frame.scores.iloc[:0] if found is None else frame.scores.take(found)
+    table = frame.scores if columns is None else frame.scores[columns]
+    return table.iloc[:0] if found is None else table.take(found)
+
+
+def _split_by_code(
+    positions: np.ndarray[Any, np.dtype[np.intp]], values: pd.Series
+) -> dict[str, np.ndarray[Any, np.dtype[np.intp]]]:
+    """The ``positions`` of each category of ``values`` (categorical, one per position), in
+    order; missing values and absent categories left out: a groupby's ``indices``, by one
+    stable sort of the codes instead of hashing a Python string per row."""
+    codes = np.asarray(values.cat.codes)
+    order = np.argsort(codes, kind="stable")
+    categories = values.cat.categories
+    bounds = np.searchsorted(codes[order], np.arange(len(categories) + 1))
+    return {
+        str(category): positions[order[bounds[k] : bounds[k + 1]]]
+        for k, category in enumerate(categories)
+        if bounds[k + 1] > bounds[k]
+    }
+
+
+def group_numbers(
+    table: pd.DataFrame, keys: list[str]
+) -> np.ndarray[Any, np.dtype[np.intp]] | None:
+    """Each row's group of ``table.groupby(keys, sort=False)`` (numbered 0.. in order of first
+    appearance; -1 where a key is missing, a row that groupby drops), computed from the keys'
+    category codes as one integer per row: pandas' grouping by several keys instead combines
+    and compresses them, seconds at a million rows. None where a key is not categorical."""
+    combined = np.zeros(len(table), dtype=np.int64)
+    missing = np.zeros(len(table), dtype=bool)
+    span = 1
+    for key in keys:
+        dtype = table[key].dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return None
+        size = len(dtype.categories) + 1  # code -1 (missing) shifted to 0
+        span *= size
+        if span >= 2**62:  # the combined numbers would overflow
+            return None
+        codes = np.asarray(table[key].cat.codes, dtype=np.int64)
+        missing |= codes < 0
+        combined = combined * size + codes + 1
+    numbers, _ = pd.factorize(np.where(missing, -1, combined), use_na_sentinel=False)
+    if missing.any():  # the missing group is numbered among the others: number it -1
+        gone = numbers[np.flatnonzero(missing)[0]]
+        numbers = np.where(missing, -1, numbers - (numbers > gone))
+    return np.asarray(numbers, dtype=np.intp)

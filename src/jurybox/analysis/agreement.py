@@ -76,7 +76,7 @@ def verdict_matrix(frame: AnalysisFrame) -> pd.DataFrame:
 
 def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
     """Units (item x order x arm x repeat) x judges of one dimension's scores."""
-    rows = fresh_scores(frame, dimension)[[*SCORE_UNIT, "judge", "score"]]  # what the pivot reads
+    rows = fresh_scores(frame, dimension, columns=[*SCORE_UNIT, "judge", "score"])
     rows = rows.drop_duplicates([*SCORE_UNIT, "judge"])
     return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
 

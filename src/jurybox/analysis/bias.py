@@ -172,11 +172,11 @@ def _top_position(ok: pd.DataFrame, options: AnalysisOptions) -> dict[str, Binom
 def _score_orders(frame: AnalysisFrame) -> dict[str, pd.DataFrame]:
     """Per judge, the mean score of each (item, repeat, arm, dimension) by the position it was
     shown in (columns A and B), pivoted once for every judge."""
-    rows = fresh_scores(frame)
+    keys = ["judge", "query_id", "repeat", "arm", "dimension"]
+    rows = fresh_scores(frame, columns=[*keys, "position", "score"])
     rows = rows[rows["position"].isin(["A", "B"])]
     if rows.empty:
         return {}
-    keys = ["judge", "query_id", "repeat", "arm", "dimension"]
     wide = rows.pivot_table(index=keys, columns="position", values="score", aggfunc="mean")
     if not {"A", "B"} <= set(wide.columns):
         return {}

@@ -16,7 +16,7 @@ failed judgments as wrong (the convention of LLMBar's and JudgeBench's published
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ from jurybox.analysis._common import (
     TOTAL,
     attempt,
     fresh_records,
+    in_values,
     majority_vote,
     score_categories,
     skipped,
@@ -162,9 +163,12 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
     dims: dict[str, dict[str, DimensionKappa]] = {}
     icc: dict[str, ICCMetric] = {}
     for dim in sorted(human["dimension"].unique()):
-        merged = judge_scores(frame, dim).merge(
-            human[human["dimension"] == dim], on=["query_id", "arm"], suffixes=("", "_human")
-        )
+        labelled = human[human["dimension"] == dim]
+        scores = judge_scores(frame, dim)
+        # Only the few humanly scored items can match: dropping the rest first keeps the
+        # merge's rows and order and saves hashing every judged item's key.
+        scores = scores[in_values(scores["query_id"], labelled["query_id"].unique())]
+        merged = scores.merge(labelled, on=["query_id", "arm"], suffixes=("", "_human"))
         for judge, rows in merged.groupby("judge"):
             a, b = _round_half_up(rows["score"]), rows["score_human"]
             scale = score_categories(pd.concat([a, b]).to_numpy(), options)
@@ -220,7 +224,7 @@ def _prediction_powered(
 def _ppi_entry(
     judge: pd.Series, truth: pd.Series, options: AnalysisOptions
 ) -> PPIMeanMetric | Skipped:
-    labelled = judge.index.isin(truth.index)
+    labelled = _labelled(judge.index, truth.index)
     if labelled.all():
         return skipped("humans scored every response: their mean is the answer")
     if not labelled.any():
@@ -234,6 +238,18 @@ def _ppi_entry(
         n=len(judge),
         confidence=options.confidence,
     )
+
+
+def _labelled(keys: pd.Index, truth: pd.Index) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``keys.isin(truth)`` for (query_id, arm) keys, arm by arm: a lookup of query ids
+    instead of a tuple per key (one judge's keys are every judged response)."""
+    arms, truth_arms = keys.get_level_values("arm"), truth.get_level_values("arm")
+    found = np.zeros(len(keys), dtype=bool)
+    for arm in pd.unique(np.asarray(arms, dtype=object)):
+        rows = np.asarray(arms == arm, dtype=bool)
+        qids = truth.get_level_values("query_id")[np.asarray(truth_arms == arm, dtype=bool)]
+        found[rows] = in_values(keys.get_level_values("query_id")[rows], qids)
+    return found
 
 
 def _criterion_entry(

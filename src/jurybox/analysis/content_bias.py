@@ -34,6 +34,7 @@ from jurybox.analysis._common import (
     fresh_scores,
     json_safe,
     judge_rows,
+    keyed_like,
     skipped,
     unavailable,
     with_fields,
@@ -266,8 +267,9 @@ def analyze_verbosity(frame: AnalysisFrame, options: AnalysisOptions) -> Verbosi
     """Verbosity bias per judge (see module docstring)."""
     if frame.items.empty:
         return Verbosity.skip("no items given: response lengths are unknown")
-    lengths = frame.items[["query_id", "arm", "length"]]
-    scores = judge_scores(frame).merge(lengths, on=["query_id", "arm"])
+    scores = judge_scores(frame)
+    lengths = keyed_like(frame.items[["query_id", "arm", "length"]], scores)
+    scores = scores.merge(lengths, on=["query_id", "arm"])
     judges: dict[str, VerbosityJudge] = {}
     for judge in frame.judges:
         own = judge_rows(frame, "verbosity_scores", lambda: scores, judge)
@@ -330,7 +332,8 @@ def _means(rows: pd.DataFrame) -> dict[str, JudgeMean]:
 def _lenient_judges(
     frame: AnalysisFrame, common: pd.DataFrame, means: pd.Series
 ) -> dict[str, LeniencyJudge]:
-    dims = {dim: _means(fresh_scores(frame, dim)) for dim in frame.dimensions}
+    read = ["judge", "score"]
+    dims = {dim: _means(fresh_scores(frame, dim, columns=read)) for dim in frame.dimensions}
     return {
         str(j): LeniencyJudge(
             mean=_finite(float(means[j])),

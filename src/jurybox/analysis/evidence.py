@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, judge_rows, value_of
+from jurybox.analysis._common import TOTAL, judge_rows, keyed_like, value_of
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.content_bias import longer_arm
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -154,7 +154,7 @@ def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
 def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
     """Judge's total score vs response length; beyond the human scores where they exist."""
     own = judge_rows(frame, "evidence_scores", lambda: judge_scores(frame), judge)
-    own = own.merge(frame.items, on=["query_id", "arm"])
+    own = own.merge(keyed_like(frame.items, own), on=["query_id", "arm"])
     own = own.dropna(subset=["length", "score"])
     if len(own) < 4:
         return None

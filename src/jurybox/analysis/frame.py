@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from jurybox.analysis import frame_arrow
-from jurybox.analysis._common import TOTAL
+from jurybox.analysis._common import TOTAL, fresh_scores, group_numbers, in_values
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.io.judgments import LineBlock, RecordChunk
@@ -112,17 +112,33 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
     and repeats (retests excluded). Columns: judge, family, query_id, arm, score, n_records."""
 
     def build() -> dict[str, pd.DataFrame]:
-        rows = frame.scores[~frame.scores["retest"]]
         keys = ["dimension", "judge", "family", "query_id", "arm"]
-        means = rows.groupby(keys, as_index=False, sort=False).agg(
-            score=("score", "mean"), n_records=("score", "size")
-        )
+        rows = fresh_scores(frame, columns=[*keys, "score"])
+        means = _group_means(rows, keys)
         return {str(d): part.drop(columns="dimension") for d, part in means.groupby("dimension")}
 
     found = frame.memo("judge_scores", build).get(dimension)
     if found is None:
         return pd.DataFrame(columns=["judge", "family", "query_id", "arm", "score", "n_records"])
     return found
+
+
+def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``rows.groupby(keys, as_index=False, sort=False).agg(score=mean, n_records=size)``,
+    grouped by one integer per row where the keys are categoricals (``group_numbers``)."""
+    numbers = group_numbers(rows, keys)
+    if numbers is None:
+        return rows.groupby(keys, as_index=False, sort=False).agg(
+            score=("score", "mean"), n_records=("score", "size")
+        )
+    valid = numbers >= 0
+    scores = rows["score"] if valid.all() else rows["score"][valid]
+    stats_of = scores.groupby(numbers[valid]).agg(["mean", "size"])  # groups 0, 1, ...
+    first = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & valid)
+    means = rows[keys].take(first).reset_index(drop=True)
+    return means.assign(
+        score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
+    )
 
 
 # Column i of the records table comes from field i of _SOURCE for the first _N_PLAIN columns.
@@ -237,12 +253,15 @@ def _iter_records(records: Iterable[JudgeRecord | Mapping[str, Any]] | pd.DataFr
 def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     """Give every (record, arm) with dimension scores but no overall a TOTAL row: the unweighted
     mean of its dimensions (the rubric's weights are not in the records)."""
-    dims = scores[scores["dimension"] != TOTAL]
-    has_total = scores.loc[scores["dimension"] == TOTAL, ["rec", "arm"]].drop_duplicates()
-    missing = dims.merge(has_total, on=["rec", "arm"], how="left", indicator=True)
-    missing = missing[missing["_merge"] == "left_only"]
-    if missing.empty:
+    is_total = np.asarray(scores["dimension"] == TOTAL, dtype=bool)
+    arms, _ = pd.factorize(scores["arm"], use_na_sentinel=False)  # a missing arm is one too
+    pair = scores["rec"].to_numpy(dtype=np.int64) * (arms.max(initial=0) + 1) + arms
+    with_total = np.zeros(pair.max(initial=0) + 1, dtype=bool)
+    with_total[pair[is_total]] = True
+    lacking = ~is_total & ~with_total[pair]  # a dimension row of a (rec, arm) without a total
+    if not lacking.any():
         return scores
+    missing: pd.DataFrame = scores[lacking]
     means = missing.groupby(["rec", "arm"], as_index=False).agg(
         position=("position", "first"), score=("score", "mean")
     )
@@ -359,19 +378,31 @@ def build_frame(
 # grouping by them orders as by the strings.
 _RECORD_CATEGORIES = ("model", "vendor", "family", "mode", "order")
 _SCORE_CATEGORIES = ("arm", "position", "dimension")
+# The score table's copies of the records' keys: ~7 score rows per record, grouped, pivoted and
+# merged on by every score metric, so codes there (the records table keeps the text).
+_SCORE_KEY_CATEGORIES = ("query_id", "judge")
 
 
-def _as_categories(table: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+def _as_categories(
+    table: pd.DataFrame, columns: Iterable[str], *, object_categories: bool = False
+) -> pd.DataFrame:
     """``columns`` of ``table`` (in place) as categoricals with sorted string categories;
-    a column that holds anything but strings and missing values stays as it is."""
+    a column that holds anything but strings and missing values stays as it is.
+    ``object_categories``: categories held as Python strings, whose index pandas hashes once
+    and keeps (many distinct keys looked up again and again, as item ids are)."""
     for name in columns:
         values = table[name]
+        encoded = frame_arrow.sorted_categorical(values, object_categories=object_categories)
+        if encoded is not None:
+            table[name] = encoded
+            continue
         present = values.dropna().unique()
         if isinstance(values.dtype, pd.CategoricalDtype) or not all(
             isinstance(v, str) for v in present
         ):
             continue
-        table[name] = pd.Categorical(values, categories=sorted(present))
+        categories = pd.Index(sorted(present), dtype=object if object_categories else None)
+        table[name] = pd.Categorical(values, categories=categories)
     return table
 
 
@@ -387,7 +418,8 @@ def _assemble(
     frame = _as_categories(_finish_records(frame, options), _RECORD_CATEGORIES)
     keep = ["rec", "query_id", "judge", "family", "order", "repeat", "retest"]
     dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
-    scores = _as_categories(scores, _SCORE_CATEGORIES).merge(frame[keep], on="rec", how="left")
+    keys = _as_categories(frame[keep].copy(), _SCORE_KEY_CATEGORIES, object_categories=True)
+    scores = _as_categories(scores, _SCORE_CATEGORIES).merge(keys, on="rec", how="left")
     arms = resolve_arms(frame, items, options)
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
     return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
@@ -559,7 +591,10 @@ def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[
     found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
     # Each query's distinct arms in order of appearance, queries in sorted order (as a
     # groupby's ``unique`` gives them, without its Python call per query).
-    pairs = records.dropna(subset=["target_arm"])[["query_id", "target_arm"]].drop_duplicates()
+    pairs = records[["query_id", "target_arm"]].dropna(subset=["target_arm"])
+    if found:  # the items' own arms win: only queries without an item are looked at
+        pairs = pairs[~in_values(pairs["query_id"], list(found))]
+    pairs = pairs.drop_duplicates()
     singles: dict[str, list[str]] = {}
     pairs = pairs.sort_values("query_id", kind="stable")
     for qid, arm in zip(pairs["query_id"].tolist(), pairs["target_arm"].tolist(), strict=True):

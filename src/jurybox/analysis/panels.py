@@ -22,6 +22,7 @@ from jurybox.analysis._common import (
     fresh_records,
     json_safe,
     majority_vote,
+    mapped,
     skipped,
 )
 from jurybox.analysis.calibration import gold_preferences
@@ -98,7 +99,7 @@ def _score_panel(frame: AnalysisFrame) -> ScorePanel:
         return ScorePanel.skip("fewer than two judges gave scores")
     spread = scores.groupby("judge")["score"].agg(["mean", "std"])
     flat = spread[spread["std"].fillna(0) == 0].index.tolist()
-    stats_of = scores["judge"].map(spread["mean"]), scores["judge"].map(spread["std"])
+    stats_of = mapped(scores["judge"], spread["mean"]), mapped(scores["judge"], spread["std"])
     z = (scores["score"] - stats_of[0]) / stats_of[1].where(stats_of[1] > 0)
     scores = scores.assign(z=z)
     per_item = scores.groupby(["query_id", "arm"]).agg(mean=("score", "mean"), z_mean=("z", "mean"))

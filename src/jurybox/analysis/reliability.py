@@ -12,10 +12,18 @@ without one, against the other judges' mean.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import TOTAL, attempt, extend, fresh_records, fresh_scores
+from jurybox.analysis._common import (
+    TOTAL,
+    attempt,
+    extend,
+    fresh_records,
+    fresh_scores,
+    in_values,
+)
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
@@ -61,8 +69,31 @@ def _retest_icc_by(
 
 
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
-    keys = frame.records.set_index("rec")[["key", "base_key"]]
+    """Each retest score row beside the original's (same key minus ``|retest``, arm and
+    dimension), in the originals' row order. Keys are unique, so the original is matched by
+    its row number (``rec``): the merge joins integers, not a million key strings."""
+    records = frame.records
+    keys = pd.Index(records["key"])
+    if not keys.is_unique:  # records handed over as they are may repeat a key
+        return _retest_scores_by_key(frame)
+    original = keys.get_indexer(records["base_key"])  # -1: no original
+    original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
     read = ["rec", "retest", "judge", "arm", "dimension", "score"]  # not every string column
+    scores = frame.scores[read]
+    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
+    retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
+    position = pd.Index(records["rec"]).get_indexer(retest["rec"])
+    retest = retest.assign(rec=original_rec[position])
+    # Only the originals of retests can match: dropping the other rows first keeps the inner
+    # merge's rows and order, and hashes a tenth of the rows.
+    test = test[np.isin(test["rec"].to_numpy(), retest["rec"].to_numpy())]
+    return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
+
+
+def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
+    """``_retest_scores`` where keys repeat: every original of a key beside every retest."""
+    keys = frame.records.set_index("rec")[["key", "base_key"]]
+    read = ["rec", "retest", "judge", "arm", "dimension", "score"]
     scores = frame.scores[read].join(keys, on="rec")
     test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
@@ -119,6 +150,34 @@ def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> TestR
     return TestRetest.model_validate({"status": "computed", "reason": None, **out})
 
 
+def _dimension_matrix(dims: pd.DataFrame) -> pd.DataFrame | None:
+    """``dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")``
+    for its values, row order, judge of each row and columns, from one integer per (record, arm,
+    dimension): the pivot's grouping by four keys runs out of a 4 GB address space at a million
+    records. A record has one judge, so (record, arm) orders the rows as the pivot does. None
+    where arm or dimension is not categorical."""
+    arm, dim = dims["arm"], dims["dimension"]
+    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in (arm, dim)):
+        return None
+    arms, names = arm.cat.codes.to_numpy(np.int64), dim.cat.categories
+    keep = (arms >= 0) & (dim.cat.codes.to_numpy() >= 0) & dims["judge"].notna().to_numpy()
+    unit = dims["rec"].to_numpy(np.int64)[keep] * (len(arm.cat.categories) + 1) + arms[keep]
+    key = unit * len(names) + dim.cat.codes.to_numpy(np.int64)[keep]
+    means = dims["score"][keep].groupby(key).mean()  # sorted: unit by unit, dimension order
+    cells = means.index.to_numpy()
+    units, row = np.unique(cells // len(names), return_inverse=True)
+    matrix = np.full((len(units), len(names)), np.nan)
+    matrix[row, cells % len(names)] = means.to_numpy()
+    first = pd.Series(unit).drop_duplicates()
+    judges = dims["judge"][keep].iloc[first.index.to_numpy()[np.argsort(first.to_numpy())]]
+    present = np.unique(cells % len(names))
+    return pd.DataFrame(
+        matrix[:, present],
+        index=pd.Index(judges.to_numpy(), name="judge", dtype=dims["judge"].dtype),
+        columns=pd.Index(names[present], name="dimension"),
+    )
+
+
 def analyze_internal_consistency(
     frame: AnalysisFrame, options: AnalysisOptions
 ) -> InternalConsistency:
@@ -127,9 +186,11 @@ def analyze_internal_consistency(
         return InternalConsistency.skip(
             f"{len(frame.dimensions)} rubric dimension(s): Cronbach's alpha needs two"
         )
-    fresh = fresh_scores(frame)
+    fresh = fresh_scores(frame, columns=["rec", "arm", "judge", "dimension", "score"])
     dims = fresh[fresh["dimension"] != TOTAL]
-    wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
+    wide = _dimension_matrix(dims)
+    if wide is None:
+        wide = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
     wide = wide.dropna()
     pooled = attempt(
         CronbachAlphaMetric,
@@ -228,11 +289,15 @@ def _calibration_preferences(
 
 
 def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
-    allrows = fresh_scores(frame)
+    read = ["query_id", "arm", "dimension", "judge", "score", "confidence"]  # what is used
+    allrows = fresh_scores(frame, columns=read)
     rows = allrows[allrows["confidence"].notna()]
     human = frame.labels.scores
     if not human.empty:
-        merged = rows.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
+        # Only humanly scored items can match: dropping the others first keeps the merge's
+        # rows and order and saves hashing every score row's keys.
+        labelled = rows[in_values(rows["query_id"], human["query_id"].unique())]
+        merged = labelled.merge(human, on=["query_id", "arm", "dimension"], suffixes=("", "_human"))
         if not merged.empty:
             return merged.assign(error=(merged["score"] - merged["score_human"]).abs()), "human"
     grouped = allrows.groupby(["query_id", "arm", "dimension", "judge"])["score"].mean()

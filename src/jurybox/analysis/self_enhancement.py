@@ -23,7 +23,14 @@ from __future__ import annotations
 import pandas as pd
 
 from jurybox import stats
-from jurybox.analysis._common import attempt, json_safe, skipped, unavailable, with_fields
+from jurybox.analysis._common import (
+    attempt,
+    json_safe,
+    keyed_like,
+    skipped,
+    unavailable,
+    with_fields,
+)
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.metrics import (
@@ -148,8 +155,9 @@ def _by_author_friedman(scores: pd.DataFrame) -> dict[str, FriedmanMetric | Skip
 
 def _score_section(frame: AnalysisFrame, options: AnalysisOptions) -> SelfEnhancement:
     """The score part of self-enhancement (``judges``, ``by_author``), as its own section."""
-    authors = frame.items[["query_id", "arm", "author"]].dropna()
-    scores = judge_scores(frame).merge(authors, on=["query_id", "arm"])
+    scores = judge_scores(frame)
+    authors = keyed_like(frame.items[["query_id", "arm", "author"]].dropna(), scores)
+    scores = scores.merge(authors, on=["query_id", "arm"])
     if scores.empty:
         return SelfEnhancement.skip("no score of a response with a known author")
     scores = scores.assign(own=_own_mask(scores["family"], scores["author"]))

@@ -1,0 +1,191 @@
+"""The analysis' fast paths give what the pandas calls they replace give (issue 19, 1M records).
+
+Each fast path is checked against the plain pandas expression it stands for, kept here as the
+reference, on random tables with missing keys, unseen values, duplicates and empty inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jurybox.analysis._common import TOTAL, group_numbers, in_values, keyed_like
+from jurybox.analysis.frame import _fill_totals, _group_means
+from jurybox.analysis.frame_arrow import sorted_categorical
+
+
+def _categorical(values: list[Any]) -> pd.Categorical:
+    present = sorted({v for v in values if v is not None})
+    return pd.Categorical(values, categories=pd.Index(present, dtype=object))
+
+
+def _keys(rng: np.random.Generator, n: int, names: str, missing: bool) -> list[Any]:
+    values: list[Any] = [str(v) for v in rng.choice(list(names), n)]
+    if missing:
+        values = [None if rng.random() < 0.1 else v for v in values]
+    return values
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_in_values_is_isin(missing: bool) -> None:
+    rng = np.random.default_rng(1)
+    keys = pd.Series(_categorical(_keys(rng, 500, "abcdef", missing)))
+    for wanted in (["a", "x"], [], ["f", "b", "c"], ["a", None], ["a", np.nan]):
+        expected = keys.astype(object).isin(np.asarray(wanted, dtype=object)).to_numpy()
+        assert (in_values(keys, wanted) == expected).all()
+        assert (in_values(pd.CategoricalIndex(keys), wanted) == expected).all()
+        assert (in_values(keys.astype(object), wanted) == expected).all()
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_group_means_are_groupby_means(missing: bool) -> None:
+    rng = np.random.default_rng(2)
+    n = 2000
+    table = pd.DataFrame(
+        {
+            "a": _categorical(_keys(rng, n, "xyz", missing)),
+            "b": _categorical(_keys(rng, n, "pq", False)),
+            "c": _categorical(_keys(rng, n, "klmnop", missing)),
+            "score": np.where(rng.random(n) < 0.1, np.nan, rng.random(n) * 10),
+        }
+    )
+    keys = ["a", "b", "c"]
+    expected = table.groupby(keys, as_index=False, sort=False).agg(
+        score=("score", "mean"), n_records=("score", "size")
+    )
+    pd.testing.assert_frame_equal(_group_means(table, keys), expected)
+    numbers = group_numbers(table, keys)
+    assert numbers is not None
+    reference = table.groupby(keys, sort=False).ngroup().fillna(-1).to_numpy()  # dropped: NaN
+    assert (numbers == reference).all()
+    assert group_numbers(table.assign(a=table["a"].astype(object)), keys) is None
+
+
+def _reference_fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
+    """``_fill_totals`` as it was: a left merge with an indicator."""
+    dims = scores[scores["dimension"] != TOTAL]
+    has_total = scores.loc[scores["dimension"] == TOTAL, ["rec", "arm"]].drop_duplicates()
+    missing = dims.merge(has_total, on=["rec", "arm"], how="left", indicator=True)
+    missing = missing[missing["_merge"] == "left_only"]
+    if missing.empty:
+        return scores
+    means = missing.groupby(["rec", "arm"], as_index=False).agg(
+        position=("position", "first"), score=("score", "mean")
+    )
+    means = means.assign(dimension=TOTAL, confidence=np.nan, gate_failed=np.nan)
+    columns = ["rec", "arm", "position", "dimension", "score", "confidence", "gate_failed"]
+    return pd.concat([scores, means[columns]], ignore_index=True)
+
+
+@pytest.mark.parametrize("share_without_total", [0.0, 0.3, 1.0])
+def test_fill_totals_matches_the_merge(share_without_total: float) -> None:
+    rng = np.random.default_rng(3)
+    rows = []
+    for rec in range(60):
+        for arm in ("control", "treatment", None):
+            dims = ("accuracy", "clarity")
+            for dim in dims:
+                rows.append((rec, arm, "A", dim, float(rng.integers(1, 11)), 3.0, np.nan))
+            if rng.random() >= share_without_total:
+                rows.append((rec, arm, "A", TOTAL, float(rng.integers(1, 11)), np.nan, 0.0))
+    columns = ["rec", "arm", "position", "dimension", "score", "confidence", "gate_failed"]
+    scores = pd.DataFrame(rows, columns=columns).astype({"arm": "str", "dimension": "str"})
+    pd.testing.assert_frame_equal(_fill_totals(scores), _reference_fill_totals(scores))
+
+
+def test_sorted_categorical_is_pandas_categorical() -> None:
+    values = pd.Series(["b", "a", None, "é", "c", "a", "B"] * 50, dtype="str")
+    for as_objects in (False, True):
+        encoded = sorted_categorical(values, object_categories=as_objects)
+        present = sorted(values.dropna().unique())
+        categories = pd.Index(present, dtype=object if as_objects else None)
+        expected = pd.Categorical(values, categories=categories)
+        assert encoded is not None
+        pd.testing.assert_series_equal(pd.Series(encoded), pd.Series(expected))
+    empty = pd.Series([None, None], dtype="str")
+    encoded = sorted_categorical(empty, object_categories=False)
+    assert encoded is not None and encoded.isna().all()
+    assert sorted_categorical(values.astype(object), object_categories=False) is None
+
+
+def test_keyed_like_keeps_an_inner_merge() -> None:
+    rng = np.random.default_rng(4)
+    rows = pd.DataFrame(
+        {
+            "query_id": _categorical(_keys(rng, 300, "abcde", False)),
+            "arm": _categorical(_keys(rng, 300, "xy", False)),
+            "score": rng.random(300),
+        }
+    )
+    items = pd.DataFrame(
+        {
+            "query_id": ["a", "b", "c", "z", "a"],
+            "arm": ["x", "y", "x", "x", "w"],
+            "length": [1, 2, 3, 4, 5],
+        }
+    ).astype({"query_id": "str", "arm": "str"})
+    typed = keyed_like(items, rows)
+    assert isinstance(typed["query_id"].dtype, pd.CategoricalDtype)
+    got = rows.merge(typed, on=["query_id", "arm"])
+    expected = rows.merge(items, on=["query_id", "arm"])
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False, check_categorical=False)
+    with_missing = rows.assign(query_id=rows["query_id"].cat.add_categories(["q"]))
+    with_missing.loc[0, "query_id"] = np.nan
+    assert keyed_like(items, with_missing)["query_id"].dtype == items["query_id"].dtype
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
+    from jurybox.analysis._common import fresh_scores
+    from jurybox.analysis.frame import AnalysisFrame
+
+    rng = np.random.default_rng(5)
+    n = 400
+    dims = _keys(rng, n, "uvw", missing=True)
+    scores = pd.DataFrame(
+        {
+            "dimension": _categorical(dims) if categorical else pd.Series(dims, dtype="str"),
+            "retest": rng.random(n) < 0.2,
+            "score": rng.random(n),
+        }
+    ).set_index(pd.RangeIndex(3, 3 + n))
+    frame = AnalysisFrame(pd.DataFrame(), scores, pd.DataFrame(), None, (), ())  # type: ignore[arg-type]
+    for dim in ("u", "v", "w", "absent"):
+        expected = scores[(scores["dimension"] == dim) & ~scores["retest"]]
+        pd.testing.assert_frame_equal(fresh_scores(frame, dim), expected)
+    pd.testing.assert_frame_equal(fresh_scores(frame), scores[~scores["retest"]])
+    pd.testing.assert_frame_equal(
+        fresh_scores(frame, "u", columns=["score"]),
+        scores.loc[(scores["dimension"] == "u") & ~scores["retest"], ["score"]],
+    )
+
+
+def test_dimension_matrix_is_the_pivot() -> None:
+    from jurybox.analysis.reliability import _dimension_matrix
+
+    rng = np.random.default_rng(6)
+    rows = []
+    for rec in rng.permutation(80):
+        judge = ("j1", "j2", "j3")[rec % 3]
+        for arm in ("control", "treatment"):
+            for dim in ("clarity", "accuracy", "relevance"):
+                if rng.random() < 0.9:  # some (record, arm) lack a dimension
+                    rows.append((rec, arm, judge, dim, float(rng.integers(1, 11))))
+    rows += rows[:5]  # duplicates: the pivot averages them
+    dims = pd.DataFrame(rows, columns=["rec", "arm", "judge", "dimension", "score"])
+    dims = dims.astype({name: "category" for name in ("arm", "judge", "dimension")})
+    expected = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
+    got = _dimension_matrix(dims)
+    assert got is not None
+    np.testing.assert_array_equal(got.to_numpy(), expected.to_numpy())
+    assert list(got.columns) == list(expected.columns)
+    assert list(got.index) == list(expected.index.get_level_values("judge"))
+    mine = {str(j): part.to_numpy() for j, part in got.dropna().groupby(level="judge")}
+    theirs = {str(j): part.to_numpy() for j, part in expected.dropna().groupby(level="judge")}
+    assert mine.keys() == theirs.keys()
+    for judge, part in theirs.items():
+        np.testing.assert_array_equal(mine[judge], part)
+    assert _dimension_matrix(dims.astype({"arm": object})) is None
