@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import json
+import pickle
 import re
 from typing import Any
 
@@ -29,7 +32,7 @@ from jurybox.prompts import (
     ranking_prompt,
     rubric_prompt,
 )
-from jurybox.records import Item
+from jurybox.records import Item, SharedSchema, schema_json
 from jurybox.rubrics import Criterion, load_rubric, rubric_from_mapping
 
 GENERAL = load_rubric("general", env={})
@@ -372,14 +375,31 @@ def _keywords(schema: Any) -> set[str]:
     return keys
 
 
-def test_schemas_are_fresh_objects() -> None:
-    first = _all_prompts(_item())["rubric"].schema
-    first["properties"]["scores"]["properties"]["accuracy"]["properties"]["score"]["maximum"] = 99
-    again = _all_prompts(_item())["rubric"].schema
-    assert (
-        again["properties"]["scores"]["properties"]["accuracy"]["properties"]["score"]["maximum"]
-        == 10
-    )
+def test_schemas_are_shared_read_only_and_keep_their_json() -> None:
+    # One object per kind and configuration (its JSON is worked out once per run), which no
+    # caller can change under the next call: a change must go to a copy.
+    first, again = _all_prompts(_item()), _all_prompts(_item("other"))
+    for kind, parts in first.items():
+        assert again[kind].schema is parts.schema, kind
+        assert isinstance(parts.schema, SharedSchema)
+        for encode in (json.dumps, functools.partial(json.dumps, sort_keys=True)):
+            assert schema_json(parts.schema, encode) == encode(json.loads(json.dumps(parts.schema)))
+            assert schema_json(parts.schema, encode) == encode(parts.schema)
+    rubric = first["rubric"].schema
+    score = rubric["properties"]["scores"]["properties"]["accuracy"]["properties"]["score"]
+    with pytest.raises(TypeError, match="read-only"):
+        score["maximum"] = 99
+    with pytest.raises(TypeError, match="read-only"):
+        rubric.update({"type": "array"})
+    copied = copy.deepcopy(rubric)
+    assert copied == rubric == pickle.loads(pickle.dumps(rubric))
+    changed = dict(first["pairwise"].schema)
+    changed["type"] = "array"  # a plain copy changes freely
+    assert first["pairwise"].schema["type"] == "object"
+    # Another rubric object (even an equal one) gets its own schema, built from it.
+    other = ranking_prompt(_item(), ARMS, GENERAL.model_copy(), reference_guided=True)
+    assert other.schema is not first["ranking"].schema
+    assert other.schema == first["ranking"].schema
 
 
 def _dims(rubric: Any, score: int, confidence: int | None = 3) -> dict[str, Any]:

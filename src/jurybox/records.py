@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
 # given such a key when read, from their own fields.
@@ -177,7 +177,7 @@ class CompletionRequest:
         ensure_ascii=False)``."""
         # That JSON is '{"schema": S, "system": Y, "user": U}': all but U is the same for every
         # call of a run, so the hash of that prefix is kept and copied.
-        schema = _HASH_ENCODE(self.response_schema)
+        schema = schema_json(self.response_schema, _HASH_ENCODE)
         prefix = _HASH_PREFIXES.get((schema, self.system))
         if prefix is None:
             if len(_HASH_PREFIXES) >= _HASH_PREFIX_LIMIT:
@@ -189,6 +189,59 @@ class CompletionRequest:
         digest.update(self.user_json().encode("utf-8"))
         digest.update(b"}")
         return digest.hexdigest()
+
+
+class SharedSchema(dict[str, Any]):
+    """A JSON Schema handed to every request of a kind (the prompt builders keep one per mode
+    and configuration), read-only at every dict level so that its JSON, asked for on every call
+    by the prompt hash and the request body, is worked out once per encoder (``schema_json``).
+
+    A plain ``dict`` for every reader (``json``, ``isinstance``, ``==``); ``dict(schema)`` or
+    ``json.loads(json.dumps(schema))`` gives a copy to change.
+    """
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._texts: dict[Callable[[Any], str], str] = {}
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any]) -> SharedSchema:
+        """``schema`` with every dict in it (also inside lists) made a ``SharedSchema``."""
+        return cls({key: _shared(value) for key, value in schema.items()})
+
+    def encoded(self, encode: Callable[[Any], str]) -> str:
+        """``encode(self)``, kept: the schema cannot change."""
+        text = self._texts.get(encode)
+        if text is None:
+            text = self._texts[encode] = encode(self)
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and deepcopy would otherwise fill the copy through the refused __setitem__
+        return (SharedSchema, (dict(self),))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a shared schema is read-only: change a copy (dict(schema))")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+
+def _shared(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return SharedSchema.of(value)
+    if isinstance(value, list):
+        return [_shared(part) for part in value]
+    return value
+
+
+def schema_json(schema: Mapping[str, Any] | None, encode: Callable[[Any], str]) -> str:
+    """``encode(schema)``; kept for a ``SharedSchema``, which a run sends thousands of times."""
+    if type(schema) is SharedSchema:
+        return schema.encoded(encode)
+    return encode(schema)
 
 
 FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]

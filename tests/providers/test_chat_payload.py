@@ -12,7 +12,7 @@ import pytest
 
 from jurybox.config import JudgeConfig
 from jurybox.providers._chat_format import chat_body, chat_payload
-from jurybox.records import CompletionRequest
+from jurybox.records import CompletionRequest, SharedSchema
 
 STRICT: dict[str, Any] = {
     "type": "object",
@@ -88,3 +88,16 @@ def test_the_payload_is_the_bodys_json(overrides: dict[str, Any]) -> None:
     for request in [*requests, *reversed(requests)]:
         for model in ("m", "modèle"):
             assert chat_payload(judge, model, request) == _expected(judge, model, request)
+
+
+@pytest.mark.parametrize("schema", [STRICT, LOOSE])
+def test_a_shared_schema_gives_the_bytes_and_hash_of_a_plain_one(schema: dict[str, Any]) -> None:
+    # A SharedSchema's JSON is kept on it after the first call: later calls must still match.
+    shared = SharedSchema.of(schema)
+    for text in TEXTS:
+        plain = CompletionRequest(system="s", user=text, max_tokens=9, response_schema=schema)
+        kept = CompletionRequest(system="s", user=text, max_tokens=9, response_schema=shared)
+        for _ in range(2):
+            assert chat_payload(_judge(), "m", kept) == _expected(_judge(), "m", plain)
+            if "\ud800" not in text:  # the prompt hash's UTF-8 refuses a lone surrogate
+                assert kept.prompt_hash() == plain.prompt_hash()

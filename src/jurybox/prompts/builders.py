@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jurybox.prompts import plain, schemas
 from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
-from jurybox.records import POSITION_LETTERS, Item
+from jurybox.records import POSITION_LETTERS, Item, SharedSchema
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -35,7 +35,8 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 
 @dataclass(frozen=True)
 class PromptParts:
-    """A rendered prompt and the JSON Schema of the answer it asks for."""
+    """A rendered prompt and the JSON Schema of the answer it asks for (a ``SharedSchema``
+    from the builders below: one object for every call of a kind, read-only)."""
 
     system: str
     user: str
@@ -282,10 +283,18 @@ def pairwise_prompt(
     }
     user = render_slotted("pairwise.user.j2", responses, **context)
     if rubric is None:
-        schema = schemas.pairwise_schema(request_confidence=request_confidence)
+        schema = _shared_schema(
+            ("pairwise", request_confidence),
+            None,
+            lambda: schemas.pairwise_schema(request_confidence=request_confidence),
+        )
         return PromptParts(system, user, schema, "pairwise_verdict")
-    schema = schemas.pairwise_rubric_schema(
-        rubric, confidence_scale, request_confidence=request_confidence
+    schema = _shared_schema(
+        ("pairwise_rubric", id(rubric), confidence_scale, request_confidence),
+        rubric,
+        lambda: schemas.pairwise_rubric_schema(
+            rubric, confidence_scale, request_confidence=request_confidence
+        ),
     )
     return PromptParts(system, user, schema, "pairwise_rubric_verdict")
 
@@ -317,7 +326,11 @@ def batch_pairwise_prompt(
     }
     system = render_static("batch_pairwise.system.j2", **context)
     user = render("batch_pairwise.user.j2", **context, examples=examples)
-    schema = schemas.batch_pairwise_schema(len(pairs), request_confidence=request_confidence)
+    schema = _shared_schema(
+        ("batch_pairwise", len(pairs), request_confidence),
+        None,
+        lambda: schemas.batch_pairwise_schema(len(pairs), request_confidence=request_confidence),
+    )
     return PromptParts(system, user, schema, "batch_pairwise_verdicts")
 
 
@@ -340,7 +353,10 @@ def rubric_prompt(
     system = render_static("rubric.system.j2", **context)
     response = {"response": _response(item, arm, "Response")}
     user = render_slotted("rubric.user.j2", response, **context)
-    return PromptParts(system, user, schemas.rubric_schema(rubric, scale), "rubric_judgment")
+    schema = _shared_schema(
+        ("rubric", id(rubric), scale), rubric, lambda: schemas.rubric_schema(rubric, scale)
+    )
+    return PromptParts(system, user, schema, "rubric_judgment")
 
 
 def ranking_prompt(
@@ -362,7 +378,10 @@ def ranking_prompt(
     ]
     system = render_static("ranking.system.j2", **context)
     user = render("ranking.user.j2", **context, responses=responses)
-    return PromptParts(system, user, schemas.ranking_schema(rubric, letters), "ranking_judgment")
+    schema = _shared_schema(
+        ("ranking", id(rubric), *letters), rubric, lambda: schemas.ranking_schema(rubric, letters)
+    )
+    return PromptParts(system, user, schema, "ranking_judgment")
 
 
 def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
@@ -388,4 +407,25 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
     system = render_static("criterion.system.j2", **context)
     response = {"response": _response(item, arm, "Response")}
     user = render_slotted("criterion.user.j2", response, **context)
-    return PromptParts(system, user, schemas.criterion_schema(), "criterion_verdict")
+    schema = _shared_schema(("criterion",), None, schemas.criterion_schema)
+    return PromptParts(system, user, schema, "criterion_verdict")
+
+
+_SHARED_LIMIT = 256  # distinct schemas kept: a run has a few
+_SHARED_SCHEMAS: dict[tuple[Any, ...], tuple[object, SharedSchema]] = {}
+
+
+def _shared_schema(
+    key: tuple[Any, ...], rubric: object, build: Callable[[], dict[str, Any]]
+) -> SharedSchema:
+    """One read-only schema object per distinct ``key``, so the prompt hash and the request
+    body encode it once per run rather than once per call each. ``key`` holds the rubric's
+    ``id``: the entry keeps the rubric itself and is used only for that very object."""
+    kept = _SHARED_SCHEMAS.get(key)
+    if kept is not None and kept[0] is rubric:
+        return kept[1]
+    if len(_SHARED_SCHEMAS) >= _SHARED_LIMIT:
+        _SHARED_SCHEMAS.clear()
+    schema = SharedSchema.of(build())
+    _SHARED_SCHEMAS[key] = (rubric, schema)
+    return schema

@@ -25,6 +25,7 @@ from jurybox.records import (
     FinishReason,
     RateLimits,
     json_encoder,
+    schema_json,
 )
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
@@ -77,7 +78,7 @@ def chat_payload(judge: JudgeConfig, model: str, request: CompletionRequest) -> 
     if head is None:
         head = _keep(_HEADS, (model, request.system), _payload_head(model, request.system))
     native = request.response_schema is not None and judge.structured_output
-    schema = _ENCODE(request.response_schema) if native else None
+    schema = schema_json(request.response_schema, _ENCODE) if native else None
     # Types are part of the key: 0 == 0.0 == False, but they encode as 0, 0.0 and false.
     tail_key = (
         judge.max_tokens_param,
