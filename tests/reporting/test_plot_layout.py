@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
@@ -26,8 +27,8 @@ from jurybox.records import JudgeRecord
 from jurybox.reporting import PLOT_NAMES, write_reports
 from jurybox.reporting.plots import build_plot_specs
 from jurybox.reporting.plots.common import MAX_JUDGES, judge_order
-from jurybox.reporting.plots.draw import WIDTH_IN, build_figure, render
-from jurybox.reporting.plots.specs import PlotSpec, ScatterPanel
+from jurybox.reporting.plots.draw import DENSE_MARKS, WIDTH_IN, build_figure, render
+from jurybox.reporting.plots.specs import PairedPanel, PlotSpec, ScatterPanel
 
 from .conftest import Built
 from .synthetic import (
@@ -360,3 +361,21 @@ def test_analyze_reads_the_rubric_scale_from_the_run_manifest(tmp_path: Path) ->
     assert report["options"]["score_scale"] == [1, 10]  # the built-in general rubric's scale
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "Colours span the rubric&#39;s scale 1–10." in html
+
+
+@pytest.mark.parametrize("items", [40, 5_000], ids=["few", "many"])
+def test_every_item_is_drawn_and_many_marks_are_an_image_in_the_svg(items: int) -> None:
+    """A paired plot draws one line per item whatever the count; above DENSE_MARKS the marks go
+    into the SVG as one image (thousands of vector paths took minutes), below it as vectors."""
+    rng = np.random.default_rng(1)
+    pairs = [(float(a), float(b)) for a, b in rng.integers(1, 6, size=(items, 2))]
+    panel = PairedPanel("Scores", "score", ("control", "treatment"), pairs, means=(3.0, 3.1))
+    spec = PlotSpec("paired", "Paired", [panel])
+    (axes,) = build_figure(spec).axes
+    (lines,) = [c for c in axes.collections if isinstance(c, LineCollection)]
+    assert len(lines.get_segments()) == items
+    assert [tuple(s[:, 1]) for s in lines.get_segments()] == pairs
+    svg = render(spec).svg
+    dense = 2 * items > DENSE_MARKS
+    assert ("<image" in svg) == dense
+    assert svg.count("<path") < 200 if dense else svg.count("<path") > items
