@@ -90,12 +90,13 @@ def test_kill_during_the_results_download_then_resume(
     _resume_and_check(config, out, wire, batches=1)
 
 
-@pytest.mark.parametrize("vendor", ["openai", "google"])
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "google"])
 def test_kill_while_the_batch_is_being_created_then_resume_finds_it(
     vendor: str, tmp_path: Path, batch_wire: Any
 ) -> None:
     """The vendor created the batch but its answer never arrived: the log holds only the
-    intent; the resume finds the batch by its label instead of sending the requests again."""
+    intent; the resume finds the batch (by its label, or for Anthropic, which keeps none, by
+    its size and creation time) instead of sending the requests again."""
     wire: BatchWire = batch_wire(hold_create=True)
     config, out = _setup(tmp_path, wire, vendor)
     _kill_when(["run", str(config)], lambda: wire.held > 0)
@@ -104,3 +105,54 @@ def test_kill_while_the_batch_is_being_created_then_resume_finds_it(
     wire.behaviour.hold_create = False
     wire.behaviour.release.set()
     _resume_and_check(config, out, wire, batches=1)
+
+
+def _killed_while_creating(tmp_path: Path, wire: BatchWire) -> tuple[Path, Path, str]:
+    """An Anthropic run killed while its batch was being created; the vendor's id for it."""
+    config, out = _setup(tmp_path, wire, "anthropic")
+    _kill_when(["run", str(config)], lambda: wire.held > 0)
+    wire.behaviour.hold_create = False
+    wire.behaviour.release.set()
+    [ours] = wire.batches
+    return config, out, ours
+
+
+def _each_unit_once_and_ok(out: Path) -> None:
+    records = list(read_records(out / "judgments.jsonl"))
+    counts = Counter(record.key for record in records)
+    assert len(counts) == 10 and set(counts.values()) == {1}
+    assert {record.status for record in records} == {Status.OK}
+
+
+def test_two_anthropic_batches_that_could_be_ours_are_not_guessed(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    """Another client made a batch of the same size in the same minutes: which one is ours
+    cannot be told, so the requests are sent again rather than a stranger's batch adopted."""
+    wire: BatchWire = batch_wire(hold_create=True)
+    config, out, ours = _killed_while_creating(tmp_path, wire)
+    wire.add_stranger(like=ours)
+    done = run_cli(["run", str(config), "--resume", str(out)])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert wire.batch_count == 3  # ours (left unread), the stranger's, the new one
+    log = read_log(out / BATCH_LOG_FILE)
+    assert [entry.status for entry in log.values()] == ["never submitted (sent again)", "ended"]
+    _each_unit_once_and_ok(out)
+
+
+def test_a_stranger_anthropic_batch_found_by_mistake_is_told_by_its_ids(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    """Ours never reached the vendor, but another client's batch of the same size did: it is
+    adopted, its results carry ids this run never sent, so none is written and the requests
+    are sent again."""
+    wire: BatchWire = batch_wire(hold_create=True)
+    config, out, ours = _killed_while_creating(tmp_path, wire)
+    stranger = wire.add_stranger(like=ours)
+    del wire.batches[ours]
+    done = run_cli(["run", str(config), "--resume", str(out)])
+    assert done.returncode == 0, done.stderr[-3000:]
+    adopted, again = read_log(out / BATCH_LOG_FILE).values()
+    assert (adopted.batch_id, adopted.attempt, adopted.collected) == (stranger, 1, True)
+    assert again.attempt == 2 and again.batch_id in wire.batches
+    _each_unit_once_and_ok(out)

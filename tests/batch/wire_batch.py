@@ -18,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,16 @@ class BatchWire:
     @property
     def batch_count(self) -> int:
         return len(self.batches)
+
+    def add_stranger(self, like: str) -> str:
+        """Another client's batch on the same key, created now: ``like``'s requests under ids of
+        its own (a second run of the same dataset); its id."""
+        with self.lock:
+            source = self.batches[like]
+            batch_id = f"batch_other_{len(self.batches):04d}"
+            requests = [(f"other-{cid}", body) for cid, body in source.requests]
+            self.batches[batch_id] = _Batch(source.vendor, batch_id, "", requests, time.time())
+        return batch_id
 
     # --- dispatch ------------------------------------------------------------------------------
     def _handle(self, request: Request) -> Response:
@@ -246,10 +257,8 @@ class BatchWire:
 
     # --- Anthropic -----------------------------------------------------------------------------
     def _anthropic(self, request: Request, path: str) -> Response:
-        if path == "/v1/messages/batches" and request.method == "POST":
-            lines = request.get_json()["requests"]
-            reqs = [(x["custom_id"], x["params"]) for x in lines]
-            return _json(self._anthropic_batch(self._new_batch("anthropic", "", reqs), False))
+        if path == "/v1/messages/batches":
+            return self._anthropic_batches(request)
         match = re.fullmatch(r"/v1/messages/batches/([^/]+)(/cancel|/results)?", path)
         if not match:
             return _json({"type": "error", "error": {"type": "not_found_error"}}, 404)
@@ -265,6 +274,29 @@ class BatchWire:
             return fault
         return _json(self._anthropic_batch(batch, ended=self._ended(batch)))
 
+    def _anthropic_batches(self, request: Request) -> Response:
+        if request.method == "GET":
+            return _json(self._anthropic_list(request))
+        lines = request.get_json()["requests"]
+        batch = self._new_batch("anthropic", "", [(x["custom_id"], x["params"]) for x in lines])
+        self._hold(self.behaviour.hold_create)
+        return _json(self._anthropic_batch(batch, False))
+
+    def _anthropic_list(self, request: Request) -> dict[str, Any]:
+        """Newest first, ``limit`` a page, ``after_id`` the cursor (the API's own paging)."""
+        newest = [b for b in reversed(self.batches.values()) if b.vendor == "anthropic"]
+        after = request.args.get("after_id")
+        if after:
+            newest = newest[[b.id for b in newest].index(after) + 1 :]
+        page = newest[: int(request.args.get("limit", 20))]
+        data = [self._anthropic_batch(b, ended=False) for b in page]
+        return {
+            "data": data,
+            "has_more": len(newest) > len(page),
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
+
     def _anthropic_batch(self, batch: _Batch, ended: bool) -> dict[str, Any]:
         total = len(batch.requests)
         url = self.url(ANTHROPIC) + f"/v1/messages/batches/{batch.id}/results"
@@ -279,7 +311,7 @@ class BatchWire:
                 "canceled": 0,
                 "expired": 0,
             },
-            "created_at": "2026-11-25T00:00:00Z",
+            "created_at": _iso(batch.created),
             "expires_at": "2026-11-26T00:00:00Z",
             "ended_at": "2026-11-25T01:00:00Z" if ended else None,
             "results_url": url if ended else None,
@@ -452,3 +484,7 @@ def _json(data: Any, status: int = 200) -> Response:
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(row) + "\n" for row in rows).encode()
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")

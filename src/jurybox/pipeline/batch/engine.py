@@ -15,12 +15,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from jurybox.errors import ProviderError, RateLimitError, TransientError
 from jurybox.pipeline.batch.log import BatchEntry, BatchLog
-from jurybox.pipeline.batch.plan import Call, PlannedBatch, plan_batches
-from jurybox.providers.batch.base import BatchBackend, BatchState
+from jurybox.pipeline.batch.plan import (
+    Call,
+    PlannedBatch,
+    no_prefix,
+    plan_batches,
+    random_prefix,
+)
+from jurybox.providers.batch.base import BatchBackend, BatchIntent, BatchState
 from jurybox.records import Completion, CompletionRequest, WorkUnit
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -64,6 +71,14 @@ class _Failure:
     error: ProviderError
 
 
+def _missing(entry: BatchEntry, state: BatchState, *, mistaken: bool) -> TransientError:
+    """Why a request of an ended batch has no result: ``mistaken`` when every result carried
+    another batch's ids (one found by its size and time that was not this run's)."""
+    if mistaken:
+        return TransientError(f"batch {entry.batch_id} holds no result of this run's: sent again")
+    return TransientError(f"batch {entry.batch_id} ended {state.status} without a result")
+
+
 class JudgeBatches:
     """Runs one judge's calls as batches until each has a record."""
 
@@ -101,7 +116,7 @@ class JudgeBatches:
                 continue
             if logged.batch_id is None:
                 # Killed between intent and answer: the vendor may hold it under our label.
-                found = await self._safely(self.backend.find(logged.label))
+                found = await self._find(logged)
                 if not isinstance(found, str):
                     self.log.abandoned(logged.label, "never submitted (sent again)")
                     continue
@@ -109,6 +124,15 @@ class JudgeBatches:
             self.submitted += 1
             adopted.append(self.log.entries[logged.label])
         return adopted
+
+    async def _find(self, entry: BatchEntry) -> str | ProviderError | None:
+        """The vendor's id for a batch whose creation was asked for but never answered."""
+        if entry.intent_at is None:  # a log written before intents were timed
+            return None
+        taken = frozenset(e.batch_id for e in self.log.entries.values() if e.batch_id)
+        since = datetime.fromisoformat(entry.intent_at)
+        intent = BatchIntent(entry.label, len(entry.requests), since, taken)
+        return await self._safely(self.backend.find(intent))
 
     async def _safely(self, work: Awaitable[str | None]) -> str | ProviderError | None:
         try:
@@ -119,7 +143,9 @@ class JudgeBatches:
     async def _submit(self, calls: Sequence[Call], *, attempts: int) -> list[BatchEntry]:
         if not calls:
             return []
-        planned = plan_batches(calls, self._line, self.backend.limits)
+        # Where a lost batch can be found only by its size and time, ids of its own confirm it.
+        prefix = no_prefix if self.backend.keeps_labels else random_prefix
+        planned = plan_batches(calls, self._line, self.backend.limits, prefix)
         entries = []
         for batch in planned:
             entry = await self._submit_one(batch, attempts)
@@ -140,7 +166,7 @@ class JudgeBatches:
                 break
             except Exception as exc:
                 error = self.backend.classify_error(exc)
-            found = await self._safely(self.backend.find(label))
+            found = await self._find(self.log.entries[label])
             if isinstance(found, str):  # created after all; only its answer was lost
                 batch_id = found
                 break
@@ -169,10 +195,14 @@ class JudgeBatches:
             return self._fail_open(entry, pending, state)
         failures: list[_Failure] = []
         seen: set[str] = set()
+        foreign = 0  # results whose ids this batch never sent
         try:
             async for outcome in self.backend.results(entry.batch_id):
                 call = self._call_of(entry, outcome.custom_id, pending)
-                seen.add(outcome.custom_id)
+                if outcome.custom_id in entry.requests:
+                    seen.add(outcome.custom_id)
+                else:
+                    foreign += 1
                 if not call:
                     continue  # written before a kill, or not ours
                 if outcome.completion is not None:
@@ -181,7 +211,7 @@ class JudgeBatches:
                     failures.append(_Failure(call, entry.attempt, outcome.error))
         except Exception as exc:
             return failures + self._fail_open(entry, pending, self.backend.classify_error(exc))
-        missing = TransientError(f"batch {entry.batch_id} ended {state.status} without a result")
+        missing = _missing(entry, state, mistaken=foreign > 0 and not seen)
         for custom_id in entry.requests:
             call = self._call_of(entry, custom_id, pending) if custom_id not in seen else []
             if call:

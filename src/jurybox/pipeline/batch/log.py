@@ -40,6 +40,7 @@ class BatchEntry:
     requests: Mapping[str, Sequence[str]]  # custom_id -> work-unit keys
     attempt: int = 1
     batch_id: str | None = None
+    intent_at: str | None = None  # when the ``submitting`` event was logged
     submitted_at: str | None = None
     collected: bool = False
     abandoned: bool = False
@@ -67,6 +68,7 @@ class BatchLog:
         return f"jurybox-{len(self.entries):05d}-{_safe(judge)}"
 
     def submitting(self, entry: BatchEntry) -> None:
+        at = utc_now()
         self._append(
             {
                 "event": "submitting",
@@ -75,9 +77,10 @@ class BatchLog:
                 "vendor": entry.vendor,
                 "attempt": entry.attempt,
                 "requests": {cid: list(keys) for cid, keys in entry.requests.items()},
+                "at": at,
             }
         )
-        self.entries[entry.label] = entry
+        self.entries[entry.label] = replace(entry, intent_at=at)
 
     def submitted(self, label: str, batch_id: str) -> None:
         at = utc_now()
@@ -151,6 +154,7 @@ def _apply(entries: dict[str, BatchEntry], event: Mapping[str, Any]) -> None:
             vendor=str(event["vendor"]),
             requests={str(k): tuple(v) for k, v in event["requests"].items()},
             attempt=int(event.get("attempt", 1)),
+            intent_at=event.get("at"),
         )
         return
     entry = entries.get(label)

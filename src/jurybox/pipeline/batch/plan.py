@@ -8,6 +8,7 @@ batch and share its fate (an expired batch expires both orders, never just one).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,12 +41,23 @@ def bundles(calls: Sequence[Call]) -> list[list[Call]]:
     return list(grouped.values())
 
 
+def no_prefix() -> str:
+    return ""
+
+
+def random_prefix() -> str:
+    """A custom-id prefix of a batch's own: no other batch's results carry its ids."""
+    return f"{secrets.token_hex(4)}-"
+
+
 def plan_batches(
     calls: Sequence[Call],
     line_for: Callable[[str, Call], dict[str, Any]],
     limits: BatchLimits,
+    id_prefix: Callable[[], str] = no_prefix,
 ) -> list[PlannedBatch]:
-    """Fill batches bundle by bundle; a bundle that would overflow one starts the next.
+    """Fill batches bundle by bundle; a bundle that would overflow one starts the next. Each
+    batch's custom ids are ``id_prefix()`` (drawn once per batch) and a request number.
 
     Raises ValueError for a single bundle larger than a whole batch may be (one request over
     the vendor's byte limit cannot be sent as a batch at all).
@@ -54,8 +66,9 @@ def plan_batches(
     calls_now: dict[str, Call] = {}
     lines_now: list[dict[str, Any]] = []
     size_now = 0
+    prefix = id_prefix()
     for bundle in bundles(calls):
-        made = [(f"r{len(calls_now) + i:06d}", call) for i, call in enumerate(bundle)]
+        made = [(f"{prefix}r{len(calls_now) + i:06d}", call) for i, call in enumerate(bundle)]
         lines = [line_for(cid, call) for cid, call in made]
         size = sum(line_bytes(line) for line in lines)
         if size > limits.max_bytes or len(lines) > limits.max_requests:
@@ -64,7 +77,8 @@ def plan_batches(
         if lines_now and (full or size_now + size > limits.max_bytes):
             planned.append(PlannedBatch(calls_now, lines_now, size_now))
             calls_now, lines_now, size_now = {}, [], 0
-            made = [(f"r{i:06d}", call) for i, call in enumerate(bundle)]
+            prefix = id_prefix()
+            made = [(f"{prefix}r{i:06d}", call) for i, call in enumerate(bundle)]
             lines = [line_for(cid, call) for cid, call in made]
         calls_now.update(made)
         lines_now.extend(lines)

@@ -14,6 +14,7 @@ from typing import Any
 from jurybox.providers.base import Provider
 from jurybox.providers.batch.base import (
     BatchBackend,
+    BatchIntent,
     BatchLimits,
     BatchOutcome,
     BatchState,
@@ -22,6 +23,7 @@ from jurybox.providers.batch.base import (
 __all__ = [
     "BATCH_VENDORS",
     "BatchBackend",
+    "BatchIntent",
     "BatchLimits",
     "BatchOutcome",
     "BatchState",

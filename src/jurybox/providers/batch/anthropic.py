@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from jurybox.errors import BadRequestError, ProviderError, RateLimitError, TransientError
@@ -18,10 +19,13 @@ from jurybox.providers.anthropic import (
     build_message_params,
     completion_from_message,
 )
-from jurybox.providers.batch.base import BatchLimits, BatchOutcome, BatchState
+from jurybox.providers.batch.base import BatchIntent, BatchLimits, BatchOutcome, BatchState
 from jurybox.records import CompletionRequest
 
 LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
+CLOCK_SKEW = timedelta(minutes=10)  # how far the vendor's clock may be behind this machine's
+_FIND_PAGE_SIZE = 100
+_FIND_PAGES = 5  # listed newest first: a batch whose answer was just lost is near the top
 # Error types a new attempt may cure; anything else (invalid_request_error ...) will not.
 _TRANSIENT = frozenset({"api_error", "overloaded_error", "timeout_error", "gateway_timeout_error"})
 
@@ -31,6 +35,7 @@ class AnthropicBatches:
 
     vendor = "anthropic"
     limits = LIMITS
+    keeps_labels = False
 
     def __init__(self, provider: AnthropicProvider) -> None:
         self.provider = provider
@@ -45,20 +50,33 @@ class AnthropicBatches:
         batch = await self.provider._connect().messages.batches.create(requests=lines)  # type: ignore[arg-type]
         return str(batch.id)
 
-    async def find(self, label: str) -> str | None:
-        # Message batches carry no metadata to find ours by: an intent that never got its id
-        # is sent again (the log says so).
-        return None
+    async def find(self, intent: BatchIntent) -> str | None:
+        """Message batches keep no label: ours is the one batch created since the intent (less
+        the clocks' possible skew) with as many requests, that the log does not already hold.
+        Two such batches (another run on the same key) leave it unknown: it is sent again. The
+        engine's per-batch custom ids confirm the choice when the results are read."""
+        earliest = intent.since - CLOCK_SKEW
+        matches: list[str] = []
+        page = await self.provider._connect().messages.batches.list(limit=_FIND_PAGE_SIZE)
+        for _ in range(_FIND_PAGES):
+            for batch in page.data:  # newest first
+                if batch.created_at < earliest:
+                    return _only(matches)
+                if batch.id not in intent.taken and _total(batch) == intent.requests:
+                    matches.append(batch.id)
+            if not page.has_next_page():
+                break
+            page = await page.get_next_page()
+        return _only(matches)
 
     async def state(self, batch_id: str) -> BatchState:
         batch = await self.provider._connect().messages.batches.retrieve(batch_id)
-        counts = batch.request_counts
-        done = counts.succeeded + counts.errored + counts.canceled + counts.expired
+        processing = batch.request_counts.processing
         return BatchState(
             str(batch.processing_status),
             batch.processing_status == "ended",
-            done,
-            done + counts.processing,
+            _total(batch) - processing,
+            _total(batch),
         )
 
     async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
@@ -101,3 +119,14 @@ def _error_of(kind: str, text: str) -> ProviderError:
     if kind == "rate_limit_error":
         return RateLimitError(text)
     return TransientError(text) if kind in _TRANSIENT else BadRequestError(text)
+
+
+def _total(batch: Any) -> int:
+    counts = batch.request_counts
+    return int(
+        counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+    )
+
+
+def _only(matches: list[str]) -> str | None:
+    return matches[0] if len(matches) == 1 else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from jurybox.errors import ProviderError
@@ -37,6 +38,16 @@ class BatchState:
 
 
 @dataclass(frozen=True)
+class BatchIntent:
+    """A batch the run asked for whose answer (its id) never arrived: what finding it needs."""
+
+    label: str  # the run's own name for it, kept by vendors that keep one
+    requests: int  # how many requests it holds
+    since: datetime  # when the intent was logged, by this machine's clock
+    taken: frozenset[str]  # vendor ids the log already holds: never one of these
+
+
+@dataclass(frozen=True)
 class BatchOutcome:
     """One request's result: exactly one of ``completion`` and ``error`` is set."""
 
@@ -51,6 +62,9 @@ class BatchBackend(Protocol):
 
     vendor: str
     limits: BatchLimits
+    # False where the vendor keeps no label with a batch: ``find`` then goes by its size and
+    # creation time, and the engine makes its custom ids unique, so the results confirm it.
+    keeps_labels: bool
 
     def line(self, custom_id: str, request: CompletionRequest) -> dict[str, Any]:
         """The request as one entry of the vendor's batch (what ``submit`` sends)."""
@@ -60,8 +74,8 @@ class BatchBackend(Protocol):
         """Create the batch (uploading its file first where the vendor wants one); its id."""
         ...
 
-    async def find(self, label: str) -> str | None:
-        """The id of a batch created with ``label``, where the vendor can tell (else None)."""
+    async def find(self, intent: BatchIntent) -> str | None:
+        """The id of the batch ``intent`` asked for, where the vendor can tell (else None)."""
         ...
 
     async def state(self, batch_id: str) -> BatchState: ...

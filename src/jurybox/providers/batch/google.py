@@ -15,7 +15,7 @@ from typing import Any
 
 from jurybox.errors import ProviderError
 from jurybox.providers._common import classify_status, scrub_secrets
-from jurybox.providers.batch.base import BatchLimits, BatchOutcome, BatchState
+from jurybox.providers.batch.base import BatchIntent, BatchLimits, BatchOutcome, BatchState
 from jurybox.providers.google import GoogleProvider, build_generate_config, completion_from_response
 from jurybox.records import CompletionRequest
 
@@ -33,6 +33,7 @@ class GoogleBatches:
 
     vendor = "google"
     limits = LIMITS
+    keeps_labels = True
 
     def __init__(self, provider: GoogleProvider) -> None:
         self.provider = provider
@@ -58,11 +59,11 @@ class GoogleBatches:
         )
         return str(job.name)
 
-    async def find(self, label: str) -> str | None:
+    async def find(self, intent: BatchIntent) -> str | None:
         client = self.provider._connect()
         pager = await client.aio.batches.list(config={"page_size": _FIND_LIMIT})
         for job in pager.page:
-            if job.display_name == label:
+            if job.display_name == intent.label:
                 return str(job.name)
         return None
 

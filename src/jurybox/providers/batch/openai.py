@@ -16,7 +16,7 @@ from typing import Any
 from jurybox.errors import BadRequestError, ProviderError, TransientError
 from jurybox.providers._chat_format import completion_from_chat, error_message
 from jurybox.providers._common import MalformedResponseError, classify_status, scrub_secrets
-from jurybox.providers.batch.base import BatchLimits, BatchOutcome, BatchState
+from jurybox.providers.batch.base import BatchIntent, BatchLimits, BatchOutcome, BatchState
 from jurybox.providers.openai import OpenAIProvider
 from jurybox.records import CompletionRequest
 
@@ -34,6 +34,7 @@ class OpenAIBatches:
 
     vendor = "openai"
     limits = LIMITS
+    keeps_labels = True
 
     def __init__(self, provider: OpenAIProvider) -> None:
         self.provider = provider
@@ -54,12 +55,12 @@ class OpenAIBatches:
         )
         return str(batch.id)
 
-    async def find(self, label: str) -> str | None:
+    async def find(self, intent: BatchIntent) -> str | None:
         client = self.provider._connect()
         page = await client.batches.list(limit=100)
         for _ in range(_FIND_PAGES):
             for batch in page.data:
-                if (batch.metadata or {}).get(_LABEL_KEY) == label:
+                if (batch.metadata or {}).get(_LABEL_KEY) == intent.label:
                     return str(batch.id)
             if not page.has_next_page():
                 return None
