@@ -42,7 +42,7 @@ from jurybox.reporting.explorer.data import (
 )
 from jurybox.reporting.explorer.links import FILTERS
 
-PAGED_OVER = 20_000  # items: up to this many, every row is embedded in report.html (as before)
+PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
 PAGE_ITEMS = 1_000  # items per side file
 PAGES_DIR = "report_items"
 QUESTION_CHARS = 160  # of each question in the index (as many as the table shows)
