@@ -89,8 +89,10 @@ class FailureDigest:
     by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
     side_file: str | None = None
 
-    def add(self, failed: FailedRecord, *, limit: int = MAX_FAILURES) -> None:
-        """Count one failed record; keep it whole while fewer than ``limit`` are."""
+    def add(self, failed: FailedRecord, *, limit: int | None = None) -> None:
+        """Count one failed record; keep it whole while fewer than ``limit`` (by default
+        ``MAX_FAILURES``) are."""
+        limit = MAX_FAILURES if limit is None else limit
         self.total += 1
         counts = self.by_judge.setdefault(failed.record.judge_name, {})
         status = failed.record.status.value
