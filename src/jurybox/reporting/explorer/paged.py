@@ -33,7 +33,6 @@ from jurybox.reporting.explorer.data import (
     FLAG_BITS,
     ItemMarks,
     ItemRow,
-    Judgment,
     item_marks,
     item_row,
     judgment,
@@ -94,16 +93,16 @@ class _Spool:
             self.files[bucket] = handle
         handle.write(line)
 
-    def read(self, bucket: int) -> list[list[Any]]:
+    def read(self, bucket: int) -> list[str]:
         handle = self.files.pop(bucket, None)
         if handle is None:
             return []
         handle.close()
         path = Path(handle.name)
         with path.open(encoding="utf-8") as lines:
-            rows = [json.loads(line) for line in lines]
+            found = lines.readlines()
         path.unlink()
-        return rows
+        return found
 
     def close(self) -> None:
         for handle in self.files.values():
@@ -151,9 +150,11 @@ class PageWriter:
         if j is None:
             return
         shown = judgment(record)
-        line = [position, j, shown.order, shown.verdict, shown.confidence, shown.reasoning]
-        line.append(shown.status)
-        self._spool.write(position // PAGE_ITEMS, json.dumps(line, ensure_ascii=False) + "\n")
+        # The judgment as the page's JSON holds it, encoded once here and copied into the page
+        # as text; the verdict and the failure again for the index. JSON text has no tab.
+        cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
+        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode(shown.verdict)}\t"
+        self._spool.write(position // PAGE_ITEMS, line + _encode(cells) + "\n")
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
@@ -163,13 +164,15 @@ class PageWriter:
         index_rows: list[dict[str, Any]] = []
         per_bucket = self._spool.pages_per_bucket
         for bucket in range(-(-pages // per_bucket)):
-            by_page: dict[int, list[list[Any]]] = defaultdict(list)
+            by_page: dict[int, list[list[str]]] = defaultdict(list)
             for line in self._spool.read(bucket):
-                by_page[line[0] // PAGE_ITEMS].append(line)
+                cells = line.rstrip("\n").split("\t", 4)
+                by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
             for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
                 rows = self._page_rows(page, by_page.pop(page, []))
-                index_rows.extend(_index_row(row) for row in rows)
-                _write_page(pages_dir / Path(page_file(page + 1)).name, page + 1, rows)
+                index_rows.extend(index for index, _ in rows)
+                texts = [text for _, text in rows]
+                _write_page(pages_dir / Path(page_file(page + 1)).name, page + 1, texts)
         self._spool.close()
         index = {
             "judges": list(self.judges),
@@ -183,16 +186,23 @@ class PageWriter:
             self.judges, self._marks.label_kind, index, len(index_rows), pages, PAGE_ITEMS
         )
 
-    def _page_rows(self, page: int, spooled: Iterable[list[Any]]) -> list[dict[str, Any]]:
+    def _page_rows(
+        self, page: int, spooled: Iterable[list[str]]
+    ) -> list[tuple[dict[str, Any], str]]:
+        """Each item of the page: its index row and its full row as JSON text (the keys of
+        ``ExplorerData.to_json``'s rows, its judgments in record order)."""
         first = page * PAGE_ITEMS
         last = min(first + PAGE_ITEMS, len(self._ids))
-        rows: list[ItemRow] = []
-        for position in range(first, last):
+        n_judges = len(self.judges)
+        judged = [_Judged(n_judges) for _ in range(first, last)]
+        for at, j, failed, verdict, cells in spooled:
+            judged[int(at) - first].add(int(j), int(failed), verdict, cells)
+        rows = []
+        for position, seen in zip(range(first, last), judged, strict=True):
             item = self._items[position]
-            rows.append(item_row(item) if item is not None else ItemRow(self._ids[position]))
-        for position, j, *shown in spooled:  # in record order, as the embedded rows
-            rows[position - first].judgments.append(Judgment(self.judges[j], *shown))
-        return [row_json(mark_row(row, self._marks), self.judges) for row in rows]
+            row = item_row(item) if item is not None else ItemRow(self._ids[position])
+            rows.append(seen.rows(row_json(mark_row(row, self._marks), self.judges)))
+        return rows
 
     def install(self) -> Path:
         """Swap the written folder in as ``report_items`` beside report.html."""
@@ -207,26 +217,44 @@ class PageWriter:
         shutil.rmtree(self._work, ignore_errors=True)
 
 
-def _index_row(row: dict[str, Any]) -> dict[str, Any]:
-    """What the table, filters, search and sorting read of one item: the row without its
-    texts, each judge's verdicts joined as the table shows them, and its failure count."""
-    question = str(row["q"])
-    if len(question) > QUESTION_CHARS:
-        question = question[:QUESTION_CHARS] + "…"
-    judged: list[list[list[str]]] = row["v"]
-    return {
-        "id": row["id"],
-        "q": question,
-        "g": row["g"],
-        "d": row["d"],
-        "f": row["f"],
-        "s": [" / ".join(v[1] for v in by_judge) for by_judge in judged],
-        "n": sum(v[4] != "ok" for by_judge in judged for v in by_judge),
-    }
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _write_page(path: Path, page: int, rows: list[dict[str, Any]]) -> None:
-    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+class _Judged:
+    """One item's spooled judgments: per judge, their JSON texts and verdicts."""
+
+    def __init__(self, n_judges: int) -> None:
+        self.cells: list[list[str]] = [[] for _ in range(n_judges)]
+        self.verdicts: list[list[str]] = [[] for _ in range(n_judges)]
+        self.failed = 0
+
+    def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
+        self.cells[judge].append(cells)
+        self.verdicts[judge].append(json.loads(verdict))
+        self.failed += failed
+
+    def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The index row (the row without its texts, each judge's verdicts joined as the table
+        shows them, its failure count) and the full row's JSON text with the judgments."""
+        question = str(row["q"])
+        if len(question) > QUESTION_CHARS:
+            question = question[:QUESTION_CHARS] + "…"
+        index = {
+            "id": row["id"],
+            "q": question,
+            "g": row["g"],
+            "d": row["d"],
+            "f": row["f"],
+            "s": [" / ".join(verdicts) for verdicts in self.verdicts],
+            "n": self.failed,
+        }
+        del row["v"]  # the row came without judgments: they are the spooled texts
+        judged = ",".join("[" + ",".join(cells) + "]" for cells in self.cells)
+        return index, _encode(row)[:-1] + ',"v":[' + judged + "]}"
+
+
+def _write_page(path: Path, page: int, rows: list[str]) -> None:
+    text = "[" + ",".join(rows) + "]"
     packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
     body = base64.b64encode(packed).decode("ascii")
     path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
