@@ -141,7 +141,8 @@ def _status(record: JudgeRecord) -> str:
     return record.status.value
 
 
-def _judgment(record: JudgeRecord) -> Judgment:
+def judgment(record: JudgeRecord) -> Judgment:
+    """What the explorer shows of one record."""
     order = record.presentation_order + (" (retest)" if record.retest else "")
     if record.repeat:
         order += f" r{record.repeat}"
@@ -230,12 +231,58 @@ def _gold_labels(frame: AnalysisFrame) -> tuple[dict[str, str], str]:
 def _rows_in_order(items: Sequence[Item], records: Iterable[JudgeRecord]) -> dict[str, ItemRow]:
     rows: dict[str, ItemRow] = {}
     for item in items:
-        responses = {arm: _cut(text, TEXT_CHARS) for arm, text in item.responses.items()}
-        rows[str(item.id)] = ItemRow(str(item.id), _cut(item.question, TEXT_CHARS), responses)
+        rows[str(item.id)] = item_row(item)
     for record in records:
         row = rows.setdefault(record.query_id, ItemRow(record.query_id))
-        row.judgments.append(_judgment(record))
+        row.judgments.append(judgment(record))
     return rows
+
+
+@dataclass(frozen=True)
+class ItemMarks:
+    """What the analysis frame says of each item: per-judge flag bits, the items whose judges
+    disagree, and each item's label (gold or human) with its kind."""
+
+    flags: dict[str, dict[str, int]]  # query id -> judge -> FLAG_BITS or-ed
+    disagree: set[str]
+    gold: dict[str, str]
+    label_kind: str
+
+
+def item_marks(frame: AnalysisFrame) -> ItemMarks:
+    """Every item's flags, disagreement and label, from the same tables as the report's counts."""
+    gold, kind = _gold_labels(frame)
+    flag_sets: Mapping[Filter, set[tuple[str, str]]] = {
+        "flipped": _flipped(frame),
+        "wrong": _wrong_pairwise(frame) | _wrong_criterion(frame),
+        "failed": _failed(frame),
+    }
+    flags: dict[str, dict[str, int]] = {}
+    for name, found in flag_sets.items():
+        for judge, qid in found:
+            by_judge = flags.setdefault(qid, {})
+            by_judge[judge] = by_judge.get(judge, 0) | FLAG_BITS[name]
+    return ItemMarks(flags, _disagreeing(frame), gold, kind)
+
+
+def mark_row(row: ItemRow, marks: ItemMarks) -> ItemRow:
+    """The row with its flags, disagreement and label set (in place; returned for chaining)."""
+    for judge, bits in marks.flags.get(row.id, {}).items():
+        row.flags[judge] = row.flags.get(judge, 0) | bits
+    row.disagree = row.disagree or row.id in marks.disagree
+    row.gold = marks.gold.get(row.id, row.gold)
+    return row
+
+
+def item_row(item: Item) -> ItemRow:
+    """A dataset item's row: its question and responses, cut at ``TEXT_CHARS``."""
+    responses = {arm: _cut(text, TEXT_CHARS) for arm, text in item.responses.items()}
+    return ItemRow(str(item.id), _cut(item.question, TEXT_CHARS), responses)
+
+
+def row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
+    """One item as the page's script reads it (the short keys of ``ExplorerData.to_json``)."""
+    return _row_json(row, judges)
 
 
 def build_explorer(
@@ -244,21 +291,7 @@ def build_explorer(
     """The explorer's rows from the analysis frame (flags), the records (what each judge said)
     and the dataset items (question and responses; without them the rows carry ids only)."""
     rows = _rows_in_order(items or (), records)
-    gold, kind = _gold_labels(frame)
-    flag_sets: Mapping[Filter, set[tuple[str, str]]] = {
-        "flipped": _flipped(frame),
-        "wrong": _wrong_pairwise(frame) | _wrong_criterion(frame),
-        "failed": _failed(frame),
-    }
-    for name, found in flag_sets.items():
-        for judge, qid in found:
-            row = rows.get(qid)
-            if row is not None:
-                row.flags[judge] = row.flags.get(judge, 0) | FLAG_BITS[name]
-    for qid in _disagreeing(frame):
-        if qid in rows:
-            rows[qid].disagree = True
-    for qid, label in gold.items():
-        if qid in rows:
-            rows[qid].gold = label
-    return ExplorerData(frame.judges, list(rows.values()), kind)
+    marks = item_marks(frame)
+    for row in rows.values():
+        mark_row(row, marks)
+    return ExplorerData(frame.judges, list(rows.values()), marks.label_kind)

@@ -1,7 +1,11 @@
 /* jurybox item explorer: filters, search, sorting and one item's detail, drawn from the data
    block #jb-data. Runs under a CSP that allows only this script (by hash): no network, no eval;
    every judge or dataset text goes into the page through textContent, never as markup.
-   State lives in the fragment: #items?judge=<j>&filter=<f>&q=<text>&item=<id>. */
+   State lives in the fragment: #items?judge=<j>&filter=<f>&q=<text>&item=<id>.
+   Past some thousands of items the block holds an index (data.paged; each item without its
+   texts, with its verdicts "s" and failure count "n") and the full rows are in side files
+   report_items/page-NNNN.js, each calling jbItemsPage(page, gzip+base64 JSON); a file is added
+   as a script (allowed by 'strict-dynamic') when an item on its page is opened. */
 (function () {
   "use strict";
   var PAGE = 250;
@@ -23,6 +27,7 @@
   var state = {judge: "", filter: "", q: "", item: "", sort: "", dir: 1, page: 0};
   var written = "";
   var haystacks = null;
+  var pages = {};  // paged: page number -> its rows, "loading" or an error text
 
   function el(tag, text, cls) {
     var node = document.createElement(tag);
@@ -36,6 +41,10 @@
     if (!block || block.getAttribute("data-encoding") !== "gzip+base64") {
       return Promise.resolve(JSON.parse(text || "null"));
     }
+    return unpack(text);
+  }
+
+  function unpack(text) {
     var binary = atob(text.trim());
     var bytes = new Uint8Array(binary.length);
     for (var i = 0; i < binary.length; i++) { bytes[i] = binary.charCodeAt(i); }
@@ -98,6 +107,10 @@
 
   function haystack(i) {
     if (!haystacks) { haystacks = new Array(data.items.length); }
+    if (haystacks[i] === undefined && data.paged) {
+      var row = data.items[i];
+      haystacks[i] = [row.id, row.q, row.g || ""].concat(row.s).join("\n").toLowerCase();
+    }
     if (haystacks[i] === undefined) {
       var item = data.items[i];
       var parts = [item.id, item.q, item.g || ""];
@@ -111,10 +124,12 @@
   }
 
   function verdicts(item, j) {
+    if (item.s) { return item.s[j]; }
     return item.v[j].map(function (v) { return v[1]; }).join(" / ");
   }
 
   function failures(item) {
+    if (item.n !== undefined) { return item.n; }
     var n = 0;
     item.v.forEach(function (list) {
       list.forEach(function (v) { if (v[4] !== "ok") { n++; } });
@@ -220,19 +235,70 @@
     });
   }
 
+  // --- paged: an item's full row from its side file ---------------------------------------
+  function pageFile(page) {
+    return data.paged.dir + "/page-" + String(page).padStart(4, "0") + ".js";
+  }
+
+  function fullRow(i) {
+    if (!data.paged) { return data.items[i]; }
+    var page = Math.floor(i / data.paged.size) + 1;
+    var rows = pages[page];
+    if (rows === undefined) { requestPage(page); rows = pages[page]; }
+    if (typeof rows === "string") { return rows; }
+    return rows[i - (page - 1) * data.paged.size];
+  }
+
+  function requestPage(page) {
+    pages[page] = "Reading " + pageFile(page) + "…";
+    var script = document.createElement("script");
+    script.src = pageFile(page);
+    script.onerror = function () {
+      pages[page] = "Could not read " + pageFile(page) + ": keep the folder " + data.paged.dir +
+        " beside report.html.";
+      drawDetail();
+    };
+    document.head.appendChild(script);
+  }
+
+  // Called by each side file with its page number and its rows (gzip+base64 JSON).
+  window.jbItemsPage = function (page, packed) {
+    unpack(packed).then(function (rows) {
+      var first = (page - 1) * data.paged.size;
+      var expected = Math.min(data.paged.size, data.items.length - first);
+      var same = rows.length === expected && rows.every(function (row, k) {
+        return row.id === data.items[first + k].id;
+      });
+      pages[page] = same ? rows : pageFile(page) + " is not this report's (its items differ): " +
+        "write the report again.";
+      drawDetail();
+    }, function (error) {
+      pages[page] = "Could not read " + pageFile(page) + ": " + error;
+      drawDetail();
+    });
+  };
+
   function drawDetail() {
-    var item = null;
+    var at = -1;
     for (var i = 0; i < data.items.length && state.item; i++) {
-      if (data.items[i].id === state.item) { item = data.items[i]; break; }
+      if (data.items[i].id === state.item) { at = i; break; }
     }
+    var item = at >= 0 ? fullRow(at) : null;
     els.detail.hidden = !item;
-    els.detail.setAttribute("data-detail-item", item ? item.id : "");
+    els.detail.setAttribute("data-detail-item", item ? data.items[at].id : "");
     if (!item) { els.detail.replaceChildren(); return; }
-    var parts = [el("h3", "Item " + item.id)];
+    var parts = [el("h3", "Item " + data.items[at].id)];
     var close = el("button", "Close", "jb-close");
     close.type = "button";
     close.setAttribute("data-close", "");
     parts.push(close);
+    if (typeof item === "string") {
+      els.detail.setAttribute("data-detail-state", "waiting");
+      parts.push(el("p", item, "jb-loading"));
+      els.detail.replaceChildren.apply(els.detail, parts);
+      return;
+    }
+    els.detail.setAttribute("data-detail-state", "shown");
     parts.push(el("h4", "Question"), el("pre", item.q || "(no question text: run analyze with --dataset)", "raw"));
     item.r.forEach(function (r) {
       var box = el("div", null, "jb-response");
@@ -283,7 +349,9 @@
     if (state.q) { what.push("search “" + state.q + "”"); }
     els.status.textContent = rows.length
       ? "Items " + (start + 1) + "–" + (start + shown.length) + " of " + rows.length +
-        " (" + what.join(", ") + "; " + data.items.length + " items in all)"
+        " (" + what.join(", ") + "; " + data.items.length + " items in all" +
+        (data.paged ? ", their texts in " + data.paged.pages + " files in " + data.paged.dir : "") +
+        ")"
       : "No item matches (" + what.join(", ") + ").";
     els.status.setAttribute("data-matching", String(rows.length));
     els.prev.disabled = state.page === 0;

@@ -1,7 +1,9 @@
 """Every report file for an already computed report, written atomically into one folder.
 
 ``analysis_report.json`` (validated against the published schema first), ``summary_tables.md``,
-``plots/<name>.png`` + ``plots/<name>.svg`` for every plot that applies, and ``report.html``.
+``plots/<name>.png`` + ``plots/<name>.svg`` for every plot that applies, and ``report.html``;
+past ``PAGED_OVER`` items the explorer's rows in ``report_items/`` and, past ``MAX_FAILURES``
+failed records, every one of them in ``failed_records.jsonl`` (docs/report-scale.md).
 """
 
 from __future__ import annotations
@@ -14,17 +16,31 @@ from typing import Any
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Report
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting.explorer import build_explorer
+from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
+from jurybox.reporting.explorer.paged import (
+    PagedExplorer,
+    PageWriter,
+    explorer_size,
+    remove_pages,
+)
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
 from jurybox.reporting.plots.draw import render
 from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
-from jurybox.reporting.render.html import HTML_FILE, failed_records, render_html
+from jurybox.reporting.render.html import (
+    FULL_CHARS,
+    HTML_FILE,
+    FailedRecord,
+    FailureDigest,
+    is_failed,
+    render_html,
+)
 from jurybox.reporting.render.json_report import (
     write_bytes_atomic,
     write_json_report,
     write_text_atomic,
 )
 from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
+from jurybox.reporting.render.sidefiles import FAILURES_FILE, AtomicLines, failure_line
 from jurybox.reporting.view.report import as_report
 
 PLOTS_DIR = "plots"
@@ -125,15 +141,54 @@ def write_reports(
         _write_plots(plots_dir, rendered)
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
-    explorer = build_explorer(frame, records, items) if frame is not None and records else None
+    failures, explorer = _records_pass(frame, records, items, out_dir)
     skipped = [spec for spec in specs if not spec.drawn]
     page = render_html(
         report,
         plots=rendered,
         skipped_plots=skipped,
-        failed=failed_records(records),
+        failed=failures,
         source=source,
         explorer=explorer,
     )
     html_path = write_text_atomic(out_dir / HTML_FILE, page)
     return ReportPaths(json=json_path, markdown=md_path, html=html_path, plots_dir=plots_dir)
+
+
+def _records_pass(
+    frame: AnalysisFrame | None,
+    records: Sequence[JudgeRecord],
+    items: Sequence[Item] | None,
+    out_dir: Path,
+) -> tuple[FailureDigest, ExplorerData | PagedExplorer | None]:
+    """The failure appendix and the item explorer, from one pass over the records when the
+    explorer is paged (a million records are read once, not twice). Their side files (every
+    failure past ``MAX_FAILURES``, the explorer's pages) are put in place only when complete;
+    side files of an earlier report that this one has not are removed."""
+    pager = None
+    if frame is not None and records and explorer_size(frame, items) > paged.PAGED_OVER:
+        pager = PageWriter(frame, items, out_dir)
+    digest = FailureDigest()
+    try:
+        with AtomicLines(out_dir / FAILURES_FILE) as side:
+            for line, record in enumerate(records, start=1):
+                if is_failed(record):
+                    digest.add(FailedRecord(line, record))
+                    side.write(failure_line(line, record, text_chars=FULL_CHARS))
+                if pager is not None:
+                    pager.add(record)
+            if digest.total > len(digest.listed):
+                digest.side_file = side.commit().name
+            else:
+                (out_dir / FAILURES_FILE).unlink(missing_ok=True)
+        if pager is not None:
+            explorer: ExplorerData | PagedExplorer | None = pager.finish()
+            pager.install()
+            return digest, explorer
+    except BaseException:
+        if pager is not None:
+            pager.discard()
+        raise
+    remove_pages(out_dir)
+    explorer = build_explorer(frame, records, items) if frame is not None and records else None
+    return digest, explorer

@@ -28,6 +28,12 @@ from jurybox.reporting.explorer import (
     items_href,
     script_hash,
 )
+from jurybox.reporting.explorer.paged import (
+    PAGES_DIR,
+    QUESTION_CHARS,
+    PagedExplorer,
+    page_file,
+)
 from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
 from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
@@ -47,6 +53,7 @@ EXCERPT_CHARS = 600
 FULL_CHARS = 20_000
 MAX_FAILURES = 500
 NOWRAP_CHARS = 24
+PAGED_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -57,13 +64,48 @@ class FailedRecord:
     record: JudgeRecord
 
 
+def is_failed(record: JudgeRecord) -> bool:
+    """Excluded from the metrics: its status is not ok, or it fell back to a holistic score."""
+    return record.status != Status.OK or record.holistic_fallback
+
+
 def failed_records(records: Iterable[JudgeRecord]) -> list[FailedRecord]:
     """Every record whose status is not ok, or that fell back to a holistic score."""
     return [
         FailedRecord(line, record)
         for line, record in enumerate(records, start=1)
-        if record.status != Status.OK or record.holistic_fallback
+        if is_failed(record)
     ]
+
+
+@dataclass
+class FailureDigest:
+    """What the appendix shows of the failed records, gathered in one pass over the records:
+    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status.
+    ``side_file``: the file beside report.html listing every one, when they are more."""
+
+    listed: list[FailedRecord] = field(default_factory=list)
+    total: int = 0
+    by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
+    side_file: str | None = None
+
+    def add(self, failed: FailedRecord, *, limit: int | None = None) -> None:
+        """Count one failed record; keep it whole while fewer than ``limit`` (by default
+        ``MAX_FAILURES``) are."""
+        limit = MAX_FAILURES if limit is None else limit
+        self.total += 1
+        counts = self.by_judge.setdefault(failed.record.judge_name, {})
+        status = failed.record.status.value
+        counts[status] = counts.get(status, 0) + 1
+        if len(self.listed) < limit:
+            self.listed.append(failed)
+
+    @classmethod
+    def of(cls, failed: Iterable[FailedRecord]) -> FailureDigest:
+        digest = cls()
+        for entry in failed:
+            digest.add(entry)
+        return digest
 
 
 def _environment() -> jinja2.Environment:
@@ -187,6 +229,7 @@ class FailureGroup:
     judge: str
     slug: str
     records: list[HtmlFailure]
+    total: int  # every failed record of the judge, listed or not
     by_status: str
     explorer_href: str
 
@@ -198,6 +241,7 @@ class HtmlFailures:
     excerpt_chars: int
     full_chars: int
     groups: list[FailureGroup]
+    side_file: str | None = None
 
 
 def _cell(value: Cell, column: str, numeric: bool) -> HtmlCell:
@@ -315,6 +359,19 @@ class HtmlExplorer:
     script: str
     script_hash: str
     css: str
+    pages: HtmlPages | None = None  # past PAGED_OVER items: the rows are in side files
+
+
+@dataclass(frozen=True)
+class HtmlPages:
+    """The explorer's side files: how many, of how many items each, and where."""
+
+    count: int
+    size: int
+    folder: str
+    first: str
+    last: str
+    question_chars: int
 
 
 FILTER_TITLES = {
@@ -325,11 +382,19 @@ FILTER_TITLES = {
 }
 
 
-def _explorer(explorer: ExplorerData | None) -> HtmlExplorer:
+def _explorer(explorer: ExplorerData | PagedExplorer | None) -> HtmlExplorer:
     script = asset("explorer.js")
-    payload = encode_payload(explorer.to_json() if explorer is not None else None)
+    paged = isinstance(explorer, PagedExplorer)
+    data = explorer.to_json() if explorer is not None else None
+    # A paged index is larger than any embedded explorer: gzip's level 6, not 9 (seconds less).
+    payload = encode_payload(data, compresslevel=PAGED_LEVEL if paged else 9)
+    n_items = 0
+    if isinstance(explorer, ExplorerData):
+        n_items = len(explorer.rows)
+    elif explorer is not None:
+        n_items = explorer.n_items
     return HtmlExplorer(
-        n_items=len(explorer.rows) if explorer is not None else 0,
+        n_items=n_items,
         judges=list(explorer.judges) if explorer is not None else [],
         filters=list(FILTER_TITLES.items()),
         label_name={"gold": "gold label", "human": "human label"}.get(
@@ -340,6 +405,18 @@ def _explorer(explorer: ExplorerData | None) -> HtmlExplorer:
         script=script,
         script_hash=script_hash(script),
         css=asset("explorer.css"),
+        pages=_pages(explorer) if isinstance(explorer, PagedExplorer) else None,
+    )
+
+
+def _pages(explorer: PagedExplorer) -> HtmlPages:
+    return HtmlPages(
+        count=explorer.n_pages,
+        size=explorer.page_items,
+        folder=PAGES_DIR,
+        first=page_file(1),
+        last=page_file(explorer.n_pages),
+        question_chars=QUESTION_CHARS,
     )
 
 
@@ -364,28 +441,27 @@ def _failure_entry(failed: FailedRecord) -> HtmlFailure:
     )
 
 
-def _failures(failed: Sequence[FailedRecord]) -> HtmlFailures:
+def _failures(failed: Sequence[FailedRecord] | FailureDigest) -> HtmlFailures:
+    digest = failed if isinstance(failed, FailureDigest) else FailureDigest.of(failed)
     groups: dict[str, list[HtmlFailure]] = {}
-    statuses: dict[str, dict[str, int]] = {}
-    for entry in failed[:MAX_FAILURES]:
-        judge = entry.record.judge_name
-        groups.setdefault(judge, []).append(_failure_entry(entry))
-        counts = statuses.setdefault(judge, {})
-        counts[entry.record.status.value] = counts.get(entry.record.status.value, 0) + 1
+    for entry in digest.listed:
+        groups.setdefault(entry.record.judge_name, []).append(_failure_entry(entry))
     return HtmlFailures(
-        total=len(failed),
-        omitted=max(len(failed) - MAX_FAILURES, 0),
+        total=digest.total,
+        omitted=max(digest.total - len(digest.listed), 0),
         excerpt_chars=EXCERPT_CHARS,
         full_chars=FULL_CHARS,
+        side_file=digest.side_file,
         groups=[
             FailureGroup(
                 judge=judge,
                 slug=slug(judge),
-                records=records,
-                by_status=", ".join(f"{k} {v}" for k, v in statuses[judge].items()),
+                records=groups.get(judge, []),
+                total=sum(counts.values()),
+                by_status=", ".join(f"{k} {v}" for k, v in counts.items()),
                 explorer_href=items_href(judge=judge, filter="failed"),
             )
-            for judge, records in sorted(groups.items())
+            for judge, counts in sorted(digest.by_judge.items())
         ],
     )
 
@@ -395,9 +471,9 @@ def render_html(
     *,
     plots: Sequence[RenderedPlot] = (),
     skipped_plots: Sequence[PlotSpec] = (),
-    failed: Sequence[FailedRecord] = (),
+    failed: Sequence[FailedRecord] | FailureDigest = (),
     source: str = "judgments.jsonl",
-    explorer: ExplorerData | None = None,
+    explorer: ExplorerData | PagedExplorer | None = None,
 ) -> str:
     """The whole report.html text; ``explorer`` fills the item explorer (empty without);
     ``skipped_plots``: plots that do not apply (one line each in their section, no figure)."""

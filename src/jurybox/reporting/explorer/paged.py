@@ -1,0 +1,275 @@
+"""The item explorer past ``PAGED_OVER`` items: every item's full row in numbered side files.
+
+report.html then embeds only an index (each item's id, the start of its question, its label,
+flags, the judges' verdicts and its failure count: what the table, its filters, search and
+sorting read), and the rows themselves, texts and reasoning included, go into
+``report_items/page-0001.js``, ... beside it, ``PAGE_ITEMS`` items each in index order. Each file
+is one call, ``jbItemsPage(<page>, "<gzip+base64 JSON>")``, of a function the page's script
+registers: a ``<script src>`` loads on ``file://`` where ``fetch()`` may not, and the page's
+script adds it only when an item on that page is opened.
+
+Nothing is built whole: the records are streamed once, each judgment spooled to a temporary
+file of its page's bucket, then the pages are written bucket by bucket. The folder is written
+under a temporary name and swapped in complete (``swap_folder``).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from jurybox.analysis import AnalysisFrame
+from jurybox.records import Item, JudgeRecord
+from jurybox.reporting.explorer.data import (
+    FLAG_BITS,
+    ItemMarks,
+    ItemRow,
+    item_marks,
+    item_row,
+    judgment,
+    mark_row,
+    row_json,
+)
+from jurybox.reporting.explorer.links import FILTERS
+
+PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
+PAGE_ITEMS = 1_000  # items per side file
+PAGES_DIR = "report_items"
+QUESTION_CHARS = 160  # of each question in the index (as many as the table shows)
+BUCKETS = 128  # spool files at most: pages are grouped so that few files are open at once
+PAGE_LEVEL = 6  # gzip level of a page: nearly level 9's size, several times faster
+
+
+def page_file(page: int) -> str:
+    """The side file of 1-based page ``page``, relative to report.html."""
+    return f"{PAGES_DIR}/page-{page:04d}.js"
+
+
+def explorer_size(frame: AnalysisFrame, items: Sequence[Item] | None) -> int:
+    """How many rows the explorer has: the dataset's items and every item judged."""
+    ids = {str(item.id) for item in items or ()}
+    ids.update(frame.records["query_id"].astype(str).unique())
+    return len(ids)
+
+
+@dataclass(frozen=True)
+class PagedExplorer:
+    """The index report.html embeds and what was written beside it."""
+
+    judges: tuple[str, ...]
+    label_kind: str
+    index: dict[str, Any]
+    n_items: int
+    n_pages: int
+    page_items: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The page's data block (as ``ExplorerData.to_json``, with index rows)."""
+        return self.index
+
+
+@dataclass
+class _Spool:
+    """Temporary files of judgments, one per bucket of pages, appended in record order."""
+
+    folder: Path
+    pages_per_bucket: int
+    files: dict[int, IO[str]] = field(default_factory=dict)
+
+    def write(self, page: int, line: str) -> None:
+        bucket = page // self.pages_per_bucket
+        handle = self.files.get(bucket)
+        if handle is None:
+            handle = (self.folder / f"bucket-{bucket}.jsonl").open("w", encoding="utf-8")
+            self.files[bucket] = handle
+        handle.write(line)
+
+    def read(self, bucket: int) -> list[str]:
+        handle = self.files.pop(bucket, None)
+        if handle is None:
+            return []
+        handle.close()
+        path = Path(handle.name)
+        with path.open(encoding="utf-8") as lines:
+            found = lines.readlines()
+        path.unlink()
+        return found
+
+    def close(self) -> None:
+        for handle in self.files.values():
+            handle.close()
+        self.files.clear()
+
+
+class PageWriter:
+    """Streams the records into the explorer's side files; ``finish`` writes the pages."""
+
+    def __init__(self, frame: AnalysisFrame, items: Sequence[Item] | None, out_dir: Path) -> None:
+        self.judges = frame.judges
+        self._judge_index = {judge: j for j, judge in enumerate(self.judges)}
+        self._marks: ItemMarks = item_marks(frame)
+        self._ids: list[str] = []
+        self._items: list[Item | None] = []
+        self._position: dict[str, int] = {}
+        for item in items or ():
+            self._place(str(item.id), item)
+        expected = max(explorer_size(frame, items), 1)
+        pages = -(-expected // PAGE_ITEMS)
+        self.out_dir = out_dir
+        self._work = Path(tempfile.mkdtemp(prefix=f".{PAGES_DIR}.", suffix=".tmp", dir=out_dir))
+        spool_dir = self._work / "spool"
+        spool_dir.mkdir()
+        self._spool = _Spool(spool_dir, max(1, -(-pages // BUCKETS)))
+
+    def _place(self, qid: str, item: Item | None) -> int:
+        """The item's position in index order: first seen, first (the dataset's order, then
+        the records'); a later dataset item with the same id replaces the text only."""
+        position = self._position.get(qid)
+        if position is None:
+            position = self._position[qid] = len(self._ids)
+            self._ids.append(qid)
+            self._items.append(item)
+        elif item is not None:
+            self._items[position] = item
+        return position
+
+    def add(self, record: JudgeRecord) -> None:
+        """Spool one record's judgment to its item's page (records of unknown judges are not
+        shown, as in the embedded explorer)."""
+        position = self._place(record.query_id, None)
+        j = self._judge_index.get(record.judge_name)
+        if j is None:
+            return
+        shown = judgment(record)
+        # The judgment as the page's JSON holds it, encoded once here and copied into the page
+        # as text; the verdict and the failure again for the index. JSON text has no tab.
+        cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
+        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode(shown.verdict)}\t"
+        self._spool.write(position // PAGE_ITEMS, line + _encode(cells) + "\n")
+
+    def finish(self) -> PagedExplorer:
+        """Write every page (into the temporary folder) and return the index."""
+        pages = max(1, -(-len(self._ids) // PAGE_ITEMS))
+        pages_dir = self._work / PAGES_DIR
+        pages_dir.mkdir()
+        index_rows: list[dict[str, Any]] = []
+        per_bucket = self._spool.pages_per_bucket
+        for bucket in range(-(-pages // per_bucket)):
+            by_page: dict[int, list[list[str]]] = defaultdict(list)
+            for line in self._spool.read(bucket):
+                cells = line.rstrip("\n").split("\t", 4)
+                by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
+            for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
+                rows = self._page_rows(page, by_page.pop(page, []))
+                index_rows.extend(index for index, _ in rows)
+                texts = [text for _, text in rows]
+                _write_page(pages_dir / Path(page_file(page + 1)).name, page + 1, texts)
+        self._spool.close()
+        index = {
+            "judges": list(self.judges),
+            "filters": list(FILTERS),
+            "bits": dict(FLAG_BITS),
+            "label": self._marks.label_kind,
+            "paged": {"dir": PAGES_DIR, "size": PAGE_ITEMS, "pages": pages},
+            "items": index_rows,
+        }
+        return PagedExplorer(
+            self.judges, self._marks.label_kind, index, len(index_rows), pages, PAGE_ITEMS
+        )
+
+    def _page_rows(
+        self, page: int, spooled: Iterable[list[str]]
+    ) -> list[tuple[dict[str, Any], str]]:
+        """Each item of the page: its index row and its full row as JSON text (the keys of
+        ``ExplorerData.to_json``'s rows, its judgments in record order)."""
+        first = page * PAGE_ITEMS
+        last = min(first + PAGE_ITEMS, len(self._ids))
+        n_judges = len(self.judges)
+        judged = [_Judged(n_judges) for _ in range(first, last)]
+        for at, j, failed, verdict, cells in spooled:
+            judged[int(at) - first].add(int(j), int(failed), verdict, cells)
+        rows = []
+        for position, seen in zip(range(first, last), judged, strict=True):
+            item = self._items[position]
+            row = item_row(item) if item is not None else ItemRow(self._ids[position])
+            rows.append(seen.rows(row_json(mark_row(row, self._marks), self.judges)))
+        return rows
+
+    def install(self) -> Path:
+        """Swap the written folder in as ``report_items`` beside report.html."""
+        target = self.out_dir / PAGES_DIR
+        swap_folder(self._work / PAGES_DIR, target)
+        shutil.rmtree(self._work, ignore_errors=True)
+        return target
+
+    def discard(self) -> None:
+        """Remove the temporary folder (on an error: nothing half-written is left)."""
+        self._spool.close()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class _Judged:
+    """One item's spooled judgments: per judge, their JSON texts and verdicts."""
+
+    def __init__(self, n_judges: int) -> None:
+        self.cells: list[list[str]] = [[] for _ in range(n_judges)]
+        self.verdicts: list[list[str]] = [[] for _ in range(n_judges)]
+        self.failed = 0
+
+    def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
+        self.cells[judge].append(cells)
+        self.verdicts[judge].append(json.loads(verdict))
+        self.failed += failed
+
+    def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The index row (the row without its texts, each judge's verdicts joined as the table
+        shows them, its failure count) and the full row's JSON text with the judgments."""
+        question = str(row["q"])
+        if len(question) > QUESTION_CHARS:
+            question = question[:QUESTION_CHARS] + "…"
+        index = {
+            "id": row["id"],
+            "q": question,
+            "g": row["g"],
+            "d": row["d"],
+            "f": row["f"],
+            "s": [" / ".join(verdicts) for verdicts in self.verdicts],
+            "n": self.failed,
+        }
+        del row["v"]  # the row came without judgments: they are the spooled texts
+        judged = ",".join("[" + ",".join(cells) + "]" for cells in self.cells)
+        return index, _encode(row)[:-1] + ',"v":[' + judged + "]}"
+
+
+def _write_page(path: Path, page: int, rows: list[str]) -> None:
+    text = "[" + ",".join(rows) + "]"
+    packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
+    body = base64.b64encode(packed).decode("ascii")
+    path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
+
+
+def swap_folder(new: Path, target: Path) -> None:
+    """Put the folder ``new`` at ``target``, replacing what was there, by renames only: a crash
+    leaves either folder whole, never a mix of the two."""
+    old = target.with_name(f".{target.name}.old.{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_pages(out_dir: Path) -> None:
+    """Remove a ``report_items`` folder left by an earlier, larger report."""
+    shutil.rmtree(out_dir / PAGES_DIR, ignore_errors=True)
