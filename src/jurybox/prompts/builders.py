@@ -311,6 +311,9 @@ def pairwise_prompt(
 
 _PAIRWISE_TASKS: dict[tuple[Any, ...], tuple[object, str, SharedSchema, str]] = {}
 _PAIRWISE_ITEMS: dict[int, tuple[Item, tuple[Any, ...], str | None]] = {}
+# Items kept: an item's orders come one after the other (a run plans them so, and its workers
+# take calls in plan order), so a few suffice; each entry keeps its whole item alive.
+_PAIRWISE_ITEM_LIMIT = 256
 
 
 def _pairwise_context(
@@ -404,7 +407,7 @@ def _pairwise_user(
     ):
         return render_slotted("pairwise.user.j2", responses, **context)
     stored = _slotted("pairwise.user.j2", names, responses, context)
-    if len(_PAIRWISE_ITEMS) >= _SLOTTED_LIMIT:
+    if len(_PAIRWISE_ITEMS) >= _PAIRWISE_ITEM_LIMIT:
         _PAIRWISE_ITEMS.clear()
     _PAIRWISE_ITEMS[id(item)] = (item, flag, stored)
     if stored is None:
