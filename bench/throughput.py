@@ -9,8 +9,11 @@ jurybox's), has jurybox judge ``--units`` pairwise work units against it through
 ``--providers`` (``openai_compatible``: the lean aiohttp client; ``openai``: the official SDK;
 ``base_url`` at the server, ``api_key_env: null``, cache off) and prints, per scenario and
 adapter: wall time / bound, the 429s the server sent, and the CPU time of the jurybox process per
-judgment (``time.process_time()`` around the run: jurybox's code, the HTTP client and the
-kernel's share of the sockets, all threads). A sequential one-call-at-a-time run over
+judgment (``time.process_time()`` around the run, divided by the units it judged: jurybox's
+code, the HTTP client and the kernel's share of the sockets, all threads; the run's fixed costs
+too, dataset load, unit planning, manifest and summary; not the imports, not the 10-item
+warm-up run before it, not the server; ``cpu_user_ms_per_judgment`` is its user-mode part,
+from ``getrusage``). A sequential one-call-at-a-time run over
 ``--baseline-units`` units (extrapolated linearly to ``--units``) is measured in the same
 invocation, against the same server settings.
 
@@ -39,6 +42,7 @@ import cProfile
 import json
 import os
 import pstats
+import resource
 import sys
 import tempfile
 import time
@@ -141,6 +145,7 @@ class Measured:
     cpu_s: float
     status_counts: dict[str, int]
     server: dict[str, float]
+    user_s: float = 0.0  # the part of cpu_s in user mode (getrusage), the rest in the kernel
 
     @property
     def cpu_ms_per_judgment(self) -> float:
@@ -165,6 +170,7 @@ def measure_run(
     asyncio.run(run_async(config, output_dir=warm_dir, limit=10))
     server.reset()
     profiler = cProfile.Profile() if profile is not None else None
+    user0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profiler is not None:
         profiler.enable()
@@ -172,10 +178,11 @@ def measure_run(
     if profiler is not None:
         profiler.disable()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    user = resource.getrusage(resource.RUSAGE_SELF).ru_utime - user0
     if profiler is not None and profile is not None:
         profiler.dump_stats(profile)
     counts = {k: v for k, v in summary.status_counts.items() if v}
-    return Measured(summary.units_run, wall, cpu, counts, server.stats())
+    return Measured(summary.units_run, wall, cpu, counts, server.stats(), user)
 
 
 def bound_s(units: int, latency_s: float, concurrency: int, rpm: float | None) -> float:
@@ -248,6 +255,7 @@ def run_scenario(
         "requests": int(full.server["requests"]),
         "cpu_s": full.cpu_s,
         "cpu_ms_per_judgment": full.cpu_ms_per_judgment,
+        "cpu_user_ms_per_judgment": 1000.0 * full.user_s / full.units,
         "server_cpu_s": full.server["cpu_s"],
         "status_counts": full.status_counts,
     }

@@ -541,3 +541,55 @@ def test_user_parts_around_responses_are_what_a_full_render_gives(response: str)
                 assert render_slotted("pairwise.user.j2", slots, **context) == render(
                     "pairwise.user.j2", **context, **slots
                 )
+
+
+def _full_pairwise(item: Item, order: tuple[str, str], **options: Any) -> tuple[str, str]:
+    """System and user text of a pairwise prompt by full renders (no stored part)."""
+    from jurybox.prompts.builders import _response, _rubric_context, render
+
+    rubric = options["rubric"]
+    context: dict[str, Any] = {
+        "question": item.question,
+        "reference_guided": options["reference_guided"],
+        "contexts": list(item.contexts),
+        "expected_answer": item.expected_answer,
+        "request_confidence": options["request_confidence"],
+        "rubric": _rubric_context(rubric) if rubric is not None else None,
+        "confidence_scale": options.get("confidence_scale") if rubric is not None else None,
+    }
+    slots = {
+        "response_a": _response(item, order[0], "Response A"),
+        "response_b": _response(item, order[1], "Response B"),
+    }
+    return render("pairwise.system.j2", **context), render("pairwise.user.j2", **context, **slots)
+
+
+def test_pairwise_parts_kept_per_task_and_item_are_what_full_renders_give() -> None:
+    """The system prompt kept per (flags, rubric) and the item text kept per item object (issue
+    19): every call gives the text of full renders, whatever changes between calls."""
+    other_general = load_rubric("general", env={})  # equal to GENERAL, another object
+    items = [
+        _item("q1"),
+        _item("q2", "Q with\n\n\n\nblank lines and {{ 7*7 }}?"),
+        _item("q3", "Q with a marker \x00response_a\x00?"),
+        Item(id="q4", question="Q4?", responses={ARMS[0]: "a\x00response_b\x00", ARMS[1]: ""}),
+        Item(id="q5", question="Q5?", responses={ARMS[0]: "x", ARMS[1]: "y"}, contexts=["c"]),  # type: ignore[arg-type]
+    ]
+    options = [
+        {"reference_guided": flag, "rubric": rubric, "request_confidence": conf}
+        for flag, rubric, conf in itertools.product(
+            (False, True, 1), (None, GENERAL, SIX, other_general), (True, False, 1)
+        )
+    ]
+    options.append({**options[5], "confidence_scale": (1, 5)})
+    options.append({**options[5], "confidence_scale": (1.0, 5.0)})
+    for _ in range(2):  # the second pass finds every part kept
+        for item, option in itertools.product(items, options):
+            for order in ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0])):
+                parts = pairwise_prompt(item, order, **option)
+                system, user = _full_pairwise(item, order, **option)
+                assert (parts.system, parts.user) == (system, user)
+                rubric = option["rubric"]
+                assert parts.schema_name == (
+                    "pairwise_verdict" if rubric is None else "pairwise_rubric_verdict"
+                )

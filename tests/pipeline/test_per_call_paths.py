@@ -193,3 +193,54 @@ def test_a_requests_user_text_is_encoded_as_json_dumps_does() -> None:
         assert request.user_json() is request.user_json()  # kept
         assert request == CompletionRequest(system="s", user=text, max_tokens=1)
         assert request.user_json_ascii() == json.dumps(text)
+
+
+def test_loads_json_gives_what_json_loads_gives() -> None:
+    """The adapters' JSON reading (issue 19): the value ``json.loads`` gives, or its very error."""
+    from jurybox.providers._common import estimate_tokens, estimate_tokens_of, loads_json
+
+    texts = [
+        '{"a": 1, "b": [1.5, null, true], "c": {"d": "\\u00e9\\ud800"}}',
+        '{"a": 1} ',
+        ' {"a": 1}',
+        '{"a": 1}\n',
+        '{"a": 1}{"b": 2}',
+        '{"a": 1} x',
+        "{",
+        "{}",
+        '{"a": }',
+        '{"a": 1,}',
+        '{"a": NaN, "b": Infinity}',
+        "[1, 2]",
+        '"text"',
+        "",
+        "\ufeff{}",
+        '{"a": "caf\u00e9 \u2603"}',
+        '{"a": "\x00"}',
+        '{"a": 1e999}',
+    ]
+    raw: list[str | bytes] = [*texts]
+    for text in texts:
+        raw.append(text.encode("utf-8", "surrogatepass"))
+    raw += [
+        '{"a": 1}'.encode("utf-16-le"),
+        '{"a": 1}'.encode("utf-16"),
+        '{"a": 1}'.encode("utf-32-le"),
+        '{"a": 1}'.encode("utf-8-sig"),
+        b'{"a": "\xff"}',
+        b'{"a": "\xed\xa0\x80"}',  # a lone surrogate, as surrogatepass decodes it
+        b"{\x00",
+        b"{",
+    ]
+    for data in raw:
+        try:
+            expected: object = json.loads(data)
+        except (ValueError, TypeError) as exc:
+            expected = (type(exc), str(exc))
+        try:
+            got: object = loads_json(data)
+        except (ValueError, TypeError) as exc:
+            got = (type(exc), str(exc))
+        assert repr(got) == repr(expected), data
+    for parts in [("", ""), ("a", ""), ("abc", "de"), ("x" * 4001, "y" * 7)]:
+        assert estimate_tokens_of(*parts) == estimate_tokens("".join(parts))

@@ -62,29 +62,32 @@ def _identity(
 ) -> dict[str, Any]:
     """The fields of the unit's record that say what it is; judgment fields left out."""
     provider = ctx.provider
-    return dict(  # keywords: the pipeline names no mode's field as a string
-        key=unit.key,
-        run_id=ctx.run_id,
-        query_id=unit.item_id,
-        judge_name=ctx.judge_name,
-        judge_model=provider.model,
-        judge_vendor=provider.vendor,
-        mode=ctx.mode,
-        presentation_order=unit.ordering,
-        positions=unit.positions(),
-        status=status,
-        parse_success=False,
-        raw_response=raw_response,
-        timestamp=utc_now(),
-        repeat=unit.repeat,
-        retest=unit.retest,
-        criterion=unit.criterion,
-        error=error,
-        prompt_hash=prompt_hash,
-        attempts=attempts,
-        local_judge=provider.is_local,
-        judge_family=ctx.judge.family,
-    )
+    # A literal (a third of ``dict(...)``'s cost); the field named like a mode is set by
+    # keyword, as the pipeline names no mode as a string.
+    fields = {
+        "key": unit.key,
+        "run_id": ctx.run_id,
+        "query_id": unit.item_id,
+        "judge_name": ctx.judge_name,
+        "judge_model": provider.model,
+        "judge_vendor": provider.vendor,
+        "mode": ctx.mode,
+        "presentation_order": unit.ordering,
+        "positions": unit.positions(),
+        "status": status,
+        "parse_success": False,
+        "raw_response": raw_response,
+        "timestamp": utc_now(),
+        "repeat": unit.repeat,
+        "retest": unit.retest,
+        "error": error,
+        "prompt_hash": prompt_hash,
+        "attempts": attempts,
+        "local_judge": provider.is_local,
+        "judge_family": ctx.judge.family,
+    }
+    fields.update(criterion=unit.criterion)
+    return fields
 
 
 def _share(total: int | None, parts: int, index: int) -> int | None:

@@ -37,7 +37,7 @@ from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_ret
 from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.providers._common import completion_cost_usd, estimate_tokens
+from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
 from jurybox.providers.base import CALLER_TIMES_OUT, Provider
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
@@ -303,7 +303,7 @@ class _Session:
     async def _call(
         self, judge: _Judge, request: CompletionRequest
     ) -> tuple[Completion, int] | CallFailed:
-        estimate = estimate_tokens(request.system + request.user)
+        estimate = estimate_tokens_of(request.system, request.user)
         limit_s = judge.config.timeout_s
         deadlines = self.deadlines.get(limit_s)
         if deadlines is None:

@@ -187,6 +187,17 @@ def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> s
     names = _template_variables(template)
     if names is None or any(_MARK in value for value in slots.values()):
         return render(template, **context, **slots)
+    stored = _slotted(template, names, slots, context)
+    if stored is None:
+        return render(template, **context, **slots)
+    return _filled(stored, slots)
+
+
+def _slotted(
+    template: str, names: tuple[str, ...], slots: dict[str, Fenced], context: dict[str, Any]
+) -> str | None:
+    """The template rendered with a marker in each slot, stored per value of the other
+    variables it reads; None when it does not print each slot exactly once."""
     key = (template, *(_key(context.get(name, _ABSENT)) for name in names if name not in slots))
     if key not in _SLOTTED:
         if len(_SLOTTED) >= _SLOTTED_LIMIT:
@@ -195,9 +206,11 @@ def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> s
         marked = _render(template, {**context, **markers})
         once = all(marked.count(marker) == 1 for marker in markers.values())
         _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(markers) else None
-    stored = _SLOTTED[key]
-    if stored is None:
-        return render(template, **context, **slots)
+    return _SLOTTED[key]
+
+
+def _filled(stored: str, slots: dict[str, Fenced]) -> str:
+    """A stored slotted text with the slots put in, cleaned up as ``render`` does."""
     text = stored
     for name, value in slots.items():
         text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
@@ -270,33 +283,136 @@ def pairwise_prompt(
     """
     if len(order) != 2:
         raise ValueError(f"pairwise needs exactly two arms, got {order}")
-    context: dict[str, Any] = {
-        **_item_context(item, reference_guided),
-        "request_confidence": request_confidence,
-        "rubric": _rubric_context(rubric) if rubric is not None else None,
-        "confidence_scale": confidence_scale if rubric is not None else None,
-    }
-    system = render_static("pairwise.system.j2", **context)
+    scale = confidence_scale if rubric is not None else None
+    system, schema, schema_name = _pairwise_task(
+        item, reference_guided, rubric, request_confidence, scale
+    )
     responses = {
         "response_a": _response(item, order[0], "Response A"),
         "response_b": _response(item, order[1], "Response B"),
     }
-    user = render_slotted("pairwise.user.j2", responses, **context)
+    user = _pairwise_user(
+        item,
+        responses,
+        reference_guided,
+        rubric=rubric,
+        request_confidence=request_confidence,
+        scale=scale,
+    )
+    return PromptParts(system, user, schema, schema_name)
+
+
+# --- pairwise, the parts a run's calls share ---------------------------------------------------
+# A run asks for the same system prompt and schema on every call, and for the same item text in
+# both orders (and every retest) of an item: each is kept here, found by a key of plain values
+# and identities (the rubric, the item), instead of by the general keys of ``render_static`` and
+# ``render_slotted`` over a context dict built per call. Entries hold what their key names by
+# identity, so an id in a key cannot be reused while its entry exists.
+
+_PAIRWISE_TASKS: dict[tuple[Any, ...], tuple[object, str, SharedSchema, str]] = {}
+_PAIRWISE_ITEMS: dict[int, tuple[Item, tuple[Any, ...], str | None]] = {}
+# Items kept: an item's orders come one after the other (a run plans them so, and its workers
+# take calls in plan order), so a few suffice; each entry keeps its whole item alive.
+_PAIRWISE_ITEM_LIMIT = 256
+
+
+def _pairwise_context(
+    item: Item,
+    reference_guided: bool,
+    rubric: Rubric | None,
+    request_confidence: bool,
+    scale: tuple[int, int] | None,
+) -> dict[str, Any]:
+    return {
+        **_item_context(item, reference_guided),
+        "request_confidence": request_confidence,
+        "rubric": _rubric_context(rubric) if rubric is not None else None,
+        "confidence_scale": scale,
+    }
+
+
+def _pairwise_task(
+    item: Item,
+    reference_guided: bool,
+    rubric: Rubric | None,
+    request_confidence: bool,
+    scale: tuple[int, int] | None,
+) -> tuple[str, SharedSchema, str]:
+    """The system prompt, schema and schema name (they read no item variable)."""
+    # Types are part of the key, as in ``_key``: True == 1, but they may render differently.
+    key = (
+        type(reference_guided),
+        reference_guided,
+        type(request_confidence),
+        request_confidence,
+        id(rubric),
+        None if scale is None else _key(scale),
+    )
+    kept = _PAIRWISE_TASKS.get(key)
+    if kept is not None and kept[0] is rubric:
+        return kept[1], kept[2], kept[3]
+    context = _pairwise_context(item, reference_guided, rubric, request_confidence, scale)
+    system = render_static("pairwise.system.j2", **context)
     if rubric is None:
         schema = _shared_schema(
             ("pairwise", request_confidence),
             None,
             lambda: schemas.pairwise_schema(request_confidence=request_confidence),
         )
-        return PromptParts(system, user, schema, "pairwise_verdict")
-    schema = _shared_schema(
-        ("pairwise_rubric", id(rubric), confidence_scale, request_confidence),
-        rubric,
-        lambda: schemas.pairwise_rubric_schema(
-            rubric, confidence_scale, request_confidence=request_confidence
-        ),
-    )
-    return PromptParts(system, user, schema, "pairwise_rubric_verdict")
+        name = "pairwise_verdict"
+    else:
+        schema = _shared_schema(
+            ("pairwise_rubric", id(rubric), scale, request_confidence),
+            rubric,
+            lambda: schemas.pairwise_rubric_schema(
+                rubric, scale, request_confidence=request_confidence
+            ),
+        )
+        name = "pairwise_rubric_verdict"
+    if len(_PAIRWISE_TASKS) >= _STATIC_LIMIT:
+        _PAIRWISE_TASKS.clear()
+    _PAIRWISE_TASKS[key] = (rubric, system, schema, name)
+    return system, schema, name
+
+
+def _pairwise_user(
+    item: Item,
+    responses: dict[str, Fenced],
+    reference_guided: bool,
+    *,
+    rubric: Rubric | None,
+    request_confidence: bool,
+    scale: tuple[int, int] | None,
+) -> str:
+    """``render_slotted("pairwise.user.j2", responses, **context)``, the item's slotted text
+    kept per item object (its question, contexts and reference cannot change: the item is
+    frozen and its contexts a tuple of strings)."""
+    flag = (type(reference_guided), reference_guided)
+    kept = _PAIRWISE_ITEMS.get(id(item))
+    if (
+        kept is not None
+        and kept[0] is item
+        and kept[1] == flag
+        and not any(_MARK in value for value in responses.values())
+    ):
+        stored = kept[2]
+        if stored is not None:
+            return _filled(stored, responses)
+    context = _pairwise_context(item, reference_guided, rubric, request_confidence, scale)
+    names = _template_variables("pairwise.user.j2")
+    if (
+        names is None
+        or type(item.contexts) is not tuple
+        or any(_MARK in value for value in responses.values())
+    ):
+        return render_slotted("pairwise.user.j2", responses, **context)
+    stored = _slotted("pairwise.user.j2", names, responses, context)
+    if len(_PAIRWISE_ITEMS) >= _PAIRWISE_ITEM_LIMIT:
+        _PAIRWISE_ITEMS.clear()
+    _PAIRWISE_ITEMS[id(item)] = (item, flag, stored)
+    if stored is None:
+        return render("pairwise.user.j2", **context, **responses)
+    return _filled(stored, responses)
 
 
 def batch_pairwise_prompt(

@@ -49,8 +49,10 @@ __all__ = [
     "classify_vendor_error",
     "completion_cost_usd",
     "estimate_tokens",
+    "estimate_tokens_of",
     "import_dependency",
     "json_object",
+    "loads_json",
     "missing_dependency",
     "parse_retry_after",
     "resolve_api_key",
@@ -84,15 +86,53 @@ def json_object(text: str) -> dict[str, Any] | None:
     """``text`` parsed as a JSON object (a native structured answer), else ``None``: a judge's
     bad JSON is data for the parser to report, not a provider failure."""
     try:
-        parsed = json.loads(text)
+        parsed = loads_json(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
 
 
+# What ``json.loads`` scans a document with (set in ``JSONDecoder.__init__``; not in the stubs).
+_SCAN_JSON: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+
+
+def loads_json(data: str | bytes) -> Any:
+    """``json.loads(data)``: the same value, or the same error.
+
+    A reply body or structured answer is one JSON object: scanned at once, without
+    ``json.loads``'s Python layers (encoding detection, leading and trailing whitespace, the
+    decoder's wrappers: a visible share of reading an answer, twice per call). Anything else
+    (whitespace around it, another encoding, bad JSON) goes through ``json.loads`` itself.
+    """
+    if isinstance(data, bytes):
+        # json.loads reads bytes that open with "{" and no NUL after it as UTF-8.
+        if data[:1] != b"{" or data[1:2] == b"\x00":
+            return json.loads(data)
+        try:
+            text = data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return json.loads(data)
+    else:
+        text = data
+    if text[:1] == "{":
+        try:
+            value, end = _SCAN_JSON(text, 0)
+        except (StopIteration, ValueError):
+            return json.loads(data)  # its own error
+        if end == len(text):
+            return value
+    return json.loads(data)
+
+
 def estimate_tokens(text: str) -> int:
     """Rough token count (4 characters per token) where a backend reports none."""
     return math.ceil(len(text) / 4) if text else 0
+
+
+def estimate_tokens_of(*texts: str) -> int:
+    """``estimate_tokens("".join(texts))`` without joining them (a prompt's parts: kilobytes)."""
+    size = sum(map(len, texts))
+    return math.ceil(size / 4) if size else 0
 
 
 def completion_cost_usd(judge: JudgeConfig, completion: Completion) -> float | None:

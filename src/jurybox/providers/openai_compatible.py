@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -48,6 +47,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    loads_json,
     parse_retry_after,
     scrub_secrets,
 )
@@ -172,7 +172,7 @@ class OpenAICompatibleProvider:
             retry_after = parse_retry_after(headers)
             raise classify_status(status, message, retry_after=retry_after, rate_limits=limits)
         try:
-            data = json.loads(raw)
+            data = loads_json(raw)
         except ValueError:
             raise MalformedResponseError(f"HTTP {status} with a body that is not JSON") from None
         return completion_from_chat(
