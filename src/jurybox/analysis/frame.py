@@ -29,12 +29,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
 from numpy.typing import NDArray
 
 from jurybox.analysis import frame_arrow
@@ -494,8 +496,8 @@ class _Read:
                 self.named.append((line, data["judge_name"], data["judge_family"]))
         self.offsets.extend(chunk.offsets)
 
-    def add_block(self, block: LineBlock) -> None:
-        table = frame_arrow.parse_block(block)
+    def add_block(self, block: LineBlock, table: pa.Table | None) -> None:
+        """Add a block of lines and ``parse_block``'s table of it (None: read line by line)."""
         if table is None:
             self.add_rows(block.records())
             return
@@ -516,9 +518,9 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
     keeps them (the last complete one, else the last one, in the order the keys first appear).
     Only one part's rows are held at a time; each becomes typed columns (strings in Arrow)."""
     read = _Read()
-    for part in parts:
+    for part, table in _parsed_ahead(parts):
         if isinstance(part, LineBlock):
-            read.add_block(part)
+            read.add_block(part, table)
         else:
             read.add_rows(part)
     records = _concat_typed(read.parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
@@ -529,6 +531,30 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
     frame, kept_scores = _keep(records, scores, kept)
     offsets = np.asarray(read.offsets, dtype=np.int64)
     return RecordTables(frame, kept_scores, kept, offsets, frozenset(read.arms), tuple(read.named))
+
+
+def _next_parsed(parts: Iterator[RecordChunk | LineBlock]) -> tuple[Any, pa.Table | None] | None:
+    """The next part and, for a block of lines, pyarrow's table of it; None at the end."""
+    part = next(parts, None)
+    if part is None:
+        return None
+    return part, frame_arrow.parse_block(part) if isinstance(part, LineBlock) else None
+
+
+def _parsed_ahead(
+    parts: Iterable[RecordChunk | LineBlock],
+) -> Iterator[tuple[RecordChunk | LineBlock, pa.Table | None]]:
+    """The parts, each with its parsed table, the next one read and parsed in a worker thread
+    while the caller turns this one into rows: reading the file and pyarrow's parse release
+    the GIL, so on two cores they overlap the Python that cuts the columns. One part at a
+    time is asked of ``parts``, in order; an error reading or parsing one is raised when the
+    caller reaches that part, as a plain loop would raise it."""
+    source = iter(parts)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-parse") as pool:
+        ahead = pool.submit(_next_parsed, source)
+        while (found := ahead.result()) is not None:
+            ahead = pool.submit(_next_parsed, source)
+            yield found
 
 
 def frame_from_tables(
