@@ -198,6 +198,15 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1024**2
 
 
+def _peak_address_space_mb() -> float:
+    """Peak address space (``VmPeak``): what ``RLIMIT_AS`` caps, reserved or resident."""
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmPeak:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 def _memory_cap(gigabytes: float) -> None:
     """Cap the address space so that a runaway allocation fails here, not on the whole machine."""
     limit = int(gigabytes * 1024**3)
@@ -257,6 +266,7 @@ def worker(
             "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            "peak_vm_mb": _peak_address_space_mb(),
             "seconds_before_failure": time.perf_counter() - t3,
         }
     t5 = time.perf_counter()
@@ -279,6 +289,7 @@ def worker(
         "total_s": t5 - t1,
         "families_s": timings,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_vm_mb": _peak_address_space_mb(),
         "rss_after_frame_mb": rss_after_frame,
         "load_average": os.getloadavg(),
         "verdict": dumped["verdict"]["level"],
@@ -322,7 +333,7 @@ def print_profile(path: Path, top: int = 25) -> None:
 def print_results(results: list[dict[str, Any]]) -> None:
     print(
         "| records | reader | read + frame s (CPU) | families s (CPU) | total s (CPU) | "
-        "peak RSS MB | load | slowest families s |"
+        "peak RSS / address space MB | load | slowest families s |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
@@ -332,7 +343,8 @@ def print_results(results: list[dict[str, Any]]) -> None:
             print(
                 f"| {r['records']} | {r['reader']} | {r['read_frame_s']:.1f} "
                 f"({r['read_frame_cpu_s']:.1f}) | failed: {r['error']} after "
-                f"{r['seconds_before_failure']:.1f} s | | {r['peak_rss_mb']:.0f} | | "
+                f"{r['seconds_before_failure']:.1f} s | | {r['peak_rss_mb']:.0f} / "
+                f"{r.get('peak_vm_mb', float('nan')):.0f} | | "
                 f"{slowest} |"
             )
             continue
@@ -340,7 +352,8 @@ def print_results(results: list[dict[str, Any]]) -> None:
             f"| {r['records']} | {r['reader']} | {r['read_frame_s']:.1f} "
             f"({r['read_frame_cpu_s']:.1f}) | {r['analyze_frame_s']:.1f} "
             f"({r['analyze_frame_cpu_s']:.1f}) | {r['analyze_records_s']:.1f} "
-            f"({r['analyze_records_cpu_s']:.1f}) | {r['peak_rss_mb']:.0f} | "
+            f"({r['analyze_records_cpu_s']:.1f}) | {r['peak_rss_mb']:.0f} / "
+            f"{r.get('peak_vm_mb', float('nan')):.0f} | "
             f"{r['load_average'][0]:.1f} | {slowest} |"
         )
 
