@@ -305,7 +305,9 @@ def _tables(
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     frame["ok"] = frame["status"] == Status.OK.value
     # Records written before the field existed saw both responses whenever they had two.
-    frame["positions_shown"] = frame["positions_shown"].map(lambda v: v is not False)
+    shown = frame["positions_shown"]
+    if shown.dtype != bool:  # a boolean column is its own answer (no Python call per row)
+        frame["positions_shown"] = shown.map(lambda v: v is not False)
     frame["repeat"] = frame["repeat"].fillna(0).astype(int)
     for name in ("retest", "holistic_fallback", "local_judge"):
         frame[name] = frame[name].fillna(False).astype(bool)
