@@ -172,6 +172,16 @@ def generate(
     return items_path, records_path, count
 
 
+# The worker's allocators. Under an address-space cap (RLIMIT_AS) what counts is address space
+# reserved, not memory used: pyarrow's default pool (mimalloc) reserves arenas of address space
+# ahead of use, and glibc gives each thread that allocates its own 64 MB heap reservation (up
+# to 8 per core). "lean" uses the system allocator for Arrow and at most two glibc arenas.
+ALLOCATORS: dict[str, dict[str, str]] = {
+    "default": {},
+    "lean": {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"},
+}
+
+
 def _timed_families(timings: dict[str, float]) -> None:
     """Wrap each metric family in ``jurybox.analysis.report`` to record its seconds."""
     from jurybox.analysis import report
@@ -315,7 +325,8 @@ def run_worker(
     ]
     if profile is not None:
         args += ["--profile-out", str(profile)]
-    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=3600)
+    env = {**os.environ, **ALLOCATORS[options.allocator]}
+    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=3600, env=env)
     if done.returncode != 0:
         # A negative code is a signal: an allocation that failed in C under the cap aborts.
         raise RuntimeError(f"worker failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
@@ -379,6 +390,14 @@ def main(argv: list[str] | None = None) -> None:
         default=4.0,
         help="address-space cap of the analysing subprocess",
     )
+    parser.add_argument(
+        "--allocator",
+        choices=sorted(ALLOCATORS),
+        default="default",
+        help="the worker's allocators: default (pyarrow's mimalloc pool, glibc's arenas) or "
+        "lean (Arrow on the system allocator, MALLOC_ARENA_MAX=2: less address space "
+        "reserved, for --memory-cap-gb)",
+    )
     parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -412,6 +431,7 @@ def main(argv: list[str] | None = None) -> None:
                 "factor": factor,
                 "items": args.items * factor,
                 "records_written": count,
+                "allocator": args.allocator,
                 **run_worker(items, records, profile, args),
             }
             results.append(result)

@@ -315,6 +315,9 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
     frame["judge"] = frame["judge"].astype(str)
     frame["base_key"] = frame["key"].astype(str).str.removesuffix(RETEST_SUFFIX)
     vendor = frame["vendor"].fillna("").astype(str)
+    if not options.judge_families:  # no judge named: every family is the vendor
+        frame["family"] = vendor
+        return frame
     named = frame["judge"].isin(list(options.judge_families))
     mapped = frame["judge"].map(dict(options.judge_families)).astype(object)
     frame["family"] = vendor.where(~named, mapped).astype(str)
