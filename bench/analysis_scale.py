@@ -182,8 +182,9 @@ ALLOCATORS: dict[str, dict[str, str]] = {
 }
 
 
-def _timed_families(timings: dict[str, float]) -> None:
-    """Wrap each metric family in ``jurybox.analysis.report`` to record its seconds."""
+def _timed_families(timings: dict[str, float], memory: dict[str, list[float]]) -> None:
+    """Wrap each metric family in ``jurybox.analysis.report`` to record its seconds, and the
+    resident memory after it: [now, peak so far] MB (which family raises the peak)."""
     from jurybox.analysis import report
 
     for name in [n for n in dir(report) if n.startswith("analyze_") and n != "analyze_records"]:
@@ -196,6 +197,8 @@ def _timed_families(timings: dict[str, float]) -> None:
             timings[_n] = -1.0  # running: a failure names this family
             result = _f(*args, **kw)
             timings[_n] = time.perf_counter() - start
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            memory[_n] = [round(_rss_mb()), round(peak)]
             return result
 
         setattr(report, name, wrapped)
@@ -246,7 +249,8 @@ def worker(
 
     import_s = time.perf_counter() - t0
     timings: dict[str, float] = {}
-    _timed_families(timings)
+    memory: dict[str, list[float]] = {}
+    _timed_families(timings, memory)
     profiler = cProfile.Profile() if profile is not None else None
     if profiler is not None:
         profiler.enable()
@@ -275,6 +279,7 @@ def worker(
             "rss_after_frame_mb": rss_after_frame,
             "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
+            "families_rss_mb": memory,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "peak_vm_mb": _peak_address_space_mb(),
             "seconds_before_failure": time.perf_counter() - t3,
@@ -298,6 +303,7 @@ def worker(
         "analyze_records_cpu_s": c5 - c3,
         "total_s": t5 - t1,
         "families_s": timings,
+        "families_rss_mb": memory,  # after each family: [resident now, peak so far]
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "peak_vm_mb": _peak_address_space_mb(),
         "rss_after_frame_mb": rss_after_frame,

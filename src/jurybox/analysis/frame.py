@@ -580,7 +580,8 @@ def _concat_typed(parts: list[pd.DataFrame]) -> pd.DataFrame:
     filled = [part for part in parts if len(part)] or parts[:1]
     if len(filled) == 1:
         return filled[0]
-    mixed = [c for c in filled[0].columns if len({part[c].dtype for part in filled}) > 1]
+    dtypes = [part.dtypes.to_dict() for part in filled]  # once per part, not per column
+    mixed = [c for c in filled[0].columns if len({types[c] for types in dtypes}) > 1]
     if mixed:
         filled = [part.astype(dict.fromkeys(mixed, object)) for part in filled]
     out = pd.concat(filled, ignore_index=True)
