@@ -265,6 +265,7 @@ def worker(
     c4 = time.process_time()
     n_records = len(frame.records)
     rss_after_frame = _rss_mb()
+    peak_after_frame = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     try:
         report = analyze_frame(frame, options)
     except MemoryError as exc:
@@ -277,6 +278,7 @@ def worker(
             "read_frame_s": t4 - t3,
             "read_frame_cpu_s": c4 - c3,
             "rss_after_frame_mb": rss_after_frame,
+            "peak_rss_after_frame_mb": peak_after_frame,
             "error": f"MemoryError in {failed} at {where} (address space capped)",
             "families_s": {k: v for k, v in timings.items() if v >= 0},
             "families_rss_mb": memory,
@@ -307,6 +309,7 @@ def worker(
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "peak_vm_mb": _peak_address_space_mb(),
         "rss_after_frame_mb": rss_after_frame,
+        "peak_rss_after_frame_mb": peak_after_frame,
         "load_average": os.getloadavg(),
         "verdict": dumped["verdict"]["level"],
         "skipped_families": sorted(

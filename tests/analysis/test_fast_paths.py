@@ -182,7 +182,10 @@ def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
     )
 
 
-def test_dimension_matrix_is_the_pivot() -> None:
+@pytest.mark.parametrize("repeated", [0, 5])
+def test_dimension_matrix_is_the_pivot(repeated: int) -> None:
+    """With every (record, arm, dimension) once (one stable sort) or some repeated (averaged
+    as the pivot averages them)."""
     from jurybox.analysis.reliability import _dimension_matrix
 
     rng = np.random.default_rng(6)
@@ -193,7 +196,7 @@ def test_dimension_matrix_is_the_pivot() -> None:
             for dim in ("clarity", "accuracy", "relevance"):
                 if rng.random() < 0.9:  # some (record, arm) lack a dimension
                     rows.append((rec, arm, judge, dim, float(rng.integers(1, 11))))
-    rows += rows[:5]  # duplicates: the pivot averages them
+    rows += rows[:repeated]  # duplicates: the pivot averages them
     dims = pd.DataFrame(rows, columns=["rec", "arm", "judge", "dimension", "score"])
     dims = dims.astype({name: "category" for name in ("arm", "judge", "dimension")})
     expected = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")
