@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from jurybox.analysis._common import TOTAL, KeySet, group_numbers, in_values, keyed_like
-from jurybox.analysis.frame import _fill_totals, _group_means
+from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means
 from jurybox.analysis.frame_arrow import sorted_categorical
 
 
@@ -57,6 +57,20 @@ def test_a_key_set_is_isin_whatever_the_categories(missing: bool) -> None:
             assert (in_values(keys, keyset) == expected).all()
             assert (in_values(pd.CategoricalIndex(keys), keyset) == expected).all()
             assert (in_values(keys.astype(object), keyset) == expected).all()
+
+
+def test_first_rows_are_the_first_of_each_group() -> None:
+    """``_first_rows`` of group numbers (0, 1, ... in order of first appearance, -1 for none)
+    is the expression it replaces: the rows not duplicated, the -1 ones left out."""
+    rng = np.random.default_rng(9)
+    for n, groups in ((0, 1), (1, 1), (50, 3), (3000, 400)):
+        keys = rng.integers(-1, groups, n)
+        numbers, _ = pd.factorize(keys, use_na_sentinel=False)  # in order of first appearance
+        if (keys < 0).any():  # the -1 keys: no group, the later groups numbered down by one
+            gone = numbers[np.flatnonzero(keys < 0)[0]]
+            numbers = np.where(keys < 0, -1, numbers - (numbers > gone))
+        expected = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & (numbers >= 0))
+        np.testing.assert_array_equal(_first_rows(np.asarray(numbers, dtype=np.intp)), expected)
 
 
 @pytest.mark.parametrize("missing", [False, True])

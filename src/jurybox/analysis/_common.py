@@ -328,10 +328,15 @@ def group_numbers(
         span *= size
         if span >= 2**62:  # the combined numbers would overflow
             return None
-        codes = np.asarray(table[key].cat.codes, dtype=np.int64)
+        codes = np.asarray(table[key].cat.codes)
         missing |= codes < 0
-        combined = combined * size + codes + 1
-    numbers, _ = pd.factorize(np.where(missing, -1, combined), use_na_sentinel=False)
+        combined *= size  # in place: no million-row temporaries per key
+        combined += codes
+        combined += 1
+    if missing.any():
+        combined[missing] = -1
+    numbers, _ = pd.factorize(combined, use_na_sentinel=False)
+    del combined
     if missing.any():  # the missing group is numbered among the others: number it -1
         gone = numbers[np.flatnonzero(missing)[0]]
         numbers = np.where(missing, -1, numbers - (numbers > gone))

@@ -136,11 +136,21 @@ def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     valid = numbers >= 0
     scores = rows["score"] if valid.all() else rows["score"][valid]
     stats_of = scores.groupby(numbers[valid]).agg(["mean", "size"])  # groups 0, 1, ...
-    first = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & valid)
+    first = _first_rows(numbers)
     means = rows[keys].take(first).reset_index(drop=True)
     return means.assign(
         score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
     )
+
+
+def _first_rows(numbers: NDArray[np.intp]) -> NDArray[np.intp]:
+    """The first row of each group, groups numbered 0, 1, ... in order of first appearance (-1:
+    no group): ``flatnonzero(~duplicated(numbers) & (numbers >= 0))``, without a hash table. A
+    row starts its group exactly when its number exceeds every number before it."""
+    if not len(numbers):
+        return np.flatnonzero(numbers)
+    before = np.maximum.accumulate(numbers)[:-1]
+    return np.flatnonzero(numbers > np.concatenate(([-1], before)))
 
 
 # Column i of the records table comes from field i of _SOURCE for the first _N_PLAIN columns.
