@@ -173,12 +173,15 @@ def generate(
 
 
 # The worker's allocators. Under an address-space cap (RLIMIT_AS) what counts is address space
-# reserved, not memory used: pyarrow's default pool (mimalloc) reserves arenas of address space
-# ahead of use, and glibc gives each thread that allocates its own 64 MB heap reservation (up
-# to 8 per core). "lean" uses the system allocator for Arrow and at most two glibc arenas.
+# reserved, not memory used: pyarrow's default pool (mimalloc) reserves arenas of 1 GiB of
+# address space ahead of use, and glibc gives each thread that allocates its own 64 MB heap
+# reservation (up to 8 per core). "lean" asks mimalloc for 64 MiB arenas and glibc for at most
+# two: at 100k records the peak address space drops from ~2.2 GB to ~1.1 GB, resident memory
+# unchanged. (Arrow on the system allocator, ARROW_DEFAULT_MEMORY_POOL=system, reserves as
+# little but held ~250 MB more resident memory at a million records.)
 ALLOCATORS: dict[str, dict[str, str]] = {
     "default": {},
-    "lean": {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"},
+    "lean": {"MIMALLOC_ARENA_RESERVE": "64MiB", "MALLOC_ARENA_MAX": "2"},
 }
 
 
@@ -403,9 +406,9 @@ def main(argv: list[str] | None = None) -> None:
         "--allocator",
         choices=sorted(ALLOCATORS),
         default="default",
-        help="the worker's allocators: default (pyarrow's mimalloc pool, glibc's arenas) or "
-        "lean (Arrow on the system allocator, MALLOC_ARENA_MAX=2: less address space "
-        "reserved, for --memory-cap-gb)",
+        help="the worker's allocators: default, or lean (MIMALLOC_ARENA_RESERVE=64MiB for "
+        "pyarrow's pool, MALLOC_ARENA_MAX=2: less address space reserved, for "
+        "--memory-cap-gb)",
     )
     parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", type=Path, help=argparse.SUPPRESS)
