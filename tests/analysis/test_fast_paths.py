@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jurybox.analysis._common import TOTAL, group_numbers, in_values, keyed_like
-from jurybox.analysis.frame import _fill_totals, _group_means
+from jurybox.analysis._common import TOTAL, KeySet, group_numbers, in_values, keyed_like
+from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means
 from jurybox.analysis.frame_arrow import sorted_categorical
 
 
@@ -38,6 +38,39 @@ def test_in_values_is_isin(missing: bool) -> None:
         assert (in_values(keys, wanted) == expected).all()
         assert (in_values(pd.CategoricalIndex(keys), wanted) == expected).all()
         assert (in_values(keys.astype(object), wanted) == expected).all()
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_a_key_set_is_isin_whatever_the_categories(missing: bool) -> None:
+    """A ``KeySet`` keeps its lookup per categories: the same wanted keys in tables with other
+    categories (or none) are still ``isin``, the second time as the first."""
+    rng = np.random.default_rng(4)
+    tables = [
+        pd.Series(_categorical(_keys(rng, 300, letters, missing)))
+        for letters in ("abcdef", "cdefgh", "abcdef")
+    ]
+    for wanted in (["a", "x", "g"], [], ["a", None]):
+        keyset = KeySet(wanted)
+        assert len(keyset) == len(wanted)
+        for keys in [*tables, *tables]:
+            expected = keys.astype(object).isin(np.asarray(wanted, dtype=object)).to_numpy()
+            assert (in_values(keys, keyset) == expected).all()
+            assert (in_values(pd.CategoricalIndex(keys), keyset) == expected).all()
+            assert (in_values(keys.astype(object), keyset) == expected).all()
+
+
+def test_first_rows_are_the_first_of_each_group() -> None:
+    """``_first_rows`` of group numbers (0, 1, ... in order of first appearance, -1 for none)
+    is the expression it replaces: the rows not duplicated, the -1 ones left out."""
+    rng = np.random.default_rng(9)
+    for n, groups in ((0, 1), (1, 1), (50, 3), (3000, 400)):
+        keys = rng.integers(-1, groups, n)
+        numbers, _ = pd.factorize(keys, use_na_sentinel=False)  # in order of first appearance
+        if (keys < 0).any():  # the -1 keys: no group, the later groups numbered down by one
+            gone = numbers[np.flatnonzero(keys < 0)[0]]
+            numbers = np.where(keys < 0, -1, numbers - (numbers > gone))
+        expected = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & (numbers >= 0))
+        np.testing.assert_array_equal(_first_rows(np.asarray(numbers, dtype=np.intp)), expected)
 
 
 @pytest.mark.parametrize("missing", [False, True])
@@ -163,7 +196,10 @@ def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
     )
 
 
-def test_dimension_matrix_is_the_pivot() -> None:
+@pytest.mark.parametrize("repeated", [0, 5])
+def test_dimension_matrix_is_the_pivot(repeated: int) -> None:
+    """With every (record, arm, dimension) once (one stable sort) or some repeated (averaged
+    as the pivot averages them)."""
     from jurybox.analysis.reliability import _dimension_matrix
 
     rng = np.random.default_rng(6)
@@ -174,7 +210,7 @@ def test_dimension_matrix_is_the_pivot() -> None:
             for dim in ("clarity", "accuracy", "relevance"):
                 if rng.random() < 0.9:  # some (record, arm) lack a dimension
                     rows.append((rec, arm, judge, dim, float(rng.integers(1, 11))))
-    rows += rows[:5]  # duplicates: the pivot averages them
+    rows += rows[:repeated]  # duplicates: the pivot averages them
     dims = pd.DataFrame(rows, columns=["rec", "arm", "judge", "dimension", "score"])
     dims = dims.astype({name: "category" for name in ("arm", "judge", "dimension")})
     expected = dims.pivot_table(index=["rec", "arm", "judge"], columns="dimension", values="score")

@@ -119,6 +119,23 @@ def test_streamed_frame_is_the_record_frame(tmp_path: Path, size: int, reader: s
     assert got.records["cost_usd"].notna().sum() == 1  # the redone record's cost, kept
 
 
+@pytest.mark.parametrize("size", [1, 7, 1000])
+def test_arrow_blocks_give_the_record_paths_tables(tmp_path: Path, size: int) -> None:
+    """Before options and labels apply: Arrow's record and score tables, cut per block without a
+    Python object per row (text columns converted in C++), equal the ones the record path
+    builds from the same lines, dtypes included: blocks of one line, failed-only blocks,
+    pairwise, criterion and rubric rows alike."""
+    rng = np.random.default_rng(5)
+    world = make_world(12, rng, families=("alpha", "beta"), human=True)
+    path = _write(tmp_path / "judgments.jsonl", _messy(world, rng))
+    expected, got = _tables(path, size, "rows"), _tables(path, size, "blocks")
+    assert_frame_equal(expected.records, got.records)
+    assert_frame_equal(expected.scores, got.scores)
+    assert expected.arms == got.arms
+    assert expected.named_families == got.named_families
+    assert (expected.kept == got.kept).all()
+
+
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
 def test_golden_files_stream_to_the_same_frame(path: Path) -> None:
     expected = build_frame(read_unique_records(path).records)

@@ -226,7 +226,8 @@ def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None
 
 def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
     labels = frame.labels
-    own = set(_records(frame, judge)["query_id"])
+    # The distinct ids first: a set of the column would box a Python string per record.
+    own = set(_records(frame, judge)["query_id"].unique())
     labelled = frame.memo(
         "evidence_labelled",
         lambda: set(labels.preferences["query_id"]) | set(labels.scores["query_id"]),

@@ -29,12 +29,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
 from numpy.typing import NDArray
 
 from jurybox.analysis import frame_arrow
@@ -134,11 +136,21 @@ def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     valid = numbers >= 0
     scores = rows["score"] if valid.all() else rows["score"][valid]
     stats_of = scores.groupby(numbers[valid]).agg(["mean", "size"])  # groups 0, 1, ...
-    first = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & valid)
+    first = _first_rows(numbers)
     means = rows[keys].take(first).reset_index(drop=True)
     return means.assign(
         score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
     )
+
+
+def _first_rows(numbers: NDArray[np.intp]) -> NDArray[np.intp]:
+    """The first row of each group, groups numbered 0, 1, ... in order of first appearance (-1:
+    no group): ``flatnonzero(~duplicated(numbers) & (numbers >= 0))``, without a hash table. A
+    row starts its group exactly when its number exceeds every number before it."""
+    if not len(numbers):
+        return np.flatnonzero(numbers)
+    before = np.maximum.accumulate(numbers)[:-1]
+    return np.flatnonzero(numbers > np.concatenate(([-1], before)))
 
 
 # Column i of the records table comes from field i of _SOURCE for the first _N_PLAIN columns.
@@ -303,7 +315,9 @@ def _tables(
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
     frame["ok"] = frame["status"] == Status.OK.value
     # Records written before the field existed saw both responses whenever they had two.
-    frame["positions_shown"] = frame["positions_shown"].map(lambda v: v is not False)
+    shown = frame["positions_shown"]
+    if shown.dtype != bool:  # a boolean column is its own answer (no Python call per row)
+        frame["positions_shown"] = shown.map(lambda v: v is not False)
     frame["repeat"] = frame["repeat"].fillna(0).astype(int)
     for name in ("retest", "holistic_fallback", "local_judge"):
         frame[name] = frame[name].fillna(False).astype(bool)
@@ -311,6 +325,9 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
     frame["judge"] = frame["judge"].astype(str)
     frame["base_key"] = frame["key"].astype(str).str.removesuffix(RETEST_SUFFIX)
     vendor = frame["vendor"].fillna("").astype(str)
+    if not options.judge_families:  # no judge named: every family is the vendor
+        frame["family"] = vendor
+        return frame
     named = frame["judge"].isin(list(options.judge_families))
     mapped = frame["judge"].map(dict(options.judge_families)).astype(object)
     frame["family"] = vendor.where(~named, mapped).astype(str)
@@ -494,8 +511,8 @@ class _Read:
                 self.named.append((line, data["judge_name"], data["judge_family"]))
         self.offsets.extend(chunk.offsets)
 
-    def add_block(self, block: LineBlock) -> None:
-        table = frame_arrow.parse_block(block)
+    def add_block(self, block: LineBlock, table: pa.Table | None) -> None:
+        """Add a block of lines and ``parse_block``'s table of it (None: read line by line)."""
         if table is None:
             self.add_rows(block.records())
             return
@@ -516,9 +533,9 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
     keeps them (the last complete one, else the last one, in the order the keys first appear).
     Only one part's rows are held at a time; each becomes typed columns (strings in Arrow)."""
     read = _Read()
-    for part in parts:
+    for part, table in _parsed_ahead(parts):
         if isinstance(part, LineBlock):
-            read.add_block(part)
+            read.add_block(part, table)
         else:
             read.add_rows(part)
     records = _concat_typed(read.parts or [pd.DataFrame(columns=list(_RECORD_COLUMNS))])
@@ -529,6 +546,30 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
     frame, kept_scores = _keep(records, scores, kept)
     offsets = np.asarray(read.offsets, dtype=np.int64)
     return RecordTables(frame, kept_scores, kept, offsets, frozenset(read.arms), tuple(read.named))
+
+
+def _next_parsed(parts: Iterator[RecordChunk | LineBlock]) -> tuple[Any, pa.Table | None] | None:
+    """The next part and, for a block of lines, pyarrow's table of it; None at the end."""
+    part = next(parts, None)
+    if part is None:
+        return None
+    return part, frame_arrow.parse_block(part) if isinstance(part, LineBlock) else None
+
+
+def _parsed_ahead(
+    parts: Iterable[RecordChunk | LineBlock],
+) -> Iterator[tuple[RecordChunk | LineBlock, pa.Table | None]]:
+    """The parts, each with its parsed table, the next one read and parsed in a worker thread
+    while the caller turns this one into rows: reading the file and pyarrow's parse release
+    the GIL, so on two cores they overlap the Python that cuts the columns. One part at a
+    time is asked of ``parts``, in order; an error reading or parsing one is raised when the
+    caller reaches that part, as a plain loop would raise it."""
+    source = iter(parts)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-parse") as pool:
+        ahead = pool.submit(_next_parsed, source)
+        while (found := ahead.result()) is not None:
+            ahead = pool.submit(_next_parsed, source)
+            yield found
 
 
 def frame_from_tables(
@@ -549,7 +590,8 @@ def _concat_typed(parts: list[pd.DataFrame]) -> pd.DataFrame:
     filled = [part for part in parts if len(part)] or parts[:1]
     if len(filled) == 1:
         return filled[0]
-    mixed = [c for c in filled[0].columns if len({part[c].dtype for part in filled}) > 1]
+    dtypes = [part.dtypes.to_dict() for part in filled]  # once per part, not per column
+    mixed = [c for c in filled[0].columns if len({types[c] for types in dtypes}) > 1]
     if mixed:
         filled = [part.astype(dict.fromkeys(mixed, object)) for part in filled]
     out = pd.concat(filled, ignore_index=True)

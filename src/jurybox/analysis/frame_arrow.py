@@ -181,16 +181,38 @@ def record_columns(table: pa.Table) -> pd.DataFrame:
     counts = np.zeros(n, dtype=np.int64)
     for array in positions.values():
         counts += array.is_valid().to_numpy(zero_copy_only=False)
-    none = [None] * n
-    first = positions["A"].to_pylist() if "A" in positions else none
-    data["first_arm"] = first
-    data["second_arm"] = positions["B"].to_pylist() if "B" in positions else none
-    data["n_positions"] = counts.tolist()
-    data["target_arm"] = [arm if k == 1 else None for arm, k in zip(first, counts, strict=True)]
-    ranking = _column(table, "ranking").to_pylist()
-    data["ranking"] = [tuple(r) if r else None for r in ranking]
-    data["positions_shown"] = _column(table, "positions_shown").to_pylist()
+    nulls = pa.nulls(n)
+    first = positions.get("A", nulls)
+    data["first_arm"] = _text(first)
+    data["second_arm"] = _text(positions.get("B", nulls))
+    data["n_positions"] = counts
+    alone = pa.array(counts == 1)
+    data["target_arm"] = _text(pc.if_else(alone, first, pa.scalar(None, first.type)))
+    ranking = _column(table, "ranking")
+    data["ranking"] = (
+        [None] * n
+        if ranking.null_count == n
+        else [tuple(r) if r else None for r in ranking.to_pylist()]
+    )
+    data["positions_shown"] = _flags(_column(table, "positions_shown"))
     return pd.DataFrame(data, columns=list(_RECORD_COLUMNS))
+
+
+def _text(values: pa.Array) -> Any:
+    """A text column (Arrow strings, or nulls) as a DataFrame of its Python values types it:
+    Arrow strings converted in C++ (missing values NaN), or, where every value is missing,
+    a list of None (which pandas keeps as objects). Not a Python object per row."""
+    if values.null_count == len(values):
+        return [None] * len(values)
+    return values.to_pandas()
+
+
+def _flags(values: pa.Array) -> Any:
+    """A boolean column as a DataFrame of its Python values types it (numpy booleans where
+    none is missing; else the Python values, None included)."""
+    if values.null_count or not pa.types.is_boolean(values.type):
+        return values.to_pylist()
+    return values.to_numpy(zero_copy_only=False)
 
 
 def block_facts(table: pa.Table, first: int) -> tuple[set[Any], list[tuple[int, str, str]]]:
@@ -207,18 +229,20 @@ def block_facts(table: pa.Table, first: int) -> tuple[set[Any], list[tuple[int, 
     return arms, named
 
 
-def _letters(table: pa.Table) -> dict[str, np.ndarray[Any, Any]]:
-    """Arm -> the letter it was shown at, per row (the last letter naming it, as a dict
-    inverted in the record path); None where the arm was not shown."""
+def _letters(table: pa.Table) -> tuple[list[str], dict[str, np.ndarray[Any, Any]]]:
+    """The letters, and arm -> the letter it was shown at per row, as a position among the
+    letters (the last letter naming it, as a dict inverted in the record path); -1 where the
+    arm was not shown."""
     fields = _fields(table, "positions")
     arms = {a for array in fields.values() for a in pc.unique(array).to_pylist() if a is not None}
     out: dict[str, np.ndarray[Any, Any]] = {}
     for arm in arms:
-        letter = np.full(table.num_rows, None, dtype=object)
-        for name, array in fields.items():
-            letter[_objects(array) == arm] = name
+        letter = np.full(table.num_rows, -1, dtype=np.int32)
+        for k, array in enumerate(fields.values()):
+            if not pa.types.is_null(array.type):
+                letter[pc.fill_null(pc.equal(array, arm), False).to_numpy(zero_copy_only=False)] = k
         out[arm] = letter
-    return out
+    return list(fields), out
 
 
 def score_columns(table: pa.Table, first: int) -> pd.DataFrame | None:
@@ -229,8 +253,8 @@ def score_columns(table: pa.Table, first: int) -> pd.DataFrame | None:
     fallback = _column(table, "holistic_fallback").to_numpy(zero_copy_only=False)
     ok = (status == Status.OK.value) & ~fallback.astype(bool)
     rec = np.arange(first, first + n, dtype=np.int64)
-    letters = _letters(table)
-    nowhere = np.full(n, None, dtype=object)
+    letter_names, letters = _letters(table)
+    nowhere = np.full(n, -1, dtype=np.int32)
     confidences = {arm: _fields_of(array) for arm, array in _fields(table, "confidences").items()}
     parts: list[tuple[Any, ...]] = []
     for arm, dims in _fields(table, "scores").items():
@@ -255,7 +279,7 @@ def score_columns(table: pa.Table, first: int) -> pd.DataFrame | None:
         parts.append((keep, arm, letters.get(arm, nowhere), TOTAL, totals, None, failed))
     if not any(part[0].any() for part in parts):
         return None
-    return _score_table(parts, rec)
+    return _score_table(parts, rec, letter_names)
 
 
 def _fields_of(array: pa.Array) -> dict[str, pa.Array]:
@@ -270,15 +294,22 @@ def _floats(array: pa.Array | None, n: int) -> np.ndarray[Any, Any]:
     return np.asarray(pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False), dtype=float)
 
 
-def _score_table(parts: Sequence[tuple[Any, ...]], rec: np.ndarray[Any, Any]) -> pd.DataFrame:
+def _score_table(
+    parts: Sequence[tuple[Any, ...]], rec: np.ndarray[Any, Any], letter_names: list[str]
+) -> pd.DataFrame:
+    """The score rows of the parts, record by record. The text columns (arm, position,
+    dimension) are gathered as codes and made Arrow strings in C++ (``_labelled``): typed as
+    ``pd.Series(<their Python values>).infer_objects()`` types them, without an object per row."""
     n = len(rec)
+    arm_names: dict[str, int] = {}
+    dim_names: dict[str, int] = {}
     recs, arms, positions, dims, scores, confs, gates = [], [], [], [], [], [], []
     for keep, arm, letter, dim, values, conf, failed in parts:
         count = int(keep.sum())
         recs.append(rec[keep])
-        arms.append(np.full(count, arm, dtype=object))
+        arms.append(np.full(count, arm_names.setdefault(arm, len(arm_names)), dtype=np.int32))
         positions.append(letter[keep])
-        dims.append(np.full(count, dim, dtype=object))
+        dims.append(np.full(count, dim_names.setdefault(dim, len(dim_names)), dtype=np.int32))
         scores.append(_floats(values, n)[keep])
         confs.append(_floats(conf, n)[keep])
         gates.append(np.full(n, np.nan)[keep] if failed is None else failed[keep])
@@ -287,12 +318,23 @@ def _score_table(parts: Sequence[tuple[Any, ...]], rec: np.ndarray[Any, Any]) ->
     frame = pd.DataFrame(
         {
             "rec": all_recs[order],
-            "arm": pd.Series(np.concatenate(arms)[order]).infer_objects(),
-            "position": pd.Series(np.concatenate(positions)[order]).infer_objects(),
-            "dimension": pd.Series(np.concatenate(dims)[order]).infer_objects(),
+            "arm": _labelled(np.concatenate(arms)[order], list(arm_names)),
+            "position": _labelled(np.concatenate(positions)[order], letter_names),
+            "dimension": _labelled(np.concatenate(dims)[order], list(dim_names)),
             "score": np.concatenate(scores)[order],
             "confidence": np.concatenate(confs)[order],
             "gate_failed": np.concatenate(gates)[order],
         }
     )
     return frame
+
+
+def _labelled(codes: np.ndarray[Any, Any], labels: list[str]) -> pd.Series:
+    """``pd.Series(<labels[c] for each code, None for -1>).infer_objects()``: Arrow strings
+    (NaN where missing), or objects where every value is missing."""
+    missing = codes < 0
+    if missing.all():
+        return pd.Series(np.full(len(codes), None, dtype=object)).infer_objects()
+    indices = pa.array(codes, type=pa.int32(), mask=missing if missing.any() else None)
+    text = pa.DictionaryArray.from_arrays(indices, pa.array(labels, type=pa.string()))
+    return pd.Series(text.cast(pa.string()).to_pandas())
