@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
@@ -62,12 +62,25 @@ def _console(*, stderr: bool = True) -> Console:
     return Console(stderr=stderr)
 
 
-def handle_errors(func: F) -> F:
-    """Turn jurybox errors into one-line messages and the documented exit statuses."""
+@overload
+def handle_errors(func: F, /) -> F: ...
+@overload
+def handle_errors(*, keeps_gc_paused: bool) -> Callable[[F], F]: ...
+def handle_errors(func: F | None = None, /, *, keeps_gc_paused: bool = False) -> Any:
+    """Turn jurybox errors into one-line messages and the documented exit statuses.
 
+    The command's GC pause (``GC_STATE``) ends as it starts, unless ``keeps_gc_paused``: such a
+    command calls ``resume_gc`` itself once its modules are in (``run``, which freezes them).
+    """
+    if func is None:
+        return lambda command: _error_handling(command, keeps_gc_paused=keeps_gc_paused)
+    return _error_handling(func, keeps_gc_paused=keeps_gc_paused)
+
+
+def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if func.__name__ != "run":  # `run` resumes the GC once its modules are in
+        if not keeps_gc_paused:
             resume_gc(freeze=False)
         from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
 
@@ -88,6 +101,7 @@ def handle_errors(func: F) -> F:
             click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
             sys.exit(EXIT_FAILURE)
 
+    wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
 
 
@@ -140,7 +154,7 @@ def main() -> None:
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
-@handle_errors
+@handle_errors(keeps_gc_paused=True)  # resumed (and frozen) once the run's modules are in
 def run(
     config: Path,
     *,
