@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+
+# The path types every command shares (start-up, issue #19: each click.Path made looks up its
+# translated names through gettext, ~27 of them per start); click's types hold no state.
+_FILE = click.Path(dir_okay=False, path_type=Path)
+_FOLDER = click.Path(file_okay=False, path_type=Path)
+_PATH = click.Path(path_type=Path)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
 # Start-up (issue #19): the cyclic GC is paused while a command imports its modules (from the
@@ -114,15 +120,15 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     help="Overrides paths.output_dir.",
 )
 @click.option(
     "--resume",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     help="Resume the run in DIR: completed judgments are skipped.",
 )
 @click.option(
@@ -200,7 +206,7 @@ def run(
 
 
 @main.command("batches")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=_FOLDER)
 @click.option("--cancel", is_flag=True, help="Cancel the run's batches still in flight.")
 @handle_errors
 def batches_command(directory: Path, cancel: bool) -> None:
@@ -213,7 +219,7 @@ def batches_command(directory: Path, cancel: bool) -> None:
 @main.command()
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     default=Path("results/demo"),
     show_default=True,
 )
@@ -273,10 +279,10 @@ _HUMAN_HELP = (
 
 
 @main.command("export-pairs")
-@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dataset", type=_FILE)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="JSON file to write.",
 )
@@ -293,10 +299,10 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
 
 
 @main.command("export")
-@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("run", type=_PATH)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="File to write (.csv, .parquet or .jsonl).",
 )
@@ -306,8 +312,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     type=click.Choice(["csv", "parquet", "jsonl"]),
     help="Table format (default: from --out's suffix).",
 )
-@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
-@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option("--human", type=_FILE, help=_HUMAN_HELP)
 @handle_errors
 def export_command(
     run: Path, out: Path, fmt: str | None, dataset: Path | None, human: Path | None
@@ -385,13 +391,13 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 
 
 @main.command()
-@click.argument("judgments", type=click.Path(path_type=Path))
-@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
-@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
+@click.argument("judgments", type=_PATH)
+@click.option("--human", type=_FILE, help=_HUMAN_HELP)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for the report files.",
 )
@@ -407,7 +413,7 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 @click.option(
     "--config",
     "config",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
     "override single ones.",
 )
@@ -465,10 +471,10 @@ class _ImportCommand(click.Command):
     "kind",
     type=click.Choice(["llmbar", "pandalm", "judgebench", "alpacaeval", "fastchat", "generic"]),
 )
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=_PATH)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="judgments.jsonl to write.",
 )
@@ -518,11 +524,11 @@ def _parse_mappings(mappings: tuple[str, ...]) -> dict[str, str]:
 
 
 @main.command("split")
-@click.argument("labelled", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("labelled", type=_FILE)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for train/dev/test.jsonl and split_manifest.json.",
 )
@@ -543,7 +549,7 @@ def split_command(
 
 
 @main.command("calibrate")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option("--split", "split_name", type=click.Choice(["dev", "test"]), default="dev")
 @click.option("--freeze", is_flag=True, help="Measure test once and freeze the prompt.")
 @click.option("--force", is_flag=True, help="Measure test again with a changed prompt.")
@@ -567,10 +573,10 @@ def calibrate_command(
 
 
 @main.command("estimate")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option(
     "--traces",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Unlabelled traces (default: `traces:` in CONFIG).",
 )
 @click.option(
@@ -598,22 +604,22 @@ def estimate_command(
 
 # --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
 @main.command("compare")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=_PATH)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for compare.json, compare.md and compare.html.",
 )
 @click.option(
     "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="The judged dataset (default: the one each run's manifest names, if still there).",
 )
 @click.option(
     "--human",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Human labels (JSONL/CSV/JSON) applied to every run.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
