@@ -140,17 +140,28 @@ def _outcome(cls: type, *args: object, **kwargs: object) -> str:
 
 
 _FRESH = """
-import json, sys
+import dataclasses, json, sys
 from jurybox import records
-from jurybox.records import JudgeRecord, Status
-lazy = ("JudgeRecord", "Completion", "RateLimits", "DimensionScore")
-at_import = {name: type(getattr(records, name).__dict__["__init__"]).__name__ for name in lazy}
+from jurybox.records import Completion, DimensionScore, JudgeRecord, RateLimits, Status
+lazy = (JudgeRecord, Completion, RateLimits, DimensionScore)
+def state():
+    return {c.__name__: sorted({type(c.__dict__[n]).__name__ for n in records._MADE_ON_FIRST_USE})
+            for c in lazy}
+at_import = state()
 fields = json.loads(sys.argv[1])
-record = JudgeRecord.from_fields({**fields, "status": Status(fields["status"])})
+record = JudgeRecord.from_fields({**fields, "status": Status(fields["status"])})  # no __init__
 text = repr(record)
 same = record == JudgeRecord(**{**fields, "status": Status(fields["status"])})
-after = {name: type(getattr(records, name).__dict__["__init__"]).__name__ for name in lazy}
-print(json.dumps({"at_import": at_import, "repr": text, "same": same, "after": after}))
+completion = object.__new__(Completion)  # nothing made yet for Completion
+try:
+    completion.text = "x"
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+made_by_setattr = type(Completion.__dict__["__init__"]).__name__
+params = repr(RateLimits.__dataclass_params__)
+print(json.dumps({"at_import": at_import, "repr": text, "same": same, "frozen": frozen,
+                  "params": params, "made_by_setattr": made_by_setattr, "after": state()}))
 """
 
 
@@ -165,11 +176,20 @@ def test_import_makes_none_and_first_use_makes_them() -> None:
         check=True,
     )
     seen = json.loads(done.stdout)
-    assert set(seen["at_import"].values()) == {"_GeneratedOnFirstUse"}
+    stand_ins = ["_GeneratedOnFirstUse"]
+    assert seen["at_import"] == {cls.__name__: stand_ins for cls in LAZY}
     assert seen["repr"] == repr(_reference(JudgeRecord)(**fields))
     assert seen["same"] is True
-    assert seen["after"]["JudgeRecord"] == "function"
-    assert seen["after"]["Completion"] == "_GeneratedOnFirstUse"  # each class on its own use
+    assert seen["frozen"] is True  # made with the class: frozen from the start
+    assert seen["made_by_setattr"] == "_GeneratedOnFirstUse"
+    assert seen["params"] == repr(_reference(RateLimits).__dataclass_params__)  # type: ignore[attr-defined]
+    made = ["_DataclassParams", "function"]
+    assert seen["after"] == {
+        "JudgeRecord": made,
+        "Completion": stand_ins,  # each class on its own first use
+        "RateLimits": made,
+        "DimensionScore": stand_ins,
+    }
 
 
 def test_a_class_that_would_lose_its_own_methods_is_refused() -> None:

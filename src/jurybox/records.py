@@ -20,52 +20,61 @@ from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 _T = TypeVar("_T")
-# The methods ``dataclass`` writes and compiles from source for each class, and which this module's
-# ``_made_on_first_use`` classes get only when one is first used (see there).
+# Methods ``dataclass(frozen=True)`` writes and compiles from source text for each class, which
+# the ``_made_on_first_use`` classes below get only when one of them is first used. (The frozen
+# ``__setattr__`` and ``__delattr__`` name the class itself: those are made with the class.)
 _GENERATED = ("__init__", "__repr__", "__eq__", "__hash__")
+# ... and with them, what such a class says of its parameters (``frozen=True``, ...).
+_MADE_ON_FIRST_USE = (*_GENERATED, "__dataclass_params__")
 
 
 def _dataclass_made_on_first_use(*, frozen: bool) -> Callable[[type[_T]], type[_T]]:
-    """``@dataclass(frozen=...)`` whose ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__``
-    are generated the first time any of them is used, not at import.
+    """``@dataclass(frozen=True)`` whose generated methods (``_GENERATED``) are made the first
+    time one of them is used (a call, ``repr``, ``==``, ``hash``, ``inspect.signature``, reading
+    ``__dataclass_params__``), not at import.
 
     Start-up (issue #19): ``dataclass`` compiles those methods from source text when the class is
     made, ~55 lines each for ``JudgeRecord``; for the classes a run first needs once an answer has
     come back, that was ~6 ms of CPU before its first request. The methods, once made, are the
-    very ones ``dataclass(frozen=...)`` gives (made by it, for a twin of the class with the same
-    fields, name and module), and so is ``__dataclass_params__`` from then on; the fields,
-    ``dataclasses.fields``/``replace``/``asdict``, ``__match_args__`` and the frozen
-    ``__setattr__`` are there from the start. The class needs a docstring (``dataclass`` would
-    otherwise write one from the ``__init__`` signature) and no ``__post_init__``.
+    very ones ``dataclass(frozen=True)`` gives (it makes them, for a twin of the class with the
+    same fields, name and module), and so is ``__dataclass_params__``; the fields
+    (``dataclasses.fields``, ``replace``, ``asdict``) and ``__match_args__`` are there from the
+    start, and so is the frozen ``__setattr__``. The class needs a docstring (``dataclass``
+    would otherwise write one from the ``__init__`` signature), no ``__post_init__`` and none of
+    the generated methods of its own.
     """
+    if not frozen:
+        raise TypeError("only frozen classes are made on first use")
 
     def decorate(cls: type[_T]) -> type[_T]:
         if not cls.__doc__ or hasattr(cls, "__post_init__"):
             raise TypeError(f"{cls.__qualname__}: needs a docstring and no __post_init__")
         if any(name in cls.__dict__ for name in _GENERATED):
             raise TypeError(f"{cls.__qualname__}: defines one of {_GENERATED} itself")
-        dataclass(frozen=frozen, init=False, repr=False, eq=False)(cls)
-        for name in _GENERATED:
-            setattr(cls, name, _GeneratedOnFirstUse(cls, name, frozen=frozen))
+        dataclass(frozen=True, init=False, repr=False, eq=False)(cls)
+        for name in _MADE_ON_FIRST_USE:
+            setattr(cls, name, _GeneratedOnFirstUse(cls, name))
         return cls
 
     return decorate
 
 
 class _GeneratedOnFirstUse:
-    """Stands for one generated method of ``cls`` until it is first looked up (a call, ``repr``,
-    ``==``, ``hash``, ``inspect.signature``), and then puts all of them in the stand-ins' place."""
+    """Stands for one of ``_MADE_ON_FIRST_USE`` of ``cls`` until it is first looked up, and then
+    puts all of them in the stand-ins' place."""
 
-    def __init__(self, cls: type, name: str, *, frozen: bool) -> None:
-        self.cls, self.name, self.frozen = cls, name, frozen
+    def __init__(self, cls: type, name: str) -> None:
+        self.cls, self.name = cls, name
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
-        _generate_methods(self.cls, frozen=self.frozen)
-        method = self.cls.__dict__[self.name]
-        return method if instance is None else method.__get__(instance, owner)
+        _generate_methods(self.cls)
+        made = self.cls.__dict__[self.name]
+        if instance is None or not hasattr(made, "__get__"):  # from the class; the parameters
+            return made
+        return made.__get__(instance, owner)
 
 
-def _generate_methods(cls: type, *, frozen: bool) -> None:
+def _generate_methods(cls: type) -> None:
     namespace: dict[str, Any] = {
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
@@ -83,10 +92,9 @@ def _generate_methods(cls: type, *, frozen: bool) -> None:
             metadata=spec.metadata,
             kw_only=spec.kw_only,
         )
-    twin: type = dataclass(frozen=frozen)(type(cls.__name__, (), namespace))
-    for name in _GENERATED:
+    twin: type = dataclass(frozen=True)(type(cls.__name__, (), namespace))
+    for name in _MADE_ON_FIRST_USE:
         setattr(cls, name, twin.__dict__[name])
-    cls.__dataclass_params__ = twin.__dataclass_params__  # type: ignore[attr-defined]
 
 
 if TYPE_CHECKING:
