@@ -17,7 +17,11 @@ first TCP connect in the ``-X importtime`` output).
 
 Usage: ``python bench/startup.py [--tries 10] [--items 4] [--src TREE]``; with ``--baseline
 TREE`` it times only the first request, of TREE and of the source tree taking turns (the fair
-comparison on a machine whose load changes by the minute). Run it with the venv's python and
+comparison on a machine whose load changes by the minute); with ``--instructions`` it counts
+the instructions the child runs from its start to its first request under valgrind's callgrind
+(``PYTHONHASHSEED=0``; of the source tree and, with ``--baseline``, of TREE): a figure the load
+does not move, for changes of a few milliseconds (a tree at another path differs by ~0.5 % on its
+own: compare copies at paths of the same length). Run it with the venv's python and
 ``PYTHONPATH=src``. It is a benchmark, not a test.
 """
 
@@ -158,6 +162,33 @@ runpy.run_module("jurybox", run_name="__main__", alter_sys=True)
 """
 
 
+# The same, for callgrind: the child ends at its first TCP connect, so that the instructions
+# counted are those of the way to the first request.
+_EXIT_AT_FIRST_REQUEST = """
+import os, runpy, sys
+def hook(event, args):
+    if event == "socket.connect":
+        os._exit(0)
+sys.addaudithook(hook)
+sys.argv = ["jurybox", *sys.argv[1:]]
+runpy.run_module("jurybox", run_name="__main__", alter_sys=True)
+"""
+
+
+def instructions_to_first_request(config: Path, output: Path, src: Path) -> int:
+    """Instructions (callgrind's ``Ir``) from the child's start to its first request."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+    command += ["-c", _EXIT_AT_FIRST_REQUEST, "run", str(config), "--output-dir", str(output)]
+    env = {**child_env(src), "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    counts = [line for line in done.stderr.splitlines() if "Collected" in line]
+    if not counts:
+        raise RuntimeError(f"callgrind gave no count: {done.stderr[-2000:]}")
+    return int(counts[0].split()[-1])
+
+
 def import_lines(
     args: Sequence[str], src: Path, *, before_first_request: bool = False
 ) -> list[tuple[str, int, int]]:
@@ -258,6 +289,17 @@ def side_by_side(
         print(f"   start -> first request (CPU) {cpu[0]:6.3f} / {cpu[1]:6.3f}   {tree}")
 
 
+def count_instructions(src: Path, baseline: Path | None, items: int) -> None:
+    trees = {"source": src} if baseline is None else {"baseline": baseline.resolve(), "source": src}
+    with tempfile.TemporaryDirectory() as tmp, ServerThread() as server:
+        config = write_inputs(Path(tmp), server.url, items)
+        print("instructions from start to the first request (callgrind, PYTHONHASHSEED=0):")
+        for name, tree in trees.items():
+            time_first_request(server, config, Path(tmp) / f"warm-{name}", tree)  # bytecode
+            count = instructions_to_first_request(config, Path(tmp) / f"i-{name}", tree)
+            print(f"  {name:9s} {count:>15,}   {tree}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=10)
@@ -269,8 +311,16 @@ def main() -> None:
         type=Path,
         help="Only time the first request of this tree and the source tree, taking turns.",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="Only count the instructions to the first request (valgrind), once per tree.",
+    )
     args = parser.parse_args()
     src = args.src.resolve() if args.src is not None else SRC
+    if args.instructions:
+        count_instructions(src, args.baseline, args.items)
+        return
     if args.baseline is not None:
         print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

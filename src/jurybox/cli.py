@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+
+# The path types every command shares (start-up, issue #19: each click.Path made looks up its
+# translated names through gettext, ~27 of them per start); click's types hold no state.
+_FILE = click.Path(dir_okay=False, path_type=Path)
+_FOLDER = click.Path(file_okay=False, path_type=Path)
+_PATH = click.Path(path_type=Path)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
 # Start-up (issue #19): the cyclic GC is paused while a command imports its modules (from the
@@ -62,12 +68,25 @@ def _console(*, stderr: bool = True) -> Console:
     return Console(stderr=stderr)
 
 
-def handle_errors(func: F) -> F:
-    """Turn jurybox errors into one-line messages and the documented exit statuses."""
+@overload
+def handle_errors(func: F, /) -> F: ...
+@overload
+def handle_errors(*, keeps_gc_paused: bool) -> Callable[[F], F]: ...
+def handle_errors(func: F | None = None, /, *, keeps_gc_paused: bool = False) -> Any:
+    """Turn jurybox errors into one-line messages and the documented exit statuses.
 
+    The command's GC pause (``GC_STATE``) ends as it starts, unless ``keeps_gc_paused``: such a
+    command calls ``resume_gc`` itself once its modules are in (``run``, which freezes them).
+    """
+    if func is None:
+        return lambda command: _error_handling(command, keeps_gc_paused=keeps_gc_paused)
+    return _error_handling(func, keeps_gc_paused=keeps_gc_paused)
+
+
+def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if func.__name__ != "run":  # `run` resumes the GC once its modules are in
+        if not keeps_gc_paused:
             resume_gc(freeze=False)
         from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
 
@@ -88,6 +107,7 @@ def handle_errors(func: F) -> F:
             click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
             sys.exit(EXIT_FAILURE)
 
+    wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
 
 
@@ -100,15 +120,15 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     help="Overrides paths.output_dir.",
 )
 @click.option(
     "--resume",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     help="Resume the run in DIR: completed judgments are skipped.",
 )
 @click.option(
@@ -140,7 +160,7 @@ def main() -> None:
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
-@handle_errors
+@handle_errors(keeps_gc_paused=True)  # resumed (and frozen) once the run's modules are in
 def run(
     config: Path,
     *,
@@ -186,7 +206,7 @@ def run(
 
 
 @main.command("batches")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=_FOLDER)
 @click.option("--cancel", is_flag=True, help="Cancel the run's batches still in flight.")
 @handle_errors
 def batches_command(directory: Path, cancel: bool) -> None:
@@ -199,7 +219,7 @@ def batches_command(directory: Path, cancel: bool) -> None:
 @main.command()
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     default=Path("results/demo"),
     show_default=True,
 )
@@ -259,10 +279,10 @@ _HUMAN_HELP = (
 
 
 @main.command("export-pairs")
-@click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dataset", type=_FILE)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="JSON file to write.",
 )
@@ -279,10 +299,10 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
 
 
 @main.command("export")
-@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("run", type=_PATH)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="File to write (.csv, .parquet or .jsonl).",
 )
@@ -292,8 +312,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     type=click.Choice(["csv", "parquet", "jsonl"]),
     help="Table format (default: from --out's suffix).",
 )
-@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
-@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option("--human", type=_FILE, help=_HUMAN_HELP)
 @handle_errors
 def export_command(
     run: Path, out: Path, fmt: str | None, dataset: Path | None, human: Path | None
@@ -371,13 +391,13 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 
 
 @main.command()
-@click.argument("judgments", type=click.Path(path_type=Path))
-@click.option("--human", type=click.Path(dir_okay=False, path_type=Path), help=_HUMAN_HELP)
-@click.option("--dataset", type=click.Path(dir_okay=False, path_type=Path), help=_DATASET_HELP)
+@click.argument("judgments", type=_PATH)
+@click.option("--human", type=_FILE, help=_HUMAN_HELP)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for the report files.",
 )
@@ -393,7 +413,7 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
 @click.option(
     "--config",
     "config",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
     "override single ones.",
 )
@@ -451,10 +471,10 @@ class _ImportCommand(click.Command):
     "kind",
     type=click.Choice(["llmbar", "pandalm", "judgebench", "alpacaeval", "fastchat", "generic"]),
 )
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=_PATH)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     required=True,
     help="judgments.jsonl to write.",
 )
@@ -504,11 +524,11 @@ def _parse_mappings(mappings: tuple[str, ...]) -> dict[str, str]:
 
 
 @main.command("split")
-@click.argument("labelled", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("labelled", type=_FILE)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for train/dev/test.jsonl and split_manifest.json.",
 )
@@ -529,7 +549,7 @@ def split_command(
 
 
 @main.command("calibrate")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option("--split", "split_name", type=click.Choice(["dev", "test"]), default="dev")
 @click.option("--freeze", is_flag=True, help="Measure test once and freeze the prompt.")
 @click.option("--force", is_flag=True, help="Measure test again with a changed prompt.")
@@ -553,10 +573,10 @@ def calibrate_command(
 
 
 @main.command("estimate")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=_FILE)
 @click.option(
     "--traces",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Unlabelled traces (default: `traces:` in CONFIG).",
 )
 @click.option(
@@ -584,22 +604,22 @@ def estimate_command(
 
 # --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
 @main.command("compare")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=_PATH)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_FOLDER,
     required=True,
     help="Folder for compare.json, compare.md and compare.html.",
 )
 @click.option(
     "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="The judged dataset (default: the one each run's manifest names, if still there).",
 )
 @click.option(
     "--human",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_FILE,
     help="Human labels (JSONL/CSV/JSON) applied to every run.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")

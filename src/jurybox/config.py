@@ -4,8 +4,8 @@ Model names only ever come from here, and keys only from the environment variabl
 read at call time by the provider (never stored in a config object).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here (start-up, issue #19): pydantic would compile and
+# evaluate each of the ~70 field annotations from its text when the models are built on import.
 import enum
 import functools
 import json
@@ -189,7 +189,7 @@ class JudgeConfig(_Frozen):
         return provider
 
     @model_validator(mode="after")
-    def _provider_requirements(self) -> JudgeConfig:
+    def _provider_requirements(self) -> "JudgeConfig":
         if self.base_urls is not None and (self.base_url or self.provider != "openai_compatible"):
             raise ValueError(
                 "base_urls is for provider 'openai_compatible' and replaces base_url: give one"

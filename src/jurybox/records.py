@@ -17,7 +17,92 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+
+_T = TypeVar("_T")
+# Methods ``dataclass(frozen=True)`` writes and compiles from source text for each class, which
+# the ``_made_on_first_use`` classes below get only when one of them is first used. (The frozen
+# ``__setattr__`` and ``__delattr__`` name the class itself: those are made with the class.)
+_GENERATED = ("__init__", "__repr__", "__eq__", "__hash__")
+# ... and with them, what such a class says of its parameters (``frozen=True``, ...).
+_MADE_ON_FIRST_USE = (*_GENERATED, "__dataclass_params__")
+
+
+def _dataclass_made_on_first_use(*, frozen: bool) -> Callable[[type[_T]], type[_T]]:
+    """``@dataclass(frozen=True)`` whose generated methods (``_GENERATED``) are made the first
+    time one of them is used (a call, ``repr``, ``==``, ``hash``, ``inspect.signature``, reading
+    ``__dataclass_params__``), not at import.
+
+    Start-up (issue #19): ``dataclass`` compiles those methods from source text when the class is
+    made, ~55 lines each for ``JudgeRecord``; for the classes a run first needs once an answer has
+    come back, that was ~6 ms of CPU before its first request. The methods, once made, are the
+    very ones ``dataclass(frozen=True)`` gives (it makes them, for a twin of the class with the
+    same fields, name and module), and so is ``__dataclass_params__``; the fields
+    (``dataclasses.fields``, ``replace``, ``asdict``) and ``__match_args__`` are there from the
+    start, and so is the frozen ``__setattr__``. The class needs a docstring (``dataclass``
+    would otherwise write one from the ``__init__`` signature), no ``__post_init__`` and none of
+    the generated methods of its own.
+    """
+    if not frozen:
+        raise TypeError("only frozen classes are made on first use")
+
+    def decorate(cls: type[_T]) -> type[_T]:
+        if not cls.__doc__ or hasattr(cls, "__post_init__"):
+            raise TypeError(f"{cls.__qualname__}: needs a docstring and no __post_init__")
+        if any(name in cls.__dict__ for name in _GENERATED):
+            raise TypeError(f"{cls.__qualname__}: defines one of {_GENERATED} itself")
+        dataclass(frozen=True, init=False, repr=False, eq=False)(cls)
+        for name in _MADE_ON_FIRST_USE:
+            setattr(cls, name, _GeneratedOnFirstUse(cls, name))
+        return cls
+
+    return decorate
+
+
+class _GeneratedOnFirstUse:
+    """Stands for one of ``_MADE_ON_FIRST_USE`` of ``cls`` until it is first looked up, and then
+    puts all of them in the stand-ins' place."""
+
+    def __init__(self, cls: type, name: str) -> None:
+        self.cls, self.name = cls, name
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        _generate_methods(self.cls)
+        made = self.cls.__dict__[self.name]
+        if instance is None or not hasattr(made, "__get__"):  # from the class; the parameters
+            return made
+        return made.__get__(instance, owner)
+
+
+def _generate_methods(cls: type) -> None:
+    namespace: dict[str, Any] = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "__annotations__": dict(cls.__annotations__),
+    }
+    for spec in dataclasses.fields(cls):
+        namespace[spec.name] = field(
+            default=spec.default,
+            default_factory=spec.default_factory,
+            init=spec.init,
+            repr=spec.repr,
+            hash=spec.hash,
+            compare=spec.compare,
+            metadata=spec.metadata,
+            kw_only=spec.kw_only,
+        )
+    twin: type = dataclass(frozen=True)(type(cls.__name__, (), namespace))
+    for name in _MADE_ON_FIRST_USE:
+        setattr(cls, name, twin.__dict__[name])
+
+
+if TYPE_CHECKING:
+    # What a type checker sees: the ``dataclass`` decorator itself.
+    from dataclasses import dataclass as _made_on_first_use
+else:
+    _made_on_first_use = _dataclass_made_on_first_use
+
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
 # given such a key when read, from their own fields.
@@ -247,7 +332,7 @@ def schema_json(schema: Mapping[str, Any] | None, encode: Callable[[Any], str]) 
 FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]
 
 
-@dataclass(frozen=True)
+@_made_on_first_use(frozen=True)  # made once an answer is back
 class RateLimits:
     """What a provider said about this key's rate limits in one response; ``None``: not said.
 
@@ -270,7 +355,7 @@ class RateLimits:
         return any(getattr(self, name) is not None for name in _RATE_LIMIT_FIELDS)
 
 
-@dataclass(frozen=True)
+@_made_on_first_use(frozen=True)  # made once an answer is back
 class Completion:
     """A provider's answer: raw text (never altered), usage and timing.
 
@@ -292,7 +377,7 @@ class Completion:
     rate_limits: RateLimits | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@_made_on_first_use(frozen=True)  # made once an answer is back
 class DimensionScore:
     """One rubric dimension's score for one response, as the judge gave it."""
 
@@ -305,7 +390,7 @@ class DimensionScore:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@_made_on_first_use(frozen=True)  # made once an answer is back
 class JudgeRecord:
     """One line of judgments.jsonl: a judgment, its provenance and its raw text.
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -177,6 +176,8 @@ def resume_command(
     config_path: str | Path, stopped: RunInterrupted, engine: str, ray_address: str | None
 ) -> str:
     """The exact command that carries an interrupted run on, on the engine it ran on."""
+    import shlex  # noqa: PLC0415 - start-up: not before the run's first request
+
     config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
     command = f"jurybox run {config} --resume {folder}"
     if engine != "local":
@@ -198,6 +199,8 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, command: str) 
 
 def analyze_hint(summary: RunSummary) -> str:
     """The command that analyses this run (it reads the dataset and labels the manifest names)."""
+    import shlex  # noqa: PLC0415 - start-up: not before the run's first request
+
     folder = summary.output_dir
     quoted, report = shlex.quote(str(folder)), shlex.quote(str(folder / "report"))
     return f"Next: jurybox analyze {quoted} --out {report}"
