@@ -379,3 +379,53 @@ def test_every_item_is_drawn_and_many_marks_are_an_image_in_the_svg(items: int) 
     dense = 2 * items > DENSE_MARKS
     assert ("<image" in svg) == dense
     assert svg.count("<path") < 200 if dense else svg.count("<path") > items
+
+
+def _old_save(spec: PlotSpec) -> tuple[bytes, str]:
+    """``render``'s saving as it was before issue #19: the SVG saved with the placeholder
+    ("none") layout engine, which made savefig draw every dense layer once more to discard it."""
+    import io
+
+    import matplotlib
+
+    from jurybox.reporting.plots import draw
+
+    with matplotlib.rc_context(draw.STYLE):
+        figure = build_figure(spec)
+        png, svg = io.BytesIO(), io.BytesIO()
+        figure.savefig(png, format="png", dpi=draw.DPI, facecolor="white")
+        figure.set_layout_engine("none")
+        figure.savefig(svg, format="svg", facecolor="white", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue().decode("utf-8")
+
+
+def _scatter_and_paired(items: int) -> list[PlotSpec]:
+    rng = np.random.default_rng(2)
+    xs = [float(v) for v in rng.uniform(10, 500, size=items)]
+    ys = [float(v) for v in rng.integers(1, 6, size=items)]
+    groups = {"judge a": (xs, ys), "judge b": (ys, xs)}
+    scatter = ScatterPanel("Length", "length", "score", groups, ylim=(0.5, 5.5))
+    pairs = [(float(a), float(b)) for a, b in rng.integers(1, 6, size=(items, 2))]
+    paired = PairedPanel("Scores", "score", ("control", "treatment"), pairs, means=(3.0, 3.1))
+    return [PlotSpec("scatter", "Scatter", [scatter]), PlotSpec("paired", "P", [paired])]
+
+
+@pytest.mark.parametrize("items", [40, 3_000], ids=["few", "many"])
+def test_saving_without_a_layout_engine_writes_the_same_bytes(items: int) -> None:
+    for spec in _scatter_and_paired(items):
+        new = render(spec)
+        assert (new.png, new.svg) == _old_save(spec)
+
+
+def test_scatter_draws_the_same_offsets_as_from_the_lists() -> None:
+    """The scatter is given arrays (from lists matplotlib builds its mask value by value): the
+    marks are placed exactly where ``ax.scatter(list, list)`` placed them."""
+    spec = _scatter_and_paired(3_000)[0]
+    (panel,) = spec.panels
+    assert isinstance(panel, ScatterPanel)
+    (axes,) = build_figure(spec).axes
+    old_axes = Figure().subplots()
+    for collection, (xs, ys) in zip(axes.collections, panel.groups.values(), strict=True):
+        old = old_axes.scatter(list(xs), list(ys))
+        assert np.array_equal(collection.get_offsets(), old.get_offsets())
+        assert not np.ma.is_masked(collection.get_offsets())

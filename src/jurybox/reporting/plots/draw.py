@@ -66,7 +66,9 @@ def render(spec: PlotSpec) -> RenderedPlot:
         png, svg = io.BytesIO(), io.BytesIO()
         figure.savefig(png, format="png", dpi=DPI, facecolor="white")
         # The layout is solved (in figure fractions): the SVG reuses it instead of solving again.
-        figure.set_layout_engine("none")
+        # No engine at all, not "none": with any engine set, savefig first draws the whole figure
+        # once more to throw it away, and that pass still rasterizes every dense layer (issue #19).
+        figure.set_layout_engine(None)
         figure.savefig(svg, format="svg", facecolor="white", metadata={"Date": None})
     return RenderedPlot(spec, png.getvalue(), svg.getvalue().decode("utf-8"))
 
@@ -288,9 +290,10 @@ def _draw_heatmap(ax: Axes, panel: HeatmapPanel) -> None:
 def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
     marks = sum(len(xs) for xs, _ in panel.groups.values())
     for index, (label, (xs, ys)) in enumerate(panel.groups.items()):
+        # Arrays, not the spec's lists: from a list matplotlib builds the mask value by value.
         ax.scatter(
-            xs,
-            ys,
+            np.asarray(xs, dtype=float),
+            np.asarray(ys, dtype=float),
             s=16,
             alpha=0.55,
             label=_short(label),
