@@ -503,11 +503,13 @@ class JudgeRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeRecord:
+        """A record read back (a line of judgments.jsonl): unknown keys ignored, an old schema
+        migrated; a missing field is a ``TypeError``, as from the constructor."""
         values = {k: v for k, v in data.items() if k in _RECORD_FIELD_SET}
         values["status"] = Status(values["status"])
         values["key"] = record_key(data)
         values["schema_version"] = RECORD_SCHEMA_VERSION  # migrated (see ``record_key``)
-        return cls(**values)
+        return cls.from_fields(values)
 
 
 # Computed once: ``dataclasses.fields`` per record was a visible share of reading a large run.
