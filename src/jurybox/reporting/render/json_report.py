@@ -62,6 +62,11 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def temp_beside(path: Path) -> Path:
+    """A random hidden name next to ``path``, for a file renamed over it once complete."""
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> Path:
     """Write to a temporary file beside ``path``, flush it to disk, then ``os.replace`` it.
 
@@ -69,7 +74,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
     unlike ``mkstemp``'s 0600), so readers see either the old file or the whole new one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    temp = temp_beside(path)
     try:
         with temp.open("xb") as stream:
             stream.write(data)

@@ -1,21 +1,22 @@
 """Files written beside report.html line by line, and put in place only when complete.
 
 ``AtomicLines`` streams into a temporary file next to its target and ``commit`` flushes it to
-disk and renames it over the target (as ``write_bytes_atomic`` does for a whole text), so a
-crash never leaves half a file under the real name. ``failure_line`` is one line of
-``failed_records.jsonl``: every failed record, when there are more than the appendix lists.
+disk and renames it over the target (as ``write_bytes_atomic`` does for a whole text, with the
+same temporary name, ``temp_beside``), so a crash never leaves half a file under the real
+name. ``failure_line`` is one line of ``failed_records.jsonl``: every failed record, when there
+are more than the appendix lists.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
 from jurybox.records import JudgeRecord
+from jurybox.reporting.render.json_report import temp_beside
 
 FAILURES_FILE = "failed_records.jsonl"
 
@@ -25,8 +26,8 @@ class AtomicLines:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        self._handle: IO[str] | None = self._temp.open("w", encoding="utf-8")
+        self._temp = temp_beside(path)
+        self._handle: IO[str] | None = self._temp.open("x", encoding="utf-8")
 
     def write(self, line: str) -> None:
         if self._handle is None:
