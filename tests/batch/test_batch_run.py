@@ -201,8 +201,46 @@ def test_the_report_shows_batch_and_sync_counts_and_the_saving(
     batch_cost = sum(r.cost_usd or 0 for r in records if r.batch_id)
     assert cost.batch_cost_usd == pytest.approx(batch_cost)
     assert cost.batch_saving_usd == pytest.approx(batch_cost)
+    assert cost.batch_saving_method == "assumed 50% discount"
     notes = " ".join(overview_section(report).notes)
+    assert "assuming the vendors' 50% batch discount" in notes
     assert "Provider batches answered 8 records, synchronous calls 8" in notes
+
+
+def test_the_report_prices_a_batch_saving_at_the_judges_own_batch_prices(
+    tmp_path: Path, batch_wire: Any
+) -> None:
+    """A judge whose batch prices are not half its synchronous ones (``batch_price_*``): the
+    report's saving is the run's own (synchronous tokens' cost less the batch cost), read from
+    the manifest; without a manifest it falls back to the 50% assumption and says so."""
+    from jurybox.analysis import analyze_records
+    from jurybox.app import analyze_to_dir
+
+    wire: BatchWire = batch_wire()
+    dataset = write_items(tmp_path / "items.jsonl", 4)
+    priced = judge(wire, "openai", batch_price_input_per_mtok=2.4, batch_price_output_per_mtok=12)
+    config = batch_config(dataset, tmp_path / "out", {"batched": priced})
+    summary = _run(config)
+    records = _records(tmp_path / "out")
+    full = config_from_mapping(config).judges["batched"]
+    synchronous = sum(completion_cost_usd(full, _tokens(r)) or 0 for r in records)
+    batch_cost = sum(r.cost_usd or 0 for r in records)
+    assert batch_cost == pytest.approx(0.8 * synchronous)  # a 20% discount, not 50%
+    analyze_to_dir(tmp_path / "out", human=None, dataset=None, out_dir=tmp_path / "report")
+    report = json.loads((tmp_path / "report" / "analysis_report.json").read_text())
+    cost = report["summary"]["cost"]
+    assert cost["batch_saving_method"] == "synchronous prices"
+    assert cost["batch_saving_usd"] == pytest.approx(synchronous - batch_cost)
+    assert cost["batch_saving_usd"] == pytest.approx(summary.batch_saved_usd)
+    assumed = analyze_records(records).summary.cost
+    assert assumed is not None and assumed.batch_saving_method == "assumed 50% discount"
+    assert assumed.batch_saving_usd == pytest.approx(batch_cost)
+
+
+def _tokens(record: JudgeRecord) -> Completion:
+    return Completion(
+        text="", model="", input_tokens=record.input_tokens, output_tokens=record.output_tokens
+    )
 
 
 def test_batch_answers_are_read_exactly_like_synchronous_ones(

@@ -10,8 +10,9 @@ Three tables, built in one pass over the records (the only per-record Python in 
     (pairwise verdict confidence), ``verdict`` ("Pass" / "Fail"), ``target_arm`` (the arm of a
     single-response judgment), ``ranking`` (tuple of arms, best first), ``holistic_fallback``,
     ``local_judge``, ``batch_id`` (the provider batch that answered it), ``cost_usd``,
-    ``positions_shown`` (False: each response was scored alone, so a pairwise
-    verdict derived from the scores says nothing about position).
+    ``input_tokens``, ``output_tokens``, ``cached_input_tokens`` (a batch saving is priced from
+    them), ``positions_shown`` (False: each response was scored alone, so a pairwise verdict
+    derived from the scores says nothing about position).
 ``scores``   one row per ok record x arm x dimension, plus one ``TOTAL`` row per ok record x arm
     (the record's ``overall``; without one, the unweighted mean of its dimensions). Columns:
     ``rec``, ``query_id``, ``judge``, ``family``, ``order``, ``repeat``, ``retest``, ``arm``,
@@ -69,6 +70,9 @@ _RECORD_COLUMNS = (
     "local_judge",
     "batch_id",
     "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
     "first_arm",
     "second_arm",
     "n_positions",
@@ -157,11 +161,11 @@ def _first_rows(numbers: NDArray[np.intp]) -> NDArray[np.intp]:
 _SOURCE = (
     "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
     "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
-    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd", "positions", "ranking",
-    "scores",
+    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd", "input_tokens",
+    "output_tokens", "cached_input_tokens", "positions", "ranking", "scores",
     "confidences", "overall", "gate_failures", "positions_shown",
 )  # fmt: skip
-_N_PLAIN = 19  # the leading fields of _SOURCE copied as they are into the records table
+_N_PLAIN = 22  # the leading fields of _SOURCE copied as they are into the records table
 _getter = operator.attrgetter(*_SOURCE)
 
 
@@ -187,6 +191,9 @@ class _Raw(NamedTuple):
     local_judge: Any
     batch_id: Any
     cost_usd: Any
+    input_tokens: Any
+    output_tokens: Any
+    cached_input_tokens: Any
     positions: Any
     ranking: Any
     scores: Any

@@ -42,12 +42,13 @@ _BOOLS = {
     "local_judge": False,
     "positions_shown": True,
 }
-_NUMBERS = ("repeat", "cost_usd", "schema_version")
+_TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens")
+_NUMBERS = ("repeat", "cost_usd", *_TOKENS, "schema_version")
 # The records table's first columns, from these fields (see frame._SOURCE).
 _PLAIN = (
     "key", "query_id", "judge_name", "judge_model", "judge_vendor", "mode", "presentation_order",
     "status", "repeat", "retest", "criterion", "preference", "preferred_arm", "confidence",
-    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd",
+    "verdict", "holistic_fallback", "local_judge", "batch_id", "cost_usd", *_TOKENS,
 )  # fmt: skip
 _DEFAULTS: dict[str, Any] = {"repeat": 0, **_BOOLS}
 _STRUCTS = ("positions", "ranking", "scores", "confidences", "overall", "gate_failures")

@@ -8,9 +8,10 @@ without editing code, and so that the report can echo exactly which thresholds i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from jurybox.config import JudgeConfig
 from jurybox.thresholds import TrustThresholds
 
 
@@ -35,6 +36,9 @@ class AnalysisOptions:
             scores weigh disagreements over every point of it, used or not. Without it, the
             span of the integer scores observed stands in (the report's ``method`` says which).
         thresholds: Where the trust verdict's checks pass, warn or fail (``TrustThresholds``).
+        run_judges: The run's judges by name, as configured (``jurybox analyze`` reads them from
+            the run's manifest.json): what batch records saved is priced at their synchronous
+            prices. A judge not listed is assumed to have had the vendors' 50% batch discount.
     """
 
     control_arm: str | None = None
@@ -48,6 +52,7 @@ class AnalysisOptions:
     seed: int = 0
     score_scale: tuple[int, int] | None = None
     thresholds: TrustThresholds = field(default_factory=TrustThresholds)
+    run_judges: Mapping[str, JudgeConfig] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -67,7 +72,8 @@ class AnalysisOptions:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready echo of the options, for the report."""
-        data = asdict(self)
+        data = asdict(replace(self, run_judges={}))  # the run's own settings are its manifest's
+        del data["run_judges"]
         data["judge_families"] = dict(self.judge_families)
         data["thresholds"] = self.thresholds.model_dump()
         data["score_scale"] = list(self.score_scale) if self.score_scale is not None else None

@@ -43,12 +43,15 @@ from jurybox.analysis.model.summary import (
     JudgeFailures,
     JudgeSummary,
     RunCost,
+    SavingMethod,
     Summary,
 )
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
 from jurybox.analysis.verdict import build_verdict
+from jurybox.config import JudgeConfig
+from jurybox.providers._common import tokens_cost_usd
 from jurybox.records import Item, JudgeRecord, Status
 
 REPORT_SCHEMA_VERSION: Final[Literal[1]] = 1
@@ -115,21 +118,54 @@ def _judges(records: pd.DataFrame) -> list[JudgeSummary]:
     return out
 
 
-def _cost(records: pd.DataFrame) -> RunCost | None:
+def _cost(records: pd.DataFrame, run_judges: Mapping[str, JudgeConfig]) -> RunCost | None:
     """Cost and batch use over the records (None when there are none)."""
     if not len(records):
         return None
     cost = pd.to_numeric(records["cost_usd"], errors="coerce")
     batched = records["batch_id"].notna() & (records["batch_id"].astype(str) != "")
-    batch_cost = float(cost[batched].sum()) if cost[batched].notna().any() else None
+    priced_batch = batched & cost.notna()
+    saving, method = (
+        _batch_saving(records[priced_batch], cost[priced_batch], run_judges)
+        if priced_batch.any()
+        else (None, None)
+    )
     return RunCost(
         cost_usd=float(cost.sum()) if cost.notna().any() else None,
         n_priced=int(cost.notna().sum()),
         n_batch_records=int(batched.sum()),
         n_sync_records=int((~batched).sum()),
-        batch_cost_usd=batch_cost,
-        batch_saving_usd=batch_cost,  # at the 50% discount, what a batch saved equals its cost
+        batch_cost_usd=float(cost[priced_batch].sum()) if priced_batch.any() else None,
+        batch_saving_usd=saving,
+        batch_saving_method=method,
     )
+
+
+_TOKENS = ["input_tokens", "output_tokens", "cached_input_tokens"]
+
+
+def _count(value: Any) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+def _batch_saving(
+    batch: pd.DataFrame, cost: pd.Series, run_judges: Mapping[str, JudgeConfig]
+) -> tuple[float | None, SavingMethod]:
+    """What priced batch records saved against their judges' synchronous prices, and how that
+    was priced. A judge whose settings are unknown is assumed to have had the vendors' 50%
+    discount: the same tokens would have cost twice as much, so the saving equals the cost."""
+    known = batch["judge"].astype(str).isin(list(run_judges))
+    method: SavingMethod = (
+        "synchronous prices" if known.all() else "mixed" if known.any() else "assumed 50% discount"
+    )
+    saving = float(cost[~known].sum())
+    rows = batch.loc[known, ["judge", *_TOKENS]].itertuples(index=False)
+    for judge, *counts in rows:
+        synchronous = tokens_cost_usd(run_judges[str(judge)], *map(_count, counts))
+        if synchronous is None:
+            return None, method  # no synchronous price (or token count) to compare with
+        saving += synchronous
+    return saving - float(cost[known].sum()), method
 
 
 def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
@@ -163,7 +199,7 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(r) if len(r) else {},
-        cost=_cost(r),
+        cost=_cost(r, options.run_judges),
     )
 
 

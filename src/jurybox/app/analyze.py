@@ -26,6 +26,7 @@ from jurybox.analysis.model.summary import InputScreen
 from jurybox.app.sources import (
     declared_scale,
     run_items,
+    run_judges,
     run_labels,
     run_sources,
     say_sources,
@@ -194,6 +195,7 @@ def analyze_to_dir(
             judge_families=read.tables.judge_families(),
             thresholds=thresholds or TrustThresholds(),
             score_scale=declared_scale(path),
+            run_judges=run_judges(path),
         ),
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 
-from jurybox.config import DatasetConfig
+from jurybox.config import DatasetConfig, JudgeConfig
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.verdicts import companion_items_path, read_items
@@ -174,6 +175,27 @@ def run_items(judgments: Path, sources: RunSources) -> list[Item] | None:
 def run_labels(sources: RunSources) -> dict[str, Mapping[str, Any]] | None:
     """The labels file's entries by item id, or ``None`` without one."""
     return load_human_labels(sources.human.path) if sources.human.path is not None else None
+
+
+def run_judges(judgments: Path) -> dict[str, JudgeConfig]:
+    """The judges of the run that wrote ``judgments``, as its manifest records them (batch
+    savings are priced at their synchronous prices); empty without a readable manifest. A judge
+    whose settings no longer validate is left out (its saving is then assumed, and says so)."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return {}
+    config = manifest.get("config")
+    judges = config.get("judges") if isinstance(config, dict) else None
+    if not isinstance(judges, dict):
+        return {}
+    found = {}
+    for name, settings in judges.items():
+        try:
+            found[str(name)] = JudgeConfig.model_validate(settings)
+        except ValidationError:
+            continue
+    return found
 
 
 def declared_scale(judgments: Path) -> tuple[int, int] | None:

@@ -142,13 +142,21 @@ def completion_cost_usd(judge: JudgeConfig, completion: Completion) -> float | N
     unset). Returns ``None`` when a needed price or token count is unknown, never a guess; a
     local judge with no prices configured costs 0.
     """
+    return tokens_cost_usd(
+        judge, completion.input_tokens, completion.output_tokens, completion.cached_input_tokens
+    )
+
+
+def tokens_cost_usd(
+    judge: JudgeConfig, tokens_in: int | None, tokens_out: int | None, cached: int | None
+) -> float | None:
+    """USD cost of these token counts at the judge's prices (``completion_cost_usd``'s rule)."""
     price_in, price_out = judge.price_input_per_mtok, judge.price_output_per_mtok
     if price_in is None and price_out is None and judge.provider == "local":
         return 0.0
-    tokens_in, tokens_out = completion.input_tokens, completion.output_tokens
     if price_in is None or price_out is None or tokens_in is None or tokens_out is None:
         return None
-    cached = min(completion.cached_input_tokens or 0, tokens_in)
+    cached = min(cached or 0, tokens_in)
     price_cached = judge.price_cached_input_per_mtok
     if price_cached is None:
         price_cached = price_in

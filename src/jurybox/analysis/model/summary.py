@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from jurybox.analysis.model._base import Model
 
 
@@ -54,11 +56,18 @@ class InputScreen(Model):
     labels_bad_values: int
 
 
+SavingMethod = Literal["synchronous prices", "assumed 50% discount", "mixed"]
+
+
 class RunCost(Model):
     """What the judgments cost, and how many came from provider batches (``--batch``).
 
-    ``batch_saving_usd`` assumes the vendors' batch discount of 50% (the same tokens cost twice
-    as much synchronously), which a judge's ``batch_price_*`` may override.
+    ``batch_saving_usd`` is what the batch records' tokens would have cost at their judges'
+    synchronous prices less what they cost. ``batch_saving_method`` says how it was priced:
+    ``"synchronous prices"`` (every batch judge's settings known, from the run's manifest),
+    ``"assumed 50% discount"`` (none known: the vendors' batch discount, so the saving equals
+    the cost) or ``"mixed"``. It is None when no batch record is priced, or when a known judge
+    has no synchronous price for a batch record's tokens.
     """
 
     cost_usd: float | None
@@ -67,6 +76,7 @@ class RunCost(Model):
     n_sync_records: int
     batch_cost_usd: float | None
     batch_saving_usd: float | None
+    batch_saving_method: SavingMethod | None = None
 
 
 class Summary(Model):

@@ -21,6 +21,16 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
+# How the overview says a batch saving was priced (RunCost.batch_saving_method).
+_SAVING_PRICED = {
+    "synchronous prices": "priced at the run's synchronous prices",
+    "assumed 50% discount": "assuming the vendors' 50% batch discount: no manifest gave the "
+    "judges' prices",
+    "mixed": "at the run's synchronous prices where its manifest gave them, else assuming the "
+    "vendors' 50% batch discount",
+}
+
+
 def _usd(value: float | None) -> str:
     return "—" if value is None else "$" + fmt_num(value, 4)
 
@@ -99,8 +109,8 @@ def _overview_notes(summary: Summary) -> list[str]:
         notes.append(
             f"Provider batches answered {cost.n_batch_records} records, synchronous calls "
             f"{cost.n_sync_records}; batch cost {_usd(cost.batch_cost_usd)}, saving about "
-            f"{_usd(cost.batch_saving_usd)} against synchronous prices (at the vendors' "
-            "50% batch discount)."
+            f"{_usd(cost.batch_saving_usd)} against synchronous prices "
+            f"({_SAVING_PRICED[cost.batch_saving_method or 'assumed 50% discount']})."
         )
     if summary.local_judge_used:
         notes.append(
