@@ -77,7 +77,7 @@ def test_judge_equals_jurybox_run_and_shares_its_cache(
     assert _comparable(hits) == _comparable(run_hits)
 
 
-def test_a_pipeline_run_twice_pays_once_and_its_cache_answers_jurybox_run(
+def test_a_pipeline_run_again_pays_nothing_twice_and_its_cache_answers_jurybox_run(
     tmp_path: Path, ray_address: str, wire_server: StartServer
 ) -> None:
     del ray_address
@@ -86,14 +86,23 @@ def test_a_pipeline_run_twice_pays_once_and_its_cache_answers_jurybox_run(
     cache = tmp_path / "shared" / "answers.sqlite"
     data = run_config(dataset, tmp_path / "unused", server.url, pipeline=_NO_CACHE)
     config = config_from_mapping(data)
-    rows = ray.data.from_items(_rows(dataset))
+    good = _rows(dataset)
+    rows = ray.data.from_items(good)
+
+    # A pipeline that fails at its last batch (a bad row) after paying for the batches before.
+    bad = ray.data.from_items([*good[:-1], {**good[-1], "question": "   "}])
+    failing = jurybox.ray.judge(bad, config, cache_path=cache, workers=1, batch_size=4)
+    with pytest.raises(Exception, match="Ray Dataset batch"):
+        failing.materialize()
+    paid_before = server.stats()["requests"]
+    assert paid_before > 0
 
     first = list(jurybox.ray.read_records(jurybox.ray.judge(rows, config, cache_path=cache)))
     paid = server.stats()["requests"]
-    assert paid == len(first) == 12 * 2
+    assert paid == len(first) == 12 * 2  # what the failed pipeline paid for is not paid again
+    assert sum(r.cache_hit for r in first) == paid_before
     second = list(jurybox.ray.read_records(jurybox.ray.judge(rows, config, cache_path=cache)))
     assert server.stats()["requests"] == paid  # every answer from the cache
-    assert {r.cache_hit for r in first} == {False}
     assert {r.cache_hit for r in second} == {True}
     assert {r.attempts for r in second} == {0}
     hit_fields = TIMING | {"cache_hit", "attempts", "cost_usd"}
