@@ -52,15 +52,21 @@ def actor_round_trips(folder: Path, repeat: int) -> None:
 
     async def puts() -> None:
         for key in keys:
-            await owner.put.remote(key, answer)
+            await owner.put_many.remote([(key, answer)])
+
+    async def grouped() -> None:
+        for start in range(0, len(keys), 32):
+            await owner.put_many.remote([(key, answer) for key in keys[start : start + 32]])
 
     async def gets() -> None:
         for start in range(0, len(keys), 32):
             await owner.get_many.remote(keys[start : start + 32])
 
     put_s = _best(repeat, lambda: asyncio.run(puts()))
+    grouped_s = _best(repeat, lambda: asyncio.run(grouped()))
     get_s = _best(repeat, lambda: asyncio.run(gets()))
-    print(f"put (one answer, awaited):        {put_s / len(keys) * 1000:.2f} ms")
+    print(f"put_many (one answer, awaited):   {put_s / len(keys) * 1000:.2f} ms")
+    print(f"put_many (32 answers, awaited):   {grouped_s / (len(keys) / 32) * 1000:.2f} ms")
     print(f"get_many (32 keys, all hits):     {get_s / (len(keys) / 32) * 1000:.2f} ms")
     ray.kill(owner)
 
@@ -73,7 +79,9 @@ def pipelines(folder: Path, items: int, repeat: int) -> None:
     ]
 
     def run(**cache: Any) -> None:
-        judged = jurybox.ray.judge(ray.data.from_items(rows), config, **cache)
+        # A few large blocks, as a file source gives (one row per block would be all overhead).
+        blocks = ray.data.from_items(rows, override_num_blocks=4)
+        judged = jurybox.ray.judge(blocks, config, **cache)
         judged.materialize()
 
     off = _best(repeat, lambda: run(cache=False))

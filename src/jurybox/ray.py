@@ -156,8 +156,10 @@ class _CacheOwner:
     def get_many(self, keys: Sequence[str]) -> list[Completion | None]:
         return [self._opened().get(key) for key in keys]
 
-    def put(self, key: str, completion: Completion) -> None:
-        self._opened().put(key, completion)
+    def put_many(self, answers: Sequence[tuple[str, Completion]]) -> None:
+        cache = self._opened()
+        for key, completion in answers:
+            cache.put(key, completion)
 
     def _opened(self) -> ResponseCache:
         if self._cache is None:
@@ -182,6 +184,40 @@ def _open_cache(path: Path) -> Any:
     return owner
 
 
+class _PutBuffer:
+    """A worker's answers on their way to the cache actor, as a group commit: each is sent as
+    soon as the send before it is back, with every answer that finished meanwhile. A paid answer
+    is stored within about one round trip, and the actor gets one call per round trip, not one
+    per answer."""
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+        self._waiting: list[tuple[str, Completion]] = []
+        self._sending: asyncio.Task[None] | None = None
+        self._failed: BaseException | None = None
+
+    def add(self, key: str, completion: Completion) -> None:
+        self._waiting.append((key, completion))
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.ensure_future(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while self._waiting:
+                answers, self._waiting = self._waiting, []
+                await self._owner.put_many.remote(answers)
+        except Exception as failed:  # a full disk: raised by flush(), which fails the batch
+            self._failed = failed
+
+    async def flush(self) -> None:
+        """Wait until every answer added is stored; raise what storing one raised."""
+        if self._sending is not None:
+            await self._sending
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
+
+
 class _JudgeBatches:
     """One actor of the pool: a ``UnitJudge`` and its own event loop, kept across batches (the
     providers' HTTP sessions belong to it)."""
@@ -190,6 +226,7 @@ class _JudgeBatches:
         self._config = config
         self._limiter = limiter
         self._cache = cache  # a _CacheOwner, or None with the cache off
+        self._puts = _PutBuffer(cache)
         self._items: dict[str, Item] = {}
         self._judge = UnitJudge(config, self._items, run_id, limiter)
         self._loop = asyncio.new_event_loop()
@@ -215,9 +252,12 @@ class _JudgeBatches:
     async def _judge_units(self, units: Sequence[WorkUnit]) -> list[JudgeRecord]:
         calls = make_batches(self._config, units)
         looked_up = await self._look_up(calls)
-        done = await asyncio.gather(
-            *(self._answer(call, *found) for call, found in zip(calls, looked_up, strict=True))
-        )
+        try:
+            done = await asyncio.gather(
+                *(self._answer(call, *found) for call, found in zip(calls, looked_up, strict=True))
+            )
+        finally:
+            await self._puts.flush()  # stored before the batch's rows leave (or its error)
         return [record for records in done for record in records]
 
     async def _look_up(self, calls: Sequence[list[WorkUnit]]) -> list[_LookedUp]:
@@ -244,8 +284,7 @@ class _JudgeBatches:
         finally:
             self._limiter.leave.remote(name)
         if key is not None and fresh.completion is not None:
-            # Stored before the batch's rows leave: a re-executed block finds what it paid.
-            await self._cache.put.remote(key, fresh.completion)
+            self._puts.add(key, fresh.completion)  # stored now, not when the batch ends
         return fresh.records
 
 
