@@ -12,8 +12,9 @@ Rate limits hold for the whole pipeline: one ``_Limiter`` actor paces every atte
 worker (rpm/tpm) and hands out the judge's ``concurrency`` slots. The response cache is
 ``jurybox run``'s (same file, keys and values, so either answers the other): one ``_CacheOwner``
 actor on the driver's node holds the SQLite file, the one writer for every worker; a worker looks
-up a batch's calls in one round trip and stores each answer as soon as it is paid for, so a block
-that Ray Data re-executes, or a pipeline run again, is not paid twice. Differences from ``jurybox
+up a batch's calls in one round trip and stores answers as they are paid for (a group commit:
+one round trip for those that finished meanwhile), so a block that Ray Data re-executes, or a
+pipeline run again, is not paid twice. Differences from ``jurybox
 run`` (docs/engines.md): no manifest or resume (the cache stands in for it), and retest units
 only for ``pipeline.test_retest_query_ids`` (a streamed dataset has no "first N items"). Item ids
 must be unique across the dataset; only a batch is checked.
@@ -44,6 +45,7 @@ from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, Wo
 __all__ = ["judge", "read_records", "write_judgments"]
 
 COLUMNS = ("key", "query_id", "judge_name", "status", "record")
+_OWNER_RESTARTS = 3
 # A call's cache key, request and cached answer (all None with the cache off).
 _LookedUp = tuple[str | None, CompletionRequest | None, Completion | None]
 
@@ -142,16 +144,16 @@ def _cache_file(
 
 class _CacheOwner:
     """The pipeline's ``ResponseCache`` (a Ray actor): the one SQLite connection, used by one
-    thread (a synchronous actor runs its calls one at a time), for the workers of every node."""
+    thread (a synchronous actor runs its calls one at a time), for the workers of every node.
+    The file is opened by the first call, in that thread (a restarted actor opens it again)."""
 
     def __init__(self, path: str) -> None:
         self._path = Path(path)
         self._cache: ResponseCache | None = None
 
     def open(self) -> int:
-        """Open the file (in the thread that will use it); the number of answers it holds."""
-        self._cache = ResponseCache(self._path)
-        return len(self._cache)
+        """Open the file now; the number of answers it holds."""
+        return len(self._opened())
 
     def get_many(self, keys: Sequence[str]) -> list[Completion | None]:
         return [self._opened().get(key) for key in keys]
@@ -163,7 +165,7 @@ class _CacheOwner:
 
     def _opened(self) -> ResponseCache:
         if self._cache is None:
-            raise RuntimeError("the cache actor was used before open()")
+            self._cache = ResponseCache(self._path)
         return self._cache
 
 
@@ -174,6 +176,10 @@ def _open_cache(path: Path) -> Any:
     actor = ray.remote(_CacheOwner).options(
         num_cpus=0,  # it must never wait for a CPU the judging actors hold
         scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+        # A crashed owner comes back and its calls are sent again: a look-up or a put (INSERT
+        # OR REPLACE of the same answer) done twice is done once.
+        max_restarts=_OWNER_RESTARTS,
+        max_task_retries=_OWNER_RESTARTS,
     )
     owner: Any = actor.remote(str(path))
     try:

@@ -17,7 +17,7 @@ from jurybox.config import config_from_mapping
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.judgments import read_records
 from jurybox.pipeline import run_async
-from jurybox.records import JudgeRecord
+from jurybox.records import Completion, JudgeRecord
 
 ray = pytest.importorskip(
     "ray", reason="the `ray` extra is not installed (pip install 'jurybox[ray]')"
@@ -131,6 +131,16 @@ def test_a_file_that_is_not_a_cache_fails_before_any_call(tmp_path: Path, ray_ad
     assert notes.read_bytes() == b"my notes, not a database\n" * 200
     with pytest.raises(ValueError, match="cache=False"):
         jurybox.ray.judge(rows, config, cache=False, cache_path=notes)
+
+
+def test_a_crashed_cache_actor_comes_back_with_the_file(tmp_path: Path, ray_address: str) -> None:
+    del ray_address
+    owner = jurybox.ray._open_cache(tmp_path / "answers.sqlite")
+    answer = Completion(text="Answer A is better.", model="m", input_tokens=12, output_tokens=5)
+    ray.get(owner.put_many.remote([("k1", answer)]))
+    ray.kill(owner, no_restart=False)  # as a crash: Ray restarts it
+    assert ray.get(owner.get_many.remote(["k1", "k2"])) == [answer, None]
+    ray.kill(owner)
 
 
 def _comparable_but(records: list[JudgeRecord], skip: set[str]) -> dict[str, dict[str, Any]]:
