@@ -54,7 +54,9 @@ def pipeline(out_dir: Path, *, workers: int = 2) -> tuple[Path, ReportPaths]:
     """Generation -> judging -> analysis into ``out_dir``: the judgments and report paths."""
     topics = [{"id": f"q{i:03d}", "topic": f"topic {i}"} for i in range(QUESTIONS)]
     answered = ray.data.from_items(topics).map(generate)
-    judged = judge(answered, config_from_mapping(CONFIG), workers=workers)
+    # The response cache beside the judgments: run the example again and no judge is called.
+    cache = out_dir / "cache.sqlite"
+    judged = judge(answered, config_from_mapping(CONFIG), workers=workers, cache_path=cache)
     out_dir.mkdir(parents=True, exist_ok=True)
     judgments = write_judgments(judged, out_dir / "judgments.jsonl")
     report = analyze_to_dir(

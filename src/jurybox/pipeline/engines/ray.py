@@ -22,6 +22,7 @@ import ray
 
 from jurybox.config import MAX_CONCURRENCY, RunConfig
 from jurybox.modes import build_mode
+from jurybox.pipeline.cache import cache_key
 from jurybox.pipeline.ratelimit import FixedLimits, JudgeLimits
 from jurybox.pipeline.runner import (
     Fresh,
@@ -32,7 +33,7 @@ from jurybox.pipeline.runner import (
     build_judge,
     request_for,
 )
-from jurybox.records import Item, WorkUnit
+from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 # Calls answered at once by one actor: past the largest concurrency a judge may have.
 _ACTOR_CALLS = MAX_CONCURRENCY * 4
@@ -142,10 +143,29 @@ class UnitJudge:
             self._judges[name] = judge
         return judge
 
-    async def judge(self, name: str, units: list[WorkUnit]) -> Fresh:
+    async def judge(
+        self, name: str, units: list[WorkUnit], request: CompletionRequest | None = None
+    ) -> Fresh:
+        judge = self._session.answered_by(self._judge(name), units)
+        request = request or request_for(self.inputs, units)
+        return await self._session.call_and_record(judge, units, request)
+
+    def keyed(self, name: str, units: list[WorkUnit]) -> tuple[str, CompletionRequest]:
+        """The call's request and the key ``jurybox run`` caches its answer under (the same
+        judge, or the mode's own answerer, as ``jurybox run`` keys it)."""
         judge = self._session.answered_by(self._judge(name), units)
         request = request_for(self.inputs, units)
-        return await self._session.call_and_record(judge, units, request)
+        key = cache_key(judge.provider.vendor, judge.provider.model, judge.config, request)
+        return key, request
+
+    def from_cache(
+        self, name: str, units: list[WorkUnit], request: CompletionRequest, cached: Completion
+    ) -> list[JudgeRecord]:
+        """The records ``jurybox run`` writes for a cache hit (no attempt, no cost)."""
+        judge = self._session.answered_by(self._judge(name), units)
+        return self._session._records(
+            judge, units, cached, request.prompt_hash(), attempts=0, hit=True
+        )
 
     async def close(self) -> None:
         for judge in self._judges.values():
