@@ -33,6 +33,7 @@ from jurybox.reporting.explorer.data import (
     FLAG_BITS,
     ItemMarks,
     ItemRow,
+    Judgment,
     item_marks,
     item_row,
     judgment,
@@ -145,11 +146,14 @@ class PageWriter:
     def add(self, record: JudgeRecord) -> None:
         """Spool one record's judgment to its item's page (records of unknown judges are not
         shown, as in the embedded explorer)."""
-        position = self._place(record.query_id, None)
-        j = self._judge_index.get(record.judge_name)
+        self.add_shown(record.query_id, record.judge_name, judgment(record))
+
+    def add_shown(self, query_id: str, judge: str, shown: Judgment) -> None:
+        """``add`` of a record's judgment as the explorer shows it (``judgment``)."""
+        position = self._place(query_id, None)
+        j = self._judge_index.get(judge)
         if j is None:
             return
-        shown = judgment(record)
         # The judgment as the page's JSON holds it, encoded once here and copied into the page
         # as text; the verdict and the failure again for the index. JSON text has no tab.
         cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
