@@ -16,6 +16,7 @@ under a temporary name and swapped in complete (``swap_folder``).
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import os
@@ -24,6 +25,7 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, Any
 
@@ -157,8 +159,8 @@ class PageWriter:
         # The judgment as the page's JSON holds it, encoded once here and copied into the page
         # as text; the verdict and the failure again for the index. JSON text has no tab.
         cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
-        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode(shown.verdict)}\t"
-        self._spool.write(position // PAGE_ITEMS, line + _encode(cells) + "\n")
+        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode_text(shown.verdict)}\t"
+        self._spool.write(position // PAGE_ITEMS, line + _encode_texts(cells) + "\n")
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
@@ -224,6 +226,23 @@ class PageWriter:
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+def _encode_text(value: Any) -> str:
+    """``_encode(value)``, for a text without setting an encoder up per call."""
+    return encode_basestring(value) if type(value) is str else _encode(value)
+
+
+def _encode_texts(values: list[Any]) -> str:
+    """``_encode(values)`` (the same text), for a list of texts without setting an encoder up
+    per call (a million judgments a report)."""
+    if all(type(value) is str for value in values):
+        return "[" + ",".join(map(encode_basestring, values)) + "]"
+    return _encode(values)
+
+
+# A judgment's verdict spooled as JSON, read back: few distinct ones, each decoded once.
+_decoded = functools.lru_cache(maxsize=1 << 14)(json.loads)
+
+
 class _Judged:
     """One item's spooled judgments: per judge, their JSON texts and verdicts."""
 
@@ -234,7 +253,7 @@ class _Judged:
 
     def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
         self.cells[judge].append(cells)
-        self.verdicts[judge].append(json.loads(verdict))
+        self.verdicts[judge].append(_decoded(verdict))
         self.failed += failed
 
     def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:
