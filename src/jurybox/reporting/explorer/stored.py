@@ -16,9 +16,10 @@ something else, the block (or the line) is read the record path's way instead:
   whole block;
 - a record whose verdict text is its ``overall`` scores, when there are two or more (their order
   is the record's own, Arrow gives the block's) or one read as a float that is a whole number
-  (``7`` and ``7.0`` are shown differently and Arrow reads both as 7.0); and a mean confidence of
-  three or more values that are not all whole numbers (a float sum's last digit depends on the
-  order): that line.
+  and not written as jurybox writes a float (``7`` and ``7.0`` are shown differently and Arrow
+  reads both as 7.0; the line is searched for ``"overall": {"arm": 7.0}``); and a mean
+  confidence of three or more values that are not all whole numbers (a float sum's last digit
+  depends on the order): that line.
 
 Failed records (status not ok, or a holistic fallback) are read whole, for the appendix.
 """
@@ -26,6 +27,7 @@ Failed records (status not ok, or a holistic fallback) are read whole, for the a
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +51,8 @@ from jurybox.reporting.explorer.data import (
 )
 from jurybox.reporting.view.format import MISSING
 
-_READ = pj.ReadOptions(block_size=4 << 20)
+# One thread: the block is parsed in a worker thread while the main one shapes the last block.
+_READ = pj.ReadOptions(block_size=4 << 20, use_threads=False)
 _STRINGS = (
     "query_id", "judge_name", "presentation_order", "criterion", "verdict", "preferred_arm",
     "confidence", "preference_reasoning", "raw_response", "error", "status",
@@ -151,7 +154,8 @@ def _block_seen(block: StoredLines, table: pa.Table | None) -> list[Seen]:
     preference_reasoning, raw, error = (
         values.get(name) for name in ("preference_reasoning", "raw_response", "error")
     )
-    orders, verdicts, confidences = _orders(values), _verdicts(values), _confidences(values)
+    orders, confidences = _orders(values), _confidences(values)
+    verdicts = _verdicts(values, block)
     seen = []
     for row in rows:
         verdict, confidence = verdicts[row], confidences[row]
@@ -215,10 +219,10 @@ def _orders(values: _Values) -> list[str]:
     return orders
 
 
-def _verdicts(values: _Values) -> list[str | None]:
+def _verdicts(values: _Values, block: StoredLines) -> list[str | None]:
     """``verdict_text`` of each row; None where the columns cannot tell it (see the module's
     docstring: two or more ``overall`` scores, or one that may have been an int)."""
-    shown = _shown_arms(values)
+    counts, first = _shown_arms(values)
     arms, scores, floats = _single_overall(values)
     known: dict[tuple[Any, ...], str] = {}
     verdicts: list[str | None] = []
@@ -227,14 +231,15 @@ def _verdicts(values: _Values) -> list[str | None]:
     )
     for row, (ranking, verdict, preferred) in enumerate(rows):
         if ranking or verdict is not None or preferred is not None:
-            verdicts.append(verdict_words(ranking, verdict, shown[row], preferred, None))
+            shown = (first[row],) if counts[row] == 1 else (None,) * counts[row]
+            verdicts.append(verdict_words(ranking, verdict, shown, preferred, None))
             continue
         arm = arms[row]
-        if arm is None:  # no overall score, or more than one
-            verdicts.append(MISSING if arm is None and scores[row] == 0 else None)
+        if arm is None:  # no overall score (0), or more than one
+            verdicts.append(MISSING if scores[row] == 0 else None)
             continue
         score = scores[row]
-        if arm in floats and score.is_integer():
+        if arm in floats and score.is_integer() and not _written_as_float(block, row, arm, score):
             verdicts.append(None)
             continue
         key = (arm, score, type(score))
@@ -245,16 +250,22 @@ def _verdicts(values: _Values) -> list[str | None]:
     return verdicts
 
 
-def _shown_arms(values: _Values) -> list[tuple[str | None, ...]]:
-    """Each row's ``positions`` as ``verdict_words`` reads them: the one arm shown, or as many
-    placeholders as arms (only their number is read then)."""
+def _written_as_float(block: StoredLines, row: int, arm: str, score: float) -> bool:
+    """Whether the line's ``overall`` is ``{arm: score}`` written as jurybox writes a float
+    (``7.0``, not ``7``), so that it reads as Arrow read it."""
+    written = '"overall": ' + json.dumps({arm: score})
+    return written.encode("utf-8") in block.line(row)
+
+
+def _shown_arms(values: _Values) -> tuple[list[int], list[str | None]]:
+    """Each row's number of arms in ``positions`` and its first one (``verdict_words`` reads
+    the one arm shown, or only how many there are)."""
     fields = values.fields("positions")
     if not fields:
-        return [()] * values.n
+        return [0] * values.n, [None] * values.n
     counts = np.sum([_valid(array) for array in fields.values()], axis=0).tolist()
     first = pc.coalesce(*(array.cast(pa.string()) for array in fields.values())).to_pylist()
-    pairs = zip(first, counts, strict=True)
-    return [(arm,) if count == 1 else (None,) * count for arm, count in pairs]
+    return counts, first
 
 
 def _single_overall(
