@@ -24,6 +24,7 @@ import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -169,16 +170,25 @@ class PageWriter:
         pages_dir.mkdir()
         index_rows: list[dict[str, Any]] = []
         per_bucket = self._spool.pages_per_bucket
-        for bucket in range(-(-pages // per_bucket)):
-            by_page: dict[int, list[list[str]]] = defaultdict(list)
-            for line in self._spool.read(bucket):
-                cells = line.rstrip("\n").split("\t", 4)
-                by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
-            for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
-                rows = self._page_rows(page, by_page.pop(page, []))
-                index_rows.extend(index for index, _ in rows)
-                texts = [text for _, text in rows]
-                _write_page(pages_dir / Path(page_file(page + 1)).name, page + 1, texts)
+        # Each page is gzipped and written in a worker thread (zlib lets go of the GIL) while
+        # the next one is built: one page in flight; its error is raised here, at the next.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-pages") as pool:
+            written: Future[None] | None = None
+            for bucket in range(-(-pages // per_bucket)):
+                by_page: dict[int, list[list[str]]] = defaultdict(list)
+                for line in self._spool.read(bucket):
+                    cells = line.rstrip("\n").split("\t", 4)
+                    by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
+                for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
+                    rows = self._page_rows(page, by_page.pop(page, []))
+                    index_rows.extend(index for index, _ in rows)
+                    texts = [text for _, text in rows]
+                    if written is not None:
+                        written.result()
+                    path = pages_dir / Path(page_file(page + 1)).name
+                    written = pool.submit(_write_page, path, page + 1, texts)
+            if written is not None:
+                written.result()
         self._spool.close()
         index = {
             "judges": list(self.judges),
