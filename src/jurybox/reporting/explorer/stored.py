@@ -59,7 +59,6 @@ _STRINGS = (
 )  # fmt: skip
 _BOOLS = ("retest", "holistic_fallback")
 _COLUMNS = (*_STRINGS, *_BOOLS, "repeat", "ranking", "positions", "overall", "confidences")
-_STATUS = {status.value: status for status in Status}
 # Blocks read the record path's way (see the module's docstring).
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _NULL_INSIDE = re.compile(rb'"(?:positions|overall)":\s*\{[^}]*\bnull\b')
