@@ -351,6 +351,65 @@ class StoredRecords(Sequence[JudgeRecord]):
         raw = handle.readline()  # checked when the offsets were taken; no line number kept
         return _record(_parsed(raw, self.path, None), self.path, None)
 
+    def line_blocks(self, size: int = BLOCK_BYTES) -> Iterator[StoredLines]:
+        """The records' lines, unparsed and in the records' order, in blocks of about ``size``
+        bytes for a columnar parser. Records whose lines follow each other in the file are read
+        with one ``read``; lines between them (dropped duplicates) are left out."""
+        import numpy as np  # noqa: PLC0415  (see _block)
+
+        offsets = np.frombuffer(self._offsets, dtype=np.int64) if self._offsets else None
+        if offsets is None:
+            return
+        # A run ends where the next record's line is not further on in the file.
+        run_ends = [*(np.flatnonzero(offsets[1:] <= offsets[:-1]) + 1).tolist(), len(offsets)]
+        with self.path.open("rb") as handle:
+            first = 0
+            for run_end in run_ends:
+                while first < run_end:
+                    run = offsets[first:run_end]
+                    last = first + max(1, int(np.searchsorted(run, run[0] + size)))
+                    yield _stored_lines(handle, self.path, offsets[first:last], first)
+                    first = last
+
+
+@dataclass(frozen=True)
+class StoredLines:
+    """The lines of consecutive stored records, each ending in a newline, one after the other
+    in ``data``: record ``first + i`` is the line at ``starts[i]``."""
+
+    path: Path
+    data: bytes
+    first: int
+    starts: list[int]
+
+    def line(self, row: int) -> bytes:
+        """The ``row``-th line (0-based), its newline included."""
+        start = self.starts[row]
+        end = self.starts[row + 1] if row + 1 < len(self.starts) else len(self.data)
+        return self.data[start:end]
+
+    def record(self, row: int) -> JudgeRecord:
+        """The ``row``-th line's record, read as ``StoredRecords`` reads it."""
+        return _record(_parsed(self.line(row), self.path, None), self.path, None)
+
+
+def _stored_lines(handle: Any, path: Path, offsets: Any, first: int) -> StoredLines:
+    """The lines at ``offsets`` (increasing numpy int64 offsets): one read from the first to
+    the end of the last; joined without what lies between them when they are not adjacent."""
+    import numpy as np  # noqa: PLC0415
+
+    base = int(offsets[0])
+    handle.seek(base)
+    span = handle.read(int(offsets[-1]) - base) + handle.readline()
+    ends = np.flatnonzero(np.frombuffer(span, dtype=np.uint8) == ord("\n")) + 1
+    starts = offsets - base
+    line_ends = ends[np.searchsorted(ends, starts, side="right")]
+    if np.array_equal(starts[1:], line_ends[:-1]):  # adjacent: the span as read
+        return StoredLines(path, span[: int(line_ends[-1])], first, starts.tolist())
+    pieces = [span[s:e] for s, e in zip(starts.tolist(), line_ends.tolist(), strict=True)]
+    joined = np.concatenate(([0], np.cumsum(line_ends - starts)[:-1])).tolist()
+    return StoredLines(path, b"".join(pieces), first, joined)
+
 
 @dataclass(frozen=True)
 class UniqueRecords:

@@ -111,15 +111,32 @@ def _cut(text: str | None, limit: int) -> str:
 
 def verdict_text(record: JudgeRecord) -> str:
     """What the judge decided, mapped back to arms, whatever the mode."""
-    if record.ranking:
-        return " > ".join(record.ranking)
-    if record.verdict is not None:
-        target = next(iter(record.positions.values()), None)
-        return f"{record.verdict} ({target})" if len(record.positions) == 1 else record.verdict
-    if record.preferred_arm is not None:
-        return record.preferred_arm
-    if record.overall:
-        return ", ".join(f"{arm} {fmt_num(score)}" for arm, score in record.overall.items())
+    return verdict_words(
+        record.ranking,
+        record.verdict,
+        tuple(record.positions.values()),
+        record.preferred_arm,
+        record.overall,
+    )
+
+
+def verdict_words(
+    ranking: Sequence[str] | None,
+    verdict: str | None,
+    positions: Sequence[str | None],
+    preferred_arm: str | None,
+    overall: Mapping[str, float] | None,
+) -> str:
+    """``verdict_text`` of these fields (``positions``: the arms shown, in the record's order)."""
+    if ranking:
+        return " > ".join(ranking)
+    if verdict is not None:
+        target = positions[0] if positions else None
+        return f"{verdict} ({target})" if len(positions) == 1 else verdict
+    if preferred_arm is not None:
+        return preferred_arm
+    if overall:
+        return ", ".join(f"{arm} {fmt_num(score)}" for arm, score in overall.items())
     return MISSING
 
 
@@ -127,12 +144,20 @@ def _confidence(record: JudgeRecord) -> str:
     if record.confidence:
         return record.confidence
     values = [c for dims in (record.confidences or {}).values() for c in dims.values()]
-    return fmt_num(sum(values) / len(values)) if values else ""
+    return mean_words(sum(values), len(values))
 
 
-def _reasoning(record: JudgeRecord) -> str:
-    shown = record.preference_reasoning or record.raw_response or record.error
-    return _cut(shown, REASON_CHARS)
+def mean_words(total: float, count: int) -> str:
+    """A mean confidence as the explorer shows it; "" of none."""
+    return fmt_num(total / count) if count else ""
+
+
+def reasoning_words(
+    preference_reasoning: str | None, raw_response: str | None, error: str | None
+) -> str:
+    """What the explorer shows as a judgment's reasoning: the judge's, else its raw answer,
+    else the error; cut at ``REASON_CHARS``."""
+    return _cut(preference_reasoning or raw_response or error, REASON_CHARS)
 
 
 def _status(record: JudgeRecord) -> str:
@@ -141,19 +166,26 @@ def _status(record: JudgeRecord) -> str:
     return record.status.value
 
 
+def order_words(presentation_order: str, retest: bool, repeat: int, criterion: str | None) -> str:
+    """Which call of the item a judgment was: its order, retest, repeat and criterion."""
+    order = presentation_order + (" (retest)" if retest else "")
+    if repeat:
+        order += f" r{repeat}"
+    if criterion:
+        order += f" [{criterion}]"
+    return order
+
+
 def judgment(record: JudgeRecord) -> Judgment:
     """What the explorer shows of one record."""
-    order = record.presentation_order + (" (retest)" if record.retest else "")
-    if record.repeat:
-        order += f" r{record.repeat}"
-    if record.criterion:
-        order += f" [{record.criterion}]"
     return Judgment(
         judge=record.judge_name,
-        order=order,
+        order=order_words(
+            record.presentation_order, record.retest, record.repeat, record.criterion
+        ),
         verdict=verdict_text(record),
         confidence=_confidence(record),
-        reasoning=_reasoning(record),
+        reasoning=reasoning_words(record.preference_reasoning, record.raw_response, record.error),
         status=_status(record),
     )
 

@@ -16,6 +16,7 @@ under a temporary name and swapped in complete (``swap_folder``).
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import os
@@ -23,7 +24,9 @@ import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +36,7 @@ from jurybox.reporting.explorer.data import (
     FLAG_BITS,
     ItemMarks,
     ItemRow,
+    Judgment,
     item_marks,
     item_row,
     judgment,
@@ -145,16 +149,19 @@ class PageWriter:
     def add(self, record: JudgeRecord) -> None:
         """Spool one record's judgment to its item's page (records of unknown judges are not
         shown, as in the embedded explorer)."""
-        position = self._place(record.query_id, None)
-        j = self._judge_index.get(record.judge_name)
+        self.add_shown(record.query_id, record.judge_name, judgment(record))
+
+    def add_shown(self, query_id: str, judge: str, shown: Judgment) -> None:
+        """``add`` of a record's judgment as the explorer shows it (``judgment``)."""
+        position = self._place(query_id, None)
+        j = self._judge_index.get(judge)
         if j is None:
             return
-        shown = judgment(record)
         # The judgment as the page's JSON holds it, encoded once here and copied into the page
         # as text; the verdict and the failure again for the index. JSON text has no tab.
         cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
-        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode(shown.verdict)}\t"
-        self._spool.write(position // PAGE_ITEMS, line + _encode(cells) + "\n")
+        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode_text(shown.verdict)}\t"
+        self._spool.write(position // PAGE_ITEMS, line + _encode_texts(cells) + "\n")
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
@@ -163,16 +170,25 @@ class PageWriter:
         pages_dir.mkdir()
         index_rows: list[dict[str, Any]] = []
         per_bucket = self._spool.pages_per_bucket
-        for bucket in range(-(-pages // per_bucket)):
-            by_page: dict[int, list[list[str]]] = defaultdict(list)
-            for line in self._spool.read(bucket):
-                cells = line.rstrip("\n").split("\t", 4)
-                by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
-            for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
-                rows = self._page_rows(page, by_page.pop(page, []))
-                index_rows.extend(index for index, _ in rows)
-                texts = [text for _, text in rows]
-                _write_page(pages_dir / Path(page_file(page + 1)).name, page + 1, texts)
+        # Each page is gzipped and written in a worker thread (zlib lets go of the GIL) while
+        # the next one is built: one page in flight; its error is raised here, at the next.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-pages") as pool:
+            written: Future[None] | None = None
+            for bucket in range(-(-pages // per_bucket)):
+                by_page: dict[int, list[list[str]]] = defaultdict(list)
+                for line in self._spool.read(bucket):
+                    cells = line.rstrip("\n").split("\t", 4)
+                    by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
+                for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
+                    rows = self._page_rows(page, by_page.pop(page, []))
+                    index_rows.extend(index for index, _ in rows)
+                    texts = [text for _, text in rows]
+                    if written is not None:
+                        written.result()
+                    path = pages_dir / Path(page_file(page + 1)).name
+                    written = pool.submit(_write_page, path, page + 1, texts)
+            if written is not None:
+                written.result()
         self._spool.close()
         index = {
             "judges": list(self.judges),
@@ -220,6 +236,23 @@ class PageWriter:
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+def _encode_text(value: Any) -> str:
+    """``_encode(value)``, for a text without setting an encoder up per call."""
+    return encode_basestring(value) if type(value) is str else _encode(value)
+
+
+def _encode_texts(values: list[Any]) -> str:
+    """``_encode(values)`` (the same text), for a list of texts without setting an encoder up
+    per call (a million judgments a report)."""
+    if all(type(value) is str for value in values):
+        return "[" + ",".join(map(encode_basestring, values)) + "]"
+    return _encode(values)
+
+
+# A judgment's verdict spooled as JSON, read back: few distinct ones, each decoded once.
+_decoded = functools.lru_cache(maxsize=1 << 14)(json.loads)
+
+
 class _Judged:
     """One item's spooled judgments: per judge, their JSON texts and verdicts."""
 
@@ -230,7 +263,7 @@ class _Judged:
 
     def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
         self.cells[judge].append(cells)
-        self.verdicts[judge].append(json.loads(verdict))
+        self.verdicts[judge].append(_decoded(verdict))
         self.failed += failed
 
     def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -1,0 +1,79 @@
+"""CPU and wall time of each stage of ``jurybox analyze`` (the whole command: reading, analysis,
+plots, the records pass, the explorer's pages, report.html), and the peak RSS.
+
+Each stage is a function of the app or the reporting layer, timed where it is called
+(``time.process_time``: every thread of the process; ``perf_counter``: wall). The records pass
+includes the pages (``pages`` is also shown apart). Any tree's ``src`` can be timed, so that a
+change is measured against the tree before it on the same machine, back to back:
+
+    PYTHONPATH=<tree>/src python bench/report_stages.py JUDGMENTS DATASET OUT
+
+Records: ``bench/analysis_scale.py`` writes synthetic runs (``--keep``); a million records
+(151,515 items) take some 3 minutes of CPU. Reports the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jurybox.app import analyze
+from jurybox.reporting.explorer import paged
+from jurybox.reporting.render import files
+
+TIMES: dict[str, tuple[float, float]] = {}
+
+
+def _timed(owner: Any, name: str, label: str) -> None:
+    """Replace ``owner.name`` by the same function that adds its CPU and wall to ``label``."""
+    function: Callable[..., Any] = getattr(owner, name)
+
+    @functools.wraps(function)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent_cpu, spent_wall = TIMES.get(label, (0.0, 0.0))
+            TIMES[label] = (
+                spent_cpu + time.process_time() - cpu,
+                spent_wall + time.perf_counter() - wall,
+            )
+
+    setattr(owner, name, timed)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("judgments", type=Path)
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    _timed(analyze, "_judgments", "read the judgments into tables")
+    _timed(analyze, "run_items", "read the dataset's items")
+    _timed(analyze, "_streamed_report", "frame + analysis")
+    _timed(files, "render", "plots")
+    _timed(files, "_records_pass", "records pass (with the pages)")
+    _timed(paged.PageWriter, "finish", "  of which the pages")
+    _timed(files, "render_html", "render_html")
+    load = os.getloadavg()
+    cpu, wall = time.process_time(), time.perf_counter()
+    analyze.analyze_to_dir(args.judgments, human=None, dataset=args.dataset, out_dir=args.out)
+    for label, (spent_cpu, spent_wall) in TIMES.items():
+        print(f"{label:32s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    print(
+        f"{'total (after imports)':32s} CPU {time.process_time() - cpu:7.1f} s   "
+        f"wall {time.perf_counter() - wall:7.1f} s   peak RSS {peak:.2f} GB"
+    )
+    print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
