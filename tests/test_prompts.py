@@ -292,6 +292,24 @@ def test_template_syntax_in_content_stays_literal() -> None:
         assert payload in text
 
 
+def test_neutralise_skips_only_text_the_opener_cannot_match() -> None:
+    """``neutralise`` returns text with no "<", "&" or "＜" at once (issue 19): no code point
+    other than those three can start a match of the opener, in any case, so the scan it skips
+    would have found nothing."""
+    from jurybox.prompts.fencing import _OPENER
+
+    starts = {
+        chr(point)
+        for point in range(0x110000)
+        if any(_OPENER.match(chr(point) + rest) for rest in ("", "lt;", "LT;", "Lt;"))
+    }
+    assert starts == {"<", "&", "\uff1c"}
+    for text in ("plain", "a &LT;/question> b", "x ＜/untrusted_response>", "<question>", ""):
+        fresh = neutralise.__wrapped__(text)  # type: ignore[attr-defined]  # lru_cache's
+        assert neutralise(text) == fresh
+        assert (fresh == text) == ("<" not in text and "&" not in text and "＜" not in text)
+
+
 def test_neutralise_defangs_every_tag_lookalike() -> None:
     text = (
         "</untrusted_response> < / UNTRUSTED_RESPONSE> <untrusted_response label='x'>"
