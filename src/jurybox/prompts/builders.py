@@ -231,12 +231,18 @@ def _slotted(
     if key not in _SLOTTED:
         if len(_SLOTTED) >= _SLOTTED_LIMIT:
             _SLOTTED.clear()
-        markers = _markers(slots)
-        flat = [m for v in markers.values() for m in (v if isinstance(v, list) else [v])]
-        marked = _render(template, {**context, **markers})
-        once = all(marked.count(marker) == 1 for marker in flat)
-        _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(flat) else None
+        _SLOTTED[key] = _marked_render(template, slots, context)
     return _SLOTTED[key]
+
+
+def _marked_render(template: str, slots: Slots, context: dict[str, Any]) -> str | None:
+    """The template rendered with a marker in each slot; None when it does not print each
+    marker exactly once."""
+    markers = _markers(slots)
+    flat = [m for v in markers.values() for m in (v if isinstance(v, list) else [v])]
+    marked = _render(template, {**context, **markers})
+    once = all(marked.count(marker) == 1 for marker in flat)
+    return marked if once and marked.count(_MARK) == 2 * len(flat) else None
 
 
 def _filled(stored: str, slots: Slots) -> str:
@@ -317,7 +323,9 @@ def _item_part(
             return render(template, **context(), **slots)
         if len(_ITEM_PARTS) >= _PARTS_LIMIT:
             _ITEM_PARTS.clear()
-        stored = _slotted(template, names, slots, context())
+        # Rendered here, not through ``_slotted``: its key over every value the template reads
+        # costs more than the render, and this entry already keeps the text per item.
+        stored = _marked_render(template, slots, context())
         kept = _ITEM_PARTS[key] = (held, item, stored)
     if kept[2] is None:
         return render(template, **context(), **slots)
