@@ -336,8 +336,10 @@ def test_question_cannot_forge_sections() -> None:
 
 def test_fence_label_is_validated() -> None:
     assert fence_untrusted("x", "Response A").startswith(f'<{FENCE_TAG} label="Response A">')
-    with pytest.raises(ValueError, match="label"):
-        fence_untrusted("x", 'A">evil')
+    for _ in range(2):  # a good label is checked once and kept; a bad one is refused each time
+        assert fence_untrusted("y", "Response A").endswith(f"\ny\n</{FENCE_TAG}>")
+        with pytest.raises(ValueError, match="label"):
+            fence_untrusted("x", 'A">evil')
 
 
 # --- answer schemas ---------------------------------------------------------------------------
