@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +307,31 @@ def test_parse_batch_attributes_errors_to_single_examples() -> None:
 def test_parse_criterion_reasoning_is_kept() -> None:
     judged = parse_criterion('{"reasoning": "short", "answer": "PASS"}')
     assert (judged.answer, judged.reasoning, judged.method) == ("Pass", "short", "json")
+
+
+def test_kept_keys_and_labels_are_what_a_fresh_normalising_gives() -> None:
+    """Key names and labels are normalised once and kept (issue 19): every later call gives
+    what the normalising itself gives, a rejected label stays rejected, and a full store is
+    emptied rather than grown."""
+    from jurybox import parsing
+
+    names = ["Verdict", " verdict ", "over-all  preference", "Response_A", "x\u00a0y", "ÄB-c", ""]
+    for _ in range(2):
+        for name in names:
+            assert parsing._key(name) == re.sub(r"[\s-]+", "_", name.strip().lower())
+    values = ["a", " Response B ", "tie", "TIE", "candidate-a", "response", "C", "A B", "high"]
+    for allowed in (parsing.VERDICTS, ["A", "B", "C"], parsing.CONFIDENCE_LABELS):
+        for _ in range(2):
+            for value in values:
+                try:
+                    got: str | None = parsing._label(value, allowed, "verdict")
+                except ParseError:
+                    got = None
+                assert got == parsing._matching_label(value, allowed)
+    assert parsing._label("response a", parsing.VERDICTS, "verdict") == "A"
+    with pytest.raises(ParseError, match="unknown verdict 'C'"):
+        parsing._label("C", parsing.VERDICTS, "verdict")
+    for number in range(parsing._KEPT_LIMIT + 10):
+        parsing._key(f"key {number}")
+    assert len(parsing._KEYS) <= parsing._KEPT_LIMIT
+    assert parsing._normalise_keys({"Key 5": 1, 3: 2}) == {"key_5": 1, "3": 2}

@@ -236,14 +236,30 @@ def extract_json(
 # --- value validation -------------------------------------------------------------------------
 
 
+# A judge's answers use a handful of key names and labels: each is normalised once and kept
+# (bounded, so answers full of made-up keys cannot grow it).
+_KEPT_LIMIT = 1024
+_KEYS: dict[str, str] = {}
+_KEY_SPACING = re.compile(r"[\s-]+")
+_LABELS: dict[tuple[str, tuple[str, ...]], str | None] = {}
+
+
 def _key(name: str) -> str:
-    return re.sub(r"[\s-]+", "_", name.strip().lower())
+    key = _KEYS.get(name)
+    if key is None:
+        key = _KEY_SPACING.sub("_", name.strip().lower())
+        if len(_KEYS) >= _KEPT_LIMIT:
+            _KEYS.clear()
+        _KEYS[name] = key
+    return key
 
 
 def _normalise_keys(obj: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, value in obj.items():
-        key = _key(str(name))
+        key = _KEYS.get(name)  # a str key seen before (any other key is never in _KEYS)
+        if key is None:
+            key = _key(str(name))
         if key in result:
             raise ParseError(f"{where}keys collide after normalising case: '{name}'")
         result[key] = value
@@ -276,13 +292,30 @@ def _label(value: Any, allowed: Sequence[str], what: str) -> str:
     """Case-insensitive enum match, with "Response A" accepted for "A"."""
     if not isinstance(value, str):
         raise ParseError(f"{what} must be a string, got {value!r}")
+    found: str | None
+    if type(allowed) is tuple:  # kept per (value, options) when the options cannot change
+        key = (value, allowed)
+        try:
+            found = _LABELS[key]
+        except KeyError:
+            if len(_LABELS) >= _KEPT_LIMIT:
+                _LABELS.clear()
+            found = _LABELS[key] = _matching_label(value, allowed)
+    else:
+        found = _matching_label(value, allowed)
+    if found is None:
+        raise ParseError(f"unknown {what} {value!r} (allowed: {', '.join(allowed)})")
+    return found
+
+
+def _matching_label(value: str, allowed: Sequence[str]) -> str | None:
     cleaned = value.strip()
     if len(_RESPONSE_PREFIX.sub("", cleaned)) == 1:
         cleaned = _RESPONSE_PREFIX.sub("", cleaned)
     for option in allowed:
         if cleaned.lower() == option.lower():
             return option
-    raise ParseError(f"unknown {what} {value!r} (allowed: {', '.join(allowed)})")
+    return None
 
 
 def _confidence_label(value: Any) -> str | None:

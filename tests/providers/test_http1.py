@@ -41,6 +41,8 @@ class Scripted:
     connections: int = 0
     url: str = ""
     writers: list[asyncio.StreamWriter] = field(default_factory=list)
+    piece: int = 0  # > 0: each answer goes out in pieces of this many bytes, one at a time
+    ended: list[bool] = field(default_factory=list)  # per connection: the client closed it
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -55,20 +57,30 @@ class Scripted:
                 )
                 self.requests.append(head + await reader.readexactly(length))
                 data, close = self.answers[len(self.requests) - 1]
-                writer.write(data)
-                await writer.drain()
+                await self._send(writer, data)
                 if close:
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            self.ended.append(True)
         writer.close()
+
+    async def _send(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        step = self.piece or len(data) or 1
+        for start in range(0, len(data), step):
+            writer.write(data[start : start + step])
+            await writer.drain()
+            if self.piece:
+                await asyncio.sleep(0.002)  # so the client reads each piece on its own
 
 
 def _serve(
-    answers: list[tuple[bytes, bool]], test: Callable[[Scripted], Awaitable[None]]
+    answers: list[tuple[bytes, bool]],
+    test: Callable[[Scripted], Awaitable[None]],
+    *,
+    piece: int = 0,
 ) -> Scripted:
     async def main() -> Scripted:
-        scripted = Scripted(answers)
+        scripted = Scripted(answers, piece=piece)
         server = await asyncio.start_server(scripted.handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         scripted.url = f"http://127.0.0.1:{port}/v1/chat/completions?x=1"
@@ -226,3 +238,86 @@ def test_the_adapter_reads_limits_and_errors_off_the_lean_client() -> None:
         await provider.aclose()
 
     _serve([(limited, False), (refused, False), (b"garbage\r\n\r\n", True)], calls)
+
+
+@pytest.mark.parametrize("piece", [1, 7])
+def test_answers_that_arrive_in_pieces_are_put_together(piece: int) -> None:
+    """The answer is read from the bytes as they come: a head, a chunk-size line or a body split
+    anywhere gives the same answer, and the connection is still kept."""
+    chunked = (
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n"
+    )
+    packed = _answer(gzip.compress(REPLY), "Content-Encoding: gzip", "X-A: 1")
+
+    async def posts(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        assert (await endpoint.post(b"{}"))[2] == b"hello world"
+        status, headers, body = await endpoint.post(b"{}")
+        assert (status, headers["x-a"], body) == (200, "1", REPLY)
+        assert (await endpoint.post(b"{}"))[2] == b"to the end"
+        endpoint.close()
+        assert scripted.connections == 1
+
+    unframed = b"HTTP/1.1 200 OK\r\n\r\nto the end"
+    _serve(
+        [(_answer(), False), (chunked, False), (packed, False), (unframed, True)],
+        posts,
+        piece=piece,
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nX-Long: " + b"x" * 70_000 + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+        b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+        b"HTTP/1.1 100 Continue\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+    ],
+)
+def test_more_broken_answers_are_connection_errors(answer: bytes) -> None:
+    async def post(scripted: Scripted) -> None:
+        with pytest.raises(HttpConnectionError):
+            await _endpoint(scripted).post(b"{}")
+
+    _serve([(answer, True)], post, piece=4096)
+
+
+def test_a_kept_connection_that_answered_partly_then_closed_is_not_sent_again() -> None:
+    """Only a kept connection that gave back not a single byte is retried on another one."""
+
+    async def posts(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        await endpoint.post(b"{}")
+        with pytest.raises(HttpConnectionError, match="IncompleteReadError"):
+            await endpoint.post(b"{}")
+        endpoint.close()
+        assert scripted.connections == 1
+
+    _serve([(_answer(), False), (b"HTTP/1.1 200 OK\r\n", True)], posts)
+
+
+def test_a_cancelled_call_closes_its_connection() -> None:
+    """A call cancelled while it waits (the caller's timeout) closes its connection, which is
+    not kept: the next call opens a new one."""
+
+    async def posts(scripted: Scripted) -> None:
+        endpoint = _endpoint(scripted)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(endpoint.post(b"{}"), 0.05)
+        for _ in range(100):  # the server sees the connection end
+            if scripted.ended:
+                break
+            await asyncio.sleep(0.01)
+        assert scripted.ended == [True]
+        assert (await endpoint.post(b"{}"))[2] == REPLY
+        endpoint.close()
+        assert scripted.connections == 2
+
+    silent = b""  # the first request is never answered
+    _serve([(silent, False), (_answer(), False)], posts)

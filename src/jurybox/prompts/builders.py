@@ -175,17 +175,31 @@ def render_static(template: str, **context: Any) -> str:
 # Both orders of an item (and every retest) show the same question with the same responses in
 # other places. ``render_slotted`` renders the template once per item with a marker where each
 # response goes, then puts the responses in: the same text as a full render, at a fraction of it.
+# A slot is one fenced text, or a list of them (listwise: the template loops over it).
 
 _SLOTTED_LIMIT = 4096  # items kept (a run's units go item by item)
 _SLOTTED: dict[tuple[Any, ...], str | None] = {}  # None: this context cannot be slotted
 _MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
 
+Slots = dict[str, Any]  # name -> ``Fenced``, or a list of ``Fenced``
 
-def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> str:
-    """``render(template, **context, **slots)`` where the template prints each fenced slot as it
-    is, exactly once (anything else, and it renders in full)."""
+
+def _marked(slots: Slots) -> bool:
+    """Whether a slot value holds the marker character (then it cannot be slotted)."""
+    for value in slots.values():
+        if isinstance(value, list):
+            if any(_MARK in part for part in value):
+                return True
+        elif _MARK in value:
+            return True
+    return False
+
+
+def render_slotted(template: str, slots: Slots, **context: Any) -> str:
+    """``render(template, **context, **slots)`` where the template prints each fenced slot (each
+    entry of a list slot) as it is, exactly once (anything else, and it renders in full)."""
     names = _template_variables(template)
-    if names is None or any(_MARK in value for value in slots.values()):
+    if names is None or _marked(slots):
         return render(template, **context, **slots)
     stored = _slotted(template, names, slots, context)
     if stored is None:
@@ -193,30 +207,129 @@ def render_slotted(template: str, slots: dict[str, Fenced], **context: Any) -> s
     return _filled(stored, slots)
 
 
+def _markers(slots: Slots) -> dict[str, Any]:
+    return {
+        name: [Fenced(f"{_MARK}{name}.{i}{_MARK}") for i in range(len(value))]
+        if isinstance(value, list)
+        else Fenced(f"{_MARK}{name}{_MARK}")
+        for name, value in slots.items()
+    }
+
+
 def _slotted(
-    template: str, names: tuple[str, ...], slots: dict[str, Fenced], context: dict[str, Any]
+    template: str, names: tuple[str, ...], slots: Slots, context: dict[str, Any]
 ) -> str | None:
     """The template rendered with a marker in each slot, stored per value of the other
-    variables it reads; None when it does not print each slot exactly once."""
-    key = (template, *(_key(context.get(name, _ABSENT)) for name in names if name not in slots))
+    variables it reads (and the length of each list slot); None when it does not print each
+    marker exactly once."""
+    shape = tuple(len(value) if isinstance(value, list) else -1 for value in slots.values())
+    key = (
+        template,
+        shape,
+        *(_key(context.get(name, _ABSENT)) for name in names if name not in slots),
+    )
     if key not in _SLOTTED:
         if len(_SLOTTED) >= _SLOTTED_LIMIT:
             _SLOTTED.clear()
-        markers = {name: Fenced(f"{_MARK}{name}{_MARK}") for name in slots}
-        marked = _render(template, {**context, **markers})
-        once = all(marked.count(marker) == 1 for marker in markers.values())
-        _SLOTTED[key] = marked if once and marked.count(_MARK) == 2 * len(markers) else None
+        _SLOTTED[key] = _marked_render(template, slots, context)
     return _SLOTTED[key]
 
 
-def _filled(stored: str, slots: dict[str, Fenced]) -> str:
+def _marked_render(template: str, slots: Slots, context: dict[str, Any]) -> str | None:
+    """The template rendered with a marker in each slot; None when it does not print each
+    marker exactly once."""
+    markers = _markers(slots)
+    flat = [m for v in markers.values() for m in (v if isinstance(v, list) else [v])]
+    marked = _render(template, {**context, **markers})
+    once = all(marked.count(marker) == 1 for marker in flat)
+    return marked if once and marked.count(_MARK) == 2 * len(flat) else None
+
+
+def _filled(stored: str, slots: Slots) -> str:
     """A stored slotted text with the slots put in, cleaned up as ``render`` does."""
     text = stored
     for name, value in slots.items():
-        text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
+        if isinstance(value, list):
+            for i, part in enumerate(value):
+                text = text.replace(f"{_MARK}{name}.{i}{_MARK}", part, 1)
+        else:
+            text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
     if "\n\n\n" in text:
         text = _BLANK_LINES.sub("\n\n", text)
     return text.strip() + "\n"
+
+
+# --- the parts a run's calls share ---------------------------------------------------------------
+# A run asks for the same system prompt on every call, and for the same item text in every order
+# (and retest) of an item. Each builder names what its prompt is made of: plain options, typed
+# (``True == 1``, but they may render differently), and objects taken by identity (the rubric,
+# the criterion, the item: all frozen). ``_task_part`` and ``_item_part`` find a part by that key,
+# a few hashes per call, and only on a miss build the context dict and ask ``render_static`` /
+# ``_slotted`` (whose keys are built from every value the template reads). An entry holds the
+# objects its key names by ``id``, so no other object can have that id while the entry exists.
+
+# Parts kept: a run has a few system prompts; an item's orders (and arms) come one after the
+# other (a run plans them so, and its workers take calls in plan order), so a few items suffice,
+# and each entry keeps its whole item alive.
+_PARTS_LIMIT = 256
+_TASK_PARTS: dict[tuple[Any, ...], tuple[object, str]] = {}
+_ITEM_PARTS: dict[tuple[Any, ...], tuple[object, Item, str | None]] = {}  # None: not slotted
+_ITEM_VARIABLES = frozenset(("question", "contexts", "expected_answer"))
+
+
+@functools.cache
+def _reads_item(template: str) -> bool | None:
+    """Whether ``template`` reads the item's variables; None when what it reads is unknown."""
+    names = _template_variables(template)
+    return None if names is None else not _ITEM_VARIABLES.isdisjoint(names)
+
+
+def _task_part(
+    template: str, task: tuple[Any, ...], held: object, context: Callable[[], dict[str, Any]]
+) -> str:
+    """``render_static(template, **context())``, kept per ``task`` (the builder's options and
+    the ``id`` of ``held``) for a template that reads no item variable."""
+    key = (template, task)
+    kept = _TASK_PARTS.get(key)
+    if kept is not None:
+        return kept[1]
+    text = render_static(template, **context())
+    if _reads_item(template) is False:  # else the next item may need another text
+        if len(_TASK_PARTS) >= _PARTS_LIMIT:
+            _TASK_PARTS.clear()
+        _TASK_PARTS[key] = (held, text)
+    return text
+
+
+def _item_part(
+    template: str,
+    item: Item,
+    task: tuple[Any, ...],
+    held: object,
+    slots: Slots,
+    *,
+    context: Callable[[], dict[str, Any]],
+) -> str:
+    """``render_slotted(template, slots, **context())``, the slotted text kept per ``task`` and
+    item object (its question, contexts and reference cannot change: the item is frozen and its
+    contexts a tuple of strings)."""
+    if type(item.contexts) is not tuple or _marked(slots):
+        return render_slotted(template, slots, **context())
+    key = (template, task, id(item))
+    kept = _ITEM_PARTS.get(key)
+    if kept is None:
+        names = _template_variables(template)
+        if names is None:
+            return render(template, **context(), **slots)
+        if len(_ITEM_PARTS) >= _PARTS_LIMIT:
+            _ITEM_PARTS.clear()
+        # Rendered here, not through ``_slotted``: its key over every value the template reads
+        # costs more than the render, and this entry already keeps the text per item.
+        stored = _marked_render(template, slots, context())
+        kept = _ITEM_PARTS[key] = (held, item, stored)
+    if kept[2] is None:
+        return render(template, **context(), **slots)
+    return _filled(kept[2], slots)
 
 
 def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
@@ -284,135 +397,45 @@ def pairwise_prompt(
     if len(order) != 2:
         raise ValueError(f"pairwise needs exactly two arms, got {order}")
     scale = confidence_scale if rubric is not None else None
-    system, schema, schema_name = _pairwise_task(
-        item, reference_guided, rubric, request_confidence, scale
-    )
-    responses = {
-        "response_a": _response(item, order[0], "Response A"),
-        "response_b": _response(item, order[1], "Response B"),
-    }
-    user = _pairwise_user(
-        item,
-        responses,
-        reference_guided,
-        rubric=rubric,
-        request_confidence=request_confidence,
-        scale=scale,
-    )
-    return PromptParts(system, user, schema, schema_name)
 
+    def context() -> dict[str, Any]:
+        return {
+            **_item_context(item, reference_guided),
+            "request_confidence": request_confidence,
+            "rubric": _rubric_context(rubric) if rubric is not None else None,
+            "confidence_scale": scale,
+        }
 
-# --- pairwise, the parts a run's calls share ---------------------------------------------------
-# A run asks for the same system prompt and schema on every call, and for the same item text in
-# both orders (and every retest) of an item: each is kept here, found by a key of plain values
-# and identities (the rubric, the item), instead of by the general keys of ``render_static`` and
-# ``render_slotted`` over a context dict built per call. Entries hold what their key names by
-# identity, so an id in a key cannot be reused while its entry exists.
-
-_PAIRWISE_TASKS: dict[tuple[Any, ...], tuple[object, str, SharedSchema, str]] = {}
-_PAIRWISE_ITEMS: dict[int, tuple[Item, tuple[Any, ...], str | None]] = {}
-# Items kept: an item's orders come one after the other (a run plans them so, and its workers
-# take calls in plan order), so a few suffice; each entry keeps its whole item alive.
-_PAIRWISE_ITEM_LIMIT = 256
-
-
-def _pairwise_context(
-    item: Item,
-    reference_guided: bool,
-    rubric: Rubric | None,
-    request_confidence: bool,
-    scale: tuple[int, int] | None,
-) -> dict[str, Any]:
-    return {
-        **_item_context(item, reference_guided),
-        "request_confidence": request_confidence,
-        "rubric": _rubric_context(rubric) if rubric is not None else None,
-        "confidence_scale": scale,
-    }
-
-
-def _pairwise_task(
-    item: Item,
-    reference_guided: bool,
-    rubric: Rubric | None,
-    request_confidence: bool,
-    scale: tuple[int, int] | None,
-) -> tuple[str, SharedSchema, str]:
-    """The system prompt, schema and schema name (they read no item variable)."""
     # Types are part of the key, as in ``_key``: True == 1, but they may render differently.
-    key = (
+    task = (
         type(reference_guided),
         reference_guided,
         type(request_confidence),
         request_confidence,
-        id(rubric),
         None if scale is None else _key(scale),
+        id(rubric),
     )
-    kept = _PAIRWISE_TASKS.get(key)
-    if kept is not None and kept[0] is rubric:
-        return kept[1], kept[2], kept[3]
-    context = _pairwise_context(item, reference_guided, rubric, request_confidence, scale)
-    system = render_static("pairwise.system.j2", **context)
+    system = _task_part("pairwise.system.j2", task, rubric, context)
+    responses = {
+        "response_a": _response(item, order[0], "Response A"),
+        "response_b": _response(item, order[1], "Response B"),
+    }
+    user = _item_part("pairwise.user.j2", item, task, rubric, responses, context=context)
     if rubric is None:
         schema = _shared_schema(
             ("pairwise", request_confidence),
             None,
             lambda: schemas.pairwise_schema(request_confidence=request_confidence),
         )
-        name = "pairwise_verdict"
-    else:
-        schema = _shared_schema(
-            ("pairwise_rubric", id(rubric), scale, request_confidence),
-            rubric,
-            lambda: schemas.pairwise_rubric_schema(
-                rubric, scale, request_confidence=request_confidence
-            ),
-        )
-        name = "pairwise_rubric_verdict"
-    if len(_PAIRWISE_TASKS) >= _STATIC_LIMIT:
-        _PAIRWISE_TASKS.clear()
-    _PAIRWISE_TASKS[key] = (rubric, system, schema, name)
-    return system, schema, name
-
-
-def _pairwise_user(
-    item: Item,
-    responses: dict[str, Fenced],
-    reference_guided: bool,
-    *,
-    rubric: Rubric | None,
-    request_confidence: bool,
-    scale: tuple[int, int] | None,
-) -> str:
-    """``render_slotted("pairwise.user.j2", responses, **context)``, the item's slotted text
-    kept per item object (its question, contexts and reference cannot change: the item is
-    frozen and its contexts a tuple of strings)."""
-    flag = (type(reference_guided), reference_guided)
-    kept = _PAIRWISE_ITEMS.get(id(item))
-    if (
-        kept is not None
-        and kept[0] is item
-        and kept[1] == flag
-        and not any(_MARK in value for value in responses.values())
-    ):
-        stored = kept[2]
-        if stored is not None:
-            return _filled(stored, responses)
-    context = _pairwise_context(item, reference_guided, rubric, request_confidence, scale)
-    names = _template_variables("pairwise.user.j2")
-    if (
-        names is None
-        or type(item.contexts) is not tuple
-        or any(_MARK in value for value in responses.values())
-    ):
-        return render_slotted("pairwise.user.j2", responses, **context)
-    stored = _slotted("pairwise.user.j2", names, responses, context)
-    if len(_PAIRWISE_ITEMS) >= _PAIRWISE_ITEM_LIMIT:
-        _PAIRWISE_ITEMS.clear()
-    _PAIRWISE_ITEMS[id(item)] = (item, flag, stored)
-    if stored is None:
-        return render("pairwise.user.j2", **context, **responses)
-    return _filled(stored, responses)
+        return PromptParts(system, user, schema, "pairwise_verdict")
+    schema = _shared_schema(
+        ("pairwise_rubric", id(rubric), scale, request_confidence),
+        rubric,
+        lambda: schemas.pairwise_rubric_schema(
+            rubric, scale, request_confidence=request_confidence
+        ),
+    )
+    return PromptParts(system, user, schema, "pairwise_rubric_verdict")
 
 
 def batch_pairwise_prompt(
@@ -461,14 +484,23 @@ def rubric_prompt(
 ) -> PromptParts:
     """Pointwise scoring of one response on every rubric dimension."""
     scale = confidence_scale if request_confidence else None
-    context: dict[str, Any] = {
-        **_item_context(item, reference_guided),
-        "rubric": _rubric_context(rubric),
-        "confidence_scale": scale,
-    }
-    system = render_static("rubric.system.j2", **context)
+
+    def context() -> dict[str, Any]:
+        return {
+            **_item_context(item, reference_guided),
+            "rubric": _rubric_context(rubric),
+            "confidence_scale": scale,
+        }
+
+    task = (
+        type(reference_guided),
+        reference_guided,
+        None if scale is None else _key(scale),
+        id(rubric),
+    )
+    system = _task_part("rubric.system.j2", task, rubric, context)
     response = {"response": _response(item, arm, "Response")}
-    user = render_slotted("rubric.user.j2", response, **context)
+    user = _item_part("rubric.user.j2", item, task, rubric, response, context=context)
     schema = _shared_schema(
         ("rubric", id(rubric), scale), rubric, lambda: schemas.rubric_schema(rubric, scale)
     )
@@ -482,18 +514,24 @@ def ranking_prompt(
     if not 2 <= len(order) <= len(POSITION_LETTERS):
         raise ValueError(f"ranking needs 2 to {len(POSITION_LETTERS)} arms, got {len(order)}")
     letters = list(POSITION_LETTERS[: len(order)])
-    context: dict[str, Any] = {
-        **_item_context(item, reference_guided),
-        "rubric": _rubric_context(rubric),
-        "letters": letters,
-        "count": len(order),
-    }
+
+    def context() -> dict[str, Any]:
+        return {
+            **_item_context(item, reference_guided),
+            "rubric": _rubric_context(rubric),
+            "letters": letters,
+            "count": len(order),
+        }
+
+    task = (type(reference_guided), reference_guided, len(order), id(rubric))
     responses = [
         _response(item, arm, f"Response {letter}")
         for letter, arm in zip(letters, order, strict=True)
     ]
-    system = render_static("ranking.system.j2", **context)
-    user = render("ranking.user.j2", **context, responses=responses)
+    system = _task_part("ranking.system.j2", task, rubric, context)
+    user = _item_part(
+        "ranking.user.j2", item, task, rubric, {"responses": responses}, context=context
+    )
     schema = _shared_schema(
         ("ranking", id(rubric), *letters), rubric, lambda: schemas.ranking_schema(rubric, letters)
     )
@@ -502,7 +540,25 @@ def ranking_prompt(
 
 def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
     """Binary Pass/Fail on one atomic criterion, with the criterion's few-shot examples."""
-    examples = [
+
+    def context() -> dict[str, Any]:
+        return {
+            **_item_context(item, reference_guided=False),
+            "criterion": criterion.model_dump(),
+            "criterion_name": criterion.name,
+            "examples": _criterion_examples(criterion),
+        }
+
+    task = (id(criterion),)
+    system = _task_part("criterion.system.j2", task, criterion, context)
+    response = {"response": _response(item, arm, "Response")}
+    user = _item_part("criterion.user.j2", item, task, criterion, response, context=context)
+    schema = _shared_schema(("criterion",), None, schemas.criterion_schema)
+    return PromptParts(system, user, schema, "criterion_verdict")
+
+
+def _criterion_examples(criterion: Criterion) -> list[dict[str, Any]]:
+    return [
         {
             "id": example.id or f"example-{number}",
             "label": example.label,
@@ -514,17 +570,6 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
         }
         for number, example in enumerate(criterion.examples, start=1)
     ]
-    context: dict[str, Any] = {
-        **_item_context(item, reference_guided=False),
-        "criterion": criterion.model_dump(),
-        "criterion_name": criterion.name,
-        "examples": examples,
-    }
-    system = render_static("criterion.system.j2", **context)
-    response = {"response": _response(item, arm, "Response")}
-    user = render_slotted("criterion.user.j2", response, **context)
-    schema = _shared_schema(("criterion",), None, schemas.criterion_schema)
-    return PromptParts(system, user, schema, "criterion_verdict")
 
 
 _SHARED_LIMIT = 256  # distinct schemas kept: a run has a few

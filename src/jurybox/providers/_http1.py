@@ -14,7 +14,10 @@ judgment"). aiohttp spends most of its ~0.3 ms per call on machinery such a call
 * anything else that goes wrong on the wire raises ``HttpConnectionError`` (a transient error to
   the adapter) and the connection is closed, as it is when the call is cancelled (timeout).
 
-``https://`` and proxied endpoints stay on aiohttp. Header names in answers are lower-cased.
+Each connection is an ``asyncio.Protocol`` that reads the answer from the bytes as the event loop
+hands them over and completes one future per request (asyncio streams cost ~9,000 more
+instructions per call: BENCHMARKS.md, "fifth pass"). ``https://`` and proxied endpoints stay on
+aiohttp. Header names in answers are lower-cased.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ import urllib.parse
 import zlib
 from collections.abc import Mapping
 
-_Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+# A response head (or a chunk-size line) longer than this is refused, as asyncio streams refuse
+# a line past their default limit.
+_LINE_LIMIT = 2**16
+_Answer = tuple[int, dict[str, str], bytes, bool]  # status, headers, body, may be kept
 
 
 class HttpConnectionError(Exception):
@@ -33,6 +39,96 @@ class HttpConnectionError(Exception):
 
 class _Stale(Exception):
     """A kept-alive connection was closed by the server before it answered: send again."""
+
+
+class _Connection(asyncio.Protocol):
+    """One connection: sends a request and reads its answer straight from the bytes the event
+    loop hands over (``data_received``), completing one future per request; no stream objects,
+    no task wake-up per piece of the answer."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._waiter: asyncio.Future[_Answer] | None = None
+        self._reused = False
+        self._eof = False  # the server closed its side (or the connection is gone)
+        self._lost: BaseException | None = None  # why the connection went, if it broke
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a TCP connection
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if self._waiter is not None:
+            self._answer()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        if self._waiter is not None:
+            self._answer()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        if exc is not None:
+            self._lost = exc
+        if self._waiter is not None:
+            self._answer()
+
+    @property
+    def usable(self) -> bool:
+        """Open, and the server has not closed its side."""
+        transport = self._transport
+        return transport is not None and not transport.is_closing() and not self._eof
+
+    def send(self, request: bytes, *, reused: bool) -> asyncio.Future[_Answer]:
+        """Send ``request``; the future gives its answer (or raises what went wrong)."""
+        assert self._transport is not None and self._waiter is None
+        self._waiter = waiter = self._loop.create_future()
+        self._reused = reused
+        self._transport.write(request)
+        if self._buffer or self._eof:  # bytes (or the end) already there: read them
+            self._answer()
+        return waiter
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    def _answer(self) -> None:
+        """Complete the waiting request if the buffer now holds its whole answer (or the
+        connection ended or broke first)."""
+        waiter = self._waiter
+        assert waiter is not None
+        try:
+            answer = _parse_answer(self._buffer, self._eof)
+        except (ValueError, EOFError) as exc:
+            self._finish(waiter, exc)
+            return
+        if answer is not None:
+            del self._buffer[: answer[1]]
+            self._finish(waiter, answer[0])
+        elif self._eof:  # the answer will never be complete
+            self._finish(waiter, self._ended())
+
+    def _finish(self, waiter: asyncio.Future[_Answer], outcome: _Answer | BaseException) -> None:
+        self._waiter = None
+        if waiter.done():  # cancelled: the caller closes the connection
+            return
+        if isinstance(outcome, BaseException):
+            waiter.set_exception(outcome)
+        else:
+            waiter.set_result(outcome)
+
+    def _ended(self) -> BaseException:
+        """Why an answer cannot be read after the end of the connection."""
+        if self._lost is not None:  # reset or another socket error
+            return self._lost
+        if self._reused and not self._buffer:
+            return _Stale()
+        return asyncio.IncompleteReadError(bytes(self._buffer), None)
 
 
 class Http1Endpoint:
@@ -57,16 +153,19 @@ class Http1Endpoint:
         try:
             while self._idle:
                 connection = self._idle.pop()
-                if connection[1].is_closing() or connection[0].at_eof():
-                    connection[1].close()
+                if not connection.usable:
+                    connection.close()
                     continue
                 try:
                     return await self._exchange(connection, request, reused=True)
                 except _Stale:
                     continue
-            connection = await asyncio.open_connection(self._host, self._port)
+            loop = asyncio.get_running_loop()
+            _, connection = await loop.create_connection(
+                lambda: _Connection(loop), self._host, self._port
+            )
             return await self._exchange(connection, request, reused=False)
-        except (OSError, EOFError, ValueError, asyncio.LimitOverrunError) as exc:
+        except (OSError, EOFError, ValueError) as exc:
             # OSError: refused, reset; EOFError: IncompleteReadError (cut short); ValueError:
             # an unreadable status line, header or chunk size.
             raise HttpConnectionError(f"{type(exc).__name__}: {exc}") from None
@@ -74,33 +173,43 @@ class Http1Endpoint:
     async def _exchange(
         self, connection: _Connection, request: bytes, *, reused: bool
     ) -> tuple[int, dict[str, str], bytes]:
-        reader, writer = connection
         keep = False
         try:
-            writer.write(request)
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError as exc:
-                if reused and not exc.partial:
-                    raise _Stale from None
-                raise
-            status, headers, keep_alive = _parse_head(head)
-            while 100 <= status < 200:  # 100 Continue and the like: the answer follows
-                status, headers, keep_alive = _parse_head(await reader.readuntil(b"\r\n\r\n"))
-            body, framed = await _read_body(reader, status, headers)
+            status, headers, body, keep_alive = await connection.send(request, reused=reused)
             body = _decoded(body, headers.get("content-encoding"))
-            keep = keep_alive and framed
+            keep = keep_alive
             return status, headers, body
         finally:
             if keep:
                 self._idle.append(connection)
             else:
-                writer.close()
+                connection.close()
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their call ends)."""
         while self._idle:
-            self._idle.pop()[1].close()
+            self._idle.pop().close()
+
+
+def _parse_answer(buffer: bytearray, eof: bool) -> tuple[_Answer, int] | None:
+    """The answer at the start of ``buffer`` and how many bytes it takes, or None while it is
+    incomplete; 1xx answers before it are skipped."""
+    start = 0
+    while True:
+        end = buffer.find(b"\r\n\r\n", start)
+        if end < 0 or end - start > _LINE_LIMIT:
+            if end >= 0 or len(buffer) - start > _LINE_LIMIT:
+                raise ValueError(f"a response head longer than {_LINE_LIMIT} bytes")
+            return None
+        status, headers, keep_alive = _parse_head(bytes(buffer[start : end + 4]))
+        start = end + 4
+        if not 100 <= status < 200:  # 100 Continue and the like: the answer follows
+            break
+    framed = _body(buffer, start, status, headers, eof)
+    if framed is None:
+        return None
+    body, taken, delimited = framed
+    return (status, headers, body, keep_alive and delimited), taken
 
 
 def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
@@ -121,35 +230,68 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
     return status, headers, keep_alive
 
 
-async def _read_body(
-    reader: asyncio.StreamReader, status: int, headers: Mapping[str, str]
-) -> tuple[bytes, bool]:
-    """The body and whether it was framed (else it ran to the end of the connection)."""
+def _body(
+    buffer: bytearray, start: int, status: int, headers: Mapping[str, str], eof: bool
+) -> tuple[bytes, int, bool] | None:
+    """The body from ``start``, where it ends, and whether it was framed (else it ran to the
+    end of the connection); None while it is incomplete."""
     if status in (204, 304):
-        return b"", True
+        return b"", start, True
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        return await _read_chunked(reader), True
+        return _chunked(buffer, start)
     length = headers.get("content-length")
     if length is not None:
         size = int(length)
         if size < 0:
             raise ValueError(f"negative Content-Length {size}")
-        return await reader.readexactly(size), True
-    return await reader.read(), False
+        end = start + size
+        if len(buffer) < end:
+            if eof:
+                raise asyncio.IncompleteReadError(bytes(buffer[start:]), size)
+            return None
+        return bytes(buffer[start:end]), end, True
+    if not eof:
+        return None
+    return bytes(buffer[start:]), len(buffer), False
 
 
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+def _chunked(buffer: bytearray, start: int) -> tuple[bytes, int, bool] | None:
     parts = []
+    position = start
     while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip(), 16)
+        line = _line(buffer, position)
+        if line is None:
+            return None
+        size = int(bytes(buffer[position:line]).split(b";", 1)[0].strip(), 16)
+        if size < 0:
+            raise ValueError(f"a negative chunk size {size}")
+        position = line + 2
         if size == 0:
             break
-        parts.append(await reader.readexactly(size))
-        if await reader.readexactly(2) != b"\r\n":
+        if len(buffer) < position + size + 2:
+            return None
+        parts.append(bytes(buffer[position : position + size]))
+        if buffer[position + size : position + size + 2] != b"\r\n":
             raise ValueError("a chunk does not end with CRLF")
-    while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers, up to the blank line
-        pass
-    return b"".join(parts)
+        position += size + 2
+    while True:  # trailers, up to the blank line
+        line = _line(buffer, position)
+        if line is None:
+            return None
+        blank = line == position
+        position = line + 2
+        if blank:
+            return b"".join(parts), position, True
+
+
+def _line(buffer: bytearray, start: int) -> int | None:
+    """Where the line from ``start`` ends (its CRLF), or None while it is incomplete."""
+    end = buffer.find(b"\r\n", start)
+    if end < 0 or end - start > _LINE_LIMIT:
+        if end >= 0 or len(buffer) - start > _LINE_LIMIT:
+            raise ValueError(f"a line longer than {_LINE_LIMIT} bytes")
+        return None
+    return end
 
 
 def _decoded(body: bytes, encoding: str | None) -> bytes:
