@@ -8,14 +8,7 @@ from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError
-from jurybox.modes.base import (
-    JudgingMode,
-    Presentation,
-    answer_modules,
-    item_of,
-    scoring_modules,
-    single,
-)
+from jurybox.modes.base import JudgingMode, Presentation, item_of, single
 from jurybox.prompts import PromptParts, ranking_prompt
 from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit
 
@@ -55,16 +48,19 @@ class RankingMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        modules = answer_modules()
+        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.results import RankingResult  # noqa: PLC0415 - after the first request (#19)
+        from jurybox.modes.scoring import scored_arms  # noqa: PLC0415 - after the first request (#19)
+
         letters = list(POSITION_LETTERS[: len(unit.order)])
-        judged = modules.parse_ranking(
+        judged = parsing.parse_ranking(
             completion.text, completion.structured, letters, self.ctx.require_rubric()
         )
         positions = unit.positions()
-        arms = scoring_modules().scored_arms(
+        arms = scored_arms(
             self.ctx, item, {positions[letter]: judged.evaluations[letter] for letter in letters}
         )
         judge_rank = {positions[letter]: index for index, letter in enumerate(judged.ranking)}
         overall = arms.overall
         ranking = sorted(overall, key=lambda arm: (-overall[arm], judge_rank[arm]))
-        return modules.RankingResult(judged.method, arms, tuple(ranking))
+        return RankingResult(judged.method, arms, tuple(ranking))
