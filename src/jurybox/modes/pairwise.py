@@ -15,10 +15,12 @@ from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import (
     JudgingMode,
     Presentation,
+    answer_modules,
     arms_of,
     item_of,
     pair_of,
     parse_failure,
+    scoring_modules,
     single,
     vendor_refusal,
 )
@@ -92,19 +94,17 @@ class PairwiseMode(JudgingMode):
         )
 
     def pair_labels(self, unit: WorkUnit) -> Pair | None:
-        from jurybox.modes.results import Pair  # noqa: PLC0415 - after the first request (#19)
-
-        return Pair(unit.order[0], unit.order[1]) if len(unit.order) == 2 else None
+        if len(unit.order) != 2:
+            return None
+        return answer_modules().Pair(unit.order[0], unit.order[1])
 
     def interpret(
         self, units: Sequence[WorkUnit], items: Mapping[str, Item], completion: Completion
     ) -> list[Judgment]:
-        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request (#19)
-
         if not self.is_batch or vendor_refusal(completion) is not None:
             return super().interpret(units, items, completion)
-        results = parsing.parse_batch_pairwise(completion.text, completion.structured, len(units))
+        modules = answer_modules()
+        results = modules.parse_batch_pairwise(completion.text, completion.structured, len(units))
         out: list[Judgment] = []
         for unit, result in zip(units, results, strict=True):
             if isinstance(result, ParseError):
@@ -112,30 +112,27 @@ class PairwiseMode(JudgingMode):
                 continue
             verdict = _verdict(result.verdict)
             out.append(
-                PairwiseResult(
+                modules.PairwiseResult(
                     result.method, pair_of(unit), verdict, result.confidence, result.reasoning
                 )
             )
         return out
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.scoring import scored_arms  # noqa: PLC0415 - after the first request (#19)
-
+        modules = answer_modules()
         pair = pair_of(unit)
         if not self.ctx.task.pairwise_with_rubric:
-            plain = parsing.parse_pairwise(completion.text, completion.structured)
-            return PairwiseResult(
+            plain = modules.parse_pairwise(completion.text, completion.structured)
+            return modules.PairwiseResult(
                 plain.method, pair, _verdict(plain.verdict), plain.confidence, plain.reasoning
             )
-        judged = parsing.parse_pairwise_rubric(
+        judged = modules.parse_pairwise_rubric(
             completion.text,
             completion.structured,
             self.ctx.require_rubric(),
             confidence_scale=self.ctx.confidence_scale,
         )
-        return PairwiseResult(
+        return modules.PairwiseResult(
             judged.method,
             pair,
             _verdict(judged.verdict),
@@ -143,5 +140,7 @@ class PairwiseMode(JudgingMode):
             judged.reasoning,
             scores_a={d.name: d.score for d in judged.scores_a},
             scores_b={d.name: d.score for d in judged.scores_b},
-            arms=scored_arms(self.ctx, item, {pair.a: judged.scores_a, pair.b: judged.scores_b}),
+            arms=scoring_modules().scored_arms(
+                self.ctx, item, {pair.a: judged.scores_a, pair.b: judged.scores_b}
+            ),
         )

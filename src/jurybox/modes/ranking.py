@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError
-from jurybox.modes.base import JudgingMode, Presentation, item_of, single
+from jurybox.modes.base import (
+    JudgingMode,
+    Presentation,
+    answer_modules,
+    item_of,
+    scoring_modules,
+    single,
+)
 from jurybox.prompts import PromptParts, ranking_prompt
 from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit
 
@@ -48,19 +55,16 @@ class RankingMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.results import RankingResult  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.scoring import scored_arms  # noqa: PLC0415 - after the first request (#19)
-
+        modules = answer_modules()
         letters = list(POSITION_LETTERS[: len(unit.order)])
-        judged = parsing.parse_ranking(
+        judged = modules.parse_ranking(
             completion.text, completion.structured, letters, self.ctx.require_rubric()
         )
         positions = unit.positions()
-        arms = scored_arms(
+        arms = scoring_modules().scored_arms(
             self.ctx, item, {positions[letter]: judged.evaluations[letter] for letter in letters}
         )
         judge_rank = {positions[letter]: index for index, letter in enumerate(judged.ranking)}
         overall = arms.overall
         ranking = sorted(overall, key=lambda arm: (-overall[arm], judge_rank[arm]))
-        return RankingResult(judged.method, arms, tuple(ranking))
+        return modules.RankingResult(judged.method, arms, tuple(ranking))

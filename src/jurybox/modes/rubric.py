@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
-from jurybox.modes.base import JudgingMode, Presentation, item_of, single
+from jurybox.modes.base import (
+    JudgingMode,
+    Presentation,
+    answer_modules,
+    item_of,
+    scoring_modules,
+    single,
+)
 from jurybox.prompts import PromptParts, rubric_prompt
 from jurybox.records import Completion, Item, WorkUnit
 
@@ -46,26 +53,22 @@ class RubricMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.results import RubricResult  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes.scoring import safety_of, scored_arms  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.rubrics.scoring import apply_safety_cap  # noqa: PLC0415 - after the first request (#19)
-
+        modules, scoring = answer_modules(), scoring_modules()
         arm = unit.order[0]
-        judged = parsing.parse_rubric(
+        judged = modules.parse_rubric(
             completion.text,
             completion.structured,
             self.ctx.require_rubric(),
             confidence_scale=self.ctx.confidence_scale,
         )
         if not judged.holistic_fallback:
-            return RubricResult(
-                judged.method, arm, scored_arms(self.ctx, item, {arm: judged.scores})
+            return modules.RubricResult(
+                judged.method, arm, scoring.scored_arms(self.ctx, item, {arm: judged.scores})
             )
         # One holistic number instead of the rubric: kept as the overall, flagged, never spread
         # over dimensions; ceilings and gates cannot apply without dimensions, the safety cap can.
         holistic = judged.holistic_score if judged.holistic_score is not None else float("nan")
-        safety = safety_of(self.ctx, item.responses[arm])
-        value, _ = apply_safety_cap(holistic, None, safety, self.ctx.safety)
+        safety = scoring.safety_of(self.ctx, item.responses[arm])
+        value, _ = scoring.apply_safety_cap(holistic, None, safety, self.ctx.safety)
         flag = safety.label if safety is not None else None
-        return RubricResult(judged.method, arm, None, holistic=value, safety_flag=flag)
+        return modules.RubricResult(judged.method, arm, None, holistic=value, safety_flag=flag)
