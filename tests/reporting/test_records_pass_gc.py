@@ -30,6 +30,8 @@ def test_a_freeze_made_before_is_kept() -> None:
         before = gc.get_freeze_count()
         with _alive_left_alone():
             pass
-        assert gc.get_freeze_count() == before
+        # A frozen object that dies meanwhile leaves the count (a few, in a long test session);
+        # an unfreeze would have emptied it.
+        assert before - 100 < gc.get_freeze_count() <= before
     finally:
         gc.unfreeze()
