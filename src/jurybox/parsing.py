@@ -17,6 +17,7 @@ one holistic score instead of the rubric is returned as a holistic fallback, fla
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -237,29 +238,20 @@ def extract_json(
 
 
 # A judge's answers use a handful of key names and labels: each is normalised once and kept
-# (bounded, so answers full of made-up keys cannot grow it).
+# (bounded, so answers full of made-up keys cannot grow the caches).
 _KEPT_LIMIT = 1024
-_KEYS: dict[str, str] = {}
 _KEY_SPACING = re.compile(r"[\s-]+")
-_LABELS: dict[tuple[str, tuple[str, ...]], str | None] = {}
 
 
+@functools.lru_cache(maxsize=_KEPT_LIMIT)
 def _key(name: str) -> str:
-    key = _KEYS.get(name)
-    if key is None:
-        key = _KEY_SPACING.sub("_", name.strip().lower())
-        if len(_KEYS) >= _KEPT_LIMIT:
-            _KEYS.clear()
-        _KEYS[name] = key
-    return key
+    return _KEY_SPACING.sub("_", name.strip().lower())
 
 
 def _normalise_keys(obj: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, value in obj.items():
-        key = _KEYS.get(name)  # a str key seen before (any other key is never in _KEYS)
-        if key is None:
-            key = _key(str(name))
+        key = _key(name if type(name) is str else str(name))
         if key in result:
             raise ParseError(f"{where}keys collide after normalising case: '{name}'")
         result[key] = value
@@ -292,17 +284,9 @@ def _label(value: Any, allowed: Sequence[str], what: str) -> str:
     """Case-insensitive enum match, with "Response A" accepted for "A"."""
     if not isinstance(value, str):
         raise ParseError(f"{what} must be a string, got {value!r}")
-    found: str | None
-    if type(allowed) is tuple:  # kept per (value, options) when the options cannot change
-        key = (value, allowed)
-        try:
-            found = _LABELS[key]
-        except KeyError:
-            if len(_LABELS) >= _KEPT_LIMIT:
-                _LABELS.clear()
-            found = _LABELS[key] = _matching_label(value, allowed)
-    else:
-        found = _matching_label(value, allowed)
+    # Kept per (value, options) when the options cannot change (a tuple).
+    matching = _kept_matching_label if type(allowed) is tuple else _matching_label
+    found = matching(value, allowed)
     if found is None:
         raise ParseError(f"unknown {what} {value!r} (allowed: {', '.join(allowed)})")
     return found
@@ -316,6 +300,9 @@ def _matching_label(value: str, allowed: Sequence[str]) -> str | None:
         if cleaned.lower() == option.lower():
             return option
     return None
+
+
+_kept_matching_label = functools.lru_cache(maxsize=_KEPT_LIMIT)(_matching_label)
 
 
 def _confidence_label(value: Any) -> str | None:

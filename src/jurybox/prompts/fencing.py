@@ -24,8 +24,6 @@ _SCAN_LIMIT = 4096
 # Letters that render as nothing but are not format characters (Unicode category Cf).
 _INVISIBLE_LETTERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ,.-]*$")
-_GOOD_LABELS: set[str] = set()  # labels that matched _LABEL
-_GOOD_LABELS_LIMIT = 1024
 
 
 def _invisible(char: str) -> bool:
@@ -74,12 +72,15 @@ def fence_untrusted(text: str, label: str) -> str:
 
     The result holds exactly one opening and one closing fence tag, whatever ``text`` contains.
     """
-    if label not in _GOOD_LABELS:  # a run fences with a handful of labels: each checked once
-        if not _LABEL.match(label):
-            raise ValueError(f"fence label {label!r} must match {_LABEL.pattern}")
-        if len(_GOOD_LABELS) < _GOOD_LABELS_LIMIT:
-            _GOOD_LABELS.add(label)
-    return f'<{FENCE_TAG} label="{label}">\n{neutralise(text)}\n</{FENCE_TAG}>'
+    return f'<{FENCE_TAG} label="{_checked_label(label)}">\n{neutralise(text)}\n</{FENCE_TAG}>'
+
+
+@functools.lru_cache(maxsize=1024)  # a run fences with a handful of labels: each checked once
+def _checked_label(label: str) -> str:
+    """``label``, or ValueError when it does not match ``_LABEL`` (not kept: raised each time)."""
+    if not _LABEL.match(label):
+        raise ValueError(f"fence label {label!r} must match {_LABEL.pattern}")
+    return label
 
 
 class Fenced(str):
