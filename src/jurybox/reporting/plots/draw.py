@@ -24,6 +24,7 @@ from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,
+    BoxStats,
     HeatmapPanel,
     LinePanel,
     PairedPanel,
@@ -98,7 +99,8 @@ def build_figure(spec: PlotSpec) -> Figure:
             ax.set_visible(False)
         if len(spec.panels) > 1 or spec.status == "fallback":
             figure.suptitle(spec.title + _status_suffix(spec), fontweight="bold")
-        footer = [n for n in (spec.note if spec.status == "fallback" else None, spec.left_out) if n]
+        fallback = spec.note if spec.status == "fallback" else None
+        footer = [n for n in (fallback, spec.left_out, spec.sampled) if n]
         if footer:
             text = " ".join(n[:1].upper() + n[1:] for n in footer)
             figure.supxlabel(
@@ -301,6 +303,9 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
             edgecolors="none",
             rasterized=_dense(marks),
         )
+        if panel.trends and label in panel.trends:
+            tx, ty = panel.trends[label]
+            ax.plot(tx, ty, color=PALETTE[index % len(PALETTE)], linewidth=2.2)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     ax.set_title(_short(panel.title))  # a small multiple is titled with its judge's name
@@ -325,14 +330,20 @@ def _draw_box(ax: Axes, panel: BoxPanel) -> None:
     horizontal = len(labels) > MANY_CATEGORIES
     data = [np.asarray(panel.groups[k], dtype=float) for k in labels]
     where = np.arange(len(labels), 0, -1) if horizontal else np.arange(1, len(labels) + 1)
-    boxes = ax.boxplot(
-        data,
-        positions=where,
+    style: dict[str, Any] = {
+        "positions": where,
         **_box_orientation(horizontal),
-        patch_artist=True,
-        widths=0.55,
-        medianprops={"color": "black"},
-    )
+        "patch_artist": True,
+        "widths": 0.55,
+        "medianprops": {"color": "black"},
+    }
+    if panel.boxes is None:
+        boxes = ax.boxplot(data, **style)
+    else:
+        # Boxes computed on every value (the dots are a sample): the same artists ax.boxplot
+        # draws from the values themselves, which with patch_artist sets a solid box outline.
+        stats = [_bxp_stats(panel.boxes[k]) for k in labels]
+        boxes = ax.bxp(stats, boxprops={"linestyle": "solid"}, **style)
     for index, patch in enumerate(boxes["boxes"]):
         patch.set_facecolor(PALETTE[index % len(PALETTE)])
         patch.set_alpha(0.6)
@@ -351,6 +362,18 @@ def _draw_box(ax: Axes, panel: BoxPanel) -> None:
         ax.set_ylabel(panel.ylabel)
         _limits(ax, None, panel.ylim)
     ax.set_title(panel.title)
+
+
+def _bxp_stats(box: BoxStats) -> dict[str, Any]:
+    """A box in the form ``Axes.bxp`` draws (``matplotlib.cbook.boxplot_stats``'s keys)."""
+    return {
+        "med": box.median,
+        "q1": box.q1,
+        "q3": box.q3,
+        "whislo": box.whislo,
+        "whishi": box.whishi,
+        "fliers": np.asarray(box.fliers, dtype=float),
+    }
 
 
 # Above this many marks on one axes, its per-item marks are drawn as an image inside an SVG

@@ -26,6 +26,7 @@ from jurybox.reporting.plots.common import (
     value_of,
     why,
 )
+from jurybox.reporting.plots.dense import MAX_MARKS, sample_index, shown_note
 from jurybox.reporting.plots.specs import (
     BarPanel,
     HeatmapPanel,
@@ -39,6 +40,7 @@ from jurybox.reporting.view.format import fmt_rate, fmt_score
 from jurybox.reporting.view.tables import present
 
 T = TypeVar("T")
+MAX_ITEM_LINES = MAX_MARKS // 2  # a paired plot draws two marks per item
 
 # --- treatment effect ----------------------------------------------------------------------
 
@@ -55,8 +57,10 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     if frame is not None and total is not None:
         wide = item_arm_scores(frame, TOTAL)
         if {control, treatment} <= set(wide.columns):
-            both = wide[[control, treatment]].dropna()
-            pairs = [(float(a), float(b)) for a, b in both.itertuples(index=False)]
+            every = wide[[control, treatment]].dropna().to_numpy(dtype=float)
+            pick = sample_index(len(every), MAX_ITEM_LINES)
+            shown = every if pick is None else every[pick]
+            pairs = [(a, b) for a, b in shown.tolist()]
             means = (number(total.control_mean), number(total.treatment_mean))
             scale = score_scale(report, frame)
             panel = PairedPanel(
@@ -68,12 +72,18 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
                 ylim=scale.limits if scale else None,
             )
             axis = f" The score axis spans {scale.source}." if scale else ""
+            sampled = None
+            if pick is not None:
+                orange = "the orange means: every item"
+                sampled = shown_note(len(shown), len(every), "items", MAX_ITEM_LINES, orange)
             return PlotSpec(
                 name,
                 title,
                 (panel,),
                 caption="Grey lines: one item each (its "
-                f"mean total score under each arm); orange: the means.{axis}",
+                f"mean total score under each arm); orange: the means.{axis}"
+                + (f" {sampled}" if sampled else ""),
+                sampled=sampled,
             )
     return _effect_fallback(report, control, treatment, name, title)
 
