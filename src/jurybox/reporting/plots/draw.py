@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import matplotlib
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
@@ -303,9 +304,7 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
             edgecolors="none",
             rasterized=_dense(marks),
         )
-        if panel.trends and label in panel.trends:
-            tx, ty = panel.trends[label]
-            ax.plot(tx, ty, color=PALETTE[index % len(PALETTE)], linewidth=2.2)
+    _draw_trends(ax, panel)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     ax.set_title(_short(panel.title))  # a small multiple is titled with its judge's name
@@ -314,6 +313,17 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
     if len(panel.groups) > 1:
         ax.legend(loc=_legend_place(marks), markerscale=1.5, framealpha=0.85)
     _limits(ax, None, panel.ylim)
+
+
+def _draw_trends(ax: Axes, panel: ScatterPanel) -> None:
+    """A sampled scatter's trend lines, over every cloud, each with a white edge so that it
+    stays visible over points of its own colour."""
+    halo = [patheffects.withStroke(linewidth=4.4, foreground="white")]
+    for index, label in enumerate(panel.groups):
+        if panel.trends and label in panel.trends:
+            xs, ys = panel.trends[label]
+            color = PALETTE[index % len(PALETTE)]
+            ax.plot(xs, ys, color=color, linewidth=2.2, path_effects=halo)
 
 
 def _box_orientation(horizontal: bool) -> dict[str, Any]:
