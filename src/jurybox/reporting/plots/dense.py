@@ -78,16 +78,19 @@ def box_stats(values: Floats, *, distinct_fliers: bool = True) -> BoxStats:
 def _few_fliers(distinct: Floats) -> Floats:
     """At most ``MAX_FLIERS`` of the sorted distinct outliers: both extremes and a seeded sample
     of the rest, in order."""
-    if distinct.size <= MAX_FLIERS:
-        return distinct
     inner = sample_index(distinct.size - 2, MAX_FLIERS - 2)
-    assert inner is not None  # more than MAX_FLIERS distinct values
+    if inner is None:
+        return distinct
     return np.concatenate([distinct[:1], distinct[1:-1][inner], distinct[-1:]])
 
 
 def trend(x: Floats, y: Floats, bins: int = TREND_BINS) -> tuple[list[float], list[float]]:
     """The mean of ``x`` and of ``y`` in each of ``bins`` equal-count slices of the points
-    ordered by ``x``: a line through every point's trend that a sample cannot bias."""
+    ordered by ``x`` (points missing either left out): a line through every point's trend that
+    a sample cannot bias."""
+    given = ~(np.isnan(x) | np.isnan(y))
+    if not given.all():
+        x, y = x[given], y[given]
     order = np.argsort(x, kind="stable")
     n = order.size
     bins = min(bins, n)

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+import pandas as pd
+
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
 from jurybox.analysis.model import Report
@@ -57,10 +59,7 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     if frame is not None and total is not None:
         wide = item_arm_scores(frame, TOTAL)
         if {control, treatment} <= set(wide.columns):
-            every = wide[[control, treatment]].dropna().to_numpy(dtype=float)
-            pick = sample_index(len(every), MAX_ITEM_LINES)
-            shown = every if pick is None else every[pick]
-            pairs = [(a, b) for a, b in shown.tolist()]
+            pairs, sampled = _item_pairs(wide[[control, treatment]].dropna())
             means = (number(total.control_mean), number(total.treatment_mean))
             scale = score_scale(report, frame)
             panel = PairedPanel(
@@ -72,10 +71,6 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
                 ylim=scale.limits if scale else None,
             )
             axis = f" The score axis spans {scale.source}." if scale else ""
-            sampled = None
-            if pick is not None:
-                orange = "the orange means: every item"
-                sampled = shown_note(len(shown), len(every), "items", MAX_ITEM_LINES, orange)
             return PlotSpec(
                 name,
                 title,
@@ -86,6 +81,18 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
                 sampled=sampled,
             )
     return _effect_fallback(report, control, treatment, name, title)
+
+
+def _item_pairs(both: pd.DataFrame) -> tuple[list[tuple[float, float]], str | None]:
+    """Each item's (control, treatment) pair, or past ``MAX_ITEM_LINES`` items a seeded sample
+    of them; and what is sampled (None: nothing). The means drawn are the report's, of all."""
+    every = both.to_numpy(dtype=float)
+    pick = sample_index(len(every), MAX_ITEM_LINES)
+    if pick is None:
+        return [(a, b) for a, b in every.tolist()], None
+    shown = [(a, b) for a, b in every[pick].tolist()]
+    orange = "the orange means: every item"
+    return shown, shown_note(len(shown), len(every), "items", MAX_ITEM_LINES, orange)
 
 
 def _effect_fallback(
