@@ -10,15 +10,32 @@ With ``--families`` it instead times each step of the analysis apart (the frame,
 every family of ``analysis.report._families`` and the verdict), wall and CPU seconds, best of
 ``--repeat`` runs, and skips the plots.
 
-Usage: ``python bench/plot_scale.py [--judges 65] [--items 134] [--families [--repeat 3]]``.
+With ``--run JUDGMENTS DATASET`` it times building the plot specs and drawing each figure of a
+real run (e.g. a million records written by ``bench/analysis_scale.py --keep``), CPU and wall
+seconds, best of ``--repeat``, after analysing it once (not timed).
+
+With ``--digests`` it prints the SHA-256 of every figure's PNG and SVG for a few synthetic panels
+(65 judges x 134 items; 3 judges x 134 items; 3 judges x 800 items, 4,800 points: just under
+``plots.dense.MAX_MARKS``), and with ``--compare-tree SRC`` it runs that under this tree's
+``src`` and under ``SRC`` (``PYTHONHASHSEED=0`` both) and says which figures differ: a change
+that must leave small reports as they were is checked against the tree before it.
+
+Usage: ``python bench/plot_scale.py [--judges 65] [--items 134] [--families [--repeat 3]]``,
+``python bench/plot_scale.py --run JUDGMENTS DATASET [--repeat 3]``,
+``python bench/plot_scale.py --compare-tree /tmp/base/src``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +55,7 @@ from jurybox.app import build_report
 from jurybox.records import Item, JudgeRecord, Status
 from jurybox.reporting import render_plots
 from jurybox.reporting.plots import build_plot_specs
+from jurybox.reporting.plots.draw import render
 
 ARMS = ("control", "treatment")
 DIMS = ("accuracy", "clarity")
@@ -62,7 +80,7 @@ def _record(qid: str, judge: str, order: str, **fields: Any) -> JudgeRecord:
         query_id=qid,
         judge_name=judge,
         judge_model=f"{judge}-model",
-        judge_vendor=("openai", "anthropic", "google")[hash(judge) % 3],
+        judge_vendor=("openai", "anthropic", "google")[int(judge.rsplit("-", 1)[1]) % 3],
         presentation_order=order,
         status=Status.OK,
         parse_success=True,
@@ -224,14 +242,100 @@ def measure(mode: str, judges: int, n_items: int) -> dict[str, Any]:
     }
 
 
+DIGEST_WORLDS = (("rubric", 65, 134), ("pairwise", 65, 134), ("rubric", 3, 134), ("rubric", 3, 800))
+
+
+def print_digests() -> None:
+    """One line per drawn figure of each digest world: its name and its PNG's and SVG's SHA-256."""
+    for mode, judges, n_items in DIGEST_WORLDS:
+        records, human, items, options = world(mode, judges, n_items)
+        report, frame = build_report(records, human=human, items=items, options=options)
+        for spec in build_plot_specs(report, frame):
+            if spec.drawn:
+                drawn = render(spec)
+                png = hashlib.sha256(drawn.png).hexdigest()[:16]
+                svg = hashlib.sha256(drawn.svg.encode()).hexdigest()[:16]
+                print(f"{mode}-{judges}x{n_items}/{spec.name} {png} {svg}", flush=True)
+
+
+def compare_tree(other_src: Path) -> int:
+    """Run ``--digests`` under this tree's ``src`` and under ``other_src``; print the figures
+    whose bytes differ. Exit status 1 when any does."""
+    here = Path(__file__).resolve().parents[1] / "src"
+    digests = []
+    for src in (here, other_src):
+        env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"}
+        run = [sys.executable, __file__, "--digests"]
+        out = subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout
+        digests.append(dict(line.split(" ", 1) for line in out.splitlines()))
+    ours, theirs = digests
+    differ = sorted(
+        name for name in ours.keys() | theirs.keys() if ours.get(name) != theirs.get(name)
+    )
+    print(f"{len(ours)} figures here, {len(theirs)} in {other_src}; {len(differ)} differ")
+    for name in differ:
+        print(f"  differs: {name}")
+    return 1 if differ else 0
+
+
+def time_run(judgments: Path, dataset: Path, repeat: int) -> None:
+    """Best-of-``repeat`` CPU and wall seconds of the plot specs and of each figure of a run."""
+    from rich.console import Console
+
+    from jurybox.app import analyze
+    from jurybox.app.sources import declared_scale, run_items, run_judges, run_sources
+
+    read = analyze._judgments(judgments, Console(stderr=True))
+    items = run_items(read.path, run_sources(read.path, dataset=dataset, human=None))
+    options = AnalysisOptions(
+        judge_families=read.tables.judge_families(),
+        score_scale=declared_scale(read.path),
+        run_judges=run_judges(read.path),
+    )
+    report, frame = analyze._streamed_report(
+        read, human=None, items=items, options=options, label_source=None
+    )
+    best: dict[str, tuple[float, float]] = {}
+
+    def keep(step: str, wall: float, cpu: float) -> None:
+        old = best.get(step, (float("inf"), float("inf")))
+        best[step] = (min(old[0], wall), min(old[1], cpu))
+
+    for _ in range(repeat):
+        specs, wall, cpu = _cpu_timed(lambda: build_plot_specs(report, frame))
+        keep("plot specs", wall, cpu)
+        for spec in (s for s in specs if s.drawn):
+            _, wall, cpu = _cpu_timed(functools.partial(render, spec))
+            keep(spec.name, wall, cpu)
+    print("| step | wall s | CPU s |")
+    print("|---|---|---|")
+    for step, (wall, cpu) in best.items():
+        print(f"| {step} | {wall:.2f} | {cpu:.2f} |")
+    total_wall, total_cpu = (sum(v[i] for v in best.values()) for i in (0, 1))
+    print(f"| total | {total_wall:.2f} | {total_cpu:.2f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judges", type=int, default=65)
     parser.add_argument("--items", type=int, default=134)
     parser.add_argument("--families", action="store_true", help="time each family, no plots")
-    parser.add_argument("--repeat", type=int, default=1, help="best of N runs (--families)")
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs (--families, --run)")
+    parser.add_argument("--run", nargs=2, type=Path, metavar=("JUDGMENTS", "DATASET"))
+    parser.add_argument("--digests", action="store_true", help="SHA-256 of every figure")
+    parser.add_argument("--compare-tree", type=Path, metavar="SRC", help="digests vs SRC's")
     args = parser.parse_args(argv)
+    if args.digests:
+        print_digests()
+        return
+    if args.compare_tree:
+        sys.exit(compare_tree(args.compare_tree))
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    if args.run:
+        judgments, dataset = args.run
+        time_run(judgments, dataset, args.repeat)
+        print(f"load average after: {os.getloadavg()}")
+        return
     if args.families:
         print_families(args.judges, args.items, args.repeat)
         print(f"load average after: {os.getloadavg()}")

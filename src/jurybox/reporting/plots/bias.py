@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+import pandas as pd
+
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.frame import judge_scores
 from jurybox.analysis.model import Metric, Report, Skipped
@@ -16,6 +19,15 @@ from jurybox.reporting.plots.common import (
     top_judges,
     value_of,
     why,
+)
+from jurybox.reporting.plots.dense import (
+    MAX_MARKS,
+    Floats,
+    Indices,
+    box_stats,
+    shown_note,
+    split_sample,
+    trend,
 )
 from jurybox.reporting.plots.specs import (
     BarPanel,
@@ -119,16 +131,49 @@ def verbosity(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     if node is None or not node.computed:
         return not_applicable(name, title, why(node, "no verbosity analysis"))
     if frame is not None and not frame.scores.empty and not frame.items.empty:
-        scores = judge_scores(frame).merge(
-            frame.items[["query_id", "arm", "length"]], on=["query_id", "arm"]
-        )
+        scores = _with_lengths(judge_scores(frame), frame.items)
         if not scores.empty:
             groups = {
-                str(j): (list(g["length"].astype(float)), list(g["score"].astype(float)))
+                str(j): (g["length"].to_numpy(dtype=float), g["score"].to_numpy(dtype=float))
                 for j, g in scores.groupby("judge")
             }
             return _verbosity_scatter(report, frame, groups, name, title)
     return _verbosity_fallback(report, node, name, title)
+
+
+def _with_lengths(scores: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """``scores.merge(items[["query_id", "arm", "length"]], on=["query_id", "arm"])``: the scores
+    of responses with a length, in the scores' order, the length beside each. Looked up in a
+    query x arm table instead of joined: the join factorised every key's string again (1.2 s at
+    a million records); a dataset listing an item twice keeps the join's duplicated rows."""
+    query, query_of_item, queries = _codes(scores["query_id"], items["query_id"])
+    arm, arm_of_item, arms = _codes(scores["arm"], items["arm"])
+    known = (query_of_item >= 0) & (arm_of_item >= 0)
+    cells = query_of_item[known] * arms + arm_of_item[known]
+    if cells.size and np.bincount(cells).max() > 1:
+        keys = ["query_id", "arm"]
+        return scores.merge(items[[*keys, "length"]], on=keys)
+    table = np.full(queries * arms + 1, np.nan)  # the last cell: a key no item has
+    table[cells] = items["length"].to_numpy(dtype=float)[known]
+    found_cell = np.where((query < 0) | (arm < 0), queries * arms, query * arms + arm)
+    lengths = table[found_cell]
+    found = ~np.isnan(lengths)
+    joined: pd.DataFrame = scores[found].assign(length=lengths[found])
+    return joined.reset_index(drop=True)
+
+
+def _codes(column: pd.Series, values: pd.Series) -> tuple[Indices, Indices, int]:
+    """The category code of each of ``column``'s values and of each of ``values`` in the same
+    categories (-1: not among them), and how many categories there are."""
+    categorical = (
+        column if isinstance(column.dtype, pd.CategoricalDtype) else column.astype("category")
+    )
+    categories = categorical.cat.categories
+    codes = categorical.cat.codes.to_numpy().astype(np.intp)
+    value_codes, distinct = pd.factorize(values)  # each distinct string looked up once
+    found = categories.get_indexer(pd.Index(distinct)).astype(np.intp)
+    of_values = np.where(value_codes < 0, -1, found[value_codes])
+    return codes, of_values, len(categories)
 
 
 SMALL_MULTIPLES_FROM = 4  # more judges than this: one small panel each instead of one crowded
@@ -137,7 +182,7 @@ SMALL_MULTIPLES_FROM = 4  # more judges than this: one small panel each instead 
 def _verbosity_scatter(
     report: Report,
     frame: AnalysisFrame,
-    groups: dict[str, tuple[list[float], list[float]]],
+    groups: dict[str, tuple[Floats, Floats]],
     name: str,
     title: str,
 ) -> PlotSpec:
@@ -147,31 +192,64 @@ def _verbosity_scatter(
     xlabel, ylabel = "response length (characters)", "total score"
     if len(kept) > SMALL_MULTIPLES_FROM:
         panels: tuple[ScatterPanel, ...] = tuple(
-            ScatterPanel(judge, "length (chars)", ylabel, {judge: groups[judge]}, ylim=ylim)
+            _scatter_panel(judge, "length (chars)", ylabel, {judge: groups[judge]}, ylim)
             for judge in kept
         )
         columns = 2
     else:
         panels = (
-            ScatterPanel(
+            _scatter_panel(
                 "Length vs total score (one point per judge x response)",
                 xlabel,
                 ylabel,
                 {judge: groups[judge] for judge in kept},
-                ylim=ylim,
+                ylim,
             ),
         )
         columns = 1
     axis = f" The score axis spans {scale.source}." if scale else ""
+    sampled = _scatter_note(panels, sum(groups[j][0].size for j in kept))
     return PlotSpec(
         name,
         title,
         panels,
         caption="Each point is one judge's mean total score of one response against that "
-        f"response's length{' (one panel per judge)' if columns > 1 else ''}.{axis}",
+        f"response's length{' (one panel per judge)' if columns > 1 else ''}.{axis}"
+        + (f" {sampled}" if sampled else ""),
         columns=columns,
         left_out=left_out,
+        sampled=sampled,
     )
+
+
+def _scatter_panel(
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    groups: dict[str, tuple[Floats, Floats]],
+    ylim: tuple[float, float] | None,
+) -> ScatterPanel:
+    """Every point, or past ``MAX_MARKS`` a seeded sample of them and each group's trend line
+    computed on all its points."""
+    picks = split_sample([xs.size for xs, _ in groups.values()])
+    if picks is None:
+        every = {j: (xs.tolist(), ys.tolist()) for j, (xs, ys) in groups.items()}
+        return ScatterPanel(title, xlabel, ylabel, every, ylim=ylim)
+    shown = {
+        j: (xs[pick].tolist(), ys[pick].tolist())
+        for (j, (xs, ys)), pick in zip(groups.items(), picks, strict=True)
+    }
+    trends = {j: trend(xs, ys) for j, (xs, ys) in groups.items()}
+    return ScatterPanel(title, xlabel, ylabel, shown, ylim=ylim, trends=trends)
+
+
+def _scatter_note(panels: tuple[ScatterPanel, ...], total: int) -> str | None:
+    """What a sampled scatter draws, or None when every point is drawn."""
+    if not any(panel.trends for panel in panels):
+        return None
+    shown = sum(len(xs) for panel in panels for xs, _ in panel.groups.values())
+    lines = "lines: the mean score per twentieth of the lengths, over every point"
+    return shown_note(shown, total, "points", MAX_MARKS, lines, per_panel=len(panels) > 1)
 
 
 def _verbosity_fallback(report: Report, node: Verbosity, name: str, title: str) -> PlotSpec:
@@ -229,16 +307,13 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     labels = _judge_labels(report)
     if frame is not None and not frame.scores.empty:
         by_judge = {
-            str(j): list(g["score"].astype(float)) for j, g in judge_scores(frame).groupby("judge")
+            str(j): g["score"].to_numpy(dtype=float)
+            for j, g in judge_scores(frame).groupby("judge")
         }
         kept, left_out = top_judges(report, by_judge)
-        groups = {labels.get(j, j): by_judge[j] for j in kept}
         scale = score_scale(report, frame)
-        panel = BoxPanel(
-            "Total score per response, by judge (vendor)",
-            "total score",
-            groups,
-            ylim=scale.limits if scale else None,
+        panel, sampled = _box_panel(
+            {labels.get(j, j): by_judge[j] for j in kept}, scale.limits if scale else None
         )
         axis = f" The score axis spans {scale.source}." if scale else ""
         return PlotSpec(
@@ -247,8 +322,9 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
             (panel,),
             caption="Box: quartiles of each judge's total "
             "scores; dots: the responses. A judge whose box sits apart from the others "
-            f"is more lenient or severe.{axis}",
+            f"is more lenient or severe.{axis}" + (f" {sampled}" if sampled else ""),
             left_out=left_out,
+            sampled=sampled,
         )
     prefs = report.effects.preferences
     every = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
@@ -257,6 +333,30 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     kept, left_out = top_judges(report, every)
     spec = _vendor_fallback(report, {j: every[j] for j in kept}, labels, name, title)
     return replace(spec, left_out=left_out)
+
+
+def _box_panel(
+    values: dict[str, Floats], ylim: tuple[float, float] | None
+) -> tuple[BoxPanel, str | None]:
+    """Boxes with every response as a dot, or past ``MAX_MARKS`` dots a seeded sample of them
+    over boxes computed on every value; and what is sampled (None: nothing)."""
+    title, ylabel = "Total score per response, by judge (vendor)", "total score"
+    picks = split_sample([v.size for v in values.values()])
+    if picks is None:
+        every = {label: v.tolist() for label, v in values.items()}
+        return BoxPanel(title, ylabel, every, ylim=ylim), None
+    shown = {
+        label: v[pick].tolist() for (label, v), pick in zip(values.items(), picks, strict=True)
+    }
+    boxes = {label: box_stats(v) for label, v in values.items()}
+    note = shown_note(
+        sum(len(v) for v in shown.values()),
+        sum(v.size for v in values.values()),
+        "responses",
+        MAX_MARKS,
+        "boxes, whiskers and outliers: every response",
+    )
+    return BoxPanel(title, ylabel, shown, ylim=ylim, boxes=boxes), note
 
 
 def _vendor_fallback(

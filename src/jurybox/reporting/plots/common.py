@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.reporting.plots.specs import BarSeries
@@ -111,12 +113,20 @@ def score_scale(report: Report, frame: AnalysisFrame | None) -> ScoreScale | Non
         return ScoreScale(float(low), float(high), f"the rubric's scale {low}–{high}")
     if frame is None or frame.scores.empty:
         return None
-    scores = frame.scores["score"].dropna().astype(float)
-    if scores.empty:
+    span = frame.memo("plots|score_span", lambda: _observed_span(frame.scores["score"]))
+    if span is None:
         return None
-    low, high = math.floor(scores.min()), math.ceil(scores.max())
+    low, high = span
     if low == high:
         high = low + 1
     return ScoreScale(
         float(low), float(high), f"the observed span {low}–{high} (no declared scale)"
     )
+
+
+def _observed_span(scores: pd.Series) -> tuple[int, int] | None:
+    """The whole numbers around every score given (None: no score); four figures ask."""
+    given = scores.dropna().astype(float)
+    if given.empty:
+        return None
+    return math.floor(given.min()), math.ceil(given.max())

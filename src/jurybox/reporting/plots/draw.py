@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import matplotlib
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
@@ -24,6 +25,7 @@ from jurybox.reporting.plots.specs import (
     BarPanel,
     BarSeries,
     BoxPanel,
+    BoxStats,
     HeatmapPanel,
     LinePanel,
     PairedPanel,
@@ -98,7 +100,8 @@ def build_figure(spec: PlotSpec) -> Figure:
             ax.set_visible(False)
         if len(spec.panels) > 1 or spec.status == "fallback":
             figure.suptitle(spec.title + _status_suffix(spec), fontweight="bold")
-        footer = [n for n in (spec.note if spec.status == "fallback" else None, spec.left_out) if n]
+        fallback = spec.note if spec.status == "fallback" else None
+        footer = [n for n in (fallback, spec.left_out, spec.sampled) if n]
         if footer:
             text = " ".join(n[:1].upper() + n[1:] for n in footer)
             figure.supxlabel(
@@ -301,6 +304,7 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
             edgecolors="none",
             rasterized=_dense(marks),
         )
+    _draw_trends(ax, panel)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     ax.set_title(_short(panel.title))  # a small multiple is titled with its judge's name
@@ -309,6 +313,17 @@ def _draw_scatter(ax: Axes, panel: ScatterPanel) -> None:
     if len(panel.groups) > 1:
         ax.legend(loc=_legend_place(marks), markerscale=1.5, framealpha=0.85)
     _limits(ax, None, panel.ylim)
+
+
+def _draw_trends(ax: Axes, panel: ScatterPanel) -> None:
+    """A sampled scatter's trend lines, over every cloud, each with a white edge so that it
+    stays visible over points of its own colour."""
+    halo = [patheffects.withStroke(linewidth=4.4, foreground="white")]
+    for index, label in enumerate(panel.groups):
+        if panel.trends and label in panel.trends:
+            xs, ys = panel.trends[label]
+            color = PALETTE[index % len(PALETTE)]
+            ax.plot(xs, ys, color=color, linewidth=2.2, path_effects=halo)
 
 
 def _box_orientation(horizontal: bool) -> dict[str, Any]:
@@ -325,14 +340,20 @@ def _draw_box(ax: Axes, panel: BoxPanel) -> None:
     horizontal = len(labels) > MANY_CATEGORIES
     data = [np.asarray(panel.groups[k], dtype=float) for k in labels]
     where = np.arange(len(labels), 0, -1) if horizontal else np.arange(1, len(labels) + 1)
-    boxes = ax.boxplot(
-        data,
-        positions=where,
+    style: dict[str, Any] = {
+        "positions": where,
         **_box_orientation(horizontal),
-        patch_artist=True,
-        widths=0.55,
-        medianprops={"color": "black"},
-    )
+        "patch_artist": True,
+        "widths": 0.55,
+        "medianprops": {"color": "black"},
+    }
+    if panel.boxes is None:
+        boxes = ax.boxplot(data, **style)
+    else:
+        # Boxes computed on every value (the dots are a sample): the same artists ax.boxplot
+        # draws from the values themselves, which with patch_artist sets a solid box outline.
+        stats = [_bxp_stats(panel.boxes[k]) for k in labels]
+        boxes = ax.bxp(stats, boxprops={"linestyle": "solid"}, **style)
     for index, patch in enumerate(boxes["boxes"]):
         patch.set_facecolor(PALETTE[index % len(PALETTE)])
         patch.set_alpha(0.6)
@@ -351,6 +372,18 @@ def _draw_box(ax: Axes, panel: BoxPanel) -> None:
         ax.set_ylabel(panel.ylabel)
         _limits(ax, None, panel.ylim)
     ax.set_title(panel.title)
+
+
+def _bxp_stats(box: BoxStats) -> dict[str, Any]:
+    """A box in the form ``Axes.bxp`` draws (``matplotlib.cbook.boxplot_stats``'s keys)."""
+    return {
+        "med": box.median,
+        "q1": box.q1,
+        "q3": box.q3,
+        "whislo": box.whislo,
+        "whishi": box.whishi,
+        "fliers": np.asarray(box.fliers, dtype=float),
+    }
 
 
 # Above this many marks on one axes, its per-item marks are drawn as an image inside an SVG

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+import pandas as pd
+
 from jurybox.analysis import TOTAL, AnalysisFrame
 from jurybox.analysis.effects import item_arm_scores
 from jurybox.analysis.model import Report
@@ -26,6 +28,7 @@ from jurybox.reporting.plots.common import (
     value_of,
     why,
 )
+from jurybox.reporting.plots.dense import MAX_MARKS, sample_index, shown_note
 from jurybox.reporting.plots.specs import (
     BarPanel,
     HeatmapPanel,
@@ -39,6 +42,7 @@ from jurybox.reporting.view.format import fmt_rate, fmt_score
 from jurybox.reporting.view.tables import present
 
 T = TypeVar("T")
+MAX_ITEM_LINES = MAX_MARKS // 2  # a paired plot draws two marks per item
 
 # --- treatment effect ----------------------------------------------------------------------
 
@@ -55,8 +59,7 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     if frame is not None and total is not None:
         wide = item_arm_scores(frame, TOTAL)
         if {control, treatment} <= set(wide.columns):
-            both = wide[[control, treatment]].dropna()
-            pairs = [(float(a), float(b)) for a, b in both.itertuples(index=False)]
+            pairs, sampled = _item_pairs(wide[[control, treatment]].dropna())
             means = (number(total.control_mean), number(total.treatment_mean))
             scale = score_scale(report, frame)
             panel = PairedPanel(
@@ -73,9 +76,23 @@ def treatment_effect(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
                 title,
                 (panel,),
                 caption="Grey lines: one item each (its "
-                f"mean total score under each arm); orange: the means.{axis}",
+                f"mean total score under each arm); orange: the means.{axis}"
+                + (f" {sampled}" if sampled else ""),
+                sampled=sampled,
             )
     return _effect_fallback(report, control, treatment, name, title)
+
+
+def _item_pairs(both: pd.DataFrame) -> tuple[list[tuple[float, float]], str | None]:
+    """Each item's (control, treatment) pair, or past ``MAX_ITEM_LINES`` items a seeded sample
+    of them; and what is sampled (None: nothing). The means drawn are the report's, of all."""
+    every = both.to_numpy(dtype=float)
+    pick = sample_index(len(every), MAX_ITEM_LINES)
+    if pick is None:
+        return [(a, b) for a, b in every.tolist()], None
+    shown = [(a, b) for a, b in every[pick].tolist()]
+    orange = "the orange means: every item"
+    return shown, shown_note(len(shown), len(every), "items", MAX_ITEM_LINES, orange)
 
 
 def _effect_fallback(

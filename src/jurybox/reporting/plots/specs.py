@@ -71,6 +71,23 @@ class ScatterPanel:
     groups: Mapping[str, tuple[Sequence[float], Sequence[float]]]
     yticks: Mapping[float, str] | None = None
     ylim: tuple[float, float] | None = None
+    # Past ``dense.MAX_MARKS`` points ``groups`` is a sample: per group, a line through the mean
+    # (x, y) of each slice of *all* its points ordered by x. None: every point is drawn.
+    trends: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None
+
+
+@dataclass(frozen=True)
+class BoxStats:
+    """One box as ``matplotlib.cbook.boxplot_stats`` gives it, computed on all of a group's
+    values (``n``); ``fliers`` are the outliers drawn (distinct values when sampled)."""
+
+    median: float
+    q1: float
+    q3: float
+    whislo: float
+    whishi: float
+    fliers: Sequence[float]
+    n: int
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,9 @@ class BoxPanel:
     ylabel: str
     groups: Mapping[str, Sequence[float]]
     ylim: tuple[float, float] | None = None
+    # Past ``dense.MAX_MARKS`` dots ``groups`` is a sample and each box comes from here
+    # (computed on every value); None: the boxes are computed from ``groups``, all of them.
+    boxes: Mapping[str, BoxStats] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,8 @@ class PlotSpec:
 
     Panels are stacked one under the other (the figure stays one panel wide, so it is legible
     on a phone); ``columns=2`` lays them out as small multiples, two per row. ``left_out`` says
-    which judges a capped figure does not show.
+    which judges a capped figure does not show; ``sampled`` how many of its points a figure of
+    very many draws (``plots.dense``). Both are written under the figure.
     """
 
     name: str
@@ -136,6 +157,7 @@ class PlotSpec:
     extra: Mapping[str, str] = field(default_factory=dict)
     columns: int = 1
     left_out: str | None = None
+    sampled: str | None = None
 
     @property
     def filename(self) -> str:
