@@ -35,6 +35,7 @@ from jurybox.reporting.plots.specs import (
     PlotSpec,
     ScatterPanel,
 )
+from jurybox.reporting.render.markdown import plot_index
 
 from .conftest import Built
 from .synthetic import World, rubric_world
@@ -268,3 +269,17 @@ def test_a_sampled_figure_says_so_inside_the_image_and_is_the_same_twice(many: A
         assert (drawn.png, drawn.svg) == (again.png, again.svg)
         assert "seeded random sample" in drawn.svg  # the footer is text inside the SVG
         assert "<image" in drawn.svg  # the sampled marks are still one image, not paths
+
+
+def test_the_markdown_tables_say_what_was_sampled(many: Any) -> None:
+    """summary_tables.md has no image caption: its plot index says what a figure sampled."""
+    _, report, frame = many
+    specs = build_plot_specs(report, frame)
+    index = "\n".join(plot_index(specs))
+    sampled = [spec for spec in specs if spec.sampled]
+    assert sampled
+    for spec in sampled:
+        assert spec.sampled is not None
+        row = next(line for line in index.splitlines() if line.startswith(f"| {spec.title}"))
+        said = spec.sampled.split(" (")[0]  # "Drawn: a seeded random sample of N of the M ..."
+        assert "random sample of" in said and said in row

@@ -158,6 +158,7 @@ class HtmlPlot:
     height: int
     svg_filename: str = ""
     left_out: str | None = None
+    sampled: str | None = None
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,7 @@ def _plot(rendered: RenderedPlot) -> HtmlPlot:
         height=height,
         svg_filename=spec.svg_filename,
         left_out=spec.left_out,
+        sampled=spec.sampled,
     )
 
 
@@ -292,7 +294,7 @@ def _plot_rows(drawn: Sequence[HtmlPlot], skipped: Sequence[PlotSpec]) -> list[P
             f"plot-{p.name}",
             [f"plots/{p.filename}", f"plots/{p.svg_filename}"],
             p.status.replace("_", " "),
-            " ".join(n for n in (p.note, p.left_out) if n),
+            " ".join(n for n in (p.note, p.left_out, p.sampled) if n),
         )
         for p in drawn
     ]

@@ -73,7 +73,7 @@ def _section_plots(section: Section, plots: Mapping[str, PlotSpec]) -> list[str]
         if not spec.drawn:
             lines.append(f"- Plot not drawn, {_escape(spec.title)}: {_escape(spec.note or '')}")
             continue
-        notes = " ".join(_escape(n) for n in (spec.note, spec.left_out) if n)
+        notes = " ".join(_escape(n) for n in (spec.note, spec.left_out, spec.sampled) if n)
         png = safe_link_target(f"plots/{spec.filename}") or ""
         svg = safe_link_target(f"plots/{spec.svg_filename}") or ""
         lines.append(
@@ -110,7 +110,7 @@ def plot_index(plots: Iterable[PlotSpec]) -> list[str]:
     for spec in specs:
         files = f"plots/{spec.filename}, plots/{spec.svg_filename}" if spec.drawn else "—"
         status = spec.status if spec.drawn else "not drawn (not applicable)"
-        note = " ".join(n for n in (spec.note, spec.left_out) if n)
+        note = " ".join(n for n in (spec.note, spec.left_out, spec.sampled) if n)
         lines.append(f"| {_escape(spec.title)} | {files} | {status} | {_escape(note)} |")
     lines += ["", "- " + _escape(PLOT_POLICY), ""]
     return lines
