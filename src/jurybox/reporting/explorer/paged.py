@@ -220,17 +220,32 @@ class PageWriter:
             rows.append(seen.rows(row_json(mark_row(row, self._marks), self.judges)))
         return rows
 
+    @property
+    def work(self) -> Path:
+        """The temporary folder beside report.html that ``finish`` writes the pages into."""
+        return self._work
+
     def install(self) -> Path:
         """Swap the written folder in as ``report_items`` beside report.html."""
-        target = self.out_dir / PAGES_DIR
-        swap_folder(self._work / PAGES_DIR, target)
-        shutil.rmtree(self._work, ignore_errors=True)
-        return target
+        return install_pages(self._work, self.out_dir)
 
     def discard(self) -> None:
         """Remove the temporary folder (on an error: nothing half-written is left)."""
         self._spool.close()
-        shutil.rmtree(self._work, ignore_errors=True)
+        discard_work(self._work)
+
+
+def install_pages(work: Path, out_dir: Path) -> Path:
+    """Swap the pages written in ``work`` (``PageWriter.work``) in as ``report_items``."""
+    target = out_dir / PAGES_DIR
+    swap_folder(work / PAGES_DIR, target)
+    discard_work(work)
+    return target
+
+
+def discard_work(work: Path) -> None:
+    """Remove a ``PageWriter.work`` folder and what it holds."""
+    shutil.rmtree(work, ignore_errors=True)
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
