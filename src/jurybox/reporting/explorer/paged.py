@@ -44,6 +44,7 @@ from jurybox.reporting.explorer.data import (
     row_json,
 )
 from jurybox.reporting.explorer.links import FILTERS
+from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
 
 PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
 PAGE_ITEMS = 1_000  # items per side file
@@ -51,6 +52,7 @@ PAGES_DIR = "report_items"
 QUESTION_CHARS = 160  # of each question in the index (as many as the table shows)
 BUCKETS = 128  # spool files at most: pages are grouped so that few files are open at once
 PAGE_LEVEL = 6  # gzip level of a page: nearly level 9's size, several times faster
+INDEX_LEVEL = 6  # and of the index (larger than any embedded explorer: seconds less than 9)
 
 
 def page_file(page: int) -> str:
@@ -67,18 +69,21 @@ def explorer_size(frame: AnalysisFrame, items: Sequence[Item] | None) -> int:
 
 @dataclass(frozen=True)
 class PagedExplorer:
-    """The index report.html embeds and what was written beside it."""
+    """The index report.html embeds (as its data block: ``payload``) and what was written
+    beside it. The index is kept as that text, not as objects: a million records' index is
+    150,000 rows, a few MB of text and hundreds of MB of dicts."""
 
     judges: tuple[str, ...]
     label_kind: str
-    index: dict[str, Any]
+    payload: Payload
     n_items: int
     n_pages: int
     page_items: int
 
     def to_json(self) -> dict[str, Any]:
         """The page's data block (as ``ExplorerData.to_json``, with index rows)."""
-        return self.index
+        data: dict[str, Any] = decode_payload(self.payload)
+        return data
 
 
 @dataclass
@@ -168,7 +173,7 @@ class PageWriter:
         pages = max(1, -(-len(self._ids) // PAGE_ITEMS))
         pages_dir = self._work / PAGES_DIR
         pages_dir.mkdir()
-        index_rows: list[dict[str, Any]] = []
+        index_rows: list[str] = []
         per_bucket = self._spool.pages_per_bucket
         # Each page is gzipped and written in a worker thread (zlib lets go of the GIL) while
         # the next one is built: one page in flight; its error is raised here, at the next.
@@ -190,22 +195,27 @@ class PageWriter:
             if written is not None:
                 written.result()
         self._spool.close()
-        index = {
+        head = {
             "judges": list(self.judges),
             "filters": list(FILTERS),
             "bits": dict(FLAG_BITS),
             "label": self._marks.label_kind,
             "paged": {"dir": PAGES_DIR, "size": PAGE_ITEMS, "pages": pages},
-            "items": index_rows,
         }
+        # The JSON of head + "items": index_rows, as json.dumps writes it (a list's items
+        # joined by ","), without a dict per row.
+        text = _encode(head)[:-1] + ',"items":[' + ",".join(index_rows) + "]}"
         return PagedExplorer(
-            self.judges, self._marks.label_kind, index, len(index_rows), pages, PAGE_ITEMS
+            self.judges,
+            self._marks.label_kind,
+            json_payload(text, compresslevel=INDEX_LEVEL),
+            len(index_rows),
+            pages,
+            PAGE_ITEMS,
         )
 
-    def _page_rows(
-        self, page: int, spooled: Iterable[list[str]]
-    ) -> list[tuple[dict[str, Any], str]]:
-        """Each item of the page: its index row and its full row as JSON text (the keys of
+    def _page_rows(self, page: int, spooled: Iterable[list[str]]) -> list[tuple[str, str]]:
+        """Each item of the page: its index row and its full row as JSON texts (the keys of
         ``ExplorerData.to_json``'s rows, its judgments in record order)."""
         first = page * PAGE_ITEMS
         last = min(first + PAGE_ITEMS, len(self._ids))
@@ -281,9 +291,9 @@ class _Judged:
         self.verdicts[judge].append(_decoded(verdict))
         self.failed += failed
 
-    def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def rows(self, row: dict[str, Any]) -> tuple[str, str]:
         """The index row (the row without its texts, each judge's verdicts joined as the table
-        shows them, its failure count) and the full row's JSON text with the judgments."""
+        shows them, its failure count) and the full row, JSON texts with the judgments."""
         question = str(row["q"])
         if len(question) > QUESTION_CHARS:
             question = question[:QUESTION_CHARS] + "…"
@@ -298,7 +308,7 @@ class _Judged:
         }
         del row["v"]  # the row came without judgments: they are the spooled texts
         judged = ",".join("[" + ",".join(cells) + "]" for cells in self.cells)
-        return index, _encode(row)[:-1] + ',"v":[' + judged + "]}"
+        return _encode(index), _encode(row)[:-1] + ',"v":[' + judged + "]}"
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:
