@@ -45,6 +45,7 @@ from jurybox.reporting.explorer.data import (
 )
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
+from jurybox.reporting.explorer.stored import SeenBlock
 
 PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
 PAGE_ITEMS = 1_000  # items per side file
@@ -101,6 +102,15 @@ class _Spool:
             handle = (self.folder / f"bucket-{bucket}.jsonl").open("w", encoding="utf-8")
             self.files[bucket] = handle
         handle.write(line)
+
+    def write_lines(self, lines: list[tuple[int, str]]) -> None:
+        """``write`` of each (page, line), in order, with one write per bucket."""
+        per_bucket = self.pages_per_bucket
+        by_bucket: dict[int, list[str]] = defaultdict(list)
+        for page, line in lines:
+            by_bucket[page // per_bucket].append(line)
+        for bucket, found in by_bucket.items():
+            self.write(bucket * per_bucket, "".join(found))
 
     def read(self, bucket: int) -> list[str]:
         handle = self.files.pop(bucket, None)
@@ -167,6 +177,30 @@ class PageWriter:
         cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
         line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode_text(shown.verdict)}\t"
         self._spool.write(position // PAGE_ITEMS, line + _encode_texts(cells) + "\n")
+
+    def add_block(self, block: SeenBlock) -> None:
+        """``add_shown`` of every row of a block of records, in order (one spool write per
+        bucket, no object per record)."""
+        if not block.texts:
+            for seen in block.seen():
+                self.add_shown(seen.query_id, seen.judge, seen.shown)
+            return
+        place, judge_index, text = self._place, self._judge_index, encode_basestring
+        lines = []
+        rows = zip(
+            block.query_ids, block.judges, block.orders, block.verdicts, block.confidences,
+            block.reasonings, block.statuses, strict=True,
+        )  # fmt: skip
+        for query_id, judge, order, verdict, confidence, reasoning, status in rows:
+            position = place(query_id, None)
+            j = judge_index.get(judge)
+            if j is None:
+                continue
+            shown = text(verdict)
+            cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
+            line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
+            lines.append((position // PAGE_ITEMS, line))
+        self._spool.write_lines(lines)
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
