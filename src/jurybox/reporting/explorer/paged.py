@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
@@ -34,14 +34,12 @@ from jurybox.analysis import AnalysisFrame
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer.data import (
     FLAG_BITS,
+    TEXT_CHARS,
     ItemMarks,
-    ItemRow,
     Judgment,
+    cut_text,
     item_marks,
-    item_row,
     judgment,
-    mark_row,
-    row_json,
 )
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
@@ -214,12 +212,11 @@ class PageWriter:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-pages") as pool:
             written: Future[None] | None = None
             for bucket in range(-(-pages // per_bucket)):
-                by_page: dict[int, list[list[str]]] = defaultdict(list)
-                for line in self._spool.read(bucket):
-                    cells = line.rstrip("\n").split("\t", 4)
-                    by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
+                first = bucket * per_bucket * PAGE_ITEMS
+                size = min(per_bucket * PAGE_ITEMS, len(self._ids) - first)
+                spooled = _Bucket(self._spool.read(bucket), first, size, len(self.judges))
                 for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
-                    rows = self._page_rows(page, by_page.pop(page, []))
+                    rows = self._page_rows(page, spooled)
                     index_rows.extend(index for index, _ in rows)
                     texts = [text for _, text in rows]
                     if written is not None:
@@ -248,20 +245,39 @@ class PageWriter:
             PAGE_ITEMS,
         )
 
-    def _page_rows(self, page: int, spooled: Iterable[list[str]]) -> list[tuple[str, str]]:
-        """Each item of the page: its index row and its full row as JSON texts (the keys of
-        ``ExplorerData.to_json``'s rows, its judgments in record order)."""
+    def _page_rows(self, page: int, spooled: _Bucket) -> list[tuple[str, str]]:
+        """Each item of the page: its index row and its full row as JSON texts (the keys and
+        values of ``ExplorerData.to_json``'s rows, its judgments in record order), written
+        as ``json.dumps`` writes them (``_encode``), without a dict per row."""
         first = page * PAGE_ITEMS
         last = min(first + PAGE_ITEMS, len(self._ids))
-        n_judges = len(self.judges)
-        judged = [_Judged(n_judges) for _ in range(first, last)]
-        for at, j, failed, verdict, cells in spooled:
-            judged[int(at) - first].add(int(j), int(failed), verdict, cells)
+        marks, judges, text = self._marks, self.judges, _encode_text
         rows = []
-        for position, seen in zip(range(first, last), judged, strict=True):
-            item = self._items[position]
-            row = item_row(item) if item is not None else ItemRow(self._ids[position])
-            rows.append(seen.rows(row_json(mark_row(row, self._marks), self.judges)))
+        for position in range(first, last):
+            qid, item = self._ids[position], self._items[position]
+            question = cut_text(item.question, TEXT_CHARS) if item is not None else ""
+            responses = item.responses.items() if item is not None else ()
+            flags = marks.flags.get(qid, {})
+            # id, label, disagreement and flags: the part the index and the row share
+            marked = (
+                f',"g":{text(marks.gold.get(qid))},"d":{int(qid in marks.disagree)}'
+                f',"f":[{",".join(str(flags.get(judge, 0)) for judge in judges)}]'
+            )
+            short = question[:QUESTION_CHARS] + "…" if len(question) > QUESTION_CHARS else question
+            shown = ",".join(text(verdicts) for verdicts in spooled.shown(position))
+            index = (
+                f'{{"id":{text(qid)},"q":{text(short)}{marked},"s":[{shown}]'
+                f',"n":{spooled.failed_at(position)}}}'
+            )
+            answers = ",".join(
+                f"[{text(arm)},{text(cut_text(response, TEXT_CHARS))}]"
+                for arm, response in responses
+            )
+            full = (
+                f'{{"id":{text(qid)},"q":{text(question)},"r":[{answers}]{marked}'
+                f',"v":[{spooled.judged(position)}]}}'
+            )
+            rows.append((index, full))
         return rows
 
     @property
@@ -312,37 +328,38 @@ def _encode_texts(values: list[Any]) -> str:
 _decoded = functools.lru_cache(maxsize=1 << 14)(json.loads)
 
 
-class _Judged:
-    """One item's spooled judgments: per judge, their JSON texts and verdicts."""
+class _Bucket:
+    """A bucket's spooled judgments, by item and judge: their JSON texts and verdicts, in
+    record order, and each item's number of failed ones."""
 
-    def __init__(self, n_judges: int) -> None:
-        self.cells: list[list[str]] = [[] for _ in range(n_judges)]
-        self.verdicts: list[list[str]] = [[] for _ in range(n_judges)]
-        self.failed = 0
+    def __init__(self, lines: list[str], first: int, size: int, n_judges: int) -> None:
+        self.first, self.n_judges = first, n_judges
+        self.cells: list[list[str]] = [[] for _ in range(size * n_judges)]
+        self.verdicts: list[list[str]] = [[] for _ in range(size * n_judges)]
+        self.failed = [0] * size
+        for line in lines:
+            at, j, failed, verdict, cells = line[:-1].split("\t", 4)
+            item = int(at) - first
+            at_judge = item * n_judges + int(j)
+            self.cells[at_judge].append(cells)
+            self.verdicts[at_judge].append(verdict)
+            if failed != "0":
+                self.failed[item] += 1
 
-    def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
-        self.cells[judge].append(cells)
-        self.verdicts[judge].append(_decoded(verdict))
-        self.failed += failed
+    def _judges(self, position: int) -> range:
+        start = (position - self.first) * self.n_judges
+        return range(start, start + self.n_judges)
 
-    def rows(self, row: dict[str, Any]) -> tuple[str, str]:
-        """The index row (the row without its texts, each judge's verdicts joined as the table
-        shows them, its failure count) and the full row, JSON texts with the judgments."""
-        question = str(row["q"])
-        if len(question) > QUESTION_CHARS:
-            question = question[:QUESTION_CHARS] + "…"
-        index = {
-            "id": row["id"],
-            "q": question,
-            "g": row["g"],
-            "d": row["d"],
-            "f": row["f"],
-            "s": [" / ".join(verdicts) for verdicts in self.verdicts],
-            "n": self.failed,
-        }
-        del row["v"]  # the row came without judgments: they are the spooled texts
-        judged = ",".join("[" + ",".join(cells) + "]" for cells in self.cells)
-        return _encode(index), _encode(row)[:-1] + ',"v":[' + judged + "]}"
+    def judged(self, position: int) -> str:
+        """The item's judgments as its row's JSON holds them: per judge, a list of each."""
+        return ",".join("[" + ",".join(self.cells[k]) + "]" for k in self._judges(position))
+
+    def shown(self, position: int) -> list[str]:
+        """Per judge, its verdicts of the item joined as the table shows them."""
+        return [" / ".join(map(_decoded, self.verdicts[k])) for k in self._judges(position)]
+
+    def failed_at(self, position: int) -> int:
+        return self.failed[position - self.first]
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:
