@@ -101,15 +101,6 @@ class _Spool:
             self.files[bucket] = handle
         handle.write(line)
 
-    def write_lines(self, lines: list[tuple[int, str]]) -> None:
-        """``write`` of each (page, line), in order, with one write per bucket."""
-        per_bucket = self.pages_per_bucket
-        by_bucket: dict[int, list[str]] = defaultdict(list)
-        for page, line in lines:
-            by_bucket[page // per_bucket].append(line)
-        for bucket, found in by_bucket.items():
-            self.write(bucket * per_bucket, "".join(found))
-
     def read(self, bucket: int) -> list[str]:
         handle = self.files.pop(bucket, None)
         if handle is None:
@@ -183,22 +174,26 @@ class PageWriter:
             for seen in block.seen():
                 self.add_shown(seen.query_id, seen.judge, seen.shown)
             return
-        place, judge_index, text = self._place, self._judge_index, encode_basestring
-        lines = []
+        known, place, judge_index = self._position.get, self._place, self._judge_index.get
+        text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
+        by_bucket: dict[int, list[str]] = defaultdict(list)
         rows = zip(
             block.query_ids, block.judges, block.orders, block.verdicts, block.confidences,
             block.reasonings, block.statuses, strict=True,
         )  # fmt: skip
         for query_id, judge, order, verdict, confidence, reasoning, status in rows:
-            position = place(query_id, None)
-            j = judge_index.get(judge)
+            position = known(query_id)
+            if position is None:
+                position = place(query_id, None)
+            j = judge_index(judge)
             if j is None:
                 continue
             shown = text(verdict)
             cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
             line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
-            lines.append((position // PAGE_ITEMS, line))
-        self._spool.write_lines(lines)
+            by_bucket[position // per_bucket].append(line)
+        for bucket, lines in by_bucket.items():
+            self._spool.write(bucket * self._spool.pages_per_bucket, "".join(lines))
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
