@@ -83,11 +83,11 @@ def test_an_error_before_the_report_is_written_leaves_the_old_one(tmp_path: Path
         assert not [p for p in out.rglob(".*")]  # no temporary file or folder left
 
 
-def _fails(*args: object) -> None:
+def _fails(*args: object, **kwargs: object) -> None:
     raise ValueError("the pass failed here")
 
 
-def _dies(*args: object) -> None:
+def _dies(*args: object, **kwargs: object) -> None:
     os._exit(3)
 
 

@@ -121,10 +121,18 @@ class _Spool:
 class PageWriter:
     """Streams the records into the explorer's side files; ``finish`` writes the pages."""
 
-    def __init__(self, frame: AnalysisFrame, items: Sequence[Item] | None, out_dir: Path) -> None:
+    def __init__(
+        self,
+        frame: AnalysisFrame,
+        items: Sequence[Item] | None,
+        out_dir: Path,
+        *,
+        marks: ItemMarks | None = None,
+    ) -> None:
+        """``marks``: ``item_marks(frame)``, when already computed."""
         self.judges = frame.judges
         self._judge_index = {judge: j for j, judge in enumerate(self.judges)}
-        self._marks: ItemMarks = item_marks(frame)
+        self._marks: ItemMarks = marks if marks is not None else item_marks(frame)
         self._ids: list[str] = []
         self._items: list[Item | None] = []
         self._position: dict[str, int] = {}

@@ -19,6 +19,7 @@ import gc
 import multiprocessing
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from jurybox.analysis import AnalysisFrame
 from jurybox.io.judgments import StoredRecords
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
+from jurybox.reporting.explorer.data import ItemMarks, item_marks
 from jurybox.reporting.explorer.paged import (
     PagedExplorer,
     PageWriter,
@@ -97,19 +99,33 @@ def alive_left_alone() -> Iterator[None]:
         gc.unfreeze()
 
 
+def marks_if_paged(
+    frame: AnalysisFrame | None, records: Sequence[JudgeRecord], items: Sequence[Item] | None
+) -> ItemMarks | None:
+    """The items' flags and labels when the explorer is paged (past ``PAGED_OVER`` items),
+    else None."""
+    if frame is None or not records or explorer_size(frame, items) <= paged.PAGED_OVER:
+        return None
+    return item_marks(frame)
+
+
 def write_pass(
     frame: AnalysisFrame | None,
     records: Sequence[JudgeRecord],
     items: Sequence[Item] | None,
     out_dir: Path,
+    *,
+    marks: ItemMarks | None = None,
 ) -> Written:
     """The failure appendix and the item explorer, from one pass over the records when the
     explorer is paged (a million records are read once, not twice); their side files (every
     failure past ``MAX_FAILURES``, the explorer's pages) written complete under temporary
-    names."""
+    names. ``marks``: ``marks_if_paged``, when already computed."""
+    if marks is None:
+        marks = marks_if_paged(frame, records, items)
     pager = None
-    if frame is not None and records and explorer_size(frame, items) > paged.PAGED_OVER:
-        pager = PageWriter(frame, items, out_dir)
+    if frame is not None and marks is not None:
+        pager = PageWriter(frame, items, out_dir, marks=marks)
     written = Written(FailureDigest(), None)
     try:
         with AtomicLines(out_dir / FAILURES_FILE) as side:
@@ -177,8 +193,7 @@ class RecordsPass:
         self.items = items
         self.out_dir = out_dir
         self._frame: AnalysisFrame | None = None
-        self._child: Any = None  # multiprocessing's fork Process
-        self._answer: Connection | None = None
+        self._answer: _Answer | None = None
         self._written: Written | None = None
 
     @property
@@ -195,75 +210,49 @@ class RecordsPass:
         if self._frame is not None or not _forks() or len(self._records) < CONCURRENT_OVER:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        # Here, not in the child: the tables they read (order pairs, consolidated verdicts)
+        # are the analysis's own, kept in the frame; the child would build its own copies.
+        marks = marks_if_paged(frame, self._records, self.items)
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
         sys.stdout.flush()  # a forked child flushes what it inherited: nothing, so
         sys.stderr.flush()
         child = context.Process(
             target=_child_pass,
-            args=(send, frame, self, self.out_dir),
+            args=(send, frame, self, marks),
             name="jurybox-records-pass",
             daemon=True,
         )
         child.start()
         send.close()
-        self._frame, self._child, self._answer = frame, child, receive
+        self._frame, self._answer = frame, _Answer(receive, child)
 
     def written(self, frame: AnalysisFrame | None) -> Written:
         """The pass's result over ``frame``: the child's, when it was started over this frame,
         else computed here and now."""
-        if self._child is None or frame is not self._frame:
+        if self._answer is None or frame is not self._frame:
             self.close()
             with alive_left_alone():
                 self._written = write_pass(frame, self.records, self.items, self.out_dir)
             return self._written
-        self._written = self._receive()
+        answer, self._answer = self._answer, None
+        self._written = answer.result()
         return self._written
-
-    def _receive(self) -> Written:
-        assert self._answer is not None and self._child is not None
-        try:
-            kind, value = self._answer.recv()
-        except EOFError:
-            self._child.join()
-            raise RuntimeError(
-                "the report's records pass (a second process) ended without an answer, "
-                f"exit code {self._child.exitcode}"
-            ) from None
-        finally:
-            self._answer.close()
-            self._answer = None
-        self._child.join()
-        self._child = None
-        if kind == "error":
-            raise value
-        written: Written = value
-        return written
 
     @property
     def forked(self) -> bool:
         """Whether the pass runs in a child process (started, its answer not yet taken)."""
-        return self._child is not None
+        return self._answer is not None
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait (up to ``timeout`` seconds) until the child's answer is ready; whether it is."""
-        return self._answer is not None and self._answer.poll(timeout)
+        """Wait (up to ``timeout`` seconds) until the child has answered; whether it has."""
+        return self._answer is not None and self._answer.ready(timeout)
 
     def close(self) -> None:
-        """End a child still running (it removes what it wrote); take the answer of one that
-        had finished and remove its files; remove side files written but not installed."""
-        if self._child is not None and self._answer is not None:
-            if self._answer.poll():
-                with contextlib.suppress(Exception):
-                    kind, value = self._answer.recv()
-                    if kind == "done":
-                        value.discard()
-            else:
-                self._child.terminate()
-            self._child.join()
-        self._child = None
+        """End a child still running (it removes what it wrote), remove the files of one that
+        had finished, and side files written but not installed."""
         if self._answer is not None:
-            self._answer.close()
+            self._answer.cancel()
             self._answer = None
         if self._written is not None:
             self._written.discard()
@@ -281,13 +270,63 @@ class RecordsPass:
         self.close()
 
 
+class _Answer:
+    """The child's answer, taken by a thread of the parent as soon as it is sent: the child
+    then ends and its memory is freed while the parent still analyses or draws, instead of
+    being held until the parent asks for the answer."""
+
+    def __init__(self, pipe: Connection, child: Any) -> None:
+        self._pipe, self._child = pipe, child
+        self._got: tuple[str, Any] | None = None
+        self._thread = threading.Thread(target=self._take, name="jurybox-records-answer")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _take(self) -> None:
+        try:
+            self._got = self._pipe.recv()
+        except Exception:
+            pass
+        finally:
+            self._pipe.close()
+            self._child.join()
+
+    def ready(self, timeout: float | None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def result(self) -> Written:
+        """The child's ``Written``; its error raised here."""
+        self._thread.join()
+        if self._got is None:
+            raise RuntimeError(
+                "the report's records pass (a second process) ended without an answer, "
+                f"exit code {self._child.exitcode}"
+            )
+        kind, value = self._got
+        if kind == "error":
+            raise value
+        written: Written = value
+        return written
+
+    def cancel(self) -> None:
+        """End the child if it has not answered (it removes its files on the way out); remove
+        the files of an answer nobody takes."""
+        if self._thread.is_alive():
+            self._child.terminate()
+        self._thread.join()
+        if self._got is not None and self._got[0] == "done":
+            self._got[1].discard()
+        self._got = None
+
+
 def _forks() -> bool:
     """Whether a child can be forked safely: Linux (macOS's fork is unsafe with threads)."""
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _child_pass(
-    answer: Connection, frame: AnalysisFrame, records_pass: RecordsPass, out_dir: Path
+    answer: Connection, frame: AnalysisFrame, records_pass: RecordsPass, marks: ItemMarks | None
 ) -> None:
     """The forked process: the pass, its result (or its error) sent back to the parent."""
     # Everything inherited is left out of the GC's passes for good: walking it would also copy
@@ -296,7 +335,9 @@ def _child_pass(
     # Ended by the parent (its own error): unwind, so that the temporary files go too.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        written = write_pass(frame, records_pass.records, records_pass.items, out_dir)
+        written = write_pass(
+            frame, records_pass.records, records_pass.items, records_pass.out_dir, marks=marks
+        )
     except SystemExit:
         raise
     except BaseException as error:  # sent to the parent, which raises it
