@@ -66,6 +66,8 @@ def main() -> None:
     _timed(analyze, "_judgments", "read the judgments into tables")
     _timed(analyze, "run_items", "read the dataset's items")
     _timed(analyze, "_streamed_report", "frame + analysis")
+    if records_pass is not None:  # the marks for the pages and the fork, in the parent
+        _timed(records_pass.RecordsPass, "start", "  of which starting the pass")
     _timed(files, "render", "plots")
     if records_pass is None:
         _timed(files, "_records_pass", "records pass (with the pages)")
