@@ -99,14 +99,23 @@ def alive_left_alone() -> Iterator[None]:
         gc.unfreeze()
 
 
-def marks_if_paged(
+@dataclass(frozen=True)
+class Paging:
+    """What the paged explorer's pages need of the analysis frame: how many items the
+    explorer has and their flags and labels."""
+
+    size: int
+    marks: ItemMarks
+
+
+def paging(
     frame: AnalysisFrame | None, records: Sequence[JudgeRecord], items: Sequence[Item] | None
-) -> ItemMarks | None:
-    """The items' flags and labels when the explorer is paged (past ``PAGED_OVER`` items),
-    else None."""
-    if frame is None or not records or explorer_size(frame, items) <= paged.PAGED_OVER:
+) -> Paging | None:
+    """The explorer's ``Paging`` when it is paged (past ``PAGED_OVER`` items), else None."""
+    if frame is None or not records:
         return None
-    return item_marks(frame)
+    size = explorer_size(frame, items)
+    return Paging(size, item_marks(frame)) if size > paged.PAGED_OVER else None
 
 
 def write_pass(
@@ -115,17 +124,17 @@ def write_pass(
     items: Sequence[Item] | None,
     out_dir: Path,
     *,
-    marks: ItemMarks | None = None,
+    pages: Paging | None = None,
 ) -> Written:
     """The failure appendix and the item explorer, from one pass over the records when the
     explorer is paged (a million records are read once, not twice); their side files (every
     failure past ``MAX_FAILURES``, the explorer's pages) written complete under temporary
-    names. ``marks``: ``marks_if_paged``, when already computed."""
-    if marks is None:
-        marks = marks_if_paged(frame, records, items)
+    names. ``pages``: ``paging``'s answer, when already asked."""
+    if pages is None:
+        pages = paging(frame, records, items)
     pager = None
-    if frame is not None and marks is not None:
-        pager = PageWriter(frame, items, out_dir, marks=marks)
+    if frame is not None and pages is not None:
+        pager = PageWriter(frame, items, out_dir, marks=pages.marks, size=pages.size)
     written = Written(FailureDigest(), None)
     try:
         with AtomicLines(out_dir / FAILURES_FILE) as side:
@@ -212,14 +221,14 @@ class RecordsPass:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         # Here, not in the child: the tables they read (order pairs, consolidated verdicts)
         # are the analysis's own, kept in the frame; the child would build its own copies.
-        marks = marks_if_paged(frame, self._records, self.items)
+        pages = paging(frame, self._records, self.items)
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
         sys.stdout.flush()  # a forked child flushes what it inherited: nothing, so
         sys.stderr.flush()
         child = context.Process(
             target=_child_pass,
-            args=(send, frame, self, marks),
+            args=(send, frame, self, pages),
             name="jurybox-records-pass",
             daemon=True,
         )
@@ -326,7 +335,7 @@ def _forks() -> bool:
 
 
 def _child_pass(
-    answer: Connection, frame: AnalysisFrame, records_pass: RecordsPass, marks: ItemMarks | None
+    answer: Connection, frame: AnalysisFrame, records_pass: RecordsPass, pages: Paging | None
 ) -> None:
     """The forked process: the pass, its result (or its error) sent back to the parent."""
     # Everything inherited is left out of the GC's passes for good: walking it would also copy
@@ -336,7 +345,7 @@ def _child_pass(
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         written = write_pass(
-            frame, records_pass.records, records_pass.items, records_pass.out_dir, marks=marks
+            frame, records_pass.records, records_pass.items, records_pass.out_dir, pages=pages
         )
     except SystemExit:
         raise
