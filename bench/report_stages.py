@@ -3,8 +3,11 @@ plots, the records pass, the explorer's pages, report.html), and the peak RSS.
 
 Each stage is a function of the app or the reporting layer, timed where it is called
 (``time.process_time``: every thread of the process; ``perf_counter``: wall). The records pass
-includes the pages (``pages`` is also shown apart). Any tree's ``src`` can be timed, so that a
-change is measured against the tree before it on the same machine, back to back:
+includes the pages (``pages`` is also shown apart). Where the pass runs in a forked process
+beside the analysis (``RecordsPass``), the child prints its own lines (``[pass]``), and the
+parent shows how long it waited for the child's answer, the children's CPU (``RUSAGE_CHILDREN``)
+and the peak RSS of each process. Any tree's ``src`` can be timed, so that a change is measured
+against the tree before it on the same machine, back to back:
 
     PYTHONPATH=<tree>/src python bench/report_stages.py JUDGMENTS DATASET OUT
 
@@ -26,6 +29,11 @@ from typing import Any
 from jurybox.app import analyze
 from jurybox.reporting.explorer import paged
 from jurybox.reporting.render import files
+
+try:  # the pass in its own module, run in a forked process (issue 19, records1m)
+    from jurybox.reporting.render import records_pass
+except ImportError:  # an older tree: the pass inside files.py, run inline
+    records_pass = None  # type: ignore[assignment]
 
 TIMES: dict[str, tuple[float, float]] = {}
 
@@ -58,8 +66,15 @@ def main() -> None:
     _timed(analyze, "_judgments", "read the judgments into tables")
     _timed(analyze, "run_items", "read the dataset's items")
     _timed(analyze, "_streamed_report", "frame + analysis")
+    if records_pass is not None:  # the marks for the pages and the fork, in the parent
+        _timed(records_pass.RecordsPass, "start", "  of which starting the pass")
     _timed(files, "render", "plots")
-    _timed(files, "_records_pass", "records pass (with the pages)")
+    if records_pass is None:
+        _timed(files, "_records_pass", "records pass (with the pages)")
+    else:
+        _timed(records_pass, "write_pass", "records pass (with the pages)")
+        _timed(records_pass.RecordsPass, "written", "  waited for the pass's answer")
+        _in_child(records_pass)
     _timed(paged.PageWriter, "finish", "  of which the pages")
     _timed(files, "render_html", "render_html")
     load = os.getloadavg()
@@ -72,7 +87,36 @@ def main() -> None:
         f"{'total (after imports)':32s} CPU {time.process_time() - cpu:7.1f} s   "
         f"wall {time.perf_counter() - wall:7.1f} s   peak RSS {peak:.2f} GB"
     )
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if children.ru_utime + children.ru_stime:
+        print(
+            f"{'children (the forked pass)':32s} CPU {children.ru_utime + children.ru_stime:7.1f} s"
+            f"   peak RSS {children.ru_maxrss / 1e6:.2f} GB"
+        )
     print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+
+
+def _in_child(module: Any) -> None:
+    """In the forked pass, print its own stage times when it ends."""
+    child_pass = module._child_pass
+
+    @functools.wraps(child_pass)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        TIMES.clear()
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            return child_pass(*args, **kwargs)
+        finally:
+            for label, (spent_cpu, spent_wall) in TIMES.items():
+                print(f"[pass] {label:25s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s")
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+            print(
+                f"[pass] {'child, all':25s} CPU {time.process_time() - cpu:7.1f} s   wall "
+                f"{time.perf_counter() - wall:7.1f} s   peak RSS {peak:.2f} GB",
+                flush=True,
+            )
+
+    module._child_pass = timed
 
 
 if __name__ == "__main__":

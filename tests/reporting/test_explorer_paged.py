@@ -8,6 +8,7 @@ few hundred synthetic items take the paths a million records take.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import re
@@ -207,3 +208,46 @@ def test_a_paged_report_opens_any_item_from_its_file(
     assert seen.errors() == [], seen.errors()
     asked = {u.split("#")[0] for u in seen.requests} - {url}
     assert asked == {(tmp_path / "report_items" / "page-0004.js").resolve().as_uri()}
+
+
+TRICKY = 'Ünïcode "quoted" \\ back\tslash\nnew line \x01 control </script> & ' * 4
+
+
+def test_the_pages_and_the_index_are_the_bytes_json_dumps_writes(
+    world: World, tmp_path: Path, small_limits: None
+) -> None:
+    """Each page's JSON and the index are the text ``json.dumps`` writes of the embedded
+    explorer's rows (the pager writes them as text, part by part): escapes, non-ASCII text,
+    questions cut for the index, items only the records name (no text) included."""
+    items = [
+        replace(item, question=TRICKY * (i % 3), responses={"control": TRICKY, "x\n": "é"})
+        if i % 4 == 1
+        else item
+        for i, item in enumerate(world.items)
+        if i % 9 != 4  # items judged but not in the dataset: rows with their ids only
+    ]
+    tricky = World(items, world.records, world.human)
+    page = _write(tricky, tmp_path).read_text(encoding="utf-8")
+    _, frame = build_report(
+        world.records, human=world.human, items=items, options=AnalysisOptions()
+    )
+    expected = build_explorer(frame, world.records, items).to_json()
+    rows = expected["items"]
+    dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    for number, path in enumerate(sorted((tmp_path / paged.PAGES_DIR).iterdir()), start=1):
+        call = PAGE_CALL.match(path.read_text(encoding="ascii"))
+        assert call is not None
+        text = gzip.decompress(base64.b64decode(call["body"])).decode("utf-8")
+        assert text == dumps(rows[(number - 1) * PAGE : number * PAGE])
+    index = _index(page)
+    assert len(index["items"]) == len(rows) > len(items)
+    block = DATA_BLOCK.search(page)
+    assert block is not None
+    text = block["text"]
+    if block["enc"] != "json":
+        text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(escape, char)  # no such escape in the data: all from the page's
+    assert text == dumps(index)
+    long = [row for row in index["items"] if row["q"].endswith("…")]
+    assert long and all(len(row["q"]) == paged.QUESTION_CHARS + 1 for row in long)

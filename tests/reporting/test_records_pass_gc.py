@@ -7,19 +7,19 @@ import gc
 
 import pytest
 
-from jurybox.reporting.render.files import _alive_left_alone
+from jurybox.reporting.render.records_pass import alive_left_alone
 
 
 def test_objects_alive_are_frozen_during_the_pass_and_back_after() -> None:
     assert gc.get_freeze_count() == 0
     alive = [[] for _ in range(1_000)]
-    with _alive_left_alone():
+    with alive_left_alone():
         assert gc.get_freeze_count() >= len(alive)
     assert gc.get_freeze_count() == 0
 
 
 def test_back_after_an_error_too() -> None:
-    with pytest.raises(RuntimeError), _alive_left_alone():
+    with pytest.raises(RuntimeError), alive_left_alone():
         raise RuntimeError("part way")
     assert gc.get_freeze_count() == 0
 
@@ -28,7 +28,7 @@ def test_a_freeze_made_before_is_kept() -> None:
     gc.freeze()
     try:
         before = gc.get_freeze_count()
-        with _alive_left_alone():
+        with alive_left_alone():
             pass
         # A frozen object that dies meanwhile leaves the count (a few, in a long test session);
         # an unfreeze would have emptied it.

@@ -40,7 +40,7 @@ from jurybox.io.judgments import (
 )
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting import ReportPaths, print_summary, write_reports
+from jurybox.reporting import RecordsPass, ReportPaths, print_summary, write_reports
 from jurybox.thresholds import TrustThresholds
 
 
@@ -125,13 +125,9 @@ def build_report(
 
 
 # Up to this many records the report's appendix and explorer read them from a list held
-# once (as before streaming: each is parsed once); past it, from the file, twice (each pass
-# parses them again), so that a million-record run never holds a million records.
+# once (as before streaming: each is parsed once); past it, from the file (the explorer's
+# fields read by pyarrow), so that a million-record run never holds a million records.
 RECORDS_HELD = 100_000
-
-
-def _report_records(records: StoredRecords) -> Sequence[JudgeRecord]:
-    return list(records) if len(records) <= RECORDS_HELD else records
 
 
 def _streamed_report(
@@ -141,13 +137,17 @@ def _streamed_report(
     items: Sequence[Item] | None,
     options: AnalysisOptions,
     label_source: str | None,
+    records_pass: RecordsPass | None = None,
 ) -> tuple[Report, AnalysisFrame]:
     """``build_report`` from the streamed tables: the same report, no record list. Benchmark
-    figures read the records of imported benchmark items only (small by nature)."""
+    figures read the records of imported benchmark items only (small by nature). The report's
+    ``records_pass`` starts as soon as the frame exists, beside the analysis."""
     try:
         frame = frame_from_tables(read.tables, human=human, items=items, options=options)
     except ValueError as exc:  # malformed labels surface here (e.g. a verdict not Pass/Fail)
         raise DatasetError(str(exc), path=label_source) from None
+    if records_pass is not None:
+        records_pass.start(frame)
     report = analyze_frame(frame, options)
     sourced = {item.id for item in items or () if item.metadata and item.metadata.get("source")}
     if sourced:
@@ -186,29 +186,33 @@ def analyze_to_dir(
     items = run_items(path, sources)
     labels = run_labels(sources)
     screen = _screened(labels, read.tables, console) if labels is not None else None
-    report, frame = _streamed_report(
-        read,
-        human=screen.labels if screen is not None else None,
-        items=items,
-        options=options
-        or AnalysisOptions(
-            judge_families=read.tables.judge_families(),
-            thresholds=thresholds or TrustThresholds(),
-            score_scale=declared_scale(path),
-            run_judges=run_judges(path),
-        ),
-        label_source=str(sources.human.path) if sources.human.path is not None else None,
-    )
-    report = _with_input_screen(report, read.tables.dropped, screen)
-    with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
-        paths = write_reports(
-            report,
-            frame,
-            Path(out_dir),
-            plots=plots,
-            records=_report_records(read.records),
-            source=str(path),
+    # The records pass starts with the frame, beside the analysis; the records stay on disk
+    # past RECORDS_HELD (read from the file, no list of them made).
+    with RecordsPass(read.records, items, Path(out_dir), held=RECORDS_HELD) as records_pass:
+        report, frame = _streamed_report(
+            read,
+            human=screen.labels if screen is not None else None,
             items=items,
+            options=options
+            or AnalysisOptions(
+                judge_families=read.tables.judge_families(),
+                thresholds=thresholds or TrustThresholds(),
+                score_scale=declared_scale(path),
+                run_judges=run_judges(path),
+            ),
+            label_source=str(sources.human.path) if sources.human.path is not None else None,
+            records_pass=records_pass,
         )
+        report = _with_input_screen(report, read.tables.dropped, screen)
+        with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
+            paths = write_reports(
+                report,
+                frame,
+                Path(out_dir),
+                plots=plots,
+                source=str(path),
+                items=items,
+                records_pass=records_pass,
+            )
     print_summary(report, paths, console)
     return paths

@@ -103,7 +103,8 @@ def _row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _cut(text: str | None, limit: int) -> str:
+def cut_text(text: str | None, limit: int) -> str:
+    """The text cut at ``limit`` characters (and said so); "" of none."""
     if not text:
         return ""
     return text if len(text) <= limit else text[:limit] + f"… [cut at {limit} characters]"
@@ -157,7 +158,7 @@ def reasoning_words(
 ) -> str:
     """What the explorer shows as a judgment's reasoning: the judge's, else its raw answer,
     else the error; cut at ``REASON_CHARS``."""
-    return _cut(preference_reasoning or raw_response or error, REASON_CHARS)
+    return cut_text(preference_reasoning or raw_response or error, REASON_CHARS)
 
 
 def _status(record: JudgeRecord) -> str:
@@ -308,8 +309,8 @@ def mark_row(row: ItemRow, marks: ItemMarks) -> ItemRow:
 
 def item_row(item: Item) -> ItemRow:
     """A dataset item's row: its question and responses, cut at ``TEXT_CHARS``."""
-    responses = {arm: _cut(text, TEXT_CHARS) for arm, text in item.responses.items()}
-    return ItemRow(str(item.id), _cut(item.question, TEXT_CHARS), responses)
+    responses = {arm: cut_text(text, TEXT_CHARS) for arm, text in item.responses.items()}
+    return ItemRow(str(item.id), cut_text(item.question, TEXT_CHARS), responses)
 
 
 def row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:

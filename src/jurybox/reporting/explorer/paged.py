@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
@@ -34,16 +34,16 @@ from jurybox.analysis import AnalysisFrame
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer.data import (
     FLAG_BITS,
+    TEXT_CHARS,
     ItemMarks,
-    ItemRow,
     Judgment,
+    cut_text,
     item_marks,
-    item_row,
     judgment,
-    mark_row,
-    row_json,
 )
 from jurybox.reporting.explorer.links import FILTERS
+from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
+from jurybox.reporting.explorer.stored import SeenBlock
 
 PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
 PAGE_ITEMS = 1_000  # items per side file
@@ -51,6 +51,7 @@ PAGES_DIR = "report_items"
 QUESTION_CHARS = 160  # of each question in the index (as many as the table shows)
 BUCKETS = 128  # spool files at most: pages are grouped so that few files are open at once
 PAGE_LEVEL = 6  # gzip level of a page: nearly level 9's size, several times faster
+INDEX_LEVEL = 6  # and of the index (larger than any embedded explorer: seconds less than 9)
 
 
 def page_file(page: int) -> str:
@@ -61,24 +62,28 @@ def page_file(page: int) -> str:
 def explorer_size(frame: AnalysisFrame, items: Sequence[Item] | None) -> int:
     """How many rows the explorer has: the dataset's items and every item judged."""
     ids = {str(item.id) for item in items or ()}
-    ids.update(frame.records["query_id"].astype(str).unique())
+    # the distinct ids first (150,000 of a million records' ids), then their texts
+    ids.update(map(str, frame.records["query_id"].unique()))
     return len(ids)
 
 
 @dataclass(frozen=True)
 class PagedExplorer:
-    """The index report.html embeds and what was written beside it."""
+    """The index report.html embeds (as its data block: ``payload``) and what was written
+    beside it. The index is kept as that text, not as objects: a million records' index is
+    150,000 rows, a few MB of text and hundreds of MB of dicts."""
 
     judges: tuple[str, ...]
     label_kind: str
-    index: dict[str, Any]
+    payload: Payload
     n_items: int
     n_pages: int
     page_items: int
 
     def to_json(self) -> dict[str, Any]:
         """The page's data block (as ``ExplorerData.to_json``, with index rows)."""
-        return self.index
+        data: dict[str, Any] = decode_payload(self.payload)
+        return data
 
 
 @dataclass
@@ -117,16 +122,26 @@ class _Spool:
 class PageWriter:
     """Streams the records into the explorer's side files; ``finish`` writes the pages."""
 
-    def __init__(self, frame: AnalysisFrame, items: Sequence[Item] | None, out_dir: Path) -> None:
+    def __init__(
+        self,
+        frame: AnalysisFrame,
+        items: Sequence[Item] | None,
+        out_dir: Path,
+        *,
+        marks: ItemMarks | None = None,
+        size: int | None = None,
+    ) -> None:
+        """``marks``: ``item_marks(frame)`` and ``size``: ``explorer_size(frame, items)``,
+        when already computed."""
         self.judges = frame.judges
         self._judge_index = {judge: j for j, judge in enumerate(self.judges)}
-        self._marks: ItemMarks = item_marks(frame)
+        self._marks: ItemMarks = marks if marks is not None else item_marks(frame)
         self._ids: list[str] = []
         self._items: list[Item | None] = []
         self._position: dict[str, int] = {}
         for item in items or ():
             self._place(str(item.id), item)
-        expected = max(explorer_size(frame, items), 1)
+        expected = max(explorer_size(frame, items) if size is None else size, 1)
         pages = -(-expected // PAGE_ITEMS)
         self.out_dir = out_dir
         self._work = Path(tempfile.mkdtemp(prefix=f".{PAGES_DIR}.", suffix=".tmp", dir=out_dir))
@@ -163,24 +178,51 @@ class PageWriter:
         line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode_text(shown.verdict)}\t"
         self._spool.write(position // PAGE_ITEMS, line + _encode_texts(cells) + "\n")
 
+    def add_block(self, block: SeenBlock) -> None:
+        """``add_shown`` of every row of a block of records, in order (one spool write per
+        bucket, no object per record)."""
+        if not block.texts:
+            for seen in block.seen():
+                self.add_shown(seen.query_id, seen.judge, seen.shown)
+            return
+        known, place, judge_index = self._position.get, self._place, self._judge_index.get
+        text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
+        by_bucket: dict[int, list[str]] = defaultdict(list)
+        rows = zip(
+            block.query_ids, block.judges, block.orders, block.verdicts, block.confidences,
+            block.reasonings, block.statuses, strict=True,
+        )  # fmt: skip
+        for query_id, judge, order, verdict, confidence, reasoning, status in rows:
+            position = known(query_id)
+            if position is None:
+                position = place(query_id, None)
+            j = judge_index(judge)
+            if j is None:
+                continue
+            shown = text(verdict)
+            cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
+            line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
+            by_bucket[position // per_bucket].append(line)
+        for bucket, lines in by_bucket.items():
+            self._spool.write(bucket * self._spool.pages_per_bucket, "".join(lines))
+
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
         pages = max(1, -(-len(self._ids) // PAGE_ITEMS))
         pages_dir = self._work / PAGES_DIR
         pages_dir.mkdir()
-        index_rows: list[dict[str, Any]] = []
+        index_rows: list[str] = []
         per_bucket = self._spool.pages_per_bucket
         # Each page is gzipped and written in a worker thread (zlib lets go of the GIL) while
         # the next one is built: one page in flight; its error is raised here, at the next.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-pages") as pool:
             written: Future[None] | None = None
             for bucket in range(-(-pages // per_bucket)):
-                by_page: dict[int, list[list[str]]] = defaultdict(list)
-                for line in self._spool.read(bucket):
-                    cells = line.rstrip("\n").split("\t", 4)
-                    by_page[int(cells[0]) // PAGE_ITEMS].append(cells)
+                first = bucket * per_bucket * PAGE_ITEMS
+                size = min(per_bucket * PAGE_ITEMS, len(self._ids) - first)
+                spooled = _Bucket(self._spool.read(bucket), first, size, len(self.judges))
                 for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
-                    rows = self._page_rows(page, by_page.pop(page, []))
+                    rows = self._page_rows(page, spooled)
                     index_rows.extend(index for index, _ in rows)
                     texts = [text for _, text in rows]
                     if written is not None:
@@ -190,47 +232,86 @@ class PageWriter:
             if written is not None:
                 written.result()
         self._spool.close()
-        index = {
+        head = {
             "judges": list(self.judges),
             "filters": list(FILTERS),
             "bits": dict(FLAG_BITS),
             "label": self._marks.label_kind,
             "paged": {"dir": PAGES_DIR, "size": PAGE_ITEMS, "pages": pages},
-            "items": index_rows,
         }
+        # The JSON of head + "items": index_rows, as json.dumps writes it (a list's items
+        # joined by ","), without a dict per row.
+        text = _encode(head)[:-1] + ',"items":[' + ",".join(index_rows) + "]}"
         return PagedExplorer(
-            self.judges, self._marks.label_kind, index, len(index_rows), pages, PAGE_ITEMS
+            self.judges,
+            self._marks.label_kind,
+            json_payload(text, compresslevel=INDEX_LEVEL),
+            len(index_rows),
+            pages,
+            PAGE_ITEMS,
         )
 
-    def _page_rows(
-        self, page: int, spooled: Iterable[list[str]]
-    ) -> list[tuple[dict[str, Any], str]]:
-        """Each item of the page: its index row and its full row as JSON text (the keys of
-        ``ExplorerData.to_json``'s rows, its judgments in record order)."""
+    def _page_rows(self, page: int, spooled: _Bucket) -> list[tuple[str, str]]:
+        """Each item of the page: its index row and its full row as JSON texts (the keys and
+        values of ``ExplorerData.to_json``'s rows, its judgments in record order), written
+        as ``json.dumps`` writes them (``_encode``), without a dict per row."""
         first = page * PAGE_ITEMS
         last = min(first + PAGE_ITEMS, len(self._ids))
-        n_judges = len(self.judges)
-        judged = [_Judged(n_judges) for _ in range(first, last)]
-        for at, j, failed, verdict, cells in spooled:
-            judged[int(at) - first].add(int(j), int(failed), verdict, cells)
+        marks, judges, text = self._marks, self.judges, _encode_text
         rows = []
-        for position, seen in zip(range(first, last), judged, strict=True):
-            item = self._items[position]
-            row = item_row(item) if item is not None else ItemRow(self._ids[position])
-            rows.append(seen.rows(row_json(mark_row(row, self._marks), self.judges)))
+        for position in range(first, last):
+            qid, item = self._ids[position], self._items[position]
+            question = cut_text(item.question, TEXT_CHARS) if item is not None else ""
+            responses = item.responses.items() if item is not None else ()
+            flags = marks.flags.get(qid, {})
+            # id, label, disagreement and flags: the part the index and the row share
+            marked = (
+                f',"g":{text(marks.gold.get(qid))},"d":{int(qid in marks.disagree)}'
+                f',"f":[{",".join(str(flags.get(judge, 0)) for judge in judges)}]'
+            )
+            short = question[:QUESTION_CHARS] + "…" if len(question) > QUESTION_CHARS else question
+            shown = ",".join(text(verdicts) for verdicts in spooled.shown(position))
+            index = (
+                f'{{"id":{text(qid)},"q":{text(short)}{marked},"s":[{shown}]'
+                f',"n":{spooled.failed_at(position)}}}'
+            )
+            answers = ",".join(
+                f"[{text(arm)},{text(cut_text(response, TEXT_CHARS))}]"
+                for arm, response in responses
+            )
+            full = (
+                f'{{"id":{text(qid)},"q":{text(question)},"r":[{answers}]{marked}'
+                f',"v":[{spooled.judged(position)}]}}'
+            )
+            rows.append((index, full))
         return rows
+
+    @property
+    def work(self) -> Path:
+        """The temporary folder beside report.html that ``finish`` writes the pages into."""
+        return self._work
 
     def install(self) -> Path:
         """Swap the written folder in as ``report_items`` beside report.html."""
-        target = self.out_dir / PAGES_DIR
-        swap_folder(self._work / PAGES_DIR, target)
-        shutil.rmtree(self._work, ignore_errors=True)
-        return target
+        return install_pages(self._work, self.out_dir)
 
     def discard(self) -> None:
         """Remove the temporary folder (on an error: nothing half-written is left)."""
         self._spool.close()
-        shutil.rmtree(self._work, ignore_errors=True)
+        discard_work(self._work)
+
+
+def install_pages(work: Path, out_dir: Path) -> Path:
+    """Swap the pages written in ``work`` (``PageWriter.work``) in as ``report_items``."""
+    target = out_dir / PAGES_DIR
+    swap_folder(work / PAGES_DIR, target)
+    discard_work(work)
+    return target
+
+
+def discard_work(work: Path) -> None:
+    """Remove a ``PageWriter.work`` folder and what it holds."""
+    shutil.rmtree(work, ignore_errors=True)
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -253,37 +334,38 @@ def _encode_texts(values: list[Any]) -> str:
 _decoded = functools.lru_cache(maxsize=1 << 14)(json.loads)
 
 
-class _Judged:
-    """One item's spooled judgments: per judge, their JSON texts and verdicts."""
+class _Bucket:
+    """A bucket's spooled judgments, by item and judge: their JSON texts and verdicts, in
+    record order, and each item's number of failed ones."""
 
-    def __init__(self, n_judges: int) -> None:
-        self.cells: list[list[str]] = [[] for _ in range(n_judges)]
-        self.verdicts: list[list[str]] = [[] for _ in range(n_judges)]
-        self.failed = 0
+    def __init__(self, lines: list[str], first: int, size: int, n_judges: int) -> None:
+        self.first, self.n_judges = first, n_judges
+        self.cells: list[list[str]] = [[] for _ in range(size * n_judges)]
+        self.verdicts: list[list[str]] = [[] for _ in range(size * n_judges)]
+        self.failed = [0] * size
+        for line in lines:
+            at, j, failed, verdict, cells = line[:-1].split("\t", 4)
+            item = int(at) - first
+            at_judge = item * n_judges + int(j)
+            self.cells[at_judge].append(cells)
+            self.verdicts[at_judge].append(verdict)
+            if failed != "0":
+                self.failed[item] += 1
 
-    def add(self, judge: int, failed: int, verdict: str, cells: str) -> None:
-        self.cells[judge].append(cells)
-        self.verdicts[judge].append(_decoded(verdict))
-        self.failed += failed
+    def _judges(self, position: int) -> range:
+        start = (position - self.first) * self.n_judges
+        return range(start, start + self.n_judges)
 
-    def rows(self, row: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        """The index row (the row without its texts, each judge's verdicts joined as the table
-        shows them, its failure count) and the full row's JSON text with the judgments."""
-        question = str(row["q"])
-        if len(question) > QUESTION_CHARS:
-            question = question[:QUESTION_CHARS] + "…"
-        index = {
-            "id": row["id"],
-            "q": question,
-            "g": row["g"],
-            "d": row["d"],
-            "f": row["f"],
-            "s": [" / ".join(verdicts) for verdicts in self.verdicts],
-            "n": self.failed,
-        }
-        del row["v"]  # the row came without judgments: they are the spooled texts
-        judged = ",".join("[" + ",".join(cells) + "]" for cells in self.cells)
-        return index, _encode(row)[:-1] + ',"v":[' + judged + "]}"
+    def judged(self, position: int) -> str:
+        """The item's judgments as its row's JSON holds them: per judge, a list of each."""
+        return ",".join("[" + ",".join(self.cells[k]) + "]" for k in self._judges(position))
+
+    def shown(self, position: int) -> list[str]:
+        """Per judge, its verdicts of the item joined as the table shows them."""
+        return [" / ".join(map(_decoded, self.verdicts[k])) for k in self._judges(position)]
+
+    def failed_at(self, position: int) -> int:
+        return self.failed[position - self.first]
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -42,11 +42,12 @@ import pyarrow.json as pj  # type: ignore[import-untyped]
 from jurybox.io.judgments import BLOCK_BYTES, StoredLines, StoredRecords
 from jurybox.records import JudgeRecord, Status
 from jurybox.reporting.explorer.data import (
+    REASON_CHARS,
     Judgment,
+    cut_text,
     judgment,
     mean_words,
     order_words,
-    reasoning_words,
     verdict_words,
 )
 from jurybox.reporting.view.format import MISSING
@@ -75,15 +76,55 @@ class Seen:
     failed: JudgeRecord | None
 
 
+@dataclass(slots=True)
+class SeenBlock:
+    """A block of records as the explorer shows them, field by field (row ``i`` of each list
+    is record ``first + i``): a million records make no object each. ``failed``: the whole
+    record of each row excluded from the metrics (``is_failed``), in order, for the appendix;
+    ``texts``: whether every shown field is a text (a record read whole may hold another
+    type, which the explorer shows as the record path does)."""
+
+    first: int
+    query_ids: list[str]
+    judges: list[str]
+    orders: list[str]
+    verdicts: list[str]
+    confidences: list[str]
+    reasonings: list[str]
+    statuses: list[str]
+    failed: list[tuple[int, JudgeRecord]]
+    texts: bool = True
+
+    def seen(self) -> Iterator[Seen]:
+        """Each row as a ``Seen``."""
+        failed = dict(self.failed)
+        rows = zip(
+            self.query_ids, self.judges, self.orders, self.verdicts, self.confidences,
+            self.reasonings, self.statuses, strict=True,
+        )  # fmt: skip
+        for row, (query_id, judge, order, verdict, confidence, reasoning, status) in enumerate(
+            rows
+        ):
+            shown = Judgment(judge, order, verdict, confidence, reasoning, status)
+            yield Seen(query_id, judge, shown, failed.get(row))
+
+
 def seen_records(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> Iterator[Seen]:
     """Each record's ``Seen``, in the records' order (their lines parsed ``block_bytes`` at
     a time)."""
+    for block in seen_blocks(records, block_bytes=block_bytes):
+        yield from block.seen()
+
+
+def seen_blocks(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> Iterator[SeenBlock]:
+    """The records as the explorer shows them, block by block in the records' order (their
+    lines parsed ``block_bytes`` at a time, the next block in a worker thread)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-explorer") as pool:
         blocks = records.line_blocks(block_bytes)
         ahead = pool.submit(_next_parsed, blocks)
         while (found := ahead.result()) is not None:
             ahead = pool.submit(_next_parsed, blocks)
-            yield from _block_seen(*found)
+            yield _block_seen(*found)
 
 
 def _next_parsed(blocks: Iterator[StoredLines]) -> tuple[StoredLines, pa.Table | None] | None:
@@ -143,36 +184,71 @@ def _typed(schema: pa.Schema) -> bool:
     )
 
 
-def _block_seen(block: StoredLines, table: pa.Table | None) -> list[Seen]:
-    rows = range(len(block.starts))
+def _block_seen(block: StoredLines, table: pa.Table | None) -> SeenBlock:
+    n = len(block.starts)
     if table is None:
-        return [_whole(block.record(row)) for row in rows]
+        return _whole_rows(block, _empty_block(block.first, n), range(n))
     values = _Values(table)
-    query_ids, judges = values.get("query_id"), values.get("judge_name")
     statuses, fallbacks = values.get("status"), values.get("holistic_fallback")
-    preference_reasoning, raw, error = (
-        values.get(name) for name in ("preference_reasoning", "raw_response", "error")
+    verdicts, confidences = _verdicts(values, block), _confidences(values)
+    seen = SeenBlock(
+        block.first,
+        values.get("query_id"),
+        values.get("judge_name"),
+        _orders(values),
+        verdicts,  # type: ignore[arg-type]  # its Nones are read whole below
+        confidences,  # type: ignore[arg-type]
+        [
+            cut_text(reasoning or raw or error, REASON_CHARS)
+            for reasoning, raw, error in zip(
+                *(values.get(name) for name in ("preference_reasoning", "raw_response", "error")),
+                strict=True,
+            )
+        ],
+        [_OK] * n,
+        [],
     )
-    orders, confidences = _orders(values), _confidences(values)
-    verdicts = _verdicts(values, block)
-    seen = []
-    for row in rows:
-        verdict, confidence = verdicts[row], confidences[row]
-        if statuses[row] != _OK or fallbacks[row] or verdict is None or confidence is None:
-            seen.append(_whole(block.record(row)))
-            continue
-        reasoning = reasoning_words(preference_reasoning[row], raw[row], error[row])
-        shown = Judgment(judges[row], orders[row], verdict, confidence, reasoning, _OK)
-        seen.append(Seen(query_ids[row], judges[row], shown, None))
-    return seen
+    whole = [
+        row
+        for row, (status, fallback, verdict, confidence) in enumerate(
+            zip(statuses, fallbacks, verdicts, confidences, strict=True)
+        )
+        if status != _OK or fallback or verdict is None or confidence is None
+    ]
+    return _whole_rows(block, seen, whole)
 
 
 _OK = Status.OK.value
 
 
-def _whole(record: JudgeRecord) -> Seen:
-    failed = record.status != Status.OK or record.holistic_fallback
-    return Seen(record.query_id, record.judge_name, judgment(record), record if failed else None)
+def _empty_block(first: int, n: int) -> SeenBlock:
+    query_ids, judges, orders, verdicts, confidences, reasonings, statuses = (
+        [""] * n for _ in range(7)
+    )
+    return SeenBlock(
+        first, query_ids, judges, orders, verdicts, confidences, reasonings, statuses, []
+    )
+
+
+def _whole_rows(block: StoredLines, seen: SeenBlock, rows: Iterable[int]) -> SeenBlock:
+    """``seen`` with these rows read from their records (the record path's way)."""
+    for row in rows:
+        record = block.record(row)
+        shown = judgment(record)
+        seen.query_ids[row], seen.judges[row] = record.query_id, record.judge_name
+        seen.orders[row], seen.verdicts[row] = shown.order, shown.verdict
+        seen.confidences[row], seen.reasonings[row] = shown.confidence, shown.reasoning
+        seen.statuses[row] = shown.status
+        if record.status != Status.OK or record.holistic_fallback:
+            seen.failed.append((row, record))
+        fields = (record.query_id, record.judge_name, *_shown_fields(shown))
+        seen.texts = seen.texts and all(type(value) is str for value in fields)
+    return seen
+
+
+def _shown_fields(shown: Judgment) -> tuple[Any, ...]:
+    """What a judgment shows but its judge: order, verdict, confidence, reasoning, status."""
+    return (shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status)
 
 
 class _Values:

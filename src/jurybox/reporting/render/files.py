@@ -8,43 +8,25 @@ failed records, every one of them in ``failed_records.jsonl`` (docs/report-scale
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Report
-from jurybox.io.judgments import StoredRecords
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
-from jurybox.reporting.explorer.paged import (
-    PagedExplorer,
-    PageWriter,
-    explorer_size,
-    remove_pages,
-)
-from jurybox.reporting.explorer.stored import seen_records
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
 from jurybox.reporting.plots.draw import render
 from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
-from jurybox.reporting.render.html import (
-    FULL_CHARS,
-    HTML_FILE,
-    FailedRecord,
-    FailureDigest,
-    is_failed,
-    render_html,
-)
+from jurybox.reporting.render.html import HTML_FILE, render_html
 from jurybox.reporting.render.json_report import (
     write_bytes_atomic,
     write_json_report,
     write_text_atomic,
 )
 from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
-from jurybox.reporting.render.sidefiles import FAILURES_FILE, AtomicLines, failure_line
+from jurybox.reporting.render.records_pass import RecordsPass
 from jurybox.reporting.view.report import as_report
 
 PLOTS_DIR = "plots"
@@ -129,11 +111,14 @@ def write_reports(
     records: Sequence[JudgeRecord] = (),
     source: str = "judgments.jsonl",
     items: Sequence[Item] | None = None,
+    records_pass: RecordsPass | None = None,
 ) -> ReportPaths:
     """Write the JSON report (schema-validated first), the Markdown tables, the plots and the
     HTML page into ``out_dir``. ``plots``: all families (True), none (False, no image written)
     or the named ones (``PLOT_NAMES``). ``records`` feed the HTML appendix of failed judgments
-    and, with ``items`` (questions and responses), the item explorer."""
+    and, with ``items`` (questions and responses), the item explorer; or ``records_pass``, the
+    pass over them into ``out_dir`` already started beside the analysis (``records`` and
+    ``items`` are then its own)."""
     out_dir = Path(out_dir)
     names = plot_names(plots)  # an unknown name fails before anything is written
     json_path = write_json_report(report, out_dir)
@@ -145,91 +130,24 @@ def write_reports(
         _write_plots(plots_dir, rendered)
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
-    with _alive_left_alone():
-        failures, explorer = _records_pass(frame, records, items, out_dir)
-    skipped = [spec for spec in specs if not spec.drawn]
-    page = render_html(
-        report,
-        plots=rendered,
-        skipped_plots=skipped,
-        failed=failures,
-        source=source,
-        explorer=explorer,
-    )
+    owned = records_pass is None
+    if records_pass is None:
+        records_pass = RecordsPass(records, items, out_dir)
+    elif records_pass.out_dir != out_dir:
+        raise ValueError(f"the records pass writes into {records_pass.out_dir}, not {out_dir}")
+    try:
+        written = records_pass.written(frame)
+        page = render_html(
+            report,
+            plots=rendered,
+            skipped_plots=[spec for spec in specs if not spec.drawn],
+            failed=written.digest,
+            source=source,
+            explorer=written.explorer,
+        )
+        written.install(out_dir)  # the side files, complete, then report.html
+    finally:
+        if owned:
+            records_pass.close()
     html_path = write_text_atomic(out_dir / HTML_FILE, page)
     return ReportPaths(json=json_path, markdown=md_path, html=html_path, plots_dir=plots_dir)
-
-
-@contextmanager
-def _alive_left_alone() -> Iterator[None]:
-    """The objects alive now (the frame, the items: millions at a million records) left out of
-    the cyclic GC's passes until the block ends (``gc.freeze``). The records pass makes some
-    twenty short-lived objects a record, which set off full collections that walked all of
-    them again and again: ~12% of the pass's CPU at 100,000 records (issue #19). Where
-    something is frozen already (``jurybox run`` freezes what it imported), it stays so."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _records_pass(
-    frame: AnalysisFrame | None,
-    records: Sequence[JudgeRecord],
-    items: Sequence[Item] | None,
-    out_dir: Path,
-) -> tuple[FailureDigest, ExplorerData | PagedExplorer | None]:
-    """The failure appendix and the item explorer, from one pass over the records when the
-    explorer is paged (a million records are read once, not twice). Their side files (every
-    failure past ``MAX_FAILURES``, the explorer's pages) are put in place only when complete;
-    side files of an earlier report that this one has not are removed."""
-    pager = None
-    if frame is not None and records and explorer_size(frame, items) > paged.PAGED_OVER:
-        pager = PageWriter(frame, items, out_dir)
-    digest = FailureDigest()
-    try:
-        with AtomicLines(out_dir / FAILURES_FILE) as side:
-            _read_records(records, pager, digest, side)
-            if digest.total > len(digest.listed):
-                digest.side_file = side.commit().name
-            else:
-                (out_dir / FAILURES_FILE).unlink(missing_ok=True)
-        if pager is not None:
-            explorer: ExplorerData | PagedExplorer | None = pager.finish()
-            pager.install()
-            return digest, explorer
-    except BaseException:
-        if pager is not None:
-            pager.discard()
-        raise
-    remove_pages(out_dir)
-    explorer = build_explorer(frame, records, items) if frame is not None and records else None
-    return digest, explorer
-
-
-def _read_records(
-    records: Sequence[JudgeRecord],
-    pager: PageWriter | None,
-    digest: FailureDigest,
-    side: AtomicLines,
-) -> None:
-    """Every record once: a failed one to the appendix and the failures file, each to the
-    explorer's pages. Records left on disk are read by pyarrow, only what the pass shows
-    (``seen_records``: the same as each record's, a fifth of the CPU of parsing each line)."""
-    if pager is not None and isinstance(records, StoredRecords):
-        for line, seen in enumerate(seen_records(records), start=1):
-            if seen.failed is not None:
-                digest.add(FailedRecord(line, seen.failed))
-                side.write(failure_line(line, seen.failed, text_chars=FULL_CHARS))
-            pager.add_shown(seen.query_id, seen.judge, seen.shown)
-        return
-    for line, record in enumerate(records, start=1):
-        if is_failed(record):
-            digest.add(FailedRecord(line, record))
-            side.write(failure_line(line, record, text_chars=FULL_CHARS))
-        if pager is not None:
-            pager.add(record)

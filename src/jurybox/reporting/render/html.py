@@ -53,7 +53,6 @@ EXCERPT_CHARS = 600
 FULL_CHARS = 20_000
 MAX_FAILURES = 500
 NOWRAP_CHARS = 24
-PAGED_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -386,10 +385,10 @@ FILTER_TITLES = {
 
 def _explorer(explorer: ExplorerData | PagedExplorer | None) -> HtmlExplorer:
     script = asset("explorer.js")
-    paged = isinstance(explorer, PagedExplorer)
-    data = explorer.to_json() if explorer is not None else None
-    # A paged index is larger than any embedded explorer: gzip's level 6, not 9 (seconds less).
-    payload = encode_payload(data, compresslevel=PAGED_LEVEL if paged else 9)
+    if isinstance(explorer, PagedExplorer):  # its index, encoded where its pages were written
+        payload = explorer.payload
+    else:
+        payload = encode_payload(explorer.to_json() if explorer is not None else None)
     n_items = 0
     if isinstance(explorer, ExplorerData):
         n_items = len(explorer.rows)

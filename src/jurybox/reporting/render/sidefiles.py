@@ -37,12 +37,19 @@ class AtomicLines:
     def commit(self) -> Path:
         """Flush to disk and rename over the target."""
         if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
-            os.replace(self._temp, self.path)
+            os.replace(self.finish(), self.path)
         return self.path
+
+    def finish(self) -> Path:
+        """Flush to disk and close, under the temporary name (returned): the caller renames it
+        over the target when the rest of its report is written, or removes it."""
+        if self._handle is None:
+            raise ValueError(f"{self.path} is already committed or discarded")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        self._handle = None
+        return self._temp
 
     def discard(self) -> None:
         """Drop what was written (the target, if any, is left as it was)."""
