@@ -28,6 +28,7 @@ no scores: they are excluded from every score metric and counted in the report.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -342,23 +343,30 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
 
 
 def _items_table(items: Sequence[Item] | None) -> pd.DataFrame:
+    """One row per item x arm (see the module docstring), built column by column: the same
+    table as a DataFrame of one tuple per row, without a tuple per row or the inference of
+    each column from them."""
     columns = ["query_id", "arm", "length", "author", "category", "difficulty", "normal"]
-    rows = []
-    for item in items or ():
-        meta = item.metadata or {}
-        for arm, text in item.responses.items():
-            rows.append(
-                (
-                    str(item.id),
-                    arm,
-                    len(text or ""),
-                    (item.authors or {}).get(arm),
-                    meta.get("category"),
-                    meta.get("difficulty"),
-                    bool(meta.get("normal", False)),
-                )
-            )
-    return pd.DataFrame(rows, columns=columns)
+    items = items or ()
+    if not items:
+        return pd.DataFrame([], columns=columns)
+    counts = [len(item.responses) for item in items]
+    metas = [item.metadata or {} for item in items]
+    data: dict[str, Any] = {
+        "query_id": _repeated([str(item.id) for item in items], counts),
+        "arm": [arm for item in items for arm in item.responses],
+        "length": [len(text or "") for item in items for text in item.responses.values()],
+        "author": [(item.authors or {}).get(arm) for item in items for arm in item.responses],
+        "category": _repeated([meta.get("category") for meta in metas], counts),
+        "difficulty": _repeated([meta.get("difficulty") for meta in metas], counts),
+        "normal": _repeated([bool(meta.get("normal", False)) for meta in metas], counts),
+    }
+    return pd.DataFrame(data, columns=columns)
+
+
+def _repeated(values: list[Any], counts: list[int]) -> list[Any]:
+    """Each value ``counts[i]`` times, in order, as a list (typed by pandas as the rows were)."""
+    return list(itertools.chain.from_iterable(map(itertools.repeat, values, counts)))
 
 
 def resolve_arms(
@@ -637,7 +645,7 @@ def _keep(
 
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
     """Arms known for each query: from items, else from single-response records."""
-    found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
+    found: dict[str, list[str]] = {str(item.id): list(item.responses) for item in items or ()}
     # Each query's distinct arms in order of appearance, queries in sorted order (as a
     # groupby's ``unique`` gives them, without its Python call per query).
     pairs = records[["query_id", "target_arm"]].dropna(subset=["target_arm"])
