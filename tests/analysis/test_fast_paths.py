@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jurybox.analysis import AnalysisFrame, build_frame
 from jurybox.analysis._common import (
     TOTAL,
     KeySet,
@@ -22,7 +23,10 @@ from jurybox.analysis._common import (
 )
 from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _items_table
 from jurybox.analysis.frame_arrow import sorted_categorical
+from jurybox.analysis.reliability import _retest_scores
 from jurybox.records import Item
+
+from .synth import JudgeSpec, make_world, rubric_records
 
 
 def _categorical(values: list[Any]) -> pd.Categorical:
@@ -334,3 +338,35 @@ def test_items_table_is_the_table_of_rows(kind: str) -> None:
     pd.testing.assert_frame_equal(fast, slow, check_exact=True)
     assert fast.dtypes.to_dict() == slow.dtypes.to_dict()
     assert _items_table(None).columns.tolist() == slow.columns.tolist()
+
+
+def _retest_scores_by_pandas(frame: AnalysisFrame) -> pd.DataFrame:
+    """``_retest_scores`` as it was: every key hashed by pandas, the original of each record
+    found by its base key."""
+    records = frame.records
+    keys = pd.Index(records["key"])
+    original = keys.get_indexer(records["base_key"])
+    original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
+    scores = frame.scores[["rec", "retest", "judge", "arm", "dimension", "score"]]
+    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
+    retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
+    position = pd.Index(records["rec"]).get_indexer(retest["rec"])
+    retest = retest.assign(rec=original_rec[position])
+    test = test[np.isin(test["rec"].to_numpy(), retest["rec"].to_numpy())]
+    return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
+
+
+@pytest.mark.parametrize("orphans", [False, True])
+def test_retest_scores_are_the_key_lookup(orphans: bool) -> None:
+    """Retests matched to their originals through pyarrow's lookup of the retests' base keys
+    are what pandas' lookup of every key gave, with retests whose original is missing."""
+    rng = np.random.default_rng(5)
+    world = make_world(30, rng)
+    judges = {"j1": JudgeSpec(family="alpha"), "j2": JudgeSpec(family="beta", noise=0.9)}
+    records = rubric_records(world, judges, rng, retest_items=12, retest_noise=0.5)
+    if orphans:  # some originals gone: their retests match nothing
+        records = [r for i, r in enumerate(records) if r.retest or i % 4]
+    frame = build_frame(records, items=world.items)
+    found = _retest_scores(frame)
+    assert len(found) > 0
+    pd.testing.assert_frame_equal(found, _retest_scores_by_pandas(frame), check_exact=True)
