@@ -98,7 +98,7 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     # Only the originals of retests can match: taking just their rows keeps the inner merge's
     # rows and order, and copies a tenth of the table.
     originals = np.isin(score_rec, retest["rec"].to_numpy()) & ~is_retest
-    test = scores.loc[originals, ["rec", "judge", "arm", "dimension", "score"]]
+    test: pd.DataFrame = scores.loc[originals, ["rec", "judge", "arm", "dimension", "score"]]
     return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
 
 
