@@ -21,10 +21,9 @@ from jurybox.analysis._common import (
     in_values,
     keyed_like,
 )
-from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _items_table
+from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means
 from jurybox.analysis.frame_arrow import sorted_categorical
 from jurybox.analysis.reliability import _retest_scores
-from jurybox.records import Item
 
 from .synth import JudgeSpec, make_world, rubric_records
 
@@ -292,52 +291,6 @@ def test_first_pivot_is_drop_duplicates_then_pivot(n: int, duplicates: bool, mis
             _assert_same_pivot(fast, slow)
         else:
             pd.testing.assert_frame_equal(fast, slow)
-
-
-def _items_table_by_rows(items: list[Item]) -> pd.DataFrame:
-    """The items table as it was built: a DataFrame of one tuple per item x arm."""
-    columns = ["query_id", "arm", "length", "author", "category", "difficulty", "normal"]
-    rows = []
-    for item in items:
-        meta = item.metadata or {}
-        for arm, text in item.responses.items():
-            author = (item.authors or {}).get(arm)
-            normal = bool(meta.get("normal", False))
-            rows.append(
-                (str(item.id), arm, len(text or ""), author, meta.get("category"),
-                 meta.get("difficulty"), normal)
-            )  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
-
-
-@pytest.mark.parametrize("kind", ["plain", "mixed", "one_arm", "three_arms", "lists", "none"])
-def test_items_table_is_the_table_of_rows(kind: str) -> None:
-    """``_items_table`` column by column is the DataFrame of rows it replaces: values and
-    dtypes, with metadata absent, numbers among text, list values, and items of other arms."""
-    rng = np.random.default_rng(len(kind))
-    items: list[Item] = []
-    for i in range(0 if kind == "none" else 300):
-        arms = {"one_arm": ["a"], "three_arms": ["a", "b", "c"]}.get(kind, ["a", "b"])
-        if kind == "mixed" and i % 7 == 0:
-            arms = ["b", "a", "c"][: 1 + i % 3]
-        meta: dict[str, Any] = {"category": str(rng.choice(["x", "y"])), "difficulty": int(i % 3)}
-        if kind == "mixed":
-            meta = {} if i % 5 == 0 else {"category": i % 4 or "text", "normal": i % 2 == 0}
-        if kind == "lists":
-            meta = {"category": [1, 2], "difficulty": None, "normal": 1}
-        items.append(
-            Item(
-                id=f"q{i}" if i % 9 else str(i),
-                question="?",
-                responses={arm: "x" * int(rng.integers(0, 50)) for arm in arms},
-                metadata=meta if i % 11 else {},
-                authors={arms[0]: "fam"} if i % 3 else {},
-            )
-        )
-    fast, slow = _items_table(items), _items_table_by_rows(items)
-    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
-    assert fast.dtypes.to_dict() == slow.dtypes.to_dict()
-    assert _items_table(None).columns.tolist() == slow.columns.tolist()
 
 
 def _retest_scores_by_pandas(frame: AnalysisFrame) -> pd.DataFrame:

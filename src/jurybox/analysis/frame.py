@@ -28,7 +28,6 @@ no scores: they are excluded from every score metric and counted in the report.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -343,30 +342,23 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
 
 
 def _items_table(items: Sequence[Item] | None) -> pd.DataFrame:
-    """One row per item x arm (see the module docstring), built column by column: the same
-    table as a DataFrame of one tuple per row, without a tuple per row or the inference of
-    each column from them."""
     columns = ["query_id", "arm", "length", "author", "category", "difficulty", "normal"]
-    items = items or ()
-    if not items:
-        return pd.DataFrame([], columns=columns)
-    counts = [len(item.responses) for item in items]
-    metas = [item.metadata or {} for item in items]
-    data: dict[str, Any] = {
-        "query_id": _repeated([str(item.id) for item in items], counts),
-        "arm": [arm for item in items for arm in item.responses],
-        "length": [len(text or "") for item in items for text in item.responses.values()],
-        "author": [(item.authors or {}).get(arm) for item in items for arm in item.responses],
-        "category": _repeated([meta.get("category") for meta in metas], counts),
-        "difficulty": _repeated([meta.get("difficulty") for meta in metas], counts),
-        "normal": _repeated([bool(meta.get("normal", False)) for meta in metas], counts),
-    }
-    return pd.DataFrame(data, columns=columns)
-
-
-def _repeated(values: list[Any], counts: list[int]) -> list[Any]:
-    """Each value ``counts[i]`` times, in order, as a list (typed by pandas as the rows were)."""
-    return list(itertools.chain.from_iterable(map(itertools.repeat, values, counts)))
+    rows = []
+    for item in items or ():
+        meta = item.metadata or {}
+        for arm, text in item.responses.items():
+            rows.append(
+                (
+                    str(item.id),
+                    arm,
+                    len(text or ""),
+                    (item.authors or {}).get(arm),
+                    meta.get("category"),
+                    meta.get("difficulty"),
+                    bool(meta.get("normal", False)),
+                )
+            )
+    return pd.DataFrame(rows, columns=columns)
 
 
 def resolve_arms(
