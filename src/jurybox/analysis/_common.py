@@ -258,6 +258,14 @@ def judge_rows(
     return table.iloc[:0] if found is None else found
 
 
+def records_by_judge(frame: AnalysisFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order), from
+    the split by judge the frame keeps (``judge_rows``): the summary and the evidence read the
+    same parts, instead of copying every record once more per grouping."""
+    judges = sorted(frame.records["judge"].dropna().unique().tolist())
+    return [(judge, judge_rows(frame, "records", lambda: frame.records, judge)) for judge in judges]
+
+
 def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
     """The ok records that are not retests (``ok[~ok["retest"]]``), filtered once per frame."""
 
