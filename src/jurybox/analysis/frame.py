@@ -642,7 +642,10 @@ def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[
     # groupby's ``unique`` gives them, without its Python call per query).
     pairs = records[["query_id", "target_arm"]].dropna(subset=["target_arm"])
     if found:  # the items' own arms win: only queries without an item are looked at
-        pairs = pairs[~in_values(pairs["query_id"], list(found))]
+        # Those queries found among the distinct ids (hashed by pyarrow), then their rows:
+        # not a lookup of every record's id among the items'.
+        unknown = [q for q in pairs["query_id"].unique().tolist() if q not in found]
+        pairs = pairs[in_values(pairs["query_id"], unknown)] if unknown else pairs.iloc[:0]
     pairs = pairs.drop_duplicates()
     singles: dict[str, list[str]] = {}
     pairs = pairs.sort_values("query_id", kind="stable")
