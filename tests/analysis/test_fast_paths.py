@@ -21,7 +21,7 @@ from jurybox.analysis._common import (
     in_values,
     keyed_like,
 )
-from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means
+from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _singletons
 from jurybox.analysis.frame_arrow import sorted_categorical
 from jurybox.analysis.reliability import _retest_scores
 
@@ -323,3 +323,31 @@ def test_retest_scores_are_the_key_lookup(orphans: bool) -> None:
     found = _retest_scores(frame)
     assert len(found) > 0
     pd.testing.assert_frame_equal(found, _retest_scores_by_pandas(frame), check_exact=True)
+
+
+@pytest.mark.parametrize("n", [0, 1, 400])
+def test_group_means_of_single_rows_are_groupby_means(n: int) -> None:
+    """Where no key repeats (one score per judge, item, arm and dimension) the means are the
+    rows' own scores, as pandas' group mean gives them: -0.0 becomes 0.0, NaN and infinities
+    stay; the sort that finds this takes that path, and a repeated key leaves it."""
+    rng = np.random.default_rng(n)
+    items = [f"q{i:04d}" for i in range(max(n, 1))]
+    table = pd.DataFrame(
+        {
+            "a": _categorical([str(v) for v in rng.permutation(items)[:n]]),
+            "b": _categorical(_keys(rng, n, "pq", False)),
+            "score": rng.choice([-0.0, 0.0, 1.5, np.nan, np.inf, -np.inf, 7.25], n),
+        }
+    )
+    keys = ["a", "b"]
+    expected = table.groupby(keys, as_index=False, sort=False, observed=True).agg(
+        score=("score", "mean"), n_records=("score", "size")
+    )
+    found = _singletons(table, keys)
+    assert found is not None
+    pd.testing.assert_frame_equal(found, expected, check_exact=True)
+    pd.testing.assert_frame_equal(_group_means(table, keys), expected, check_exact=True)
+    assert (np.signbit(found["score"]) == np.signbit(expected["score"])).all()
+    if n > 1:
+        repeated = pd.concat([table, table.iloc[:1]], ignore_index=True)
+        assert _singletons(repeated, keys) is None
