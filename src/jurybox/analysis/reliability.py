@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from jurybox import stats
 from jurybox.analysis._common import (
@@ -76,16 +74,14 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     """Each retest score row beside the original's (same key minus ``|retest``, arm and
     dimension), in the originals' row order. Keys are unique, so the original is matched by
     its row number (``rec``): the merge joins integers, not a million key strings. Only the
-    retest records' keys are looked up, among the keys hashed by pyarrow (no Python string
-    per record)."""
+    retest records' base keys are looked up among the keys (pandas' hash table of them, built
+    once by the uniqueness check), not every record's."""
     records = frame.records
-    keys = _arrow_text(records["key"])
-    if pc.count_distinct(keys, mode="all").as_py() != len(keys):  # repeated keys
+    keys = pd.Index(records["key"])
+    if not keys.is_unique:  # records handed over as they are may repeat a key
         return _retest_scores_by_key(frame)
     retests = np.flatnonzero(records["retest"].to_numpy(dtype=bool))
-    wanted = _arrow_text(records["base_key"].take(retests))
-    found = pc.index_in(wanted, value_set=keys).to_numpy(zero_copy_only=False)
-    original = np.where(np.isnan(found.astype(float)), -1, found).astype(np.int64)  # -1: none
+    original = keys.get_indexer(records["base_key"].take(retests))  # -1: no original
     rec = records["rec"].to_numpy()
     original_rec = np.full(len(records), -1, dtype=np.int64)
     original_rec[retests] = np.where(original >= 0, rec[np.maximum(original, 0)], -1)
@@ -100,12 +96,6 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     originals = np.isin(score_rec, retest["rec"].to_numpy()) & ~is_retest
     test: pd.DataFrame = scores.loc[originals, ["rec", "judge", "arm", "dimension", "score"]]
     return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
-
-
-def _arrow_text(values: pd.Series) -> pa.Array:
-    """A text column as one Arrow array (Arrow-backed columns without a copy)."""
-    array = pa.array(values.array, type=pa.string())
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
 def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
