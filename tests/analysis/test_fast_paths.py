@@ -12,9 +12,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jurybox.analysis._common import TOTAL, KeySet, group_numbers, in_values, keyed_like
-from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means
+from jurybox.analysis import AnalysisFrame, build_frame
+from jurybox.analysis._common import (
+    TOTAL,
+    KeySet,
+    first_pivot,
+    group_numbers,
+    in_values,
+    keyed_like,
+)
+from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _singletons
 from jurybox.analysis.frame_arrow import sorted_categorical
+from jurybox.analysis.reliability import _retest_scores
+
+from .synth import JudgeSpec, make_world, rubric_records
 
 
 def _categorical(values: list[Any]) -> pd.Categorical:
@@ -225,3 +236,118 @@ def test_dimension_matrix_is_the_pivot(repeated: int) -> None:
     for judge, part in theirs.items():
         np.testing.assert_array_equal(mine[judge], part)
     assert _dimension_matrix(dims.astype({"arm": object})) is None
+
+
+def _assert_same_pivot(fast: pd.DataFrame, slow: pd.DataFrame) -> None:
+    """Equal frames, and equal in what ``assert_frame_equal`` lets pass: each index level's
+    values and type (observed categories only), the codes, the columns' dtype."""
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    assert fast.columns.dtype == slow.columns.dtype and fast.columns.name == slow.columns.name
+    assert isinstance(fast.index, pd.MultiIndex) and isinstance(slow.index, pd.MultiIndex)
+    for mine, theirs in zip(fast.index.levels, slow.index.levels, strict=True):
+        pd.testing.assert_index_equal(mine, theirs, exact=True)
+    for mine_codes, their_codes in zip(fast.index.codes, slow.index.codes, strict=True):
+        np.testing.assert_array_equal(mine_codes, their_codes)
+
+
+@pytest.mark.parametrize(
+    ("n", "duplicates", "missing"),
+    [(0, False, False), (1, False, False), (40, False, False), (3000, False, False),
+     (3000, True, False), (3000, True, True), (500, False, True)],
+)  # fmt: skip
+def test_first_pivot_is_drop_duplicates_then_pivot(n: int, duplicates: bool, missing: bool) -> None:
+    """``first_pivot`` is the pivot of the first row of each unit and column, for categorical
+    keys with unseen categories, integer keys, duplicated cells, a judge absent from these
+    rows, and (the pandas path) missing keys."""
+    rng = np.random.default_rng(n + duplicates + 2 * missing)
+    judges = pd.CategoricalDtype(pd.Index(["a", "b", "c", "d"], dtype=object))
+    items = pd.CategoricalDtype(pd.Index([f"q{i:03d}" for i in range(60)], dtype=object))
+    table = pd.DataFrame(
+        {
+            "query_id": pd.Categorical(rng.choice(items.categories[:50], n), dtype=items),
+            "order": pd.Categorical(rng.choice(["x", "y"], n)),
+            "arm": pd.Categorical(rng.choice(["control", "treatment"], n)),
+            "repeat": rng.choice([0, 2, 5], n).astype(np.int64),
+            "judge": pd.Categorical(rng.choice(["a", "c", "d"], n), dtype=judges),
+            "score": rng.integers(0, 10, n).astype(float),
+        }
+    )
+    table.loc[rng.random(n) < 0.05, "score"] = np.nan
+    if not duplicates:
+        table = table.drop_duplicates(["query_id", "order", "arm", "repeat", "judge"])
+    if missing and n:
+        table.loc[table.index[: max(1, n // 20)], "order"] = np.nan
+    keys = ["query_id", "order", "arm", "repeat"]
+    every_category_used = table.assign(
+        query_id=table["query_id"].cat.remove_unused_categories(),
+        judge=table["judge"].cat.remove_unused_categories(),
+    )  # pandas then keeps the sorted categories, else orders by first appearance
+    for rows in (table, every_category_used):
+        slow = rows.drop_duplicates([*keys, "judge"]).pivot(
+            index=keys, columns="judge", values="score"
+        )
+        fast = first_pivot(rows, keys, "judge", "score")
+        if n:
+            _assert_same_pivot(fast, slow)
+        else:
+            pd.testing.assert_frame_equal(fast, slow)
+
+
+def _retest_scores_by_pandas(frame: AnalysisFrame) -> pd.DataFrame:
+    """``_retest_scores`` as it was: every key hashed by pandas, the original of each record
+    found by its base key."""
+    records = frame.records
+    keys = pd.Index(records["key"])
+    original = keys.get_indexer(records["base_key"])
+    original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
+    scores = frame.scores[["rec", "retest", "judge", "arm", "dimension", "score"]]
+    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
+    retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
+    position = pd.Index(records["rec"]).get_indexer(retest["rec"])
+    retest = retest.assign(rec=original_rec[position])
+    test = test[np.isin(test["rec"].to_numpy(), retest["rec"].to_numpy())]
+    return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
+
+
+@pytest.mark.parametrize("orphans", [False, True])
+def test_retest_scores_are_the_key_lookup(orphans: bool) -> None:
+    """Retests matched to their originals through pyarrow's lookup of the retests' base keys
+    are what pandas' lookup of every key gave, with retests whose original is missing."""
+    rng = np.random.default_rng(5)
+    world = make_world(30, rng)
+    judges = {"j1": JudgeSpec(family="alpha"), "j2": JudgeSpec(family="beta", noise=0.9)}
+    records = rubric_records(world, judges, rng, retest_items=12, retest_noise=0.5)
+    if orphans:  # some originals gone: their retests match nothing
+        records = [r for i, r in enumerate(records) if r.retest or i % 4]
+    frame = build_frame(records, items=world.items)
+    found = _retest_scores(frame)
+    assert len(found) > 0
+    pd.testing.assert_frame_equal(found, _retest_scores_by_pandas(frame), check_exact=True)
+
+
+@pytest.mark.parametrize("n", [0, 1, 400])
+def test_group_means_of_single_rows_are_groupby_means(n: int) -> None:
+    """Where no key repeats (one score per judge, item, arm and dimension) the means are the
+    rows' own scores, as pandas' group mean gives them: -0.0 becomes 0.0, NaN and infinities
+    stay; the sort that finds this takes that path, and a repeated key leaves it."""
+    rng = np.random.default_rng(n)
+    items = [f"q{i:04d}" for i in range(max(n, 1))]
+    table = pd.DataFrame(
+        {
+            "a": _categorical([str(v) for v in rng.permutation(items)[:n]]),
+            "b": _categorical(_keys(rng, n, "pq", False)),
+            "score": rng.choice([-0.0, 0.0, 1.5, np.nan, np.inf, -np.inf, 7.25], n),
+        }
+    )
+    keys = ["a", "b"]
+    expected = table.groupby(keys, as_index=False, sort=False, observed=True).agg(
+        score=("score", "mean"), n_records=("score", "size")
+    )
+    found = _singletons(table, keys)
+    assert found is not None
+    pd.testing.assert_frame_equal(found, expected, check_exact=True)
+    pd.testing.assert_frame_equal(_group_means(table, keys), expected, check_exact=True)
+    assert (np.signbit(found["score"]) == np.signbit(expected["score"])).all()
+    if n > 1:
+        repeated = pd.concat([table, table.iloc[:1]], ignore_index=True)
+        assert _singletons(repeated, keys) is None

@@ -258,6 +258,14 @@ def judge_rows(
     return table.iloc[:0] if found is None else found
 
 
+def records_by_judge(frame: AnalysisFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order), from
+    the split by judge the frame keeps (``judge_rows``): the summary and the evidence read the
+    same parts, instead of copying every record once more per grouping."""
+    judges = sorted(frame.records["judge"].dropna().unique().tolist())
+    return [(judge, judge_rows(frame, "records", lambda: frame.records, judge)) for judge in judges]
+
+
 def fresh_records(frame: AnalysisFrame) -> pd.DataFrame:
     """The ok records that are not retests (``ok[~ok["retest"]]``), filtered once per frame."""
 
@@ -341,3 +349,82 @@ def group_numbers(
         gone = numbers[np.flatnonzero(missing)[0]]
         numbers = np.where(missing, -1, numbers - (numbers > gone))
     return np.asarray(numbers, dtype=np.intp)
+
+
+def _level_codes(values: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.intp]], pd.Index] | None:
+    """Each row's code in the level a pivot's index (or columns) makes of the column, and that
+    level, as pandas makes it (``MultiIndex.remove_unused_levels``): a categorical whose every
+    category occurs keeps them all, in order; else the categories that occur, in order of first
+    appearance. An integer column: its sorted values. None for any other column, or one with a
+    missing value."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = np.asarray(values.cat.codes, dtype=np.intp)
+        categories = values.dtype.categories
+        if len(codes) and codes.min() < 0:
+            return None
+        if (np.bincount(codes, minlength=len(categories)) > 0).all():
+            level = pd.CategoricalIndex(categories, dtype=values.dtype, name=values.name)
+            return codes, level
+        seen = pd.unique(codes)  # in order of first appearance
+        recode = np.zeros(len(categories), dtype=np.intp)
+        recode[seen] = np.arange(len(seen))
+        level = pd.CategoricalIndex(categories.take(seen), dtype=values.dtype, name=values.name)
+        return recode[codes], level
+    if values.dtype.kind in "iu":
+        uniques, inverse = np.unique(values.to_numpy(), return_inverse=True)
+        return np.asarray(inverse, dtype=np.intp).ravel(), pd.Index(uniques, name=values.name)
+    return None
+
+
+def first_pivot(rows: pd.DataFrame, index: list[str], column: str, values: str) -> pd.DataFrame:
+    """``rows.drop_duplicates([*index, column]).pivot(index=index, columns=column,
+    values=values)``: the same frame (index, columns, values), built from the keys' codes where
+    every key is categorical or integer without missing values. Pandas instead hashes the
+    keys' tuples to drop the duplicates, then combines and sorts them again to pivot: 6.3 s
+    against 2.4 s for the seven matrices of a million records (cProfile, loaded machine)."""
+    if len(index) < 2 or not len(rows) or rows[values].dtype != float:
+        return _pandas_pivot(rows, index, column, values)
+    coded = [_level_codes(rows[key]) for key in (*index, column)]
+    if any(found is None for found in coded):
+        return _pandas_pivot(rows, index, column, values)
+    levels = [found[1] for found in coded if found is not None]
+    codes = [found[0] for found in coded if found is not None]
+    unit = np.zeros(len(rows), dtype=np.int64)
+    span = 1
+    for level, code in zip(levels[:-1], codes[:-1], strict=True):
+        span *= len(level)
+        if span >= 2**62:  # the combined numbers would overflow
+            return _pandas_pivot(rows, index, column, values)
+        unit *= len(level)
+        unit += code
+    units, row_unit = np.unique(unit, return_inverse=True)  # sorted: the pivot's row order
+    row_unit = np.asarray(row_unit, dtype=np.intp).ravel()
+    width = len(levels[-1])
+    cell = row_unit * width + codes[-1]
+    taken = rows[values].to_numpy(dtype=float)
+    if np.bincount(cell).max() > 1:  # duplicates: the first row of each cell is kept
+        order = np.argsort(cell, kind="stable")
+        starts = np.flatnonzero(np.diff(cell[order], prepend=-1) != 0)
+        cell, taken = cell[order[starts]], taken[order[starts]]
+    matrix = np.full(len(units) * width, np.nan)
+    matrix[cell] = taken
+    # The units' own codes per level, from the combined number (last level varies fastest).
+    unit_codes: list[np.ndarray[Any, Any]] = []
+    rest = units
+    for level in reversed(levels[:-1]):
+        unit_codes.append(rest % len(level))
+        rest = rest // len(level)
+    names = [level.name for level in levels[:-1]]
+    row_index = pd.MultiIndex(
+        levels=cast(Any, levels[:-1]),
+        codes=cast(Any, unit_codes[::-1]),
+        names=names,
+        verify_integrity=False,
+    )
+    return pd.DataFrame(
+        matrix.reshape(len(units), width), index=row_index, columns=levels[-1], copy=False
+    )
+
+
+def _pandas_pivot(rows: pd.DataFrame, index: list[str], column: str, values: str) -> pd.DataFrame:
+    return rows.drop_duplicates([*index, column]).pivot(index=index, columns=column, values=values)

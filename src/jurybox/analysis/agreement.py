@@ -20,6 +20,7 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
+    first_pivot,
     fresh_records,
     fresh_scores,
     score_categories,
@@ -75,10 +76,15 @@ def verdict_matrix(frame: AnalysisFrame) -> pd.DataFrame:
 
 
 def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
-    """Units (item x order x arm x repeat) x judges of one dimension's scores."""
-    rows = fresh_scores(frame, dimension, columns=[*SCORE_UNIT, "judge", "score"])
-    rows = rows.drop_duplicates([*SCORE_UNIT, "judge"])
-    return rows.pivot(index=SCORE_UNIT, columns="judge", values="score")
+    """Units (item x order x arm x repeat) x judges of one dimension's scores (the first row
+    of each unit and judge), built once per frame and dimension: agreement and leniency both
+    read the total's. Callers treat it as read-only."""
+
+    def build() -> pd.DataFrame:
+        rows = fresh_scores(frame, dimension, columns=[*SCORE_UNIT, "judge", "score"])
+        return first_pivot(rows, SCORE_UNIT, "judge", "score")
+
+    return frame.memo(f"score_matrix|{dimension}", build)
 
 
 def _pair_codes(

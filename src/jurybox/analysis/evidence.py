@@ -226,11 +226,14 @@ def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None
 
 def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
     labels = frame.labels
-    # The distinct ids first: a set of the column would box a Python string per record.
-    own = set(_records(frame, judge)["query_id"].unique())
+    # The distinct ids first, as a list made in one call: a set of the column would box a
+    # Python string per record, and iterating an Arrow-backed array boxes one per call.
+    own = set(_records(frame, judge)["query_id"].unique().tolist())
     labelled = frame.memo(
         "evidence_labelled",
-        lambda: set(labels.preferences["query_id"]) | set(labels.scores["query_id"]),
+        lambda: (
+            set(labels.preferences["query_id"].tolist()) | set(labels.scores["query_id"].tolist())
+        ),
     )
     return bool(own & labelled)
 

@@ -132,6 +132,9 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
 def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """``rows.groupby(keys, as_index=False, sort=False).agg(score=mean, n_records=size)``,
     grouped by one integer per row where the keys are categoricals (``group_numbers``)."""
+    alone = _singletons(rows, keys)
+    if alone is not None:
+        return alone
     numbers = group_numbers(rows, keys)
     if numbers is None:
         return rows.groupby(keys, as_index=False, sort=False).agg(
@@ -145,6 +148,32 @@ def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return means.assign(
         score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
     )
+
+
+def _singletons(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame | None:
+    """``_group_means`` where every row is a group of its own (no key repeated, none missing:
+    one score per judge, item, arm and dimension, as a run without repeats or both orders
+    gives), found by one stable sort of the keys' codes instead of hashing a number per row
+    twice; None otherwise. A group of one row: its mean is what pandas' sum over the group
+    gives, ``0.0 + score`` (which turns -0.0 into 0.0), divided by 1 (NaN stays NaN)."""
+    combined = np.zeros(len(rows), dtype=np.int64)
+    span = 1
+    for key in keys:
+        dtype = rows[key].dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return None
+        span *= len(dtype.categories)
+        codes = np.asarray(rows[key].cat.codes)
+        if span >= 2**62 or (len(codes) and codes.min() < 0):
+            return None
+        combined *= len(dtype.categories)
+        combined += codes
+    ordered = np.sort(combined, kind="stable")
+    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+        return None
+    scores = (0.0 + rows["score"].to_numpy(dtype=float)) / 1.0
+    means = rows[keys].reset_index(drop=True)
+    return means.assign(score=scores, n_records=np.ones(len(rows), dtype=np.int64))
 
 
 def _first_rows(numbers: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -637,12 +666,15 @@ def _keep(
 
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
     """Arms known for each query: from items, else from single-response records."""
-    found: dict[str, list[str]] = {str(item.id): list(item.arms) for item in items or ()}
+    found: dict[str, list[str]] = {str(item.id): list(item.responses) for item in items or ()}
     # Each query's distinct arms in order of appearance, queries in sorted order (as a
     # groupby's ``unique`` gives them, without its Python call per query).
     pairs = records[["query_id", "target_arm"]].dropna(subset=["target_arm"])
     if found:  # the items' own arms win: only queries without an item are looked at
-        pairs = pairs[~in_values(pairs["query_id"], list(found))]
+        # Those queries found among the distinct ids (hashed by pyarrow), then their rows:
+        # not a lookup of every record's id among the items'.
+        unknown = [q for q in pairs["query_id"].unique().tolist() if q not in found]
+        pairs = pairs[in_values(pairs["query_id"], unknown)] if unknown else pairs.iloc[:0]
     pairs = pairs.drop_duplicates()
     singles: dict[str, list[str]] = {}
     pairs = pairs.sort_values("query_id", kind="stable")

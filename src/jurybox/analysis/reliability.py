@@ -73,22 +73,28 @@ def _retest_icc_by(
 def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     """Each retest score row beside the original's (same key minus ``|retest``, arm and
     dimension), in the originals' row order. Keys are unique, so the original is matched by
-    its row number (``rec``): the merge joins integers, not a million key strings."""
+    its row number (``rec``): the merge joins integers, not a million key strings. Only the
+    retest records' base keys are looked up among the keys (pandas' hash table of them, built
+    once by the uniqueness check), not every record's."""
     records = frame.records
     keys = pd.Index(records["key"])
     if not keys.is_unique:  # records handed over as they are may repeat a key
         return _retest_scores_by_key(frame)
-    original = keys.get_indexer(records["base_key"])  # -1: no original
-    original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
-    read = ["rec", "retest", "judge", "arm", "dimension", "score"]  # not every string column
-    scores = frame.scores[read]
-    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
-    retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
-    position = pd.Index(records["rec"]).get_indexer(retest["rec"])
-    retest = retest.assign(rec=original_rec[position])
-    # Only the originals of retests can match: dropping the other rows first keeps the inner
-    # merge's rows and order, and hashes a tenth of the rows.
-    test = test[np.isin(test["rec"].to_numpy(), retest["rec"].to_numpy())]
+    retests = np.flatnonzero(records["retest"].to_numpy(dtype=bool))
+    original = keys.get_indexer(records["base_key"].take(retests))  # -1: no original
+    rec = records["rec"].to_numpy()
+    original_rec = np.full(len(records), -1, dtype=np.int64)
+    original_rec[retests] = np.where(original >= 0, rec[np.maximum(original, 0)], -1)
+    scores = frame.scores
+    score_rec = scores["rec"].to_numpy()
+    is_retest = scores["retest"].to_numpy(dtype=bool)
+    row_of = pd.Index(rec).get_indexer(score_rec[is_retest])
+    retest = scores.loc[is_retest, ["rec", "arm", "dimension", "score"]]
+    retest = retest.assign(rec=original_rec[row_of])
+    # Only the originals of retests can match: taking just their rows keeps the inner merge's
+    # rows and order, and copies a tenth of the table.
+    originals = np.isin(score_rec, retest["rec"].to_numpy()) & ~is_retest
+    test: pd.DataFrame = scores.loc[originals, ["rec", "judge", "arm", "dimension", "score"]]
     return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
 
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 
 import pandas as pd
 
+from jurybox.analysis._common import records_by_judge
 from jurybox.analysis.agreement import analyze_agreement
 from jurybox.analysis.bias import analyze_bias
 from jurybox.analysis.calibration import analyze_accuracy, analyze_human
@@ -77,9 +78,9 @@ def _version() -> str:
         return "unknown"
 
 
-def _failures(records: pd.DataFrame) -> dict[str, JudgeFailures]:
+def _failures(frame: AnalysisFrame) -> dict[str, JudgeFailures]:
     out: dict[str, JudgeFailures] = {}
-    for judge, rows in records.groupby("judge"):
+    for judge, rows in records_by_judge(frame):
         status = rows["status"]
         counted = status != Status.SKIPPED.value
         answered = ~status.isin(_NO_ANSWER)
@@ -100,9 +101,9 @@ def _text(value: Any) -> str | None:
     return None if value is None or pd.isna(value) else str(value)
 
 
-def _judges(records: pd.DataFrame) -> list[JudgeSummary]:
+def _judges(frame: AnalysisFrame) -> list[JudgeSummary]:
     out = []
-    for judge, rows in records.groupby("judge"):
+    for judge, rows in records_by_judge(frame):
         first = rows.iloc[0]
         out.append(
             JudgeSummary(
@@ -183,7 +184,7 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
             holistic_fallback=holistic,
             by_status={str(k): int(v) for k, v in not_ok.items()},
         ),
-        judges=_judges(r) if len(r) else [],
+        judges=_judges(frame) if len(r) else [],
         modes=sorted(str(m) for m in r["mode"].dropna().unique()) if len(r) else [],
         arms=[str(a) for a in frame.arms],
         control_arm=contrast[0] if isinstance(contrast, tuple) else None,
@@ -198,7 +199,7 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
             verdicts=len(labels.verdicts),
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
-        failures=_failures(r) if len(r) else {},
+        failures=_failures(frame) if len(r) else {},
         cost=_cost(r, options.run_judges),
     )
 
