@@ -50,6 +50,7 @@ class _Connection(asyncio.Protocol):
         self._loop = loop
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
+        self._reader = _Reader()  # how far the answer in the buffer has been read
         self._waiter: asyncio.Future[_Answer] | None = None
         self._reused = False
         self._eof = False  # the server closed its side (or the connection is gone)
@@ -103,8 +104,9 @@ class _Connection(asyncio.Protocol):
         waiter = self._waiter
         assert waiter is not None
         try:
-            answer = _parse_answer(self._buffer, self._eof)
+            answer = self._reader.read(self._buffer, self._eof)
         except (ValueError, EOFError) as exc:
+            self._reader = _Reader()  # the connection is closed: nothing more is read on it
             self._finish(waiter, exc)
             return
         if answer is not None:
@@ -191,25 +193,103 @@ class Http1Endpoint:
             self._idle.pop().close()
 
 
-def _parse_answer(buffer: bytearray, eof: bool) -> tuple[_Answer, int] | None:
-    """The answer at the start of ``buffer`` and how many bytes it takes, or None while it is
-    incomplete; 1xx answers before it are skipped."""
-    start = 0
-    while True:
-        end = buffer.find(b"\r\n\r\n", start)
-        if end < 0 or end - start > _LINE_LIMIT:
-            if end >= 0 or len(buffer) - start > _LINE_LIMIT:
-                raise ValueError(f"a response head longer than {_LINE_LIMIT} bytes")
+class _Reader:
+    """Reads one answer after the other from the start of a connection's buffer as its bytes
+    arrive, going on where the last bytes left it: neither a head nor a chunked body is scanned
+    again from its start when another piece comes (thousands of tiny chunks stay linear). The
+    buffer only grows while an answer is read; once ``read`` gives one back, it starts afresh
+    on the bytes that follow (the caller removes the answer's)."""
+
+    __slots__ = ("_at", "_chunked", "_head", "_parts", "_pending", "_searched", "_start")
+
+    def __init__(self) -> None:
+        self._start = 0  # where the head being read begins (after any 1xx answers), then the body
+        self._searched = 0  # where the search for the end of that head goes on
+        self._head: tuple[int, dict[str, str], bool] | None = None  # once read (not a 1xx)
+        self._chunked = False  # the body is chunked (known once the head is read)
+        # A chunked body: where decoding goes on, what comes there (-1: a chunk-size line; n > 0:
+        # n bytes of a chunk and its CRLF; 0: trailers up to a blank line), the chunks so far.
+        self._at = 0
+        self._pending = -1
+        self._parts: list[bytes] = []
+
+    def read(self, buffer: bytearray, eof: bool) -> tuple[_Answer, int] | None:
+        """The answer at the start of ``buffer`` and how many bytes it takes, or None while it
+        is incomplete; 1xx answers before it are skipped."""
+        head = self._head
+        if head is None:
+            head = self._read_head(buffer)
+            if head is None:
+                return None
+        status, headers, keep_alive = head
+        if self._chunked:
+            framed = self._chunks(buffer)
+        else:
+            framed = _body(buffer, self._start, status, headers, eof)
+        if framed is None:
             return None
-        status, headers, keep_alive = _parse_head(bytes(buffer[start : end + 4]))
-        start = end + 4
-        if not 100 <= status < 200:  # 100 Continue and the like: the answer follows
-            break
-    framed = _body(buffer, start, status, headers, eof)
-    if framed is None:
-        return None
-    body, taken, delimited = framed
-    return (status, headers, body, keep_alive and delimited), taken
+        body, taken, delimited = framed
+        self._start = self._searched = 0
+        self._head = None
+        if self._chunked:
+            self._chunked = False
+            self._parts = []
+        return (status, headers, body, keep_alive and delimited), taken
+
+    def _read_head(self, buffer: bytearray) -> tuple[int, dict[str, str], bool] | None:
+        """The head of the answer (1xx answers skipped) once it is all in ``buffer``."""
+        while True:
+            start = self._start
+            end = buffer.find(b"\r\n\r\n", self._searched)
+            if end < 0 or end - start > _LINE_LIMIT:
+                if end >= 0 or len(buffer) - start > _LINE_LIMIT:
+                    raise ValueError(f"a response head longer than {_LINE_LIMIT} bytes")
+                self._searched = max(start, len(buffer) - 3)  # the end may straddle pieces
+                return None
+            head = _parse_head(bytes(buffer[start : end + 4]))
+            self._start = self._searched = end + 4
+            status, headers, _ = head
+            if not 100 <= status < 200:  # 100 Continue and the like: the answer follows
+                break
+        self._head = head
+        if status not in (204, 304) and "chunked" in headers.get("transfer-encoding", "").lower():
+            self._chunked = True
+            self._at = self._start
+            self._pending = -1
+        return head
+
+    def _chunks(self, buffer: bytearray) -> tuple[bytes, int, bool] | None:
+        """The chunked body, where it ends and True, once it is all in ``buffer``; each chunk
+        is taken as soon as it is complete and never read again."""
+        at, pending, parts = self._at, self._pending, self._parts
+        try:
+            while pending:  # chunks, up to the last (size 0)
+                if pending < 0:
+                    line = _line(buffer, at)
+                    if line is None:
+                        return None
+                    pending = int(bytes(buffer[at:line]).split(b";", 1)[0].strip(), 16)
+                    if pending < 0:
+                        raise ValueError(f"a negative chunk size {pending}")
+                    at = line + 2
+                    continue
+                end = at + pending
+                if len(buffer) < end + 2:
+                    return None
+                parts.append(bytes(buffer[at:end]))
+                if buffer[end : end + 2] != b"\r\n":
+                    raise ValueError("a chunk does not end with CRLF")
+                at, pending = end + 2, -1
+            while True:  # trailers, up to the blank line
+                line = _line(buffer, at)
+                if line is None:
+                    return None
+                blank = line == at
+                at = line + 2
+                if blank:
+                    return b"".join(parts), at, True
+        finally:
+            self._at, self._pending = at, pending
 
 
 def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
@@ -233,12 +313,11 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
 def _body(
     buffer: bytearray, start: int, status: int, headers: Mapping[str, str], eof: bool
 ) -> tuple[bytes, int, bool] | None:
-    """The body from ``start``, where it ends, and whether it was framed (else it ran to the
-    end of the connection); None while it is incomplete."""
+    """A body that is not chunked (``_Reader`` decodes those) from ``start``, where it ends,
+    and whether it was framed (else it ran to the end of the connection); None while it is
+    incomplete."""
     if status in (204, 304):
         return b"", start, True
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return _chunked(buffer, start)
     length = headers.get("content-length")
     if length is not None:
         size = int(length)
@@ -253,35 +332,6 @@ def _body(
     if not eof:
         return None
     return bytes(buffer[start:]), len(buffer), False
-
-
-def _chunked(buffer: bytearray, start: int) -> tuple[bytes, int, bool] | None:
-    parts = []
-    position = start
-    while True:
-        line = _line(buffer, position)
-        if line is None:
-            return None
-        size = int(bytes(buffer[position:line]).split(b";", 1)[0].strip(), 16)
-        if size < 0:
-            raise ValueError(f"a negative chunk size {size}")
-        position = line + 2
-        if size == 0:
-            break
-        if len(buffer) < position + size + 2:
-            return None
-        parts.append(bytes(buffer[position : position + size]))
-        if buffer[position + size : position + size + 2] != b"\r\n":
-            raise ValueError("a chunk does not end with CRLF")
-        position += size + 2
-    while True:  # trailers, up to the blank line
-        line = _line(buffer, position)
-        if line is None:
-            return None
-        blank = line == position
-        position = line + 2
-        if blank:
-            return b"".join(parts), position, True
 
 
 def _line(buffer: bytearray, start: int) -> int | None:
