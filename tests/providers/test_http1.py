@@ -407,3 +407,13 @@ def test_tiny_chunks_in_random_pieces_over_the_wire() -> None:
             endpoint.close()
 
     asyncio.run(main())
+
+
+def test_an_answer_after_one_whose_head_came_in_pieces_is_read_from_its_start() -> None:
+    """Where a search for the end of a head stopped is forgotten with its answer: a long head
+    in two pieces, then a short one in the same piece as the end of the first answer."""
+    first = _answer(REPLY, "X-Long: " + "x" * 300)
+    head = first.index(b"\r\n\r\n") + 4
+    data = first + _answer() + _answer(b"")
+    bodies, _ = _read_in_pieces(data, iter([head - 2, len(data)]))
+    assert bodies == [REPLY, REPLY, b""]
