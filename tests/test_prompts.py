@@ -736,16 +736,3 @@ def test_rubric_ranking_and_criterion_parts_kept_are_what_full_renders_give() ->
             for criterion, arm in itertools.product((CRITERION, other_criterion), ARMS):
                 parts = criterion_prompt(criterion, item, arm)
                 assert (parts.system, parts.user) == _full_criterion(criterion, item, arm)
-
-
-def test_a_kept_text_not_trimmed_is_cleaned_up_as_render_does() -> None:
-    """A kept text whose slot comes first (or last) is not trimmed when kept: the slot's own
-    blank ends are stripped when it is filled, and blank-line runs are collapsed wherever."""
-    from jurybox.prompts.builders import _filled
-
-    slots = {"a": "  \n\n\n\nfirst {b}\x00", "b": ["x\n\n\n\n", "y"]}
-    pieces = ["", "", "\n\n\n\nthen {b} ", "", "", "", "\n\n"]
-    shown = (("a", -1), ("b", 0), ("b", 1))
-    assert _filled((pieces, shown, False), slots) == "first {b}\x00\n\nthen {b} x\n\ny\n"
-    assert _filled((["text ", "", ""], (("b", 1),), True), slots) == "text y"  # as it is
-    assert _filled((["text\n\n\n", "", "\n"], (("b", 1),), True), slots) == "text\n\ny\n"

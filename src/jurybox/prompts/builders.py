@@ -127,13 +127,9 @@ def render(template: str, **context: Any) -> str:
 # so a few items suffice, and each item entry keeps its whole item alive.
 _KEPT_LIMIT = 256
 _TASK_PARTS: dict[tuple[Any, ...], tuple[object, str]] = {}
-# A kept item text: its pieces, every other one a blank where a slot goes; the slot of each
-# blank (name, index in a list slot or -1); whether it is trimmed already (``render``'s strip and
-# final newline). None: not slotted, rendered in full each time.
-_Slotted = tuple[list[str], tuple[tuple[str, int], ...], bool]
-_ITEM_PARTS: dict[tuple[Any, ...], tuple[object, _Slotted | None]] = {}
+_ITEM_PARTS: dict[tuple[Any, ...], tuple[object, str | None]] = {}  # None: not slotted
 _ITEM_VARIABLES = frozenset(("question", "contexts", "expected_answer"))
-_MARK = "\x00"  # in every marker; a text around the slots holding it is rendered in full
+_MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
 
 Slots = dict[str, Any]  # name -> ``Fenced``, or a list of ``Fenced``
 _Key = TypeVar("_Key")
@@ -218,20 +214,31 @@ def _item_part(
     *,
     context: Callable[[], dict[str, Any]],
 ) -> str:
-    """``render(template, **context(), **slots)``, its text with a field for each slot kept
-    per ``task`` and item object (its question, contexts and reference cannot change: the item
-    is frozen and its contexts a tuple of strings)."""
-    if type(item.contexts) is not tuple:
+    """``render(template, **context(), **slots)``, its text with a marker in each slot kept per
+    ``task`` and item object (its question, contexts and reference cannot change: the item is
+    frozen and its contexts a tuple of strings)."""
+    if type(item.contexts) is not tuple or _marked(slots):
         return render(template, **context(), **slots)
     key = (template, task, id(item))
     kept = _ITEM_PARTS.get(key)
     if kept is not None:
         stored = kept[1]
     else:
-        stored = _keep(_ITEM_PARTS, key, (held, item), _slotted(template, slots, context()))
+        stored = _keep(_ITEM_PARTS, key, (held, item), _marked_render(template, slots, context()))
     if stored is None:
         return render(template, **context(), **slots)
     return _filled(stored, slots)
+
+
+def _marked(slots: Slots) -> bool:
+    """Whether a slot value holds the marker character (then it cannot be slotted)."""
+    for value in slots.values():
+        if isinstance(value, list):
+            if any(_MARK in part for part in value):
+                return True
+        elif _MARK in value:
+            return True
+    return False
 
 
 def _markers(slots: Slots) -> dict[str, Any]:
@@ -243,44 +250,27 @@ def _markers(slots: Slots) -> dict[str, Any]:
     }
 
 
-def _slotted(template: str, slots: Slots, context: dict[str, Any]) -> _Slotted | None:
-    """The template rendered with a marker in each slot, cut at the markers; None when it does
-    not print each marker exactly once (or prints the marker character elsewhere: a question
-    holding it)."""
+def _marked_render(template: str, slots: Slots, context: dict[str, Any]) -> str | None:
+    """The template rendered with a marker in each slot; None when it does not print each
+    marker exactly once (or prints the marker character elsewhere)."""
     markers = _markers(slots)
-    places = {
-        marker: (name, i if isinstance(value, list) else -1)
-        for name, value in markers.items()
-        for i, marker in enumerate(value if isinstance(value, list) else [value])
-    }
+    flat = [m for v in markers.values() for m in (v if isinstance(v, list) else [v])]
     marked = _render(template, {**context, **markers})
-    once = all(marked.count(marker) == 1 for marker in places)
-    if not once or marked.count(_MARK) != 2 * len(places):
-        return None
-    # ``render``'s strip, done here when the text around the slots is not all blank: then it
-    # only takes from the kept text's ends (a blank-line run across them changes nothing).
-    first, last = marked.find(_MARK), marked.rfind(_MARK) + 1
-    trimmed = bool(places) and bool(marked[:first].strip()) and bool(marked[last:].strip())
-    if trimmed:
-        marked = marked[:first].lstrip() + marked[first:last] + marked[last:].rstrip() + "\n"
-    # Cut at each marker (every other piece: where a slot goes), in the order they appear.
-    pieces = marked.split(_MARK)
-    shown = [places[f"{_MARK}{name}{_MARK}"] for name in pieces[1::2]]
-    pieces[1::2] = [""] * len(shown)
-    return pieces, tuple(shown), trimmed
+    once = all(marked.count(marker) == 1 for marker in flat)
+    return marked if once and marked.count(_MARK) == 2 * len(flat) else None
 
 
-def _filled(stored: _Slotted, slots: Slots) -> str:
-    """A kept text with the slots put in (a slot may hold anything, the marker included),
-    cleaned up as ``render`` does."""
-    pieces, shown, trimmed = stored
-    parts = pieces.copy()
-    parts[1::2] = [slots[name] if i < 0 else slots[name][i] for name, i in shown]
-    text = "".join(parts)
+def _filled(stored: str, slots: Slots) -> str:
+    """A stored slotted text with the slots put in, cleaned up as ``render`` does."""
+    text = stored
+    for name, value in slots.items():
+        if isinstance(value, list):
+            for i, part in enumerate(value):
+                text = text.replace(f"{_MARK}{name}.{i}{_MARK}", part, 1)
+        else:
+            text = text.replace(f"{_MARK}{name}{_MARK}", value, 1)
     if "\n\n\n" in text:
         text = _BLANK_LINES.sub("\n\n", text)
-    elif trimmed:
-        return text
     return text.strip() + "\n"
 
 
