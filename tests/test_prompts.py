@@ -493,23 +493,24 @@ def test_schema_rejects_what_the_parser_rejects() -> None:
 
 
 def test_static_parts_are_rendered_once_and_stay_right() -> None:
-    """A system prompt is kept per value of what its template reads: the kept text is what a
-    fresh render gives, for every context that differs in anything the template reads."""
-    from jurybox.prompts.builders import _STATIC, render, render_static
+    """A system prompt is rendered once per (options, rubric) and the very text kept is given
+    to every item after that; options that render differently (``True`` and ``1``) and another
+    rubric get their own text, each what a full render gives."""
+    from jurybox.prompts.builders import _TASK_PARTS
 
-    plain = {"reference_guided": False, "rubric": None, "confidence_scale": None}
-    contexts: list[dict[str, Any]] = [
-        {**plain, "request_confidence": True},
-        {**plain, "request_confidence": False},
-        {**plain, "request_confidence": 1},
-        {**plain, "request_confidence": True, "reference_guided": True},
+    options = [
+        {"reference_guided": flag, "rubric": rubric, "request_confidence": conf}
+        for flag, rubric, conf in itertools.product((False, True), (None, GENERAL), (True, 1))
     ]
-    for context in contexts:
-        for question in ("Q1?", "Q2?"):  # item variables are not read by the system template
-            assert render_static("pairwise.system.j2", question=question, **context) == render(
-                "pairwise.system.j2", question=question, **context
-            )
-    assert sum(key[0] == "pairwise.system.j2" for key in _STATIC) >= len(contexts)
+    texts = set()
+    for option in options:
+        first = pairwise_prompt(_item("q1"), ARMS[:2], **option)
+        again = pairwise_prompt(_item("q2", "Another question?"), ARMS[1::-1], **option)
+        assert again.system is first.system  # kept, not rendered again
+        assert first.system == _full_pairwise(_item("q1"), ARMS[:2], **option)[0]
+        texts.add(first.system)
+    assert sum(key[0] == "pairwise.system.j2" for key in _TASK_PARTS) >= len(options)
+    assert len(texts) > 1
     first = pairwise_prompt(
         _item(), ARMS[:2], reference_guided=True, rubric=GENERAL, request_confidence=True
     )
@@ -517,11 +518,6 @@ def test_static_parts_are_rendered_once_and_stay_right() -> None:
         _item("q2"), ARMS[:2], reference_guided=True, rubric=SIX, request_confidence=True
     )
     assert first.system != second.system  # another rubric, another system prompt
-    for rubric, part in ((GENERAL, first), (SIX, second)):
-        again = pairwise_prompt(
-            _item("q3"), ARMS[1::-1], reference_guided=True, rubric=rubric, request_confidence=True
-        )
-        assert again.system == part.system
 
 
 @pytest.mark.parametrize(
@@ -535,32 +531,63 @@ def test_static_parts_are_rendered_once_and_stay_right() -> None:
     ],
 )
 def test_user_parts_around_responses_are_what_a_full_render_gives(response: str) -> None:
-    from jurybox.prompts.builders import Fenced, _response, render, render_slotted
-
+    """Responses put into an item's kept text give what a full render gives, in both orders and
+    again once kept, whatever the question and responses hold (markers: rendered in full)."""
     questions = ("Q with\n\n\n\nblank lines?", "Q with a marker \x00response_b\x00?")
-    for question, guided in itertools.product(questions, (False, True)):
+    for question, guided, contexts in itertools.product(
+        questions, (False, True), (("ctx",), ["ctx"])
+    ):
         item = Item(
             id="q9",
             question=question,
             responses={ARMS[0]: response, ARMS[1]: "other\n\n\n"},
-            contexts=("ctx",),
+            contexts=contexts,  # type: ignore[arg-type]  # a list: never kept
             expected_answer="Paris",
         )
-        context: dict[str, Any] = {
-            "question": item.question,
-            "reference_guided": guided,
-            "contexts": list(item.contexts),
-            "expected_answer": item.expected_answer,
-        }
-        for order in ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0])):
-            slots: dict[str, Fenced] = {
-                "response_a": _response(item, order[0], "Response A"),
-                "response_b": _response(item, order[1], "Response B"),
-            }
-            for _ in range(2):  # stored the second time
-                assert render_slotted("pairwise.user.j2", slots, **context) == render(
-                    "pairwise.user.j2", **context, **slots
-                )
+        option = {"reference_guided": guided, "rubric": None, "request_confidence": True}
+        for _, order in itertools.product(range(2), ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0]))):
+            parts = pairwise_prompt(item, order, **option)
+            assert (parts.system, parts.user) == _full_pairwise(item, order, **option)
+
+
+def test_a_template_reading_item_variables_is_kept_per_item() -> None:
+    """A task part whose template reads the item (``_item.j2`` reads all of it) is kept per
+    item, never shared between items: each item gets its own text, a full render's."""
+    from jurybox.prompts.builders import _item_context, _task_part, render
+
+    task = (bool, True)
+    items = [*_kept_part_items(), _item("q6", "Q6?"), _item("q7", "Q7?")]
+    for _ in range(2):
+        parts = set()
+        for item in items:
+            context = _item_context(item, reference_guided=True)
+            part = _task_part("_item.j2", task, None, item, lambda context=context: context)
+            assert part == render("_item.j2", **context)
+            parts.add(part)
+        assert len(parts) == len(items)  # every question differs
+
+
+def test_batch_pairwise_prompts_are_what_full_renders_give() -> None:
+    """Batch pairwise: its system prompt kept per (count, options), its user text rendered in
+    full; every call gives the text of full renders."""
+    from jurybox.prompts.builders import _item_context, _response, render
+
+    items = _kept_part_items()
+    for _, flag, conf in itertools.product(range(2), (False, True, 1), (True, False, 1)):
+        for count in (1, 2, 3):
+            pairs = [(item, (ARMS[0], ARMS[1])) for item in items[:count]]
+            parts = batch_pairwise_prompt(pairs, reference_guided=flag, request_confidence=conf)
+            context = {"count": count, "reference_guided": flag, "request_confidence": conf}
+            examples = [
+                {
+                    **_item_context(item, flag),
+                    "response_a": _response(item, order[0], f"Example {n}, Response A"),
+                    "response_b": _response(item, order[1], f"Example {n}, Response B"),
+                }
+                for n, (item, order) in enumerate(pairs, start=1)
+            ]
+            assert parts.system == render("batch_pairwise.system.j2", **context)
+            assert parts.user == render("batch_pairwise.user.j2", **context, examples=examples)
 
 
 def _full_pairwise(item: Item, order: tuple[str, str], **options: Any) -> tuple[str, str]:

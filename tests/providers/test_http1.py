@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import json
-from collections.abc import Awaitable, Callable
+import random
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -15,7 +17,7 @@ import pytest
 from jurybox.config import JudgeConfig
 from jurybox.errors import RateLimitError, TransientError
 from jurybox.providers import create_provider
-from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError
+from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError, _Reader
 from jurybox.providers.openai_compatible import OpenAICompatibleProvider
 from jurybox.records import CompletionRequest
 
@@ -321,3 +323,97 @@ def test_a_cancelled_call_closes_its_connection() -> None:
 
     silent = b""  # the first request is never answered
     _serve([(silent, False), (_answer(), False)], posts)
+
+
+class _CountingBuffer(bytearray):
+    """A connection's buffer that counts the bytes its searches look at."""
+
+    scanned = 0
+
+    def find(self, sub: bytes, start: int = 0) -> int:  # type: ignore[override]
+        found = super().find(sub, start)
+        self.scanned += (len(self) if found < 0 else found + len(sub)) - start
+        return found
+
+
+def _tiny_chunks(count: int) -> tuple[bytes, bytes]:
+    """A chunked answer whose body is ``count`` chunks of one byte (CR and LF among them), and
+    that body."""
+    body = bytes((i * 37) % 256 for i in range(count))
+    chunks = b"".join(b"1\r\n" + body[i : i + 1] + b"\r\n" for i in range(count))
+    head = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    return head + chunks + b"0\r\nTrailer: x\r\n\r\n", body
+
+
+def _read_in_pieces(data: bytes, sizes: Iterator[int]) -> tuple[list[bytes], int]:
+    """Feed ``data`` to a reader in pieces of ``sizes`` bytes, reading after each as a
+    connection does: the bodies of the answers read and how many bytes the searches scanned."""
+    reader = _Reader()
+    buffer = _CountingBuffer()
+    bodies, position = [], 0
+    while position < len(data):
+        size = next(sizes)
+        buffer += data[position : position + size]
+        position += size
+        while (answer := reader.read(buffer, eof=False)) is not None:
+            (status, _, body, keep), taken = answer
+            assert (status, keep) == (200, True)
+            bodies.append(body)
+            del buffer[:taken]
+    assert not buffer
+    return bodies, buffer.scanned
+
+
+@pytest.mark.parametrize("pieces", ["one byte", "random"])
+def test_thousands_of_tiny_chunks_are_read_in_linear_time(pieces: str) -> None:
+    """A body of 3,000 one-byte chunks arriving one byte at a time (or in random pieces) is
+    decoded where the last piece left it, never from its start again: the searches look at a
+    few bytes per byte received (scanning from the start would look at millions), and the next
+    answer on the connection is read as well."""
+    answer, body = _tiny_chunks(3000)
+    data = answer + _answer() + answer
+    rng = random.Random(19)
+    sizes = itertools.repeat(1) if pieces == "one byte" else iter(lambda: rng.randint(1, 40), 0)
+    bodies, scanned = _read_in_pieces(data, sizes)
+    assert bodies == [body, REPLY, body]
+    assert scanned <= 8 * len(data)
+
+
+def test_tiny_chunks_in_random_pieces_over_the_wire() -> None:
+    """The same body from a loopback server that sends it in random pieces of 1 to 64 bytes."""
+    answer, body = _tiny_chunks(3000)
+    rng = random.Random(7)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(2):
+            head = await reader.readuntil(b"\r\n\r\n")
+            await reader.readexactly(int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]))
+            start = 0
+            while start < len(answer):
+                step = rng.randint(1, 64)
+                writer.write(answer[start : start + step])
+                await writer.drain()
+                await asyncio.sleep(0)  # let the client read some pieces on their own
+                start += step
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            endpoint = Http1Endpoint(f"http://127.0.0.1:{port}/", {})
+            assert (await endpoint.post(b"{}"))[2] == body
+            assert (await endpoint.post(b"{}"))[2] == body  # framed: kept, read afresh
+            endpoint.close()
+
+    asyncio.run(main())
+
+
+def test_an_answer_after_one_whose_head_came_in_pieces_is_read_from_its_start() -> None:
+    """Where a search for the end of a head stopped is forgotten with its answer: a long head
+    in two pieces, then a short one in the same piece as the end of the first answer."""
+    first = _answer(REPLY, "X-Long: " + "x" * 300)
+    head = first.index(b"\r\n\r\n") + 4
+    data = first + _answer() + _answer(b"")
+    bodies, _ = _read_in_pieces(data, iter([head - 2, len(data)]))
+    assert bodies == [REPLY, REPLY, b""]

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurybox.prompts import plain, schemas
 from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
@@ -103,25 +103,54 @@ def render(template: str, **context: Any) -> str:
     return text.strip() + "\n"
 
 
-# --- static parts, rendered once -------------------------------------------------------------
-# A run renders the same system prompt for every item: it reads only task-level variables (the
-# rubric, the confidence asked for). ``render_static`` renders it once per distinct value of the
-# variables the template (with its includes) reads, and returns the stored text after that.
+# --- the parts a run's calls share ---------------------------------------------------------------
+# A run asks for the same system prompt on every call, and for the same item text in every order
+# (and retest) of an item: both orders show the same question with the same responses in other
+# places. Each builder names what its prompt is made of: plain options, typed (``True == 1``, but
+# they may render differently), and objects taken by identity (the rubric, the criterion, the
+# item: all frozen). Each part is rendered once per such key and kept, a few hashes per call:
+#
+# * ``_task_part``: a system prompt, per the builder's options (one text for every item; a
+#   template that reads item variables is kept per item, as an item part without slots);
+# * ``_item_part``: the item text, rendered once per item with a marker where each response goes
+#   (a slot: one fenced text, or a list of them that a listwise template loops over); each call
+#   puts its responses in, the same text as a full render at a fraction of its cost.
+#
+# What cannot be kept is rendered in full on every call: an item whose ``contexts`` is not a
+# tuple (it could change), a slot or any text holding the marker character, a template that does
+# not print each marker exactly once. Every store here and below keeps its entries with ``_keep``:
+# an entry holds the objects its key names by ``id``, so no other object can have that id while
+# the entry exists.
 
-_STATIC_LIMIT = 256  # distinct static parts kept (a run has a few: one per mode and criterion)
-_STATIC: dict[tuple[Any, ...], str] = {}
-# Values built once and shared by every prompt (a rubric's context, by rubric): their key is
-# stored with them, looked up by identity, so that it is not rebuilt from a rubric on every call.
-# Each entry holds the object itself, so its id cannot be reused while the entry exists.
-_RUBRIC_CONTEXTS: dict[int, tuple[Rubric, dict[str, Any]]] = {}
-_SHARED_KEYS: dict[int, tuple[Any, Any]] = {}
-_ABSENT = object()
+# Entries per store: a run has a few system prompts, rubrics and schemas; an item's orders (and
+# arms) come one after the other (a run plans them so, and its workers take calls in plan order),
+# so a few items suffice, and each item entry keeps its whole item alive.
+_KEPT_LIMIT = 256
+_TASK_PARTS: dict[tuple[Any, ...], tuple[object, str]] = {}
+_ITEM_PARTS: dict[tuple[Any, ...], tuple[object, str | None]] = {}  # None: not slotted
+_ITEM_VARIABLES = frozenset(("question", "contexts", "expected_answer"))
+_MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
+
+Slots = dict[str, Any]  # name -> ``Fenced``, or a list of ``Fenced``
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
+
+
+def _keep(
+    store: dict[_Key, tuple[object, _Value]], key: _Key, held: object, value: _Value
+) -> _Value:
+    """Store ``value`` under ``key`` with ``held`` (what the key names by ``id``); a full store
+    starts again empty (its entries are cheap to build again)."""
+    if len(store) >= _KEPT_LIMIT:
+        store.clear()
+    store[key] = (held, value)
+    return value
 
 
 @functools.cache
 def _template_variables(name: str) -> tuple[str, ...] | None:
     """The variables ``name`` and the templates it includes may read, or None when it includes
-    a template by a computed name (then what it reads is unknown and nothing is stored)."""
+    a template by a computed name (then what it reads is unknown)."""
     parsed = _plain(name)
     if parsed is not None:  # what jinja2's meta finds, without jinja2 (tests compare them)
         names = set(parsed.free)
@@ -143,45 +172,62 @@ def _template_variables(name: str) -> tuple[str, ...] | None:
     return tuple(sorted(names))
 
 
-def _key(value: Any) -> Any:
-    """A hashable stand-in for a context value: equal only for values that render alike (the
-    type is part of it: ``Fenced`` and ``str``, ``True`` and ``1`` render differently)."""
-    shared = _SHARED_KEYS.get(id(value))
-    if shared is not None and shared[0] is value:
-        return shared[1]
-    if isinstance(value, dict):
-        return (dict, tuple((k, _key(v)) for k, v in value.items()))
+@functools.cache
+def _reads_item(template: str) -> bool:
+    """Whether ``template`` may read the item's variables (it may when what it reads is
+    unknown)."""
+    names = _template_variables(template)
+    return names is None or not _ITEM_VARIABLES.isdisjoint(names)
+
+
+def _typed(value: Any) -> Any:
+    """A hashable stand-in for an option: equal only for values that render alike (the type is
+    part of it: ``True`` and ``1``, ``1`` and ``1.0`` render differently)."""
     if isinstance(value, list | tuple):
-        return (type(value), tuple(_key(v) for v in value))
+        return (type(value), tuple(_typed(v) for v in value))
     return (type(value), value)
 
 
-def render_static(template: str, **context: Any) -> str:
-    """``render``, stored per value of the variables the template reads: for the parts of a
-    prompt that do not change from one item to the next."""
-    names = _template_variables(template)
-    if names is None:
-        return render(template, **context)
-    key = (template, *(_key(context.get(name, _ABSENT)) for name in names))
-    text = _STATIC.get(key)
-    if text is None:
-        if len(_STATIC) >= _STATIC_LIMIT:
-            _STATIC.clear()
-        text = _STATIC[key] = render(template, **context)
-    return text
+def _task_part(
+    template: str,
+    task: tuple[Any, ...],
+    held: object,
+    item: Item,
+    context: Callable[[], dict[str, Any]],
+) -> str:
+    """``render(template, **context())``, kept per ``task`` (the builder's options and the ``id``
+    of ``held``), and per item too when the template reads the item's variables."""
+    kept = _TASK_PARTS.get((template, task))
+    if kept is not None:
+        return kept[1]
+    if _reads_item(template):  # never kept per task: the next item may need another text
+        return _item_part(template, item, task, held, {}, context=context)
+    return _keep(_TASK_PARTS, (template, task), held, render(template, **context()))
 
 
-# --- variable parts around fenced responses ----------------------------------------------------
-# Both orders of an item (and every retest) show the same question with the same responses in
-# other places. ``render_slotted`` renders the template once per item with a marker where each
-# response goes, then puts the responses in: the same text as a full render, at a fraction of it.
-# A slot is one fenced text, or a list of them (listwise: the template loops over it).
-
-_SLOTTED_LIMIT = 4096  # items kept (a run's units go item by item)
-_SLOTTED: dict[tuple[Any, ...], str | None] = {}  # None: this context cannot be slotted
-_MARK = "\x00"  # in every marker; a slot value holding it is rendered in full instead
-
-Slots = dict[str, Any]  # name -> ``Fenced``, or a list of ``Fenced``
+def _item_part(
+    template: str,
+    item: Item,
+    task: tuple[Any, ...],
+    held: object,
+    slots: Slots,
+    *,
+    context: Callable[[], dict[str, Any]],
+) -> str:
+    """``render(template, **context(), **slots)``, its text with a marker in each slot kept per
+    ``task`` and item object (its question, contexts and reference cannot change: the item is
+    frozen and its contexts a tuple of strings)."""
+    if type(item.contexts) is not tuple or _marked(slots):
+        return render(template, **context(), **slots)
+    key = (template, task, id(item))
+    kept = _ITEM_PARTS.get(key)
+    if kept is not None:
+        stored = kept[1]
+    else:
+        stored = _keep(_ITEM_PARTS, key, (held, item), _marked_render(template, slots, context()))
+    if stored is None:
+        return render(template, **context(), **slots)
+    return _filled(stored, slots)
 
 
 def _marked(slots: Slots) -> bool:
@@ -195,18 +241,6 @@ def _marked(slots: Slots) -> bool:
     return False
 
 
-def render_slotted(template: str, slots: Slots, **context: Any) -> str:
-    """``render(template, **context, **slots)`` where the template prints each fenced slot (each
-    entry of a list slot) as it is, exactly once (anything else, and it renders in full)."""
-    names = _template_variables(template)
-    if names is None or _marked(slots):
-        return render(template, **context, **slots)
-    stored = _slotted(template, names, slots, context)
-    if stored is None:
-        return render(template, **context, **slots)
-    return _filled(stored, slots)
-
-
 def _markers(slots: Slots) -> dict[str, Any]:
     return {
         name: [Fenced(f"{_MARK}{name}.{i}{_MARK}") for i in range(len(value))]
@@ -216,28 +250,9 @@ def _markers(slots: Slots) -> dict[str, Any]:
     }
 
 
-def _slotted(
-    template: str, names: tuple[str, ...], slots: Slots, context: dict[str, Any]
-) -> str | None:
-    """The template rendered with a marker in each slot, stored per value of the other
-    variables it reads (and the length of each list slot); None when it does not print each
-    marker exactly once."""
-    shape = tuple(len(value) if isinstance(value, list) else -1 for value in slots.values())
-    key = (
-        template,
-        shape,
-        *(_key(context.get(name, _ABSENT)) for name in names if name not in slots),
-    )
-    if key not in _SLOTTED:
-        if len(_SLOTTED) >= _SLOTTED_LIMIT:
-            _SLOTTED.clear()
-        _SLOTTED[key] = _marked_render(template, slots, context)
-    return _SLOTTED[key]
-
-
 def _marked_render(template: str, slots: Slots, context: dict[str, Any]) -> str | None:
     """The template rendered with a marker in each slot; None when it does not print each
-    marker exactly once."""
+    marker exactly once (or prints the marker character elsewhere)."""
     markers = _markers(slots)
     flat = [m for v in markers.values() for m in (v if isinstance(v, list) else [v])]
     marked = _render(template, {**context, **markers})
@@ -259,79 +274,6 @@ def _filled(stored: str, slots: Slots) -> str:
     return text.strip() + "\n"
 
 
-# --- the parts a run's calls share ---------------------------------------------------------------
-# A run asks for the same system prompt on every call, and for the same item text in every order
-# (and retest) of an item. Each builder names what its prompt is made of: plain options, typed
-# (``True == 1``, but they may render differently), and objects taken by identity (the rubric,
-# the criterion, the item: all frozen). ``_task_part`` and ``_item_part`` find a part by that key,
-# a few hashes per call, and only on a miss build the context dict and ask ``render_static`` /
-# ``_slotted`` (whose keys are built from every value the template reads). An entry holds the
-# objects its key names by ``id``, so no other object can have that id while the entry exists.
-
-# Parts kept: a run has a few system prompts; an item's orders (and arms) come one after the
-# other (a run plans them so, and its workers take calls in plan order), so a few items suffice,
-# and each entry keeps its whole item alive.
-_PARTS_LIMIT = 256
-_TASK_PARTS: dict[tuple[Any, ...], tuple[object, str]] = {}
-_ITEM_PARTS: dict[tuple[Any, ...], tuple[object, Item, str | None]] = {}  # None: not slotted
-_ITEM_VARIABLES = frozenset(("question", "contexts", "expected_answer"))
-
-
-@functools.cache
-def _reads_item(template: str) -> bool | None:
-    """Whether ``template`` reads the item's variables; None when what it reads is unknown."""
-    names = _template_variables(template)
-    return None if names is None else not _ITEM_VARIABLES.isdisjoint(names)
-
-
-def _task_part(
-    template: str, task: tuple[Any, ...], held: object, context: Callable[[], dict[str, Any]]
-) -> str:
-    """``render_static(template, **context())``, kept per ``task`` (the builder's options and
-    the ``id`` of ``held``) for a template that reads no item variable."""
-    key = (template, task)
-    kept = _TASK_PARTS.get(key)
-    if kept is not None:
-        return kept[1]
-    text = render_static(template, **context())
-    if _reads_item(template) is False:  # else the next item may need another text
-        if len(_TASK_PARTS) >= _PARTS_LIMIT:
-            _TASK_PARTS.clear()
-        _TASK_PARTS[key] = (held, text)
-    return text
-
-
-def _item_part(
-    template: str,
-    item: Item,
-    task: tuple[Any, ...],
-    held: object,
-    slots: Slots,
-    *,
-    context: Callable[[], dict[str, Any]],
-) -> str:
-    """``render_slotted(template, slots, **context())``, the slotted text kept per ``task`` and
-    item object (its question, contexts and reference cannot change: the item is frozen and its
-    contexts a tuple of strings)."""
-    if type(item.contexts) is not tuple or _marked(slots):
-        return render_slotted(template, slots, **context())
-    key = (template, task, id(item))
-    kept = _ITEM_PARTS.get(key)
-    if kept is None:
-        names = _template_variables(template)
-        if names is None:
-            return render(template, **context(), **slots)
-        if len(_ITEM_PARTS) >= _PARTS_LIMIT:
-            _ITEM_PARTS.clear()
-        # Rendered here, not through ``_slotted``: its key over every value the template reads
-        # costs more than the render, and this entry already keeps the text per item.
-        stored = _marked_render(template, slots, context())
-        kept = _ITEM_PARTS[key] = (held, item, stored)
-    if kept[2] is None:
-        return render(template, **context(), **slots)
-    return _filled(kept[2], slots)
-
-
 def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
     return {
         "question": item.question,
@@ -341,18 +283,15 @@ def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
     }
 
 
+# A rubric as the templates read it, built once per rubric object (never mutated).
+_RUBRIC_CONTEXTS: dict[int, tuple[object, dict[str, Any]]] = {}
+
+
 def _rubric_context(rubric: Rubric) -> dict[str, Any]:
-    """The rubric as the templates read it, built once per rubric object (never mutated)."""
-    built = _RUBRIC_CONTEXTS.get(id(rubric))
-    if built is not None and built[0] is rubric:
-        return built[1]
-    context = _build_rubric_context(rubric)
-    if len(_RUBRIC_CONTEXTS) >= _STATIC_LIMIT:
-        _RUBRIC_CONTEXTS.clear()
-        _SHARED_KEYS.clear()
-    _RUBRIC_CONTEXTS[id(rubric)] = (rubric, context)
-    _SHARED_KEYS[id(context)] = (context, _key(context))
-    return context
+    kept = _RUBRIC_CONTEXTS.get(id(rubric))
+    if kept is not None and kept[0] is rubric:
+        return kept[1]
+    return _keep(_RUBRIC_CONTEXTS, id(rubric), rubric, _build_rubric_context(rubric))
 
 
 def _build_rubric_context(rubric: Rubric) -> dict[str, Any]:
@@ -406,16 +345,16 @@ def pairwise_prompt(
             "confidence_scale": scale,
         }
 
-    # Types are part of the key, as in ``_key``: True == 1, but they may render differently.
+    # Types are part of the key, as in ``_typed``: True == 1, but they may render differently.
     task = (
         type(reference_guided),
         reference_guided,
         type(request_confidence),
         request_confidence,
-        None if scale is None else _key(scale),
+        None if scale is None else _typed(scale),
         id(rubric),
     )
-    system = _task_part("pairwise.system.j2", task, rubric, context)
+    system = _task_part("pairwise.system.j2", task, rubric, item, context)
     responses = {
         "response_a": _response(item, order[0], "Response A"),
         "response_b": _response(item, order[1], "Response B"),
@@ -463,7 +402,8 @@ def batch_pairwise_prompt(
         "reference_guided": reference_guided,
         "request_confidence": request_confidence,
     }
-    system = render_static("batch_pairwise.system.j2", **context)
+    task = (len(pairs), _typed(reference_guided), _typed(request_confidence))
+    system = _task_part("batch_pairwise.system.j2", task, None, pairs[0][0], lambda: context)
     user = render("batch_pairwise.user.j2", **context, examples=examples)
     schema = _shared_schema(
         ("batch_pairwise", len(pairs), request_confidence),
@@ -495,10 +435,10 @@ def rubric_prompt(
     task = (
         type(reference_guided),
         reference_guided,
-        None if scale is None else _key(scale),
+        None if scale is None else _typed(scale),
         id(rubric),
     )
-    system = _task_part("rubric.system.j2", task, rubric, context)
+    system = _task_part("rubric.system.j2", task, rubric, item, context)
     response = {"response": _response(item, arm, "Response")}
     user = _item_part("rubric.user.j2", item, task, rubric, response, context=context)
     schema = _shared_schema(
@@ -528,7 +468,7 @@ def ranking_prompt(
         _response(item, arm, f"Response {letter}")
         for letter, arm in zip(letters, order, strict=True)
     ]
-    system = _task_part("ranking.system.j2", task, rubric, context)
+    system = _task_part("ranking.system.j2", task, rubric, item, context)
     user = _item_part(
         "ranking.user.j2", item, task, rubric, {"responses": responses}, context=context
     )
@@ -550,7 +490,7 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
         }
 
     task = (id(criterion),)
-    system = _task_part("criterion.system.j2", task, criterion, context)
+    system = _task_part("criterion.system.j2", task, criterion, item, context)
     response = {"response": _response(item, arm, "Response")}
     user = _item_part("criterion.user.j2", item, task, criterion, response, context=context)
     schema = _shared_schema(("criterion",), None, schemas.criterion_schema)
@@ -572,8 +512,7 @@ def _criterion_examples(criterion: Criterion) -> list[dict[str, Any]]:
     ]
 
 
-_SHARED_LIMIT = 256  # distinct schemas kept: a run has a few
-_SHARED_SCHEMAS: dict[tuple[Any, ...], tuple[object, SharedSchema]] = {}
+_SHARED_SCHEMAS: dict[tuple[Any, ...], tuple[object, SharedSchema]] = {}  # kept with ``_keep``
 
 
 def _shared_schema(
@@ -585,8 +524,4 @@ def _shared_schema(
     kept = _SHARED_SCHEMAS.get(key)
     if kept is not None and kept[0] is rubric:
         return kept[1]
-    if len(_SHARED_SCHEMAS) >= _SHARED_LIMIT:
-        _SHARED_SCHEMAS.clear()
-    schema = SharedSchema.of(build())
-    _SHARED_SCHEMAS[key] = (rubric, schema)
-    return schema
+    return _keep(_SHARED_SCHEMAS, key, rubric, SharedSchema.of(build()))

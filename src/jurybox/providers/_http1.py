@@ -50,6 +50,7 @@ class _Connection(asyncio.Protocol):
         self._loop = loop
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
+        self._reader = _Reader()  # how far the answer in the buffer has been read
         self._waiter: asyncio.Future[_Answer] | None = None
         self._reused = False
         self._eof = False  # the server closed its side (or the connection is gone)
@@ -103,8 +104,9 @@ class _Connection(asyncio.Protocol):
         waiter = self._waiter
         assert waiter is not None
         try:
-            answer = _parse_answer(self._buffer, self._eof)
+            answer = self._reader.read(self._buffer, self._eof)
         except (ValueError, EOFError) as exc:
+            self._reader = _Reader()  # the connection is closed: nothing more is read on it
             self._finish(waiter, exc)
             return
         if answer is not None:
@@ -191,30 +193,118 @@ class Http1Endpoint:
             self._idle.pop().close()
 
 
-def _parse_answer(buffer: bytearray, eof: bool) -> tuple[_Answer, int] | None:
-    """The answer at the start of ``buffer`` and how many bytes it takes, or None while it is
-    incomplete; 1xx answers before it are skipped."""
-    start = 0
-    while True:
-        end = buffer.find(b"\r\n\r\n", start)
-        if end < 0 or end - start > _LINE_LIMIT:
-            if end >= 0 or len(buffer) - start > _LINE_LIMIT:
-                raise ValueError(f"a response head longer than {_LINE_LIMIT} bytes")
+class _Reader:
+    """Reads one answer after the other from the start of a connection's buffer as its bytes
+    arrive, going on where the last bytes left it: neither a head nor a chunked body is scanned
+    again from its start when another piece comes (thousands of tiny chunks stay linear). The
+    buffer only grows while an answer is read; once ``read`` gives one back, it starts afresh
+    on the bytes that follow (the caller removes the answer's). An answer that came in one piece
+    (the usual case) is read without storing anything."""
+
+    __slots__ = ("_at", "_head", "_parts", "_pending", "_searched", "_start")
+
+    def __init__(self) -> None:
+        self._head: tuple[int, dict[str, str], bool] | None = None  # once read (not a 1xx)
+        self._start = 0  # where the head being read begins (after any 1xx answers), then the body
+        self._searched = 0  # where the search for the end of that head goes on
+        # A chunked body: where decoding goes on (0: at the start of the body), what comes there
+        # (-1: a chunk-size line; n > 0: n bytes of a chunk and its CRLF; 0: trailers up to a
+        # blank line), and the chunks so far.
+        self._at = 0
+        self._pending = -1
+        self._parts: list[bytes] = []
+
+    def read(self, buffer: bytearray, eof: bool) -> tuple[_Answer, int] | None:
+        """The answer at the start of ``buffer`` and how many bytes it takes, or None while it
+        is incomplete; 1xx answers before it are skipped."""
+        head, start = self._head, self._start
+        if head is None:
+            searched = self._searched
+            while True:
+                end = buffer.find(b"\r\n\r\n", searched)
+                if end < 0 or end - start > _LINE_LIMIT:
+                    if end >= 0 or len(buffer) - start > _LINE_LIMIT:
+                        raise ValueError(f"a response head longer than {_LINE_LIMIT} bytes")
+                    # The head's end may straddle this piece and the next.
+                    self._start, self._searched = start, max(start, len(buffer) - 3)
+                    return None
+                head = _parse_head(buffer[start:end])
+                start = searched = end + 4
+                if not 100 <= head[0] < 200:  # 100 Continue and the like: the answer follows
+                    break
+        status, headers, keep_alive = head
+        framed = self._body(buffer, start, status, headers, eof)
+        if framed is None:
+            self._head, self._start, self._searched = head, start, start
             return None
-        status, headers, keep_alive = _parse_head(bytes(buffer[start : end + 4]))
-        start = end + 4
-        if not 100 <= status < 200:  # 100 Continue and the like: the answer follows
-            break
-    framed = _body(buffer, start, status, headers, eof)
-    if framed is None:
+        if self._searched:  # something was stored (searched >= start): forget it
+            self._head = None
+            self._start = self._searched = 0
+        body, taken, delimited = framed
+        return (status, headers, body, keep_alive and delimited), taken
+
+    def _body(
+        self, buffer: bytearray, start: int, status: int, headers: Mapping[str, str], eof: bool
+    ) -> tuple[bytes, int, bool] | None:
+        """The body from ``start``, where it ends, and whether it was framed (else it ran to
+        the end of the connection); None while it is incomplete."""
+        if status in (204, 304):
+            return b"", start, True
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return self._chunks(buffer, start)
+        length = headers.get("content-length")
+        if length is not None:
+            size = int(length)
+            if size < 0:
+                raise ValueError(f"negative Content-Length {size}")
+            end = start + size
+            if len(buffer) < end:
+                if eof:
+                    raise asyncio.IncompleteReadError(bytes(buffer[start:]), size)
+                return None
+            return bytes(buffer[start:end]), end, True
+        if not eof:
+            return None
+        return bytes(buffer[start:]), len(buffer), False
+
+    def _chunks(self, buffer: bytearray, start: int) -> tuple[bytes, int, bool] | None:
+        """The chunked body from ``start``, where it ends and True, once it is all in
+        ``buffer``; each chunk is taken as soon as it is complete and never read again."""
+        at, pending, parts = self._at or start, self._pending, self._parts
+        while True:
+            if pending < 0:  # a chunk-size line
+                line = _line(buffer, at)
+                if line is None:
+                    break
+                pending = int(bytes(buffer[at:line]).split(b";", 1)[0].strip(), 16)
+                if pending < 0:
+                    raise ValueError(f"a negative chunk size {pending}")
+                at = line + 2
+            elif pending:  # a chunk and its CRLF
+                end = at + pending
+                if len(buffer) < end + 2:
+                    break
+                parts.append(bytes(buffer[at:end]))
+                if buffer[end : end + 2] != b"\r\n":
+                    raise ValueError("a chunk does not end with CRLF")
+                at, pending = end + 2, -1
+            else:  # after the last chunk (size 0): trailers, up to the blank line
+                line = _line(buffer, at)
+                if line is None:
+                    break
+                blank = line == at
+                at = line + 2
+                if blank:
+                    self._at, self._pending, self._parts = 0, -1, []
+                    return b"".join(parts), at, True
+        self._at, self._pending = at, pending
         return None
-    body, taken, delimited = framed
-    return (status, headers, body, keep_alive and delimited), taken
 
 
-def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
-    """Status, headers and whether the connection may be kept, from a response's head."""
-    lines = head[:-4].decode("latin-1").split("\r\n")
+def _parse_head(head: bytearray) -> tuple[int, dict[str, str], bool]:
+    """Status, headers and whether the connection may be kept, from a response's head (up to
+    the blank line that ends it)."""
+    lines = head.decode("latin-1").split("\r\n")
     version, _, rest = lines[0].partition(" ")
     if not version.startswith("HTTP/1."):
         raise ValueError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
@@ -228,60 +318,6 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
     connection = headers.get("connection", "").lower()
     keep_alive = "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
     return status, headers, keep_alive
-
-
-def _body(
-    buffer: bytearray, start: int, status: int, headers: Mapping[str, str], eof: bool
-) -> tuple[bytes, int, bool] | None:
-    """The body from ``start``, where it ends, and whether it was framed (else it ran to the
-    end of the connection); None while it is incomplete."""
-    if status in (204, 304):
-        return b"", start, True
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return _chunked(buffer, start)
-    length = headers.get("content-length")
-    if length is not None:
-        size = int(length)
-        if size < 0:
-            raise ValueError(f"negative Content-Length {size}")
-        end = start + size
-        if len(buffer) < end:
-            if eof:
-                raise asyncio.IncompleteReadError(bytes(buffer[start:]), size)
-            return None
-        return bytes(buffer[start:end]), end, True
-    if not eof:
-        return None
-    return bytes(buffer[start:]), len(buffer), False
-
-
-def _chunked(buffer: bytearray, start: int) -> tuple[bytes, int, bool] | None:
-    parts = []
-    position = start
-    while True:
-        line = _line(buffer, position)
-        if line is None:
-            return None
-        size = int(bytes(buffer[position:line]).split(b";", 1)[0].strip(), 16)
-        if size < 0:
-            raise ValueError(f"a negative chunk size {size}")
-        position = line + 2
-        if size == 0:
-            break
-        if len(buffer) < position + size + 2:
-            return None
-        parts.append(bytes(buffer[position : position + size]))
-        if buffer[position + size : position + size + 2] != b"\r\n":
-            raise ValueError("a chunk does not end with CRLF")
-        position += size + 2
-    while True:  # trailers, up to the blank line
-        line = _line(buffer, position)
-        if line is None:
-            return None
-        blank = line == position
-        position = line + 2
-        if blank:
-            return b"".join(parts), position, True
 
 
 def _line(buffer: bytearray, start: int) -> int | None:
