@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import cProfile
 import json
 import os
@@ -47,7 +46,6 @@ import resource
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,32 +221,11 @@ def scenarios(args: argparse.Namespace) -> dict[str, Scenario]:
     }
 
 
-@contextlib.contextmanager
-def cores_apart(server: Any, pin: bool) -> Iterator[None]:
-    """With ``pin``, the server runs on the last core and jurybox on the others, as with a
-    remote provider: on a 2-core machine the two otherwise take turns on both cores, and each
-    of jurybox's wake-ups (one per answer, ~3 ms apart at 64 in flight) starts on caches the
-    server has just used (BENCHMARKS.md, session 10, measures what that costs)."""
-    cores = sorted(os.sched_getaffinity(0))
-    if not pin or len(cores) < 2:
-        yield
-        return
-    os.sched_setaffinity(server.process.pid, {cores[-1]})
-    os.sched_setaffinity(0, set(cores[:-1]))
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, set(cores))
-
-
 def run_scenario(
     scenario: Scenario, provider: str, args: argparse.Namespace, dataset: Path, work: Path
 ) -> dict[str, Any]:
     label = f"{scenario.name}-{provider}"
-    with (
-        spawn_server(scenario.server, max_lifetime_s=1800) as server,
-        cores_apart(server, args.pin),
-    ):
+    with spawn_server(scenario.server, max_lifetime_s=1800) as server:
         conc = run_config(
             dataset, server.url, concurrency=args.concurrency, rpm=scenario.rpm, provider=provider
         )
@@ -488,11 +465,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scenarios", default="latency,latency_slow,rate1s")
     parser.add_argument("--providers", default="openai_compatible,openai", help="adapters to run")
     parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
-    parser.add_argument(
-        "--pin",
-        action="store_true",
-        help="server on the last core, jurybox on the others (as with a remote provider)",
-    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument(
         "--breakdown", type=int, default=500, help="calls for the per-step CPU breakdown (0: skip)"
