@@ -42,12 +42,11 @@ import pyarrow.json as pj  # type: ignore[import-untyped]
 from jurybox.io.judgments import BLOCK_BYTES, StoredLines, StoredRecords
 from jurybox.records import JudgeRecord, Status
 from jurybox.reporting.explorer.data import (
-    REASON_CHARS,
     Judgment,
-    cut_text,
     judgment,
     mean_words,
     order_words,
+    reasoning_words,
     verdict_words,
 )
 from jurybox.reporting.view.format import MISSING
@@ -198,13 +197,12 @@ def _block_seen(block: StoredLines, table: pa.Table | None) -> SeenBlock:
         _orders(values),
         verdicts,  # type: ignore[arg-type]  # its Nones are read whole below
         confidences,  # type: ignore[arg-type]
-        [
-            cut_text(reasoning or raw or error, REASON_CHARS)
-            for reasoning, raw, error in zip(
+        list(
+            map(
+                reasoning_words,
                 *(values.get(name) for name in ("preference_reasoning", "raw_response", "error")),
-                strict=True,
             )
-        ],
+        ),
         [_OK] * n,
         [],
     )
