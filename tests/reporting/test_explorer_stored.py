@@ -68,7 +68,8 @@ def _stored(path: Path) -> StoredRecords:
 
 
 def _compare(records: StoredRecords, *, block_bytes: int) -> None:
-    seen = list(stored.seen_records(records, block_bytes=block_bytes))
+    blocks = stored.seen_blocks(records, block_bytes=block_bytes)
+    seen = [one for block in blocks for one in block.seen()]
     expected = [
         (r.query_id, r.judge_name, judgment(r), r if is_failed(r) else None) for r in records
     ]

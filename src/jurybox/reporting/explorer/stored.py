@@ -108,13 +108,6 @@ class SeenBlock:
             yield Seen(query_id, judge, shown, failed.get(row))
 
 
-def seen_records(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> Iterator[Seen]:
-    """Each record's ``Seen``, in the records' order (their lines parsed ``block_bytes`` at
-    a time)."""
-    for block in seen_blocks(records, block_bytes=block_bytes):
-        yield from block.seen()
-
-
 def seen_blocks(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> Iterator[SeenBlock]:
     """The records as the explorer shows them, block by block in the records' order (their
     lines parsed ``block_bytes`` at a time, the next block in a worker thread)."""
