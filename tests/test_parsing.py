@@ -311,8 +311,8 @@ def test_parse_criterion_reasoning_is_kept() -> None:
 
 def test_kept_keys_and_labels_are_what_a_fresh_normalising_gives() -> None:
     """Key names and labels are normalised once and kept (issue 19): every later call gives
-    what the normalising itself gives, a rejected label stays rejected, and a full store is
-    emptied rather than grown."""
+    what the normalising itself gives, a rejected label stays rejected, and the store stays
+    within its bound (``functools.lru_cache``)."""
     from jurybox import parsing
 
     names = ["Verdict", " verdict ", "over-all  preference", "Response_A", "x\u00a0y", "ÄB-c", ""]
