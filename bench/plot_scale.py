@@ -285,7 +285,7 @@ def time_run(judgments: Path, dataset: Path, repeat: int) -> None:
     from jurybox.app import analyze
     from jurybox.app.sources import declared_scale, run_items, run_judges, run_sources
 
-    read = analyze._judgments(judgments, Console(stderr=True))
+    read = analyze._judgments(analyze._judgments_file(judgments), Console(stderr=True))
     items = run_items(read.path, run_sources(read.path, dataset=dataset, human=None))
     options = AnalysisOptions(
         judge_families=read.tables.judge_families(),

@@ -36,6 +36,8 @@ except ImportError:  # an older tree: the pass inside files.py, run inline
     records_pass = None  # type: ignore[assignment]
 
 TIMES: dict[str, tuple[float, float]] = {}
+STARTS: dict[str, float] = {}  # when each stage first began, seconds after analyze began
+BEGAN = [0.0]  # perf_counter when analyze began (in the child: when the pass began)
 
 
 def _timed(owner: Any, name: str, label: str) -> None:
@@ -45,6 +47,7 @@ def _timed(owner: Any, name: str, label: str) -> None:
     @functools.wraps(function)
     def timed(*args: Any, **kwargs: Any) -> Any:
         cpu, wall = time.process_time(), time.perf_counter()
+        STARTS.setdefault(label, wall - BEGAN[0])
         try:
             return function(*args, **kwargs)
         finally:
@@ -66,6 +69,7 @@ def main() -> None:
     _timed(analyze, "_judgments", "read the judgments into tables")
     _timed(analyze, "run_items", "read the dataset's items")
     _timed(analyze, "_streamed_report", "frame + analysis")
+    _timed(analyze, "frame_from_tables", "  of which the frame")
     if records_pass is not None:  # the marks for the pages and the fork, in the parent
         _timed(records_pass.RecordsPass, "start", "  of which starting the pass")
     _timed(files, "render", "plots")
@@ -79,9 +83,13 @@ def main() -> None:
     _timed(files, "render_html", "render_html")
     load = os.getloadavg()
     cpu, wall = time.process_time(), time.perf_counter()
+    BEGAN[0] = wall
     analyze.analyze_to_dir(args.judgments, human=None, dataset=args.dataset, out_dir=args.out)
     for label, (spent_cpu, spent_wall) in TIMES.items():
-        print(f"{label:32s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s")
+        print(
+            f"{label:32s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s"
+            f"   from {STARTS[label]:5.1f} s"
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(
         f"{'total (after imports)':32s} CPU {time.process_time() - cpu:7.1f} s   "
@@ -103,16 +111,22 @@ def _in_child(module: Any) -> None:
     @functools.wraps(child_pass)
     def timed(*args: Any, **kwargs: Any) -> Any:
         TIMES.clear()
+        STARTS.clear()
         cpu, wall = time.process_time(), time.perf_counter()
+        began = wall - BEGAN[0]
         try:
             return child_pass(*args, **kwargs)
         finally:
             for label, (spent_cpu, spent_wall) in TIMES.items():
-                print(f"[pass] {label:25s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s")
+                print(
+                    f"[pass] {label:25s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s"
+                    f"   from {STARTS[label]:5.1f} s"
+                )
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
             print(
                 f"[pass] {'child, all':25s} CPU {time.process_time() - cpu:7.1f} s   wall "
-                f"{time.perf_counter() - wall:7.1f} s   peak RSS {peak:.2f} GB",
+                f"{time.perf_counter() - wall:7.1f} s   from {began:5.1f} s   "
+                f"peak RSS {peak:.2f} GB",
                 flush=True,
             )
 

@@ -4,17 +4,23 @@ parent; and an error on either side leaves the previous report whole and no temp
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from jurybox.analysis import AnalysisFrame, AnalysisOptions
 from jurybox.analysis.model import Report
-from jurybox.app import build_report
+from jurybox.app import analyze, build_report
+from jurybox.errors import DatasetError
 from jurybox.io.judgments import StoredRecords
 from jurybox.reporting import RecordsPass, write_reports
 from jurybox.reporting.explorer import paged
+from jurybox.reporting.explorer.stored import SeenBlock, seen_blocks
 from jurybox.reporting.render import html, records_pass
 
 from .synthetic import World, rubric_world
@@ -107,3 +113,136 @@ def test_the_childs_error_is_raised_by_the_parent(
             write_reports(report, frame, out, plots=False, items=world.items, records_pass=started)
         assert not (out / "report.html").exists()
         assert [p.name for p in out.iterdir()] == ["analysis_report.json", "summary_tables.md"]
+
+
+def _analyzed_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """A judgments file of every shape the explorer shows (a duplicate key among them) and
+    its dataset, for ``analyze_to_dir``."""
+    world = rubric_world(n_items=90)
+    records = _variants(world.records)
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(_lines([*records, records[5]])), encoding="utf-8")
+    dataset = tmp_path / "items.jsonl"
+    rows = [
+        {"id": i.id, "question": i.question, "responses": dict(i.responses)} for i in world.items
+    ]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return judgments, dataset
+
+
+def _analyzed(judgments: Path, dataset: Path, out: Path) -> dict[Path, bytes]:
+    with (out.parent / f"{out.name}.log").open("w") as log:
+        analyze.analyze_to_dir(judgments, human=None, dataset=dataset, out_dir=out, plots=False,
+                               console=Console(file=log, width=200))  # fmt: skip
+    files = _files(out)
+    html_file = Path("report.html")
+    files[html_file] = files[html_file].replace(str(out).encode(), b"OUT")
+    return files
+
+
+def _noting_passes(monkeypatch: pytest.MonkeyPatch, notes: Path) -> None:
+    """Each pass a forked child finishes writes into ``notes`` (a file the parent reads)
+    whether it ran over the guessed records (forked before they were read) or the frame."""
+    original = records_pass._pass_of
+
+    def noted(*args: Any) -> records_pass.Written:
+        written = original(*args)
+        with notes.open("a") as file:
+            file.write(("guess" if args[-1] is not None else "frame") + "\n")
+        return written
+
+    monkeypatch.setattr(records_pass, "_pass_of", noted)
+
+
+@pytest.mark.usefixtures("small_thresholds")
+@pytest.mark.parametrize("paged_over", [50, 10_000], ids=["paged", "embedded"])
+def test_a_pass_forked_before_the_records_are_read_writes_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paged_over: int
+) -> None:
+    """Forked before the records are read (its explorer paged), the pass writes the files the
+    pass run inline writes; with an explorer embedded in report.html (it needs the frame) the
+    child forked early is ended and one forked over the frame writes them."""
+    monkeypatch.setattr(paged, "PAGED_OVER", paged_over)
+    judgments, dataset = _analyzed_inputs(tmp_path)
+    monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 10**9)
+    inline = _analyzed(judgments, dataset, tmp_path / "inline")
+    monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 0)
+    monkeypatch.setattr(records_pass, "EARLY_OVER_BYTES", 0)
+    notes = tmp_path / "passes.txt"
+    _noting_passes(monkeypatch, notes)
+    early = _analyzed(judgments, dataset, tmp_path / "early")
+    if paged_over == 50:  # the child forked early ran the pass (its guess wrong: a key repeats)
+        assert notes.read_text().split() == ["guess"]
+        assert Path(paged.PAGES_DIR) / "page-0002.js" in early
+    else:  # it was ended; the one forked over the frame ran it
+        assert notes.read_text().split() == ["frame"]
+        assert not any(path.parts[0] == paged.PAGES_DIR for path in early)
+    assert Path("failed_records.jsonl") in early
+    assert early == inline
+
+
+@pytest.mark.usefixtures("small_thresholds")
+def test_an_error_while_the_records_are_read_ends_the_child_forked_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bad line in the judgments: the error the inline pass gives, the child forked before
+    the read ended, and the report already in the folder left whole, no temporary file."""
+    judgments, dataset = _analyzed_inputs(tmp_path)
+    out = tmp_path / "out"
+    _analyzed(judgments, dataset, out)
+    before = _files(out)
+    with judgments.open("a") as file:
+        file.write('{"key": "broken\n')
+    monkeypatch.setattr(records_pass, "EARLY_OVER_BYTES", 0)
+    notes = tmp_path / "passes.txt"
+    _noting_passes(monkeypatch, notes)
+    with pytest.raises(DatasetError, match=r"judgments.jsonl:\d+: not valid JSON"):
+        _analyzed(judgments, dataset, out)
+    assert not notes.exists()  # no pass ended
+    assert _files(out) == before
+    assert not [p for p in out.rglob(".*")]
+
+
+class _Orders:
+    """The parent's end of the pipe as a guess reads it: the records there after the first
+    block (``early``) or only once every line is spooled."""
+
+    def __init__(self, records: StoredRecords, *, early: bool) -> None:
+        self.records, self.early = records, early
+
+    def poll(self) -> bool:
+        return self.early
+
+    def recv(self) -> tuple[str, StoredRecords]:
+        return ("records", self.records)
+
+
+def _rows(blocks: Iterable[SeenBlock]) -> list[tuple[int, str, str, object, object]]:
+    return [
+        (block.first + row, seen.query_id, seen.judge, seen.shown, seen.failed)
+        for block in blocks
+        for row, seen in enumerate(block.seen())
+    ]
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["records after a block", "at the end"])
+@pytest.mark.parametrize("repeated", [None, 2, -3], ids=["no key repeats", "early", "late"])
+def test_a_guess_gives_the_records_blocks_or_says_it_was_wrong(
+    tmp_path: Path, early: bool, repeated: int | None
+) -> None:
+    """The records guessed from the file's lines, checked against the parent's: the blocks the
+    records give, row for row and numbered alike, where no spooled line is out of place;
+    ``_GuessedWrong`` where one is (a repeated key's first line was spooled)."""
+    records = _variants(rubric_world(n_items=40).records)
+    lines = _lines(records if repeated is None else [*records, records[repeated]])
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    stored = _stored(path)
+    guess = records_pass._Guess(path, _Orders(stored, early=early), block_bytes=4096)  # type: ignore[arg-type]
+    expected = _rows(seen_blocks(stored))
+    if repeated == 2 or (repeated is not None and not early):
+        with pytest.raises(records_pass._GuessedWrong):
+            _rows(guess.blocks())
+        return
+    assert len(expected) == len(records)
+    assert _rows(guess.blocks()) == expected

@@ -51,11 +51,16 @@ class _Judgments:
     records: StoredRecords  # the kept records, left on disk
 
 
-def _judgments(judgments: Path, console: Console) -> _Judgments:
-    """The judgments as columns, one record per key; never a list of every record."""
+def _judgments_file(judgments: Path) -> Path:
+    """The judgments file (``judgments``, or the one in the run folder ``judgments``)."""
     path = judgments_path(judgments)
     if not path.is_file():
         raise DatasetError("judgments file not found", path=str(path))
+    return path
+
+
+def _judgments(path: Path, console: Console) -> _Judgments:
+    """The judgments as columns, one record per key; never a list of every record."""
     tables = record_tables(read_line_blocks(path))
     if not len(tables.kept):
         raise DatasetError("no judgment records in the file", path=str(path))
@@ -179,16 +184,19 @@ def analyze_to_dir(
     ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
     """
     console = console or Console(stderr=True)
-    read = _judgments(Path(judgments), console)
-    path = read.path
+    path = _judgments_file(Path(judgments))
     sources = run_sources(path, dataset=dataset, human=human)
     say_sources(sources, console)
+    # The items first: a large file's records pass is forked with them, before the records
+    # are read, and spools them beside the frame and the analysis (else it starts with the
+    # frame); the records stay on disk past RECORDS_HELD (read from the file, no list made).
     items = run_items(path, sources)
-    labels = run_labels(sources)
-    screen = _screened(labels, read.tables, console) if labels is not None else None
-    # The records pass starts with the frame, beside the analysis; the records stay on disk
-    # past RECORDS_HELD (read from the file, no list of them made).
-    with RecordsPass(read.records, items, Path(out_dir), held=RECORDS_HELD) as records_pass:
+    with RecordsPass((), items, Path(out_dir), held=RECORDS_HELD) as records_pass:
+        records_pass.start_early(path)
+        read = _judgments(path, console)
+        records_pass.records_read(read.records, read.tables.records)
+        labels = run_labels(sources)
+        screen = _screened(labels, read.tables, console) if labels is not None else None
         report, frame = _streamed_report(
             read,
             human=screen.labels if screen is not None else None,

@@ -330,11 +330,16 @@ class StoredRecords(Sequence[JudgeRecord]):
     def __len__(self) -> int:
         return len(self._offsets)
 
+    @property
+    def offsets(self) -> array[int]:
+        """Each record's byte offset in the file, in the records' order."""
+        return self._offsets
+
     @overload
     def __getitem__(self, index: int) -> JudgeRecord: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[JudgeRecord]: ...
-    def __getitem__(self, index: int | slice) -> JudgeRecord | Sequence[JudgeRecord]:
+    def __getitem__(self, index: slice) -> StoredRecords: ...
+    def __getitem__(self, index: int | slice) -> JudgeRecord | StoredRecords:
         if isinstance(index, slice):
             return StoredRecords(self.path, self._offsets[index])
         with self.path.open("rb") as handle:
@@ -391,6 +396,20 @@ class StoredLines:
     def record(self, row: int) -> JudgeRecord:
         """The ``row``-th line's record, read as ``StoredRecords`` reads it."""
         return _record(_parsed(self.line(row), self.path, None), self.path, None)
+
+
+def file_lines(
+    path: str | Path, size: int = BLOCK_BYTES
+) -> Iterator[tuple[StoredLines, array[int]]]:
+    """Every line of the file that is not blank, in blocks of about ``size`` bytes, with each
+    line's byte offset: the records ``read_unique_records`` keeps when no key repeats (what a
+    pass started before they are read takes, checking them against the kept ones later)."""
+    first = 0
+    for block in read_line_blocks(path, size):
+        if block.offsets:
+            starts = [offset - block.start for offset in block.offsets]
+            yield StoredLines(block.path, block.data, first, starts), block.offsets
+            first += len(starts)
 
 
 def _stored_lines(handle: Any, path: Path, offsets: Any, first: int) -> StoredLines:

@@ -23,14 +23,13 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from jurybox.analysis import AnalysisFrame
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer.data import (
     FLAG_BITS,
@@ -38,12 +37,14 @@ from jurybox.reporting.explorer.data import (
     ItemMarks,
     Judgment,
     cut_text,
-    item_marks,
     judgment,
 )
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
 from jurybox.reporting.explorer.stored import SeenBlock
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAGED_OVER = 10_000  # items: up to this many, every row is embedded in report.html (as before)
 PAGE_ITEMS = 1_000  # items per side file
@@ -59,11 +60,12 @@ def page_file(page: int) -> str:
     return f"{PAGES_DIR}/page-{page:04d}.js"
 
 
-def explorer_size(frame: AnalysisFrame, items: Sequence[Item] | None) -> int:
-    """How many rows the explorer has: the dataset's items and every item judged."""
+def explorer_size(records: pd.DataFrame, items: Sequence[Item] | None) -> int:
+    """How many rows the explorer has: the dataset's items and every item judged (``records``:
+    the frame's records table, or the tables' it is made of; its ``query_id`` column)."""
     ids = {str(item.id) for item in items or ()}
     # the distinct ids first (150,000 of a million records' ids), then their texts
-    ids.update(map(str, frame.records["query_id"].unique()))
+    ids.update(map(str, records["query_id"].unique()))
     return len(ids)
 
 
@@ -88,26 +90,38 @@ class PagedExplorer:
 
 @dataclass
 class _Spool:
-    """Temporary files of judgments, one per bucket of pages, appended in record order."""
+    """Temporary files of judgments, one per bucket of pages, appended in record order. At
+    most ``BUCKETS`` are open at once (more buckets than that, where the explorer has more
+    items than its size said, reopen theirs to append)."""
 
     folder: Path
     pages_per_bucket: int
-    files: dict[int, IO[str]] = field(default_factory=dict)
+    files: dict[int, IO[str]] = field(default_factory=dict)  # open, least recent first
+    written: set[int] = field(default_factory=set)
 
     def write(self, page: int, line: str) -> None:
         bucket = page // self.pages_per_bucket
-        handle = self.files.get(bucket)
+        handle = self.files.pop(bucket, None)
         if handle is None:
-            handle = (self.folder / f"bucket-{bucket}.jsonl").open("w", encoding="utf-8")
-            self.files[bucket] = handle
+            if len(self.files) >= BUCKETS:
+                self.files.pop(next(iter(self.files))).close()
+            mode = "a" if bucket in self.written else "w"
+            handle = self._path(bucket).open(mode, encoding="utf-8")
+            self.written.add(bucket)
+        self.files[bucket] = handle
         handle.write(line)
+
+    def _path(self, bucket: int) -> Path:
+        return self.folder / f"bucket-{bucket}.jsonl"
 
     def read(self, bucket: int) -> list[str]:
         handle = self.files.pop(bucket, None)
-        if handle is None:
+        if handle is not None:
+            handle.close()
+        if bucket not in self.written:
             return []
-        handle.close()
-        path = Path(handle.name)
+        self.written.discard(bucket)
+        path = self._path(bucket)
         with path.open(encoding="utf-8") as lines:
             found = lines.readlines()
         path.unlink()
@@ -124,24 +138,27 @@ class PageWriter:
 
     def __init__(
         self,
-        frame: AnalysisFrame,
+        judges: Sequence[str] | None,
         items: Sequence[Item] | None,
         out_dir: Path,
         *,
-        marks: ItemMarks | None = None,
-        size: int | None = None,
+        size: int,
+        marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]],
     ) -> None:
-        """``marks``: ``item_marks(frame)`` and ``size``: ``explorer_size(frame, items)``,
-        when already computed."""
-        self.judges = frame.judges
+        """``judges``: the frame's (``AnalysisFrame.judges``), or None: learnt from the
+        records; ``size``: ``explorer_size`` (or a guess: it only groups the pages' spooled
+        judgments); ``marks``: ``item_marks`` and the judges of the frame, asked for when the
+        pages are written (a pass started before the frame exists waits for them there)."""
+        self.judges: tuple[str, ...] = tuple(judges or ())
+        # Each judge met, in the spooled lines' numbering; the frame's columns at ``finish``.
         self._judge_index = {judge: j for j, judge in enumerate(self.judges)}
-        self._marks: ItemMarks = marks if marks is not None else item_marks(frame)
+        self._marks = marks
         self._ids: list[str] = []
         self._items: list[Item | None] = []
         self._position: dict[str, int] = {}
         for item in items or ():
             self._place(str(item.id), item)
-        expected = max(explorer_size(frame, items) if size is None else size, 1)
+        expected = max(size, 1)
         pages = -(-expected // PAGE_ITEMS)
         self.out_dir = out_dir
         self._work = Path(tempfile.mkdtemp(prefix=f".{PAGES_DIR}.", suffix=".tmp", dir=out_dir))
@@ -169,9 +186,7 @@ class PageWriter:
     def add_shown(self, query_id: str, judge: str, shown: Judgment) -> None:
         """``add`` of a record's judgment as the explorer shows it (``judgment``)."""
         position = self._place(query_id, None)
-        j = self._judge_index.get(judge)
-        if j is None:
-            return
+        j = self._judge_number(judge)
         # The judgment as the page's JSON holds it, encoded once here and copied into the page
         # as text; the verdict and the failure again for the index. JSON text has no tab.
         cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
@@ -185,7 +200,8 @@ class PageWriter:
             for seen in block.seen():
                 self.add_shown(seen.query_id, seen.judge, seen.shown)
             return
-        known, place, judge_index = self._position.get, self._place, self._judge_index.get
+        known, place = self._position.get, self._place
+        judge_index, judge_number = self._judge_index.get, self._judge_number
         text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
         by_bucket: dict[int, list[str]] = defaultdict(list)
         rows = zip(
@@ -198,7 +214,7 @@ class PageWriter:
                 position = place(query_id, None)
             j = judge_index(judge)
             if j is None:
-                continue
+                j = judge_number(judge)
             shown = text(verdict)
             cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
             line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
@@ -206,8 +222,17 @@ class PageWriter:
         for bucket, lines in by_bucket.items():
             self._spool.write(bucket * self._spool.pages_per_bucket, "".join(lines))
 
+    def _judge_number(self, judge: str) -> int:
+        """The judge's number in the spooled lines (a judge met first: the next one)."""
+        return self._judge_index.setdefault(judge, len(self._judge_index))
+
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
+        marks, self.judges = self._marks()
+        # The spooled judges' columns; records of judges not in the frame are not shown, as
+        # in the embedded explorer.
+        column = {judge: j for j, judge in enumerate(self.judges)}
+        columns = [column.get(judge, -1) for judge in self._judge_index]
         pages = max(1, -(-len(self._ids) // PAGE_ITEMS))
         pages_dir = self._work / PAGES_DIR
         pages_dir.mkdir()
@@ -220,9 +245,9 @@ class PageWriter:
             for bucket in range(-(-pages // per_bucket)):
                 first = bucket * per_bucket * PAGE_ITEMS
                 size = min(per_bucket * PAGE_ITEMS, len(self._ids) - first)
-                spooled = _Bucket(self._spool.read(bucket), first, size, len(self.judges))
+                spooled = _Bucket(self._spool.read(bucket), first, size, columns, len(column))
                 for page in range(bucket * per_bucket, min((bucket + 1) * per_bucket, pages)):
-                    rows = self._page_rows(page, spooled)
+                    rows = self._page_rows(page, spooled, marks)
                     index_rows.extend(index for index, _ in rows)
                     texts = [text for _, text in rows]
                     if written is not None:
@@ -236,7 +261,7 @@ class PageWriter:
             "judges": list(self.judges),
             "filters": list(FILTERS),
             "bits": dict(FLAG_BITS),
-            "label": self._marks.label_kind,
+            "label": marks.label_kind,
             "paged": {"dir": PAGES_DIR, "size": PAGE_ITEMS, "pages": pages},
         }
         # The JSON of head + "items": index_rows, as json.dumps writes it (a list's items
@@ -244,20 +269,20 @@ class PageWriter:
         text = _encode(head)[:-1] + ',"items":[' + ",".join(index_rows) + "]}"
         return PagedExplorer(
             self.judges,
-            self._marks.label_kind,
+            marks.label_kind,
             json_payload(text, compresslevel=INDEX_LEVEL),
             len(index_rows),
             pages,
             PAGE_ITEMS,
         )
 
-    def _page_rows(self, page: int, spooled: _Bucket) -> list[tuple[str, str]]:
+    def _page_rows(self, page: int, spooled: _Bucket, marks: ItemMarks) -> list[tuple[str, str]]:
         """Each item of the page: its index row and its full row as JSON texts (the keys and
         values of ``ExplorerData.to_json``'s rows, its judgments in record order), written
         as ``json.dumps`` writes them (``_encode``), without a dict per row."""
         first = page * PAGE_ITEMS
         last = min(first + PAGE_ITEMS, len(self._ids))
-        marks, judges, text = self._marks, self.judges, _encode_text
+        judges, text = self.judges, _encode_text
         rows = []
         for position in range(first, last):
             qid, item = self._ids[position], self._items[position]
@@ -338,15 +363,21 @@ class _Bucket:
     """A bucket's spooled judgments, by item and judge: their JSON texts and verdicts, in
     record order, and each item's number of failed ones."""
 
-    def __init__(self, lines: list[str], first: int, size: int, n_judges: int) -> None:
+    def __init__(
+        self, lines: list[str], first: int, size: int, columns: list[int], n_judges: int
+    ) -> None:
+        """``columns``: the column of each judge number spooled (-1: not shown)."""
         self.first, self.n_judges = first, n_judges
         self.cells: list[list[str]] = [[] for _ in range(size * n_judges)]
         self.verdicts: list[list[str]] = [[] for _ in range(size * n_judges)]
         self.failed = [0] * size
         for line in lines:
             at, j, failed, verdict, cells = line[:-1].split("\t", 4)
+            column = columns[int(j)]
+            if column < 0:
+                continue
             item = int(at) - first
-            at_judge = item * n_judges + int(j)
+            at_judge = item * n_judges + column
             self.cells[at_judge].append(cells)
             self.verdicts[at_judge].append(verdict)
             if failed != "0":

@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -111,8 +111,12 @@ class SeenBlock:
 def seen_blocks(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> Iterator[SeenBlock]:
     """The records as the explorer shows them, block by block in the records' order (their
     lines parsed ``block_bytes`` at a time, the next block in a worker thread)."""
+    return seen_line_blocks(records.line_blocks(block_bytes))
+
+
+def seen_line_blocks(blocks: Iterator[StoredLines]) -> Generator[SeenBlock, None, None]:
+    """``seen_blocks`` of records given as their lines, block by block."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-explorer") as pool:
-        blocks = records.line_blocks(block_bytes)
         ahead = pool.submit(_next_parsed, blocks)
         while (found := ahead.result()) is not None:
             ahead = pool.submit(_next_parsed, blocks)

@@ -17,20 +17,22 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import pickle
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybox.analysis import AnalysisFrame
-from jurybox.io.judgments import StoredRecords
+from jurybox.io.judgments import BLOCK_BYTES, StoredLines, StoredRecords, file_lines
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
 from jurybox.reporting.explorer.data import ItemMarks, item_marks
@@ -41,12 +43,18 @@ from jurybox.reporting.explorer.paged import (
     install_pages,
     remove_pages,
 )
-from jurybox.reporting.explorer.stored import seen_blocks
+from jurybox.reporting.explorer.stored import SeenBlock, seen_blocks, seen_line_blocks
 from jurybox.reporting.render.html import FULL_CHARS, FailedRecord, FailureDigest, is_failed
 from jurybox.reporting.render.sidefiles import FAILURES_FILE, AtomicLines, failure_line
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 # Records from which the pass runs in a second process (below, it takes a second or less).
 CONCURRENT_OVER = 20_000
+# A judgments file from this size forks that process before it is read (``start_early``): some
+# 20,000 records of a few hundred bytes to a few kB each.
+EARLY_OVER_BYTES = 20_000_000
 
 
 @dataclass
@@ -102,10 +110,13 @@ def alive_left_alone() -> Iterator[None]:
 @dataclass(frozen=True)
 class Paging:
     """What the paged explorer's pages need of the analysis frame: how many items the
-    explorer has and their flags and labels."""
+    explorer has (or a guess), its judges (None: learnt from the records), and the items'
+    flags and labels with the frame's judges (asked for once the records are spooled: a pass
+    started before the frame exists waits for them there)."""
 
     size: int
-    marks: ItemMarks
+    judges: tuple[str, ...] | None
+    marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]]
 
 
 def paging(
@@ -114,8 +125,11 @@ def paging(
     """The explorer's ``Paging`` when it is paged (past ``PAGED_OVER`` items), else None."""
     if frame is None or not records:
         return None
-    size = explorer_size(frame, items)
-    return Paging(size, item_marks(frame)) if size > paged.PAGED_OVER else None
+    size = explorer_size(frame.records, items)
+    if size <= paged.PAGED_OVER:
+        return None
+    marks = item_marks(frame), frame.judges
+    return Paging(size, frame.judges, lambda: marks)
 
 
 def write_pass(
@@ -125,20 +139,22 @@ def write_pass(
     out_dir: Path,
     *,
     pages: Paging | None = None,
+    blocks: Iterator[SeenBlock] | None = None,
 ) -> Written:
     """The failure appendix and the item explorer, from one pass over the records when the
     explorer is paged (a million records are read once, not twice); their side files (every
     failure past ``MAX_FAILURES``, the explorer's pages) written complete under temporary
-    names. ``pages``: ``paging``'s answer, when already asked."""
+    names. ``pages``: ``paging``'s answer, when already asked; ``blocks``: the records as the
+    explorer shows them, when on their way already (with ``pages``)."""
     if pages is None:
         pages = paging(frame, records, items)
     pager = None
-    if frame is not None and pages is not None:
-        pager = PageWriter(frame, items, out_dir, marks=pages.marks, size=pages.size)
+    if pages is not None:
+        pager = PageWriter(pages.judges, items, out_dir, size=pages.size, marks=pages.marks)
     written = Written(FailureDigest(), None)
     try:
         with AtomicLines(out_dir / FAILURES_FILE) as side:
-            _read_records(records, pager, written.digest, side)
+            _read_records(records, pager, written.digest, side, blocks)
             if written.digest.total > len(written.digest.listed):
                 written.digest.side_file = FAILURES_FILE
                 written.failures = side.finish()
@@ -161,12 +177,16 @@ def _read_records(
     pager: PageWriter | None,
     digest: FailureDigest,
     side: AtomicLines,
+    blocks: Iterator[SeenBlock] | None = None,
 ) -> None:
     """Every record once: a failed one to the appendix and the failures file, each to the
     explorer's pages. Records left on disk are read by pyarrow, only what the pass shows
-    (``seen_blocks``: the same as each record's, a fifth of the CPU of parsing each line)."""
-    if pager is not None and isinstance(records, StoredRecords):
-        for block in seen_blocks(records):
+    (``seen_blocks``: the same as each record's, a fifth of the CPU of parsing each line),
+    unless ``blocks`` has them already."""
+    if pager is not None and blocks is None and isinstance(records, StoredRecords):
+        blocks = seen_blocks(records)
+    if pager is not None and blocks is not None:
+        for block in blocks:
             for row, record in block.failed:
                 line = block.first + row + 1
                 digest.add(FailedRecord(line, record))
@@ -204,6 +224,8 @@ class RecordsPass:
         self._frame: AnalysisFrame | None = None
         self._answer: _Answer | None = None
         self._written: Written | None = None
+        self._orders: Connection | None = None  # to a child forked early (``start_early``)
+        self._sending: threading.Thread | None = None  # the last message to it, on its way
 
     @property
     def records(self) -> Sequence[JudgeRecord]:
@@ -213,28 +235,100 @@ class RecordsPass:
             return list(records)
         return records
 
+    def start_early(self, judgments: Path) -> None:
+        """Fork the pass now, before the records are read (from a judgments file of
+        ``EARLY_OVER_BYTES``): the child spools every line of the file while this process
+        reads the records, checks its guess against them once they are read (``records_read``:
+        they are those lines unless a key repeats) and waits for the frame's marks (``start``)
+        only to write the pages. At a million records its pass starts some 20 s sooner than
+        one forked over the frame, on the core this process's reading leaves idle, and it
+        shares none of this process's tables (they do not exist yet)."""
+        if self._answer is not None or not _forks():
+            return
+        if judgments.stat().st_size < EARLY_OVER_BYTES:
+            return
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        context = multiprocessing.get_context("fork")
+        orders, self._orders = context.Pipe(duplex=False)
+        self._fork(_early_child, orders, self._orders, self, judgments)
+        orders.close()
+
+    def records_read(self, records: Sequence[JudgeRecord], table: pd.DataFrame) -> None:
+        """The records, read (``table``: their records table, with ``query_id``). A child
+        forked early is sent them when the pass is worth a process and its explorer is paged;
+        else it is ended, and ``start`` forks over the frame (the embedded explorer's rows need
+        the frame)."""
+        self._records = records
+        if self._orders is None:
+            return
+        if len(records) < CONCURRENT_OVER or explorer_size(table, self.items) <= paged.PAGED_OVER:
+            self._end_early()
+            return
+        self._tell(("records", records))
+
     def start(self, frame: AnalysisFrame) -> None:
         """Fork the pass over ``frame`` (when worth it): it runs beside what this process
-        does next. Nothing the parent does to the frame afterwards reaches the child."""
-        if self._frame is not None or not _forks() or len(self._records) < CONCURRENT_OVER:
+        does next. Nothing the parent does to the frame afterwards reaches the child. A child
+        forked early is sent the frame's marks and judges instead."""
+        if self._frame is not None:
+            return
+        if self._orders is not None:
+            self._tell(("marks", item_marks(frame), frame.judges))
+            self._frame = frame
+            return
+        if not _forks() or len(self._records) < CONCURRENT_OVER:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
         # Here, not in the child: the tables they read (order pairs, consolidated verdicts)
         # are the analysis's own, kept in the frame; the child would build its own copies.
         pages = paging(frame, self._records, self.items)
+        self._fork(_child_pass, frame, self, pages)
+        self._frame = frame
+
+    def _fork(self, target: Callable[..., None], *args: Any) -> None:
+        """Start ``target(answer pipe, *args)`` in a forked child; its answer taken by a
+        thread of this process."""
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
         sys.stdout.flush()  # a forked child flushes what it inherited: nothing, so
         sys.stderr.flush()
         child = context.Process(
-            target=_child_pass,
-            args=(send, frame, self, pages),
-            name="jurybox-records-pass",
-            daemon=True,
+            target=target, args=(send, *args), name="jurybox-records-pass", daemon=True
         )
         child.start()
         send.close()
-        self._frame, self._answer = frame, _Answer(receive, child)
+        self._answer = _Answer(receive, child)
+
+    def _tell(self, message: tuple[Any, ...]) -> None:
+        """Send the child forked early a message, from a thread: the child reads the frame's
+        marks only when it writes the pages, and this process goes on meanwhile (messages
+        keep their order). Where the child has ended, its answer (an error) is what
+        ``written`` raises."""
+        orders, previous = self._orders, self._sending
+        assert orders is not None
+        payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+        def send() -> None:
+            if previous is not None:
+                previous.join()
+            with contextlib.suppress(OSError):
+                orders.send_bytes(payload)
+
+        self._sending = threading.Thread(target=send, name="jurybox-records-orders", daemon=True)
+        self._sending.start()
+
+    def _end_early(self) -> None:
+        """End the child forked early (it has written nothing that stays)."""
+        if self._orders is None:
+            return
+        if self._answer is not None:
+            self._answer.cancel()  # the child ended: a message still on its way fails
+            self._answer = None
+        if self._sending is not None:
+            self._sending.join()
+            self._sending = None
+        self._orders.close()
+        self._orders = None
 
     def written(self, frame: AnalysisFrame | None) -> Written:
         """The pass's result over ``frame``: the child's, when it was started over this frame,
@@ -260,6 +354,7 @@ class RecordsPass:
     def close(self) -> None:
         """End a child still running (it removes what it wrote), remove the files of one that
         had finished, and side files written but not installed."""
+        self._end_early()
         if self._answer is not None:
             self._answer.cancel()
             self._answer = None
@@ -335,7 +430,11 @@ def _forks() -> bool:
 
 
 def _child_pass(
-    answer: Connection, frame: AnalysisFrame, records_pass: RecordsPass, pages: Paging | None
+    answer: Connection,
+    frame: AnalysisFrame | None,
+    records_pass: RecordsPass,
+    pages: Paging | None,
+    guess: _Guess | None = None,
 ) -> None:
     """The forked process: the pass, its result (or its error) sent back to the parent."""
     # Everything inherited is left out of the GC's passes for good: walking it would also copy
@@ -344,9 +443,7 @@ def _child_pass(
     # Ended by the parent (its own error): unwind, so that the temporary files go too.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        written = write_pass(
-            frame, records_pass.records, records_pass.items, records_pass.out_dir, pages=pages
-        )
+        written = _pass_of(frame, records_pass, pages, guess)
     except SystemExit:
         raise
     except BaseException as error:  # sent to the parent, which raises it
@@ -361,14 +458,108 @@ def _child_pass(
     answer.close()
 
 
+def _pass_of(
+    frame: AnalysisFrame | None,
+    records_pass: RecordsPass,
+    pages: Paging | None,
+    guess: _Guess | None,
+) -> Written:
+    """``write_pass`` of the records, or of the guessed ones (again from the parent's where
+    the guess was wrong)."""
+    items, out_dir = records_pass.items, records_pass.out_dir
+    if guess is None:
+        return write_pass(frame, records_pass.records, items, out_dir, pages=pages)
+    try:
+        return write_pass(None, (), items, out_dir, pages=pages, blocks=guess.blocks())
+    except _GuessedWrong:
+        return write_pass(None, guess.records(), items, out_dir, pages=pages)
+
+
+def _early_child(
+    answer: Connection,
+    orders: Connection,
+    parents_end: Connection,
+    records_pass: RecordsPass,
+    judgments: Path,
+) -> None:
+    """The child forked before the records were read: the pass over its guess of them, the
+    frame's marks and judges asked for when it writes the pages."""
+    parents_end.close()  # the parent's end, inherited: closed, the parent's exit reads as EOF
+    # The dataset's size, a guess: it only groups the judgments spooled for the pages.
+    pages = Paging(len(records_pass.items or ()), None, lambda: _marks(orders))
+    _child_pass(answer, None, records_pass, pages, _Guess(judgments, orders))
+
+
+class _GuessedWrong(Exception):
+    """A line spooled is not the record at its place (a key repeats): the pass starts again
+    from the parent's records."""
+
+
+class _Guess:
+    """The records guessed before the parent has read them: every line of the judgments file
+    that is not blank, in order (what the records are when no key repeats). Between blocks the
+    parent's records are looked for; once they are here, the pass goes on from them after the
+    lines spooled, where those lines are the first records (a repeated key near the end costs
+    a block or two), else it starts again."""
+
+    def __init__(
+        self, judgments: Path, orders: Connection, *, block_bytes: int = BLOCK_BYTES
+    ) -> None:
+        self._path, self._orders, self._block_bytes = judgments, orders, block_bytes
+        self._records: StoredRecords | None = None
+
+    def records(self) -> StoredRecords:
+        """The parent's records (waiting for them)."""
+        if self._records is None:
+            _, self._records = _order(self._orders)
+        return self._records
+
+    def blocks(self) -> Iterator[SeenBlock]:
+        """The records as the explorer shows them, block by block (``_GuessedWrong`` where a
+        block given was not the records')."""
+        offsets: array[int] = array("q")
+        done = 0
+        with contextlib.closing(seen_line_blocks(self._lines(offsets))) as guessed:
+            for block in guessed:
+                yield block
+                done = block.first + len(block.query_ids)
+                if self._orders.poll():
+                    break
+        records = self.records()
+        if records.offsets[:done] != offsets[:done]:
+            raise _GuessedWrong
+        for block in seen_blocks(records[done:]):
+            block.first += done
+            yield block
+
+    def _lines(self, offsets: array[int]) -> Iterator[StoredLines]:
+        for lines, line_offsets in file_lines(self._path, self._block_bytes):
+            offsets.extend(line_offsets)
+            yield lines
+
+
+def _order(orders: Connection) -> tuple[Any, ...]:
+    """The parent's next message; the parent gone: this process ends (unwinding, so that what
+    it wrote goes)."""
+    try:
+        message: tuple[Any, ...] = orders.recv()
+    except EOFError:
+        raise SystemExit(1) from None
+    return message
+
+
+def _marks(orders: Connection) -> tuple[ItemMarks, tuple[str, ...]]:
+    _, marks, judges = _order(orders)
+    assert isinstance(marks, ItemMarks)
+    return marks, judges
+
+
 def _exit_on_signal(number: int, frame: Any) -> None:
     raise SystemExit(128 + number)
 
 
 def _sendable(error: BaseException) -> BaseException:
     """The error itself where it pickles, else a RuntimeError with its traceback."""
-    import pickle  # noqa: PLC0415  (only on an error)
-
     try:
         pickle.loads(pickle.dumps(error))
     except Exception:  # whatever fails to pickle is described instead
