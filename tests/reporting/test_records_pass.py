@@ -130,7 +130,7 @@ def _analyzed_inputs(tmp_path: Path) -> tuple[Path, Path]:
     return judgments, dataset
 
 
-def _analyzed(judgments: Path, dataset: Path, out: Path) -> dict[Path, bytes]:
+def _analyzed(judgments: Path, dataset: Path | None, out: Path) -> dict[Path, bytes]:
     with (out.parent / f"{out.name}.log").open("w") as log:
         analyze.analyze_to_dir(judgments, human=None, dataset=dataset, out_dir=out, plots=False,
                                console=Console(file=log, width=200))  # fmt: skip
@@ -155,15 +155,19 @@ def _noting_passes(monkeypatch: pytest.MonkeyPatch, notes: Path) -> None:
 
 
 @pytest.mark.usefixtures("small_thresholds")
+@pytest.mark.parametrize("with_items", [True, False], ids=["dataset", "no dataset"])
 @pytest.mark.parametrize("paged_over", [50, 10_000], ids=["paged", "embedded"])
 def test_a_pass_forked_before_the_records_are_read_writes_the_same_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paged_over: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paged_over: int, with_items: bool
 ) -> None:
     """Forked before the records are read (its explorer paged), the pass writes the files the
     pass run inline writes; with an explorer embedded in report.html (it needs the frame) the
-    child forked early is ended and one forked over the frame writes them."""
+    child forked early is ended and one forked over the frame writes them. Without a dataset
+    the pages are spooled in more buckets than may be open at once."""
     monkeypatch.setattr(paged, "PAGED_OVER", paged_over)
-    judgments, dataset = _analyzed_inputs(tmp_path)
+    monkeypatch.setattr(paged, "BUCKETS", 2)
+    judgments, items = _analyzed_inputs(tmp_path)
+    dataset = items if with_items else None
     monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 10**9)
     inline = _analyzed(judgments, dataset, tmp_path / "inline")
     monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 0)

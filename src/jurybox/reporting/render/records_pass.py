@@ -5,11 +5,16 @@ records, and, at scale, that pass run in a second process while the analysis and
 explorer's pages under ``report_items/``) under temporary names; ``Written.install`` puts them in
 place, so that an error anywhere before report.html leaves the previous report whole.
 
-``RecordsPass`` runs it in a forked process as soon as the analysis frame exists (it needs the
-frame's flags and labels only, not the analysis): at a million records the pass is a minute of
-CPU, which the second core spends beside the analysis and the plots instead of after them. The
-child writes the temporary files and sends back what report.html embeds (the appendix's records,
-the explorer's index); only the parent puts files in place (docs/report-scale.md).
+``RecordsPass`` runs it in a forked process beside the analysis and the plots: at a million
+records the pass is most of a minute of CPU, which the second core spends beside them instead
+of after them. ``jurybox analyze`` forks it before the records are even read (``start_early``,
+a large judgments file): the pages need the frame's flags and labels only when they are written,
+so the child spools its guess of the records (every line of the file, what they are unless a
+key repeats) while the parent reads them, checks the guess against the records the parent
+kept, and is sent the frame's marks once the frame exists. Otherwise it is forked as soon as
+the frame exists (``start``). The child writes the temporary files and sends back what
+report.html embeds (the appendix's records, the explorer's index); only the parent puts files
+in place (docs/report-scale.md).
 """
 
 from __future__ import annotations
@@ -202,10 +207,11 @@ def _read_records(
 
 
 class RecordsPass:
-    """The records pass of one report, started in a forked process once the analysis frame
-    exists (``start``) or run in this one when ``written`` is asked for (few records, or no
-    ``fork`` on this platform). Use it as a context manager: leaving the block ends a child
-    still running and removes what it wrote but nobody installed."""
+    """The records pass of one report, started in a forked process before the records are read
+    (``start_early``, then ``records_read`` and ``start``) or once the analysis frame exists
+    (``start``), or run in this one when ``written`` is asked for (few records, or no ``fork``
+    on this platform). Use it as a context manager: leaving the block ends a child still
+    running and removes what it wrote but nobody installed."""
 
     def __init__(
         self,
