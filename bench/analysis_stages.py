@@ -61,7 +61,8 @@ def main() -> None:
     load = os.getloadavg()
     console = Console(stderr=True, quiet=True)
     cpu, wall = time.process_time(), time.perf_counter()
-    read = _timed("read the judgments into tables", analyze._judgments, args.judgments, console)
+    path = analyze._judgments_file(args.judgments)
+    read = _timed("read the judgments into tables", analyze._judgments, path, console)
     sources = run_sources(read.path, dataset=args.dataset, human=None)
     items = _timed("read the dataset's items", run_items, read.path, sources)
     options = AnalysisOptions(
