@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -60,6 +61,11 @@ CONCURRENT_OVER = 20_000
 # A judgments file from this size forks that process before it is read (``start_early``): some
 # 20,000 records of a few hundred bytes to a few kB each.
 EARLY_OVER_BYTES = 20_000_000
+# How much the second process yields to the command's own (``os.nice``): the reading, the
+# analysis and the plots are the command's path, the pass runs on the core they leave idle. At a
+# million records on 2 cores: 45-46 s with 5 or 10, 48 s with 0 (the pass's threads slow the
+# parent's reading and analysis, which then ends last; BENCHMARKS.md).
+NICENESS = 5
 
 
 @dataclass
@@ -446,6 +452,7 @@ def _child_pass(
     # Everything inherited is left out of the GC's passes for good: walking it would also copy
     # the parent's memory page by page into this process.
     gc.freeze()
+    os.nice(NICENESS)
     # Ended by the parent (its own error): unwind, so that the temporary files go too.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
