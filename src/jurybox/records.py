@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, dataclass_transform
 
 _T = TypeVar("_T")
 # Methods ``dataclass(frozen=True)`` writes and compiles from source text for each class, which
@@ -102,6 +102,13 @@ if TYPE_CHECKING:
     from dataclasses import dataclass as _made_on_first_use
 else:
     _made_on_first_use = _dataclass_made_on_first_use
+
+
+@dataclass_transform()
+def made_on_first_use(*, frozen: bool) -> Callable[[type[_T]], type[_T]]:
+    """``_made_on_first_use`` for the frozen classes of other modules that a run first uses
+    after its first request (start-up, issue #19)."""
+    return _dataclass_made_on_first_use(frozen=frozen)
 
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
-from jurybox.records import Completion
+from jurybox.records import Completion, made_on_first_use
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
@@ -52,7 +52,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True)  # start-up: not before the first request
 class CallFailed:
     """A call that did not produce a completion: the last error and how many attempts it took."""
 

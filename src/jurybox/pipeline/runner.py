@@ -40,7 +40,14 @@ from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
 from jurybox.providers.base import CALLER_TIMES_OUT, Provider
 from jurybox.providers.registry import create_provider
-from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
+from jurybox.records import (
+    Completion,
+    CompletionRequest,
+    Item,
+    JudgeRecord,
+    WorkUnit,
+    made_on_first_use,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,7 +61,7 @@ if TYPE_CHECKING:
 # run's way to its first request.
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True)  # start-up: not before the first request
 class Fresh:
     """What one provider call (its retries included) gave: records, the completion to cache
     (None when the call failed) and how many calls it made."""

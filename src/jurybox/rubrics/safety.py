@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from jurybox.errors import ConfigError
+from jurybox.records import made_on_first_use
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -184,7 +185,7 @@ class SafetySettings:
         return cls(enabled=raw_gate in _TRUE, score_cap=cap)
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True)  # start-up: not before the first request
 class SafetyResult:
     """Outcome of ``check_safety``: which category and pattern fired, if any."""
 
