@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
@@ -28,7 +27,7 @@ Classify = Callable[[BaseException], ProviderError]
 MAX_RATE_LIMIT_WAITS = 20
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class RetryPolicy:
     """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
 

@@ -20,7 +20,6 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -37,7 +36,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers.base import read_api_key
-from jurybox.records import Completion, RateLimits
+from jurybox.records import Completion, RateLimits, made_on_first_use
 from jurybox.redaction import redact_credentials
 
 __all__ = [
@@ -301,7 +300,7 @@ def import_dependency(module: str, provider: str, package: str, *commands: str) 
         raise missing_dependency(provider, package, *commands) from None
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class Dependency:
     """An adapter's optional client library: every adapter imports its SDK only through
     ``load``, when a judge needs it (never at module import), so a missing one is reported with

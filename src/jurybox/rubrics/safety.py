@@ -18,7 +18,6 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from jurybox.errors import ConfigError
 from jurybox.records import made_on_first_use
@@ -151,7 +150,7 @@ def _regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class SafetySettings:
     """Whether the safety gate runs, and the overall score a flagged response is capped at."""
 
