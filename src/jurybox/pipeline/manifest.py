@@ -65,7 +65,9 @@ def installed_version(name: str) -> str:
     dist = metadata.distribution(name)
     # The files ``Distribution.metadata`` reads, in its order.
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    for line in text.splitlines():
+    # Only the text before the first "\n\n" is split: the first blank line is in it, and the
+    # long description after it (pydantic's is ~100 kB) is not cut into lines for nothing.
+    for line in text.split("\n\n", 1)[0].splitlines():
         if not line:  # the headers end at the first blank line
             break
         if line.startswith("Version:"):
