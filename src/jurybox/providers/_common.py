@@ -13,7 +13,6 @@ vendor SDK. Conventions every adapter follows (so cost and reports read all vend
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import json
 import math
@@ -203,6 +202,8 @@ def _as_float(raw: str) -> float | None:
 
 
 def _seconds_until(http_date: str, now: datetime | None) -> float | None:
+    import email.utils  # noqa: PLC0415 - start-up (issue #19): only for a dated Retry-After
+
     try:
         when = email.utils.parsedate_to_datetime(http_date.strip())
     except (TypeError, ValueError):
