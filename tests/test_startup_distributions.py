@@ -89,8 +89,9 @@ def test_an_installed_pydantic_plugin_still_sees_jurybox_s_models(tmp_path: Path
 
 
 def test_a_run_s_models_and_versions_need_no_importlib_metadata() -> None:
+    """Nor ``email``: the HTTP date of a ``Retry-After`` is parsed with it only when one comes."""
     code = (
-        "import sys, jurybox.config\n"
+        "import sys, jurybox.app.run, jurybox.providers.openai_compatible\n"
         "from jurybox.pipeline.manifest import package_versions\n"
         "versions = package_versions()\n"
         "print(sorted({'importlib.metadata', 'email'} & set(sys.modules)), versions)\n"
