@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "redaction": 0,
     "thresholds": 0,
+    "distributions": 0,
     "records": 0,
     "config": 0,
     "io": 1,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, dataclass_transform
 
 _T = TypeVar("_T")
 # Methods ``dataclass(frozen=True)`` writes and compiles from source text for each class, which
@@ -28,10 +28,13 @@ _GENERATED = ("__init__", "__repr__", "__eq__", "__hash__")
 _MADE_ON_FIRST_USE = (*_GENERATED, "__dataclass_params__")
 
 
-def _dataclass_made_on_first_use(*, frozen: bool) -> Callable[[type[_T]], type[_T]]:
+def _dataclass_made_on_first_use(
+    *, frozen: bool, init_at_once: bool = False
+) -> Callable[[type[_T]], type[_T]]:
     """``@dataclass(frozen=True)`` whose generated methods (``_GENERATED``) are made the first
     time one of them is used (a call, ``repr``, ``==``, ``hash``, ``inspect.signature``, reading
-    ``__dataclass_params__``), not at import.
+    ``__dataclass_params__``), not at import. With ``init_at_once``, ``__init__`` is made with the
+    class (it is needed before a run's first request), and only the others wait.
 
     Start-up (issue #19): ``dataclass`` compiles those methods from source text when the class is
     made, ~55 lines each for ``JudgeRecord``; for the classes a run first needs once an answer has
@@ -51,9 +54,10 @@ def _dataclass_made_on_first_use(*, frozen: bool) -> Callable[[type[_T]], type[_
             raise TypeError(f"{cls.__qualname__}: needs a docstring and no __post_init__")
         if any(name in cls.__dict__ for name in _GENERATED):
             raise TypeError(f"{cls.__qualname__}: defines one of {_GENERATED} itself")
-        dataclass(frozen=True, init=False, repr=False, eq=False)(cls)
+        dataclass(frozen=True, init=init_at_once, repr=False, eq=False)(cls)
         for name in _MADE_ON_FIRST_USE:
-            setattr(cls, name, _GeneratedOnFirstUse(cls, name))
+            if not (init_at_once and name == "__init__"):
+                setattr(cls, name, _GeneratedOnFirstUse(cls, name))
         return cls
 
     return decorate
@@ -94,7 +98,8 @@ def _generate_methods(cls: type) -> None:
         )
     twin: type = dataclass(frozen=True)(type(cls.__name__, (), namespace))
     for name in _MADE_ON_FIRST_USE:
-        setattr(cls, name, twin.__dict__[name])
+        if isinstance(cls.__dict__[name], _GeneratedOnFirstUse):  # not an __init__ made at once
+            setattr(cls, name, twin.__dict__[name])
 
 
 if TYPE_CHECKING:
@@ -102,6 +107,16 @@ if TYPE_CHECKING:
     from dataclasses import dataclass as _made_on_first_use
 else:
     _made_on_first_use = _dataclass_made_on_first_use
+
+
+@dataclass_transform()
+def made_on_first_use(
+    *, frozen: bool, init_at_once: bool = False
+) -> Callable[[type[_T]], type[_T]]:
+    """``_made_on_first_use`` for the frozen classes of other modules (start-up, issue #19):
+    those a run first uses after its first request, and, with ``init_at_once``, those it makes
+    before its first request but neither prints, compares nor hashes until later."""
+    return _dataclass_made_on_first_use(frozen=frozen, init_at_once=init_at_once)
 
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
@@ -123,7 +138,7 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class Item:
     """One question with the responses to judge, keyed by arm (e.g. control / treatment)."""
 
@@ -185,7 +200,7 @@ def record_key(data: Mapping[str, Any]) -> str:
     )
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class WorkUnit:
     """One judgment to make: item x judge x ordering x repeat (x retest).
 
@@ -220,7 +235,7 @@ class WorkUnit:
         return {POSITION_LETTERS[i]: arm for i, arm in enumerate(self.order)}
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class CompletionRequest:
     """What a provider is asked. ``system`` is static (instructions, rubric, few-shot) and comes
     first so vendor prompt caching applies; ``user`` carries the variable content.

@@ -13,11 +13,11 @@ import json
 import os
 import platform
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from jurybox.config import RunConfig, dump_config, judgment_fields
+from jurybox.distributions import metadata_folder, read_metadata_file
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
@@ -51,26 +51,52 @@ def package_versions() -> dict[str, str]:
     """Python and the installed versions of the packages that shape a run."""
     versions = {"python": platform.python_version()}
     for name in _PACKAGES:
-        try:
-            versions[name] = installed_version(name)
-        except metadata.PackageNotFoundError:
-            continue
+        version = _version_if_installed(name)
+        if version is not None:
+            versions[name] = version
     return versions
+
+
+def _version_if_installed(name: str) -> str | None:
+    folder = metadata_folder(name)
+    if folder is False:  # not installed (start-up, issue #19: importlib.metadata not imported)
+        return None
+    if isinstance(folder, str):  # the files ``Distribution.metadata`` reads, in its order
+        text = read_metadata_file(folder, "METADATA") or read_metadata_file(folder, "PKG-INFO")
+        version = _header_version(text or "")
+        if version is not None:
+            return version
+    from importlib import metadata  # noqa: PLC0415 - only where the headers cannot tell
+
+    try:
+        return installed_version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def installed_version(name: str) -> str:
     """``importlib.metadata.version(name)``, read from the metadata's header lines alone: the
     library parses the whole file (a long README included) as an e-mail, ~1.5 ms a package
     on a run's way to its first request (issue #19)."""
+    from importlib import metadata  # noqa: PLC0415 - start-up: see _version_if_installed
+
     dist = metadata.distribution(name)
     # The files ``Distribution.metadata`` reads, in its order.
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    for line in text.splitlines():
+    version = _header_version(text)
+    return dist.version if version is None else version  # no plain header: the e-mail parser
+
+
+def _header_version(text: str) -> str | None:
+    """The ``Version:`` header of a METADATA / PKG-INFO text, if it has one."""
+    # Only the text before the first "\n\n" is split: the first blank line is in it, and the
+    # long description after it (pydantic's is ~100 kB) is not cut into lines for nothing.
+    for line in text.split("\n\n", 1)[0].splitlines():
         if not line:  # the headers end at the first blank line
             break
         if line.startswith("Version:"):
             return line.removeprefix("Version:").strip()
-    return dist.version  # no plain header: let the e-mail parser read it
+    return None
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:

@@ -9,7 +9,6 @@ nothing a mode says is silently dropped.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -20,13 +19,13 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
 from jurybox.providers._common import completion_cost_usd, scrub_secrets
 from jurybox.providers.base import Provider
-from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
+from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, made_on_first_use
 
 if TYPE_CHECKING:
     from jurybox.modes.results import Judgment  # loaded when an answer is read (#19)
 
 
-@dataclasses.dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class RecordContext:
     """What every record of one judge in one run shares."""
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
-from jurybox.records import Completion
+from jurybox.records import Completion, made_on_first_use
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
@@ -28,7 +27,7 @@ Classify = Callable[[BaseException], ProviderError]
 MAX_RATE_LIMIT_WAITS = 20
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class RetryPolicy:
     """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
 
@@ -52,7 +51,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True)  # start-up: not before the first request
 class CallFailed:
     """A call that did not produce a completion: the last error and how many attempts it took."""
 

@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,7 +40,14 @@ from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
 from jurybox.providers.base import CALLER_TIMES_OUT, Provider
 from jurybox.providers.registry import create_provider
-from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
+from jurybox.records import (
+    Completion,
+    CompletionRequest,
+    Item,
+    JudgeRecord,
+    WorkUnit,
+    made_on_first_use,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,7 +61,7 @@ if TYPE_CHECKING:
 # run's way to its first request.
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True)  # start-up: not before the first request
 class Fresh:
     """What one provider call (its retries included) gave: records, the completion to cache
     (None when the call failed) and how many calls it made."""
@@ -75,7 +82,7 @@ class Engine(Protocol):
     async def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class Runtime:
     """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync, and
     the engine making the calls (None: this process, on its event loop)."""
@@ -87,7 +94,7 @@ class Runtime:
     engine: Engine | None = None
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class RunInputs:
     """Everything validated before a single call: items, judging mode and work units."""
 
@@ -121,8 +128,10 @@ def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionReque
     return inputs.mode.request(units, inputs.items, judge, max_tokens, seed)
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class _Judge:
+    """One judge of the run: its config, provider, limits, workers and record context."""
+
     name: str
     config: JudgeConfig
     provider: Provider
@@ -132,7 +141,7 @@ class _Judge:
     backend: BatchBackend | None = None  # its vendor's batch API, in a --batch run
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class _Sink:
     """Where finished records go: the file, the cache, the progress bar, the file's totals."""
 

@@ -16,12 +16,11 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurybox.prompts import plain, schemas
 from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
-from jurybox.records import POSITION_LETTERS, Item, SharedSchema
+from jurybox.records import POSITION_LETTERS, Item, SharedSchema, made_on_first_use
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class PromptParts:
     """A rendered prompt and the JSON Schema of the answer it asks for (a ``SharedSchema``
     from the builders below: one object for every call of a kind, read-only)."""

@@ -13,14 +13,12 @@ vendor SDK. Conventions every adapter follows (so cost and reports read all vend
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import json
 import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -37,7 +35,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers.base import read_api_key
-from jurybox.records import Completion, RateLimits
+from jurybox.records import Completion, RateLimits, made_on_first_use
 from jurybox.redaction import redact_credentials
 
 __all__ = [
@@ -204,6 +202,8 @@ def _as_float(raw: str) -> float | None:
 
 
 def _seconds_until(http_date: str, now: datetime | None) -> float | None:
+    import email.utils  # noqa: PLC0415 - start-up (issue #19): only for a dated Retry-After
+
     try:
         when = email.utils.parsedate_to_datetime(http_date.strip())
     except (TypeError, ValueError):
@@ -301,7 +301,7 @@ def import_dependency(module: str, provider: str, package: str, *commands: str) 
         raise missing_dependency(provider, package, *commands) from None
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class Dependency:
     """An adapter's optional client library: every adapter imports its SDK only through
     ``load``, when a judge needs it (never at module import), so a missing one is reported with

@@ -30,7 +30,6 @@ import base64
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from jurybox.config import JudgeConfig
@@ -54,7 +53,7 @@ from jurybox.providers._common import (
 from jurybox.providers._http1 import Http1Endpoint, HttpConnectionError
 from jurybox.providers._rate_headers import rate_limits_from_headers
 from jurybox.providers.base import CALLER_TIMES_OUT, read_api_key
-from jurybox.records import Completion, CompletionRequest
+from jurybox.records import Completion, CompletionRequest, made_on_first_use
 
 _CLIENT = Dependency("openai_compatible", "aiohttp", ("pip install aiohttp",))
 
@@ -239,7 +238,7 @@ class OpenAICompatibleProvider:
             self._session = None
 
 
-@dataclass(frozen=True)
+@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
 class ProxySetting:
     """The forward proxy for one endpoint: its URL without credentials, plus the header that
     carries them (never part of a message: ``secret`` is scrubbed like an API key).
