@@ -103,3 +103,15 @@ def test_a_run_s_models_and_versions_need_no_importlib_metadata() -> None:
         except metadata.PackageNotFoundError:
             continue
     assert _python(code) == f"[] {expected}"
+
+
+def test_a_name_the_stand_in_lacks_comes_from_pydantic_s_own_loader() -> None:
+    """A later pydantic reading another name of its plugin loader gets pydantic's own."""
+    code = (
+        "import sys, jurybox.thresholds\n"
+        "loader = sys.modules['pydantic.plugin._loader']\n"
+        "from pydantic.plugin._loader import warnings as from_real\n"
+        "import warnings\n"
+        "print(hasattr(loader, '__file__'), from_real is warnings, list(loader.get_plugins()))\n"
+    )
+    assert _python(code) == "False True []"

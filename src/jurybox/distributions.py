@@ -17,6 +17,7 @@ import re
 import sys
 import types
 from importlib.machinery import PathFinder
+from typing import Any
 
 _INFO_SUFFIXES = (".dist-info", ".egg-info")
 _PLUGIN_LOADER = "pydantic.plugin._loader"
@@ -127,5 +128,22 @@ def spare_pydantic_plugin_search() -> None:
         _plugins=plugins,
         _loading_plugins=False,
         get_plugins=plugins.values,
+        __getattr__=_from_pydantics_loader,
     )
     sys.modules[_PLUGIN_LOADER] = loader
+
+
+def _from_pydantics_loader(name: str) -> Any:
+    """A name the stand-in lacks (a later pydantic's): taken from pydantic's own module, loaded
+    now beside it (``__getattr__`` of a module, PEP 562), so that nothing fails for want of it."""
+    if name.startswith("__"):  # what the import system asks of any module (__path__, ...)
+        raise AttributeError(f"module {_PLUGIN_LOADER!r} has no attribute {name!r}")
+    import importlib.util  # noqa: PLC0415  (only for a pydantic this module does not know)
+
+    package = sys.modules["pydantic.plugin"]
+    spec = PathFinder.find_spec(_PLUGIN_LOADER, package.__path__)
+    if spec is None or spec.loader is None:
+        raise AttributeError(f"module {_PLUGIN_LOADER!r} has no attribute {name!r}")
+    real = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(real)
+    return getattr(real, name)
