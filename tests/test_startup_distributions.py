@@ -4,8 +4,6 @@ and an installed pydantic plugin still sees jurybox's models."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import zipfile
 from importlib import metadata
@@ -15,18 +13,9 @@ import pytest
 
 from jurybox.distributions import declares_no_entry_points, metadata_folder
 from jurybox.pipeline.manifest import _PACKAGES, package_versions
+from python_child import run_python
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 PLUGIN_ENTRY_POINT = "[pydantic]\nrecorder = jb_recorder:plugin\n"
-
-
-def _python(code: str, *paths: Path) -> str:
-    path = [str(SRC), *map(str, paths), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def test_every_installed_distribution_is_found_where_importlib_metadata_finds_it() -> None:
@@ -85,7 +74,7 @@ def test_an_installed_pydantic_plugin_still_sees_jurybox_s_models(tmp_path: Path
         "print(sorted({'TrustThresholds', 'RunConfig', 'JudgeConfig'} & seen),"
         " hasattr(sys.modules['pydantic.plugin._loader'], '__file__'))\n"
     )
-    assert _python(code, plugin) == "['JudgeConfig', 'RunConfig', 'TrustThresholds'] True"
+    assert run_python(code, plugin) == "['JudgeConfig', 'RunConfig', 'TrustThresholds'] True"
 
 
 def test_a_run_s_models_and_versions_need_no_importlib_metadata() -> None:
@@ -102,7 +91,7 @@ def test_a_run_s_models_and_versions_need_no_importlib_metadata() -> None:
             expected[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    assert _python(code) == f"[] {expected}"
+    assert run_python(code) == f"[] {expected}"
 
 
 def test_a_name_the_stand_in_lacks_comes_from_pydantic_s_own_loader() -> None:
@@ -114,4 +103,4 @@ def test_a_name_the_stand_in_lacks_comes_from_pydantic_s_own_loader() -> None:
         "import warnings\n"
         "print(hasattr(loader, '__file__'), from_real is warnings, list(loader.get_plugins()))\n"
     )
-    assert _python(code) == "False True []"
+    assert run_python(code) == "False True []"

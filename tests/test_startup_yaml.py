@@ -3,9 +3,7 @@ PyYAML uses and matches exactly the characters PyYAML's own pattern matches."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,8 +11,7 @@ import pytest
 
 from jurybox.config import NON_PRINTABLE_QUICK, YAML_NON_PRINTABLE, load_config
 from jurybox.errors import ConfigError
-
-SRC = Path(__file__).resolve().parents[1] / "src"
+from python_child import run_python
 
 
 def test_the_quick_pattern_matches_every_code_point_as_pyyaml_s_does() -> None:
@@ -32,12 +29,7 @@ def test_yaml_imported_after_the_config_uses_the_seeded_pattern() -> None:
         "import jurybox.config, yaml.reader;"
         "print(yaml.reader.Reader.NON_PRINTABLE.pattern == jurybox.config.NON_PRINTABLE_QUICK)"
     )
-    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip() == "True"
+    assert run_python(code) == "True"
 
 
 def test_a_config_holding_a_control_character_fails_as_before(tmp_path: Path) -> None:
