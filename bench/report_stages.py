@@ -38,6 +38,14 @@ except ImportError:  # an older tree: the pass inside files.py, run inline
 TIMES: dict[str, tuple[float, float]] = {}
 STARTS: dict[str, float] = {}  # when each stage first began, seconds after analyze began
 BEGAN = [0.0]  # perf_counter when analyze began (in the child: when the pass began)
+ENDS: dict[str, tuple[float, float]] = {}  # RSS when each stage last ended, and the peak by then
+
+
+def _rss_gb() -> tuple[float, float]:
+    """This process's resident memory now and its peak so far, GB."""
+    with open("/proc/self/statm") as statm:
+        resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return resident / 1e9, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 
 
 def _timed(owner: Any, name: str, label: str) -> None:
@@ -56,8 +64,18 @@ def _timed(owner: Any, name: str, label: str) -> None:
                 spent_cpu + time.process_time() - cpu,
                 spent_wall + time.perf_counter() - wall,
             )
+            ENDS[label] = _rss_gb()
 
     setattr(owner, name, timed)
+
+
+def _line(prefix: str, label: str, width: int) -> str:
+    spent_cpu, spent_wall = TIMES[label]
+    rss, peak = ENDS[label]
+    return (
+        f"{prefix}{label:{width}s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s"
+        f"   from {STARTS[label]:5.1f} s   RSS after {rss:.2f} GB (peak {peak:.2f})"
+    )
 
 
 def main() -> None:
@@ -70,6 +88,7 @@ def main() -> None:
     _timed(analyze, "run_items", "read the dataset's items")
     _timed(analyze, "_streamed_report", "frame + analysis")
     _timed(analyze, "frame_from_tables", "  of which the frame")
+    _timed(analyze, "analyze_frame", "  of which the analysis")
     if records_pass is not None:  # the marks for the pages and the fork, in the parent
         _timed(records_pass.RecordsPass, "start", "  of which starting the pass")
     _timed(files, "render", "plots")
@@ -85,11 +104,8 @@ def main() -> None:
     cpu, wall = time.process_time(), time.perf_counter()
     BEGAN[0] = wall
     analyze.analyze_to_dir(args.judgments, human=None, dataset=args.dataset, out_dir=args.out)
-    for label, (spent_cpu, spent_wall) in TIMES.items():
-        print(
-            f"{label:32s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s"
-            f"   from {STARTS[label]:5.1f} s"
-        )
+    for label in TIMES:
+        print(_line("", label, 32))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(
         f"{'total (after imports)':32s} CPU {time.process_time() - cpu:7.1f} s   "
@@ -112,16 +128,14 @@ def _in_child(module: Any) -> None:
     def timed(*args: Any, **kwargs: Any) -> Any:
         TIMES.clear()
         STARTS.clear()
+        ENDS.clear()
         cpu, wall = time.process_time(), time.perf_counter()
         began = wall - BEGAN[0]
         try:
             return child_pass(*args, **kwargs)
         finally:
-            for label, (spent_cpu, spent_wall) in TIMES.items():
-                print(
-                    f"[pass] {label:25s} CPU {spent_cpu:7.1f} s   wall {spent_wall:7.1f} s"
-                    f"   from {STARTS[label]:5.1f} s"
-                )
+            for label in TIMES:
+                print(_line("[pass] ", label, 25))
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
             print(
                 f"[pass] {'child, all':25s} CPU {time.process_time() - cpu:7.1f} s   wall "
