@@ -6,8 +6,6 @@ them, write every report file (``jurybox.reporting.write_reports``) and print th
 
 from __future__ import annotations
 
-import ctypes
-import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,19 +135,6 @@ def build_report(
 RECORDS_HELD = 100_000
 
 
-def _return_free_memory() -> None:
-    """Hand back to the system what the analysis freed (issue #19): glibc and pyarrow keep freed
-    memory for reuse, while the records pass, in a second process, reads the item texts. At a
-    million records this process drops from 2.9 to 2.7 GB after the analysis."""
-    arrow = sys.modules.get("pyarrow")
-    if arrow is not None:
-        arrow.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; not in every libc
-        if trim is not None:
-            trim(0)
-
-
 def _streamed_report(
     read: _Judgments,
     *,
@@ -169,8 +154,6 @@ def _streamed_report(
     if records_pass is not None:
         records_pass.start(frame)
     report = analyze_frame(frame, options)
-    if records_pass is not None and records_pass.forked:
-        _return_free_memory()
     sourced = {item.id for item in items or () if item.metadata and item.metadata.get("source")}
     if sourced:
         records = read_unique_records(read.path, query_ids=sourced).records
