@@ -1,5 +1,6 @@
 """CPU and wall time of each stage of ``jurybox analyze`` (the whole command: reading, analysis,
-plots, the records pass, the explorer's pages, report.html), and the peak RSS.
+plots, the records pass, the explorer's pages, report.html), when each began, the RSS after it
+and the peak by then, and the peak RSS.
 
 Each stage is a function of the app or the reporting layer, timed where it is called
 (``time.process_time``: every thread of the process; ``perf_counter``: wall). The records pass

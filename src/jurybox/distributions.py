@@ -12,6 +12,7 @@ or an egg on the path, another finder) it answers ``None`` and the caller asks
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -136,14 +137,20 @@ def spare_pydantic_plugin_search() -> None:
 def _from_pydantics_loader(name: str) -> Any:
     """A name the stand-in lacks (a later pydantic's): taken from pydantic's own module, loaded
     now beside it (``__getattr__`` of a module, PEP 562), so that nothing fails for want of it."""
-    if name.startswith("__"):  # what the import system asks of any module (__path__, ...)
+    real = None if name.startswith("__") else _pydantics_loader()  # not what any module lacks
+    if real is None:
         raise AttributeError(f"module {_PLUGIN_LOADER!r} has no attribute {name!r}")
+    return getattr(real, name)
+
+
+@functools.cache
+def _pydantics_loader() -> types.ModuleType | None:
+    """pydantic's own plugin loader, loaded once beside the stand-in (None where not found)."""
     import importlib.util  # noqa: PLC0415  (only for a pydantic this module does not know)
 
-    package = sys.modules["pydantic.plugin"]
-    spec = PathFinder.find_spec(_PLUGIN_LOADER, package.__path__)
+    spec = PathFinder.find_spec(_PLUGIN_LOADER, sys.modules["pydantic.plugin"].__path__)
     if spec is None or spec.loader is None:
-        raise AttributeError(f"module {_PLUGIN_LOADER!r} has no attribute {name!r}")
+        return None
     real = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(real)
-    return getattr(real, name)
+    return real

@@ -138,20 +138,18 @@ class PageWriter:
 
     def __init__(
         self,
-        judges: Sequence[str] | None,
         items: Sequence[Item] | None,
         out_dir: Path,
         *,
         size: int,
         marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]],
     ) -> None:
-        """``judges``: the frame's (``AnalysisFrame.judges``), or None: learnt from the
-        records; ``size``: ``explorer_size`` (or a guess: it only groups the pages' spooled
+        """``size``: ``explorer_size`` (or a guess: it only groups the pages' spooled
         judgments); ``marks``: ``item_marks`` and the judges of the frame, asked for when the
         pages are written (a pass started before the frame exists waits for them there)."""
-        self.judges: tuple[str, ...] = tuple(judges or ())
-        # Each judge met, in the spooled lines' numbering; the frame's columns at ``finish``.
-        self._judge_index = {judge: j for j, judge in enumerate(self.judges)}
+        self.judges: tuple[str, ...] = ()  # the frame's, once ``finish`` has them
+        # Each judge met, numbered in the order met; mapped to the frame's columns at ``finish``.
+        self._judge_index: dict[str, int] = {}
         self._marks = marks
         self._ids: list[str] = []
         self._items: list[Item | None] = []
@@ -200,8 +198,7 @@ class PageWriter:
             for seen in block.seen():
                 self.add_shown(seen.query_id, seen.judge, seen.shown)
             return
-        known, place = self._position.get, self._place
-        judge_index, judge_number = self._judge_index.get, self._judge_number
+        known, place, judge_number = self._position.get, self._place, self._judge_number
         text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
         by_bucket: dict[int, list[str]] = defaultdict(list)
         rows = zip(
@@ -212,9 +209,7 @@ class PageWriter:
             position = known(query_id)
             if position is None:
                 position = place(query_id, None)
-            j = judge_index(judge)
-            if j is None:
-                j = judge_number(judge)
+            j = judge_number(judge)
             shown = text(verdict)
             cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
             line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"

@@ -121,12 +121,11 @@ def alive_left_alone() -> Iterator[None]:
 @dataclass(frozen=True)
 class Paging:
     """What the paged explorer's pages need of the analysis frame: how many items the
-    explorer has (or a guess), its judges (None: learnt from the records), and the items'
-    flags and labels with the frame's judges (asked for once the records are spooled: a pass
+    explorer has (or a guess: it only groups the spooled judgments), and the items' flags and
+    labels with the frame's judges (asked for once the records are spooled: a pass
     started before the frame exists waits for them there)."""
 
     size: int
-    judges: tuple[str, ...] | None
     marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]]
 
 
@@ -140,7 +139,7 @@ def paging(
     if size <= paged.PAGED_OVER:
         return None
     marks = item_marks(frame), frame.judges
-    return Paging(size, frame.judges, lambda: marks)
+    return Paging(size, lambda: marks)
 
 
 def write_pass(
@@ -161,7 +160,7 @@ def write_pass(
         pages = paging(frame, records, items)
     pager = None
     if pages is not None:
-        pager = PageWriter(pages.judges, items, out_dir, size=pages.size, marks=pages.marks)
+        pager = PageWriter(items, out_dir, size=pages.size, marks=pages.marks)
     written = Written(FailureDigest(), None)
     try:
         with AtomicLines(out_dir / FAILURES_FILE) as side:
@@ -499,7 +498,7 @@ def _early_child(
     frame's marks and judges asked for when it writes the pages."""
     parents_end.close()  # the parent's end, inherited: closed, the parent's exit reads as EOF
     # The dataset's size, a guess: it only groups the judgments spooled for the pages.
-    pages = Paging(len(records_pass.items or ()), None, lambda: _marks(orders))
+    pages = Paging(len(records_pass.items or ()), lambda: _marks(orders))
     _child_pass(answer, None, records_pass, pages, _Guess(judgments, orders))
 
 
