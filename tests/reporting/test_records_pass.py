@@ -10,16 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.json as pj  # type: ignore[import-untyped]
 import pytest
 from rich.console import Console
 
-from jurybox.analysis import AnalysisFrame, AnalysisOptions
+from jurybox.analysis import AnalysisFrame, AnalysisOptions, frame_arrow
 from jurybox.analysis.model import Report
 from jurybox.app import analyze, build_report
 from jurybox.errors import DatasetError
-from jurybox.io.judgments import StoredRecords
+from jurybox.io.judgments import StoredRecords, read_line_blocks
 from jurybox.reporting import RecordsPass, write_reports
 from jurybox.reporting.explorer import paged
+from jurybox.reporting.explorer import stored as stored_module
 from jurybox.reporting.explorer.stored import SeenBlock, seen_blocks
 from jurybox.reporting.render import html, records_pass
 
@@ -115,13 +117,14 @@ def test_the_childs_error_is_raised_by_the_parent(
         assert [p.name for p in out.iterdir()] == ["analysis_report.json", "summary_tables.md"]
 
 
-def _analyzed_inputs(tmp_path: Path) -> tuple[Path, Path]:
-    """A judgments file of every shape the explorer shows (a duplicate key among them) and
-    its dataset, for ``analyze_to_dir``."""
+def _analyzed_inputs(tmp_path: Path, *, repeat: bool = True) -> tuple[Path, Path]:
+    """A judgments file of every shape the explorer shows (a duplicate key among them, with
+    ``repeat``) and its dataset, for ``analyze_to_dir``."""
     world = rubric_world(n_items=90)
     records = _variants(world.records)
     judgments = tmp_path / "judgments.jsonl"
-    judgments.write_text("".join(_lines([*records, records[5]])), encoding="utf-8")
+    lines = _lines([*records, records[5]] if repeat else records)
+    judgments.write_text("".join(lines), encoding="utf-8")
     dataset = tmp_path / "items.jsonl"
     rows = [
         {"id": i.id, "question": i.question, "responses": dict(i.responses)} for i in world.items
@@ -208,17 +211,48 @@ def test_an_error_while_the_records_are_read_ends_the_child_forked_early(
 
 
 class _Orders:
-    """The parent's end of the pipe as a guess reads it: the records there after the first
-    block (``early``) or only once every line is spooled."""
+    """The parent's end of the pipe as a guess reads it: the messages the parent sends."""
 
-    def __init__(self, records: StoredRecords, *, early: bool) -> None:
-        self.records, self.early = records, early
+    def __init__(self, messages: list[tuple[Any, ...]]) -> None:
+        self.messages = messages
 
-    def poll(self) -> bool:
-        return self.early
+    def recv(self) -> tuple[Any, ...]:
+        return self.messages.pop(0)
 
-    def recv(self) -> tuple[str, StoredRecords]:
-        return ("records", self.records)
+
+class _NotingJson:
+    """``pyarrow.json`` as the explorer's reading calls it, each parse noted in a file (read
+    by the parent of a forked child)."""
+
+    def __init__(self, notes: Path) -> None:
+        self.notes = notes
+
+    def read_json(self, *args: Any, **kwargs: Any) -> Any:
+        with self.notes.open("a") as file:
+            file.write("parsed\n")
+        return pj.read_json(*args, **kwargs)
+
+
+@pytest.mark.usefixtures("small_thresholds")
+def test_the_child_forked_early_takes_the_tables_the_parent_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key repeats: the child forked early spools the records it guessed from the file's
+    lines with each block's table as the parent's reading parsed it (no block parsed
+    twice), and writes the files the pass run inline writes."""
+    judgments, items = _analyzed_inputs(tmp_path, repeat=False)
+    monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 10**9)
+    inline = _analyzed(judgments, items, tmp_path / "inline")
+    monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 0)
+    monkeypatch.setattr(records_pass, "EARLY_OVER_BYTES", 0)
+    notes, parses = tmp_path / "passes.txt", tmp_path / "parses.txt"
+    _noting_passes(monkeypatch, notes)
+    monkeypatch.setattr(stored_module, "pj", _NotingJson(parses))
+    early = _analyzed(judgments, items, tmp_path / "early")
+    assert notes.read_text().split() == ["guess"]
+    assert not parses.exists()
+    assert early == inline
+    assert not [p for p in (tmp_path / "early").rglob(".*")]  # the tables' file has no name
 
 
 def _rows(blocks: Iterable[SeenBlock]) -> list[tuple[int, str, str, object, object]]:
@@ -229,24 +263,44 @@ def _rows(blocks: Iterable[SeenBlock]) -> list[tuple[int, str, str, object, obje
     ]
 
 
-@pytest.mark.parametrize("early", [True, False], ids=["records after a block", "at the end"])
+@pytest.mark.parametrize(
+    "shared",
+    [0, 1, None, "other blocks"],
+    ids=["no table shared", "the first block's", "every block's", "other blocks'"],
+)
 @pytest.mark.parametrize("repeated", [None, 2, -3], ids=["no key repeats", "early", "late"])
 def test_a_guess_gives_the_records_blocks_or_says_it_was_wrong(
-    tmp_path: Path, early: bool, repeated: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: int | str | None, repeated: int | None
 ) -> None:
     """The records guessed from the file's lines, checked against the parent's: the blocks the
     records give, row for row and numbered alike, where no spooled line is out of place;
-    ``_GuessedWrong`` where one is (a repeated key's first line was spooled)."""
+    ``_GuessedWrong`` where one is (a repeated key's first line was spooled). The parent's
+    tables are taken for the blocks they were parsed from (none is parsed again), and its
+    records, when they come before the file's end, are gone on from."""
     records = _variants(rubric_world(n_items=40).records)
     lines = _lines(records if repeated is None else [*records, records[repeated]])
     path = tmp_path / "judgments.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
     stored = _stored(path)
-    guess = records_pass._Guess(path, _Orders(stored, early=early), block_bytes=4096)  # type: ignore[arg-type]
     expected = _rows(seen_blocks(stored))
-    if repeated == 2 or (repeated is not None and not early):
+    blocks = list(read_line_blocks(path, 8192 if shared == "other blocks" else 4096))
+    spool = records_pass._TableSpool(tmp_path)
+    sent = blocks if shared is None or isinstance(shared, str) else blocks[:shared]
+    messages = [("table", *spool.write(b, frame_arrow.parse_whole_block(b))) for b in sent]
+    orders = _Orders([*messages, ("records", stored)])
+    guess = records_pass._Guess(path, orders, spool, block_bytes=4096)  # type: ignore[arg-type]
+    parses = tmp_path / "parses.txt"
+    monkeypatch.setattr(stored_module, "pj", _NotingJson(parses))
+    if repeated == 2 or (repeated == -3 and shared is None):
         with pytest.raises(records_pass._GuessedWrong):
             _rows(guess.blocks())
         return
     assert len(expected) == len(records)
     assert _rows(guess.blocks()) == expected
+    assert len(blocks) > 4
+    parsed = len(parses.read_text().split()) if parses.exists() else 0
+    if shared is None:
+        assert parsed == 0
+    else:  # the blocks without a table of their own were parsed here
+        assert parsed > 0
+    assert not orders.messages

@@ -562,14 +562,22 @@ class _Read:
         self.offsets.extend(block.offsets)
 
 
-def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
+# Told each block of lines as pyarrow parsed it, every column (None: read line by line).
+BlockParsed = Callable[[LineBlock, pa.Table | None], None]
+
+
+def record_tables(
+    parts: Iterable[RecordChunk | LineBlock], *, parsed: BlockParsed | None = None
+) -> RecordTables:
     """``build_frame``'s tables from a judgments file read in parts: blocks of lines
     (``read_line_blocks``: parsed by pyarrow, see ``frame_arrow``) or chunks of checked
     objects (``read_record_chunks``). One record per key is kept as ``read_unique_records``
     keeps them (the last complete one, else the last one, in the order the keys first appear).
-    Only one part's rows are held at a time; each becomes typed columns (strings in Arrow)."""
+    Only one part's rows are held at a time; each becomes typed columns (strings in Arrow).
+    ``parsed`` is told each block, in order, in the reading thread: a reader of the same
+    blocks beside this one (the report's records pass) need not parse them again."""
     read = _Read()
-    for part, table in _parsed_ahead(parts):
+    for part, table in _parsed_ahead(parts, parsed):
         if isinstance(part, LineBlock):
             read.add_block(part, table)
         else:
@@ -584,16 +592,23 @@ def record_tables(parts: Iterable[RecordChunk | LineBlock]) -> RecordTables:
     return RecordTables(frame, kept_scores, kept, offsets, frozenset(read.arms), tuple(read.named))
 
 
-def _next_parsed(parts: Iterator[RecordChunk | LineBlock]) -> tuple[Any, pa.Table | None] | None:
+def _next_parsed(
+    parts: Iterator[RecordChunk | LineBlock], parsed: BlockParsed | None
+) -> tuple[Any, pa.Table | None] | None:
     """The next part and, for a block of lines, pyarrow's table of it; None at the end."""
     part = next(parts, None)
     if part is None:
         return None
-    return part, frame_arrow.parse_block(part) if isinstance(part, LineBlock) else None
+    if not isinstance(part, LineBlock):
+        return part, None
+    whole = frame_arrow.parse_whole_block(part)
+    if parsed is not None:
+        parsed(part, whole)
+    return part, frame_arrow.used_columns(whole)
 
 
 def _parsed_ahead(
-    parts: Iterable[RecordChunk | LineBlock],
+    parts: Iterable[RecordChunk | LineBlock], parsed: BlockParsed | None = None
 ) -> Iterator[tuple[RecordChunk | LineBlock, pa.Table | None]]:
     """The parts, each with its parsed table, the next one read and parsed in a worker thread
     while the caller turns this one into rows: reading the file and pyarrow's parse release
@@ -602,9 +617,9 @@ def _parsed_ahead(
     caller reaches that part, as a plain loop would raise it."""
     source = iter(parts)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-parse") as pool:
-        ahead = pool.submit(_next_parsed, source)
+        ahead = pool.submit(_next_parsed, source, parsed)
         while (found := ahead.result()) is not None:
-            ahead = pool.submit(_next_parsed, source)
+            ahead = pool.submit(_next_parsed, source, parsed)
             yield found
 
 

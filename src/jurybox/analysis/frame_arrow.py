@@ -108,6 +108,20 @@ def _plain(table: pa.Table) -> bool:
 
 def parse_block(block: LineBlock) -> pa.Table | None:
     """The block as an Arrow table, or None when the record path must read it."""
+    return used_columns(parse_whole_block(block))
+
+
+def used_columns(table: pa.Table | None) -> pa.Table | None:
+    """The columns of ``parse_whole_block``'s table that the tables are cut from."""
+    if table is None:
+        return None
+    # Only the columns read below are kept: the answers' raw text is most of a line's bytes.
+    return table.select([n for n in table.schema.names if n in _USED]).combine_chunks()
+
+
+def parse_whole_block(block: LineBlock) -> pa.Table | None:
+    """The block as pyarrow parses it, every column (None when the record path must read
+    it): what ``parse_block`` keeps columns of, and what a reader beside it may share."""
     try:
         table = pj.read_json(io.BytesIO(block.data), read_options=_READ)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -118,8 +132,7 @@ def parse_block(block: LineBlock) -> pa.Table | None:
     for name in REQUIRED_FIELDS:
         nulls |= table.column(name).is_null().to_numpy(zero_copy_only=False)
     block.checked(np.flatnonzero(nulls).tolist())  # raises what read_records raises
-    # Only the columns read below are kept: the answers' raw text is most of a line's bytes.
-    return table.select([n for n in table.schema.names if n in _USED]).combine_chunks()
+    return table
 
 
 def _column(table: pa.Table, name: str) -> pa.Array:

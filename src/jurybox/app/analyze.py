@@ -20,7 +20,7 @@ from jurybox.analysis import (
     build_frame,
 )
 from jurybox.analysis.benchmarks import benchmark_figures
-from jurybox.analysis.frame import RecordTables, frame_from_tables, record_tables
+from jurybox.analysis.frame import BlockParsed, RecordTables, frame_from_tables, record_tables
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen
 from jurybox.app.sources import (
@@ -59,9 +59,10 @@ def _judgments_file(judgments: Path) -> Path:
     return path
 
 
-def _judgments(path: Path, console: Console) -> _Judgments:
-    """The judgments as columns, one record per key; never a list of every record."""
-    tables = record_tables(read_line_blocks(path))
+def _judgments(path: Path, console: Console, parsed: BlockParsed | None = None) -> _Judgments:
+    """The judgments as columns, one record per key; never a list of every record (each
+    block as parsed told to ``parsed``)."""
+    tables = record_tables(read_line_blocks(path), parsed=parsed)
     if not len(tables.kept):
         raise DatasetError("no judgment records in the file", path=str(path))
     if tables.dropped:
@@ -193,7 +194,7 @@ def analyze_to_dir(
     items = run_items(path, sources)
     with RecordsPass((), items, Path(out_dir), held=RECORDS_HELD) as records_pass:
         records_pass.start_early(path)
-        read = _judgments(path, console)
+        read = _judgments(path, console, records_pass.block_parsed)
         records_pass.records_read(read.records, read.tables.records)
         labels = run_labels(sources)
         screen = _screened(labels, read.tables, console) if labels is not None else None

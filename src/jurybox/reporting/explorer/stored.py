@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -114,34 +114,52 @@ def seen_blocks(records: StoredRecords, *, block_bytes: int = BLOCK_BYTES) -> It
     return seen_line_blocks(records.line_blocks(block_bytes))
 
 
-def seen_line_blocks(blocks: Iterator[StoredLines]) -> Generator[SeenBlock, None, None]:
-    """``seen_blocks`` of records given as their lines, block by block."""
+# pyarrow's table of a block parsed already (every column, or those ``shown_columns``
+# keeps), else None: the block is parsed here.
+ParsedAlready = Callable[[StoredLines], pa.Table | None]
+
+
+def seen_line_blocks(
+    blocks: Iterator[StoredLines], parsed: ParsedAlready | None = None
+) -> Generator[SeenBlock, None, None]:
+    """``seen_blocks`` of records given as their lines, block by block; ``parsed`` asked for
+    each block's table first (in order, in a worker thread)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jurybox-explorer") as pool:
-        ahead = pool.submit(_next_parsed, blocks)
+        ahead = pool.submit(_next_parsed, blocks, parsed)
         while (found := ahead.result()) is not None:
-            ahead = pool.submit(_next_parsed, blocks)
+            ahead = pool.submit(_next_parsed, blocks, parsed)
             yield _block_seen(*found)
 
 
-def _next_parsed(blocks: Iterator[StoredLines]) -> tuple[StoredLines, pa.Table | None] | None:
+def _next_parsed(
+    blocks: Iterator[StoredLines], parsed: ParsedAlready | None
+) -> tuple[StoredLines, pa.Table | None] | None:
     """The next block and pyarrow's table of it (None where the record path must read it);
     run in a worker thread: reading and pyarrow's parse release the GIL."""
     block = next(blocks, None)
     if block is None:
         return None
-    return block, _parsed(block)
+    return block, _parsed(block, parsed(block) if parsed is not None else None)
 
 
-def _parsed(block: StoredLines) -> pa.Table | None:
+def shown_columns(table: pa.Table) -> pa.Table:
+    """The columns of a block's table that the explorer and the appendix read."""
+    return table.select([name for name in table.schema.names if name in _COLUMNS])
+
+
+def _parsed(block: StoredLines, table: pa.Table | None = None) -> pa.Table | None:
+    """pyarrow's table of the block (``table``: parsed already), checked as the record path
+    would read it; None where that path must read it."""
     if _SURROGATE.search(block.data) or _NULL_INSIDE.search(block.data):
         return None
     try:
-        table = pj.read_json(io.BytesIO(block.data), read_options=_READ)
+        if table is None:
+            table = pj.read_json(io.BytesIO(block.data), read_options=_READ)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows != len(block.starts) or not _typed(table.schema):
         return None
-    table = table.select([name for name in table.schema.names if name in _COLUMNS])
+    table = shown_columns(table)
     try:
         table.validate(full=True)  # pyarrow takes bytes that are not UTF-8 as they are
     except pa.ArrowInvalid:

@@ -10,9 +10,10 @@ records the pass is most of a minute of CPU, which the second core spends beside
 of after them. ``jurybox analyze`` forks it before the records are even read (``start_early``,
 a large judgments file): the pages need the frame's flags and labels only when they are written,
 so the child spools its guess of the records (every line of the file, what they are unless a
-key repeats) while the parent reads them, checks the guess against the records the parent
-kept, and is sent the frame's marks once the frame exists. Otherwise it is forked as soon as
-the frame exists (``start``). The child writes the temporary files and sends back what
+key repeats) while the parent reads them, taking each block's columns from the parent's parse
+of it (``block_parsed``) rather than parsing it again, checks the guess against the records
+the parent kept, and is sent the frame's marks once the frame exists. Otherwise it is forked
+as soon as the frame exists (``start``). The child writes the temporary files and sends back what
 report.html embeds (the appendix's records, the explorer's index); only the parent puts files
 in place (docs/report-scale.md).
 """
@@ -24,8 +25,10 @@ import gc
 import multiprocessing
 import os
 import pickle
+import queue
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 from array import array
@@ -37,8 +40,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa  # type: ignore[import-untyped]
+
 from jurybox.analysis import AnalysisFrame
-from jurybox.io.judgments import BLOCK_BYTES, StoredLines, StoredRecords, file_lines
+from jurybox.io.judgments import BLOCK_BYTES, LineBlock, StoredLines, StoredRecords, file_lines
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
 from jurybox.reporting.explorer.data import ItemMarks, item_marks
@@ -49,7 +54,12 @@ from jurybox.reporting.explorer.paged import (
     install_pages,
     remove_pages,
 )
-from jurybox.reporting.explorer.stored import SeenBlock, seen_blocks, seen_line_blocks
+from jurybox.reporting.explorer.stored import (
+    SeenBlock,
+    seen_blocks,
+    seen_line_blocks,
+    shown_columns,
+)
 from jurybox.reporting.render.html import FULL_CHARS, FailedRecord, FailureDigest, is_failed
 from jurybox.reporting.render.sidefiles import FAILURES_FILE, AtomicLines, failure_line
 
@@ -235,8 +245,8 @@ class RecordsPass:
         self._frame: AnalysisFrame | None = None
         self._answer: _Answer | None = None
         self._written: Written | None = None
-        self._orders: Connection | None = None  # to a child forked early (``start_early``)
-        self._sending: threading.Thread | None = None  # the last message to it, on its way
+        self._orders: _Sender | None = None  # to a child forked early (``start_early``)
+        self._tables: _TableSpool | None = None  # the blocks' tables, shared with that child
 
     @property
     def records(self) -> Sequence[JudgeRecord]:
@@ -260,9 +270,20 @@ class RecordsPass:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
         context = multiprocessing.get_context("fork")
-        orders, self._orders = context.Pipe(duplex=False)
-        self._fork(_early_child, orders, self._orders, self, judgments)
+        orders, parents_end = context.Pipe(duplex=False)
+        self._tables = _TableSpool(self.out_dir)
+        guess = _Guess(judgments, orders, self._tables)
+        self._fork(_early_child, parents_end, self, guess)
         orders.close()
+        self._orders = _Sender(parents_end)
+
+    def block_parsed(self, block: LineBlock, table: pa.Table | None) -> None:
+        """A block of the judgments as the reading parsed it (``record_tables``' ``parsed``,
+        called in its reading thread): shared with the child forked early, which then need
+        not parse it again (a fifth of its CPU at a million records)."""
+        if self._orders is None or self._tables is None or not block.offsets:
+            return
+        self._orders.tell(("table", *self._tables.write(block, table)))
 
     def records_read(self, records: Sequence[JudgeRecord], table: pd.DataFrame) -> None:
         """The records, read (``table``: their records table, with ``query_id``). A child
@@ -275,7 +296,9 @@ class RecordsPass:
         if len(records) < CONCURRENT_OVER or explorer_size(table, self.items) <= paged.PAGED_OVER:
             self._end_early()
             return
-        self._tell(("records", records))
+        self._orders.tell(("records", records))
+        if self._tables is not None:  # every block is written: the child holds the file open
+            self._tables.close()
 
     def start(self, frame: AnalysisFrame) -> None:
         """Fork the pass over ``frame`` (when worth it): it runs beside what this process
@@ -284,7 +307,7 @@ class RecordsPass:
         if self._frame is not None:
             return
         if self._orders is not None:
-            self._tell(("marks", item_marks(frame), frame.judges))
+            self._orders.tell(("marks", item_marks(frame), frame.judges))
             self._frame = frame
             return
         if not _forks() or len(self._records) < CONCURRENT_OVER:
@@ -310,34 +333,16 @@ class RecordsPass:
         send.close()
         self._answer = _Answer(receive, child)
 
-    def _tell(self, message: tuple[Any, ...]) -> None:
-        """Send the child forked early a message, from a thread: the child reads the frame's
-        marks only when it writes the pages, and this process goes on meanwhile (messages
-        keep their order). Where the child has ended, its answer (an error) is what
-        ``written`` raises."""
-        orders, previous = self._orders, self._sending
-        assert orders is not None
-        payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-
-        def send() -> None:
-            if previous is not None:
-                previous.join()
-            with contextlib.suppress(OSError):
-                orders.send_bytes(payload)
-
-        self._sending = threading.Thread(target=send, name="jurybox-records-orders", daemon=True)
-        self._sending.start()
-
     def _end_early(self) -> None:
         """End the child forked early (it has written nothing that stays)."""
+        if self._tables is not None:
+            self._tables.close()
+            self._tables = None
         if self._orders is None:
             return
         if self._answer is not None:
             self._answer.cancel()  # the child ended: a message still on its way fails
             self._answer = None
-        if self._sending is not None:
-            self._sending.join()
-            self._sending = None
         self._orders.close()
         self._orders = None
 
@@ -435,6 +440,79 @@ class _Answer:
         self._got = None
 
 
+class _Sender:
+    """Messages to the child forked early, sent in order by a thread of their own: the child
+    reads the blocks' tables as it gets to them and the frame's marks only when it writes the
+    pages, and neither the reading nor the analysis waits for it meanwhile. Where the child
+    has ended, its answer (an error) is what ``written`` raises."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(
+            target=self._send_all, name="jurybox-records-orders", daemon=True
+        )
+        self._thread.start()
+
+    def tell(self, message: tuple[Any, ...]) -> None:
+        self._queue.put(message)
+
+    def _send_all(self) -> None:
+        while (message := self._queue.get()) is not None:
+            with contextlib.suppress(OSError):  # the child has ended
+                self._connection.send_bytes(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+
+    def close(self) -> None:
+        """Send what is queued (or fail to: end the child first where it may not read it)."""
+        self._queue.put(None)
+        self._thread.join()
+        self._connection.close()
+
+
+class _TableSpool:
+    """The blocks' tables as the parent's reading parsed them (the columns the pass reads),
+    one Arrow IPC stream after another in a file without a name beside the report, for the
+    child forked early to read instead of parsing each block again. A file, not the pipe:
+    the child may be many blocks behind the reading, and the page cache then holds them,
+    not either process. Where a table cannot be written (a full disk), the child parses
+    that block itself."""
+
+    def __init__(self, out_dir: Path) -> None:
+        # Nameless (or unlinked at once): nothing is left behind, whatever ends the command.
+        self._file = tempfile.TemporaryFile(dir=out_dir)  # noqa: SIM115  (open across a fork)
+        self._fd = self._file.fileno()  # the child's inherited copy reads from it
+        self._end = 0
+        self._failed = False
+
+    def write(self, block: LineBlock, table: pa.Table | None) -> tuple[int, int, int, int]:
+        """The block's first line offset and its lines, and where its table lies in the file
+        (offset, length; a length of 0: none)."""
+        key = (block.offsets[0], len(block.offsets))
+        if table is None or self._failed:
+            return (*key, 0, 0)
+        sink = pa.BufferOutputStream()
+        columns = shown_columns(table)
+        with pa.ipc.new_stream(sink, columns.schema) as writer:
+            writer.write_table(columns)
+        data = memoryview(sink.getvalue())
+        try:
+            done = 0
+            while done < len(data):
+                done += os.pwrite(self._fd, data[done:], self._end + done)
+        except OSError:
+            self._failed = True  # the analysis goes on; the child parses what is not here
+            return (*key, 0, 0)
+        at, self._end = self._end, self._end + len(data)
+        return (*key, at, len(data))
+
+    def read(self, at: int, length: int) -> pa.Table:
+        return pa.ipc.open_stream(pa.py_buffer(os.pread(self._fd, length, at))).read_all()
+
+    def close(self) -> None:
+        """This process's end closed (the child keeps its own until it exits)."""
+        self._file.close()
+
+
 def _forks() -> bool:
     """Whether a child can be forked safely: Linux (macOS's fork is unsafe with threads)."""
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
@@ -488,18 +566,14 @@ def _pass_of(
 
 
 def _early_child(
-    answer: Connection,
-    orders: Connection,
-    parents_end: Connection,
-    records_pass: RecordsPass,
-    judgments: Path,
+    answer: Connection, parents_end: Connection, records_pass: RecordsPass, guess: _Guess
 ) -> None:
     """The child forked before the records were read: the pass over its guess of them, the
     frame's marks and judges asked for when it writes the pages."""
     parents_end.close()  # the parent's end, inherited: closed, the parent's exit reads as EOF
     # The dataset's size, a guess: it only groups the judgments spooled for the pages.
-    pages = Paging(len(records_pass.items or ()), lambda: _marks(orders))
-    _child_pass(answer, None, records_pass, pages, _Guess(judgments, orders))
+    pages = Paging(len(records_pass.items or ()), guess.marks)
+    _child_pass(answer, None, records_pass, pages, guess)
 
 
 class _GuessedWrong(Exception):
@@ -509,34 +583,57 @@ class _GuessedWrong(Exception):
 
 class _Guess:
     """The records guessed before the parent has read them: every line of the judgments file
-    that is not blank, in order (what the records are when no key repeats). Between blocks the
-    parent's records are looked for; once they are here, the pass goes on from them after the
-    lines spooled, where those lines are the first records (a repeated key near the end costs
-    a block or two), else it starts again."""
+    that is not blank, in order (what the records are when no key repeats). Each block's
+    table is the one the parent's reading parsed, where the parent sent it. The parent's
+    records come once it has read every block; the pass goes on from them after the lines
+    spooled, where those lines are the first records (a repeated key near the end costs a
+    block or two), else it starts again."""
 
     def __init__(
-        self, judgments: Path, orders: Connection, *, block_bytes: int = BLOCK_BYTES
+        self,
+        judgments: Path,
+        orders: Connection,
+        tables: _TableSpool | None = None,
+        *,
+        block_bytes: int = BLOCK_BYTES,
     ) -> None:
         self._path, self._orders, self._block_bytes = judgments, orders, block_bytes
+        self._tables = tables
+        self._next: tuple[Any, ...] | None = None  # the parent's next message, when read
         self._records: StoredRecords | None = None
+        self._key: tuple[int, int] = (-1, 0)  # the block being parsed: first offset, lines
 
     def records(self) -> StoredRecords:
-        """The parent's records (waiting for them)."""
-        if self._records is None:
-            _, self._records = _order(self._orders)
+        """The parent's records (waiting for them; tables no longer asked for skipped)."""
+        while self._records is None:
+            kind, *found = self._message()
+            if kind == "records":
+                self._records = found[0]
         return self._records
+
+    def marks(self) -> tuple[ItemMarks, tuple[str, ...]]:
+        """The frame's marks and judges (waiting for them)."""
+        self.records()
+        kind, marks, judges = self._message()
+        assert kind == "marks" and isinstance(marks, ItemMarks)
+        return marks, judges
+
+    def _message(self) -> tuple[Any, ...]:
+        message, self._next = self._next, None
+        return message if message is not None else _order(self._orders)
 
     def blocks(self) -> Iterator[SeenBlock]:
         """The records as the explorer shows them, block by block (``_GuessedWrong`` where a
         block given was not the records')."""
         offsets: array[int] = array("q")
         done = 0
-        with contextlib.closing(seen_line_blocks(self._lines(offsets))) as guessed:
+        parsed = seen_line_blocks(self._lines(offsets), self._parents_table)
+        with contextlib.closing(parsed) as guessed:
             for block in guessed:
                 yield block
                 done = block.first + len(block.query_ids)
-                if self._orders.poll():
-                    break
+                if self._next is not None and self._next[0] != "table":
+                    break  # the records, sooner than the file's end: go on from them
         records = self.records()
         if records.offsets[:done] != offsets[:done]:
             raise _GuessedWrong
@@ -547,7 +644,22 @@ class _Guess:
     def _lines(self, offsets: array[int]) -> Iterator[StoredLines]:
         for lines, line_offsets in file_lines(self._path, self._block_bytes):
             offsets.extend(line_offsets)
+            self._key = (line_offsets[0], len(line_offsets))
             yield lines
+
+    def _parents_table(self, lines: StoredLines) -> pa.Table | None:
+        """The parent's table of the block ``_lines`` gave last, else None (parsed here): in
+        the worker thread that asks for the blocks, one at a time and in order."""
+        if self._tables is None or self._next is not None:
+            return None
+        message = _order(self._orders)
+        if message[0] != "table":  # the parent has read every block it shares
+            self._next = message
+            return None
+        _, first, count, at, length = message
+        if (first, count) != self._key or not length:  # a block of its own, or none sent
+            return None
+        return self._tables.read(at, length)
 
 
 def _order(orders: Connection) -> tuple[Any, ...]:
@@ -558,12 +670,6 @@ def _order(orders: Connection) -> tuple[Any, ...]:
     except EOFError:
         raise SystemExit(1) from None
     return message
-
-
-def _marks(orders: Connection) -> tuple[ItemMarks, tuple[str, ...]]:
-    _, marks, judges = _order(orders)
-    assert isinstance(marks, ItemMarks)
-    return marks, judges
 
 
 def _exit_on_signal(number: int, frame: Any) -> None:
