@@ -21,6 +21,7 @@ import gzip
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -53,6 +54,9 @@ QUESTION_CHARS = 160  # of each question in the index (as many as the table show
 BUCKETS = 128  # spool files at most: pages are grouped so that few files are open at once
 PAGE_LEVEL = 6  # gzip level of a page: nearly level 9's size, several times faster
 INDEX_LEVEL = 6  # and of the index (larger than any embedded explorer: seconds less than 9)
+# Pages written between two hand-backs of the freed items' memory (``release``): ~20 MB each
+# at a million records.
+RELEASE_EVERY = 8
 
 
 def page_file(page: int) -> str:
@@ -143,10 +147,14 @@ class PageWriter:
         *,
         size: int,
         marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]],
+        release: bool = False,
     ) -> None:
         """``size``: ``explorer_size`` (or a guess: it only groups the pages' spooled
         judgments); ``marks``: ``item_marks`` and the judges of the frame, asked for when the
-        pages are written (a pass started before the frame exists waits for them there)."""
+        pages are written (a pass started before the frame exists waits for them there);
+        ``release``: the items are let go as their pages are written, a list ``items``
+        emptied when the pages begin (a forked pass: reading an item copies its memory from
+        the parent, which keeps its own; freed, the copies go back to the system)."""
         self.judges: tuple[str, ...] = ()  # the frame's, once ``finish`` has them
         # Each judge met, numbered in the order met; mapped to the frame's columns at ``finish``.
         self._judge_index: dict[str, int] = {}
@@ -156,6 +164,7 @@ class PageWriter:
         self._position: dict[str, int] = {}
         for item in items or ():
             self._place(str(item.id), item)
+        self._given = items if release and isinstance(items, list) else None
         expected = max(size, 1)
         pages = -(-expected // PAGE_ITEMS)
         self.out_dir = out_dir
@@ -224,6 +233,8 @@ class PageWriter:
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
         marks, self.judges = self._marks()
+        if self._given is not None:  # from here on, the pager's own list holds the items
+            self._given.clear()
         # The spooled judges' columns; records of judges not in the frame are not shown, as
         # in the embedded explorer.
         column = {judge: j for j, judge in enumerate(self.judges)}
@@ -249,6 +260,7 @@ class PageWriter:
                         written.result()
                     path = pages_dir / Path(page_file(page + 1)).name
                     written = pool.submit(_write_page, path, page + 1, texts)
+                    self._let_go(page)
             if written is not None:
                 written.result()
         self._spool.close()
@@ -270,6 +282,17 @@ class PageWriter:
             pages,
             PAGE_ITEMS,
         )
+
+    def _let_go(self, page: int) -> None:
+        """Free the page's items, where they are released, and every ``RELEASE_EVERY``
+        pages hand what was freed back to the system."""
+        if self._given is None:
+            return
+        first = page * PAGE_ITEMS
+        last = min(first + PAGE_ITEMS, len(self._items))
+        self._items[first:last] = [None] * (last - first)
+        if page % RELEASE_EVERY == RELEASE_EVERY - 1:
+            _return_freed_memory()
 
     def _page_rows(self, page: int, spooled: _Bucket, marks: ItemMarks) -> list[tuple[str, str]]:
         """Each item of the page: its index row and its full row as JSON texts (the keys and
@@ -399,6 +422,18 @@ def _write_page(path: Path, page: int, rows: list[str]) -> None:
     packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
     body = base64.b64encode(packed).decode("ascii")
     path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
+
+
+def _return_freed_memory() -> None:
+    """glibc keeps freed memory for reuse (``malloc_trim`` returns it); other C libraries are
+    left as they are."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # noqa: PLC0415  (only where items are released)
+
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; not in every libc
+    if trim is not None:
+        trim(0)
 
 
 def swap_folder(new: Path, target: Path) -> None:

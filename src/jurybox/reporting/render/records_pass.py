@@ -160,17 +160,19 @@ def write_pass(
     *,
     pages: Paging | None = None,
     blocks: Iterator[SeenBlock] | None = None,
+    release: bool = False,
 ) -> Written:
     """The failure appendix and the item explorer, from one pass over the records when the
     explorer is paged (a million records are read once, not twice); their side files (every
     failure past ``MAX_FAILURES``, the explorer's pages) written complete under temporary
     names. ``pages``: ``paging``'s answer, when already asked; ``blocks``: the records as the
-    explorer shows them, when on their way already (with ``pages``)."""
+    explorer shows them, when on their way already (with ``pages``); ``release``: the items
+    are let go as their pages are written (``PageWriter``; the forked pass)."""
     if pages is None:
         pages = paging(frame, records, items)
     pager = None
     if pages is not None:
-        pager = PageWriter(items, out_dir, size=pages.size, marks=pages.marks)
+        pager = PageWriter(items, out_dir, size=pages.size, marks=pages.marks, release=release)
     written = Written(FailureDigest(), None)
     try:
         with AtomicLines(out_dir / FAILURES_FILE) as side:
@@ -556,13 +558,15 @@ def _pass_of(
 ) -> Written:
     """``write_pass`` of the records, or of the guessed ones (again from the parent's where
     the guess was wrong)."""
+    # This process ends with the pass: its items are let go as their pages are written.
     items, out_dir = records_pass.items, records_pass.out_dir
     if guess is None:
-        return write_pass(frame, records_pass.records, items, out_dir, pages=pages)
+        return write_pass(frame, records_pass.records, items, out_dir, pages=pages, release=True)
     try:
-        return write_pass(None, (), items, out_dir, pages=pages, blocks=guess.blocks())
-    except _GuessedWrong:
-        return write_pass(None, guess.records(), items, out_dir, pages=pages)
+        blocks = guess.blocks()
+        return write_pass(None, (), items, out_dir, pages=pages, blocks=blocks, release=True)
+    except _GuessedWrong:  # raised before any page is written: the items are all here
+        return write_pass(None, guess.records(), items, out_dir, pages=pages, release=True)
 
 
 def _early_child(
