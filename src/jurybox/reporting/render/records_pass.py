@@ -638,6 +638,8 @@ class _Guess:
                 done = block.first + len(block.query_ids)
                 if self._next is not None and self._next[0] != "table":
                     break  # the records, sooner than the file's end: go on from them
+        if self._tables is not None:  # read: its disk space goes once the parent's end is shut
+            self._tables.close()
         records = self.records()
         if records.offsets[:done] != offsets[:done]:
             raise _GuessedWrong
