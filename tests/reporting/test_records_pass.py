@@ -233,13 +233,21 @@ class _NotingJson:
         return pj.read_json(*args, **kwargs)
 
 
+def _disk_full(*args: Any) -> int:
+    raise OSError(28, "No space left on device")
+
+
 @pytest.mark.usefixtures("small_thresholds")
+@pytest.mark.parametrize("disk_full", [False, True], ids=["tables shared", "disk full"])
 def test_the_child_forked_early_takes_the_tables_the_parent_parsed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disk_full: bool
 ) -> None:
     """No key repeats: the child forked early spools the records it guessed from the file's
     lines with each block's table as the parent's reading parsed it (no block parsed
-    twice), and writes the files the pass run inline writes."""
+    twice), and writes the files the pass run inline writes. Where the tables cannot be
+    written (a full disk) the child parses the blocks itself: the same files."""
+    if disk_full:
+        monkeypatch.setattr(records_pass._TableSpool, "_append", _disk_full)
     judgments, items = _analyzed_inputs(tmp_path, repeat=False)
     monkeypatch.setattr(records_pass, "CONCURRENT_OVER", 10**9)
     inline = _analyzed(judgments, items, tmp_path / "inline")
@@ -250,7 +258,7 @@ def test_the_child_forked_early_takes_the_tables_the_parent_parsed(
     monkeypatch.setattr(stored_module, "pj", _NotingJson(parses))
     early = _analyzed(judgments, items, tmp_path / "early")
     assert notes.read_text().split() == ["guess"]
-    assert not parses.exists()
+    assert parses.exists() == disk_full
     assert early == inline
     assert not [p for p in (tmp_path / "early").rglob(".*")]  # the tables' file has no name
 

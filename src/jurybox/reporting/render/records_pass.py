@@ -492,20 +492,24 @@ class _TableSpool:
         key = (block.offsets[0], len(block.offsets))
         if table is None or self._failed:
             return (*key, 0, 0)
-        sink = pa.BufferOutputStream()
-        columns = shown_columns(table)
-        with pa.ipc.new_stream(sink, columns.schema) as writer:
-            writer.write_table(columns)
-        data = memoryview(sink.getvalue())
         try:
-            done = 0
-            while done < len(data):
-                done += os.pwrite(self._fd, data[done:], self._end + done)
-        except OSError:
+            length = self._append(shown_columns(table))
+        except (OSError, pa.ArrowException):
             self._failed = True  # the analysis goes on; the child parses what is not here
             return (*key, 0, 0)
-        at, self._end = self._end, self._end + len(data)
-        return (*key, at, len(data))
+        at, self._end = self._end, self._end + length
+        return (*key, at, length)
+
+    def _append(self, table: pa.Table) -> int:
+        """Write the table's IPC stream at the file's end; its length."""
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        data = memoryview(sink.getvalue())
+        done = 0
+        while done < len(data):
+            done += os.pwrite(self._fd, data[done:], self._end + done)
+        return done
 
     def read(self, at: int, length: int) -> pa.Table:
         return pa.ipc.open_stream(pa.py_buffer(os.pread(self._fd, length, at))).read_all()
