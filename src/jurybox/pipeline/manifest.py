@@ -9,10 +9,11 @@ with settings that change the judgments, which would mix two experiments in one 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,40 +52,37 @@ def package_versions() -> dict[str, str]:
     """Python and the installed versions of the packages that shape a run."""
     versions = {"python": platform.python_version()}
     for name in _PACKAGES:
-        version = _version_if_installed(name)
+        version = installed_version(name)
         if version is not None:
             versions[name] = version
     return versions
 
 
-def _version_if_installed(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
+    """``importlib.metadata.version(name)`` (None: not installed), read from the metadata's
+    header lines alone: the library parses the whole file (a long README included) as an
+    e-mail, ~1.5 ms a package on a run's way to its first request (issue #19). Where
+    ``jurybox.distributions`` finds the metadata, ``importlib.metadata`` is not imported."""
     folder = metadata_folder(name)
-    if folder is False:  # not installed (start-up, issue #19: importlib.metadata not imported)
+    if folder is False:
         return None
-    if isinstance(folder, str):  # the files ``Distribution.metadata`` reads, in its order
-        text = read_metadata_file(folder, "METADATA") or read_metadata_file(folder, "PKG-INFO")
-        version = _header_version(text or "")
+    if isinstance(folder, str):
+        version = _header_version(_metadata_text(functools.partial(read_metadata_file, folder)))
         if version is not None:
             return version
     from importlib import metadata  # noqa: PLC0415 - only where the headers cannot tell
 
     try:
-        return installed_version(name)
+        dist = metadata.distribution(name)
     except metadata.PackageNotFoundError:
         return None
-
-
-def installed_version(name: str) -> str:
-    """``importlib.metadata.version(name)``, read from the metadata's header lines alone: the
-    library parses the whole file (a long README included) as an e-mail, ~1.5 ms a package
-    on a run's way to its first request (issue #19)."""
-    from importlib import metadata  # noqa: PLC0415 - start-up: see _version_if_installed
-
-    dist = metadata.distribution(name)
-    # The files ``Distribution.metadata`` reads, in its order.
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    version = _header_version(text)
+    version = _header_version(_metadata_text(dist.read_text))
     return dist.version if version is None else version  # no plain header: the e-mail parser
+
+
+def _metadata_text(read: Callable[[str], str | None]) -> str:
+    """The files ``Distribution.metadata`` reads, in its order."""
+    return read("METADATA") or read("PKG-INFO") or ""
 
 
 def _header_version(text: str) -> str | None:
