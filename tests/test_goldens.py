@@ -13,8 +13,9 @@ there, write the outputs of the commit before and after and diff them.
 
 Normalised before comparing (and nothing else): a record's ``run_id``, ``timestamp`` and
 ``latency_ms`` (they differ on every run), the order of the records (concurrent calls finish in
-any order; the key sorts them), the folder the test ran in, and the bytes of embedded plot images (matplotlib's output moves
-with its version; the plots are tested in ``tests/reporting/``). Goldens are gzip files with a
+any order; the key sorts them), the folder the test ran in, and the bytes of embedded plot
+images (matplotlib's output moves with its version; the plots are tested in
+``tests/reporting/``). Goldens are gzip files with a
 zero timestamp, so regenerating unchanged output leaves git clean.
 """
 
