@@ -414,7 +414,7 @@ class JudgeRecord:
     """
 
     key: str
-    run_id: str
+    run_id: str | None  # None: records made outside a run (tests, the Python API)
     query_id: str
     judge_name: str
     judge_model: str
@@ -425,7 +425,7 @@ class JudgeRecord:
     status: Status
     parse_success: bool
     raw_response: str | None
-    timestamp: str
+    timestamp: str | None
     repeat: int = 0
     retest: bool = False
     criterion: str | None = None
@@ -441,8 +441,8 @@ class JudgeRecord:
     positions_shown: bool = True
     confidence: str | None = None  # pairwise verdict confidence: high | medium | low
     preference_reasoning: str | None = None
-    scores_response_a: Mapping[str, Any] | None = None
-    scores_response_b: Mapping[str, Any] | None = None
+    scores_response_a: Mapping[str, float] | None = None
+    scores_response_b: Mapping[str, float] | None = None
     # mapped back to arms
     preferred_arm: str | None = None  # arm name, "tie", or None when unparsed
     scores: Mapping[str, Mapping[str, float]] | None = None  # arm -> dimension -> score

@@ -48,20 +48,20 @@ def load_run(
     human: Mapping[str, Mapping[str, Any]] | None,
 ) -> RunInput:
     """One run's records, items and labels as a tidy frame."""
-    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
+    from jurybox.analysis.frame_columns import FRAME_FIELDS  # noqa: PLC0415
+    from jurybox.io.judgments import judgments_path  # noqa: PLC0415
+    from jurybox.io.record_table import read_judgments  # noqa: PLC0415
 
     path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
-    records = read_unique_records(path).records
-    if not records:
+    judged = read_judgments(path, FRAME_FIELDS)
+    if not len(judged):
         raise DatasetError("no judgment records in the file", path=str(path))
     items, items_source = _run_items(path, dataset)
     try:
-        frame = build_frame(records, human=human, items=items, options=AnalysisOptions())
+        frame = build_frame(judged, human=human, items=items, options=AnalysisOptions())
     except ValueError as exc:  # malformed labels
         raise DatasetError(str(exc), path=str(path)) from None
-    return RunInput(label, str(path), frame, len(records), items_source)
+    return RunInput(label, str(path), frame, len(judged), items_source)
 
 
 def run_labels(count: int) -> list[str]:

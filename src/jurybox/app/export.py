@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from jurybox.app.sources import RunSources, run_items, run_labels, run_sources, say_sources
-from jurybox.errors import DatasetError
-from jurybox.io.judgments import judgments_path, read_unique_records
+from jurybox.io.judgments import judgments_path
 from jurybox.io.table import Row, columns_of, judgment_rows, table_format, write_table
 
 if TYPE_CHECKING:
@@ -37,18 +36,17 @@ def judgment_table(
     run: str | Path, *, dataset: str | Path | None = None, human: str | Path | None = None
 ) -> tuple[list[Row], RunSources]:
     """The rows of ``run`` (a run folder or a judgments.jsonl) and the sources joined to them."""
+    from jurybox.io.record_table import read_judgments  # noqa: PLC0415  (pyarrow on use)
+
     path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
+    records = read_judgments(path).records()
     sources = run_sources(
         path,
         dataset=Path(dataset) if dataset is not None else None,
         human=Path(human) if human is not None else None,
     )
     items = run_items(path, sources) or []
-    rows = judgment_rows(
-        read_unique_records(path).records, {item.id: item for item in items}, run_labels(sources)
-    )
+    rows = judgment_rows(records, {item.id: item for item in items}, run_labels(sources))
     return rows, sources
 
 

@@ -14,7 +14,8 @@ Columns, in this order (absent values are empty / null):
   ``human.verdict.<arm>``, ``human.score.<arm>.<dimension>``, ``human.annotator``, ``human.notes``.
 
 Nested values stay JSON text rather than struct columns so that every format holds the same
-table and a CSV round-trips.
+table and a CSV round-trips. ``exported_records`` reads the records back from the Parquet file
+(``jurybox analyze`` and ``compare`` take one in place of a judgments.jsonl).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from jurybox.errors import ConfigError
+from jurybox.errors import ConfigError, DatasetError
 from jurybox.records import Item, JudgeRecord
 
 TableFormat = Literal["csv", "parquet", "jsonl"]
@@ -159,3 +160,65 @@ def _write_parquet(rows: Sequence[Row], path: Path) -> None:
 
 
 _WRITERS = {"csv": _write_csv, "parquet": _write_parquet, "jsonl": _write_jsonl}
+
+
+def exported_records(path: Path) -> Iterator[tuple[int, Row]]:
+    """The records of a Parquet file ``write_table`` wrote (row number from 1, the record's
+    fields as a mapping): the columns above read back, the item and label columns left out.
+    ``score.<arm>.<dimension>`` is split after an arm the record names (``position.*``,
+    ``overall.*``), else at its first dot."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+
+    try:
+        batches = pq.ParquetFile(path).iter_batches()
+        number = 0
+        for batch in batches:
+            for row in batch.to_pylist():
+                number += 1
+                yield number, _record_of(row, str(path), number)
+    except (OSError, ValueError) as exc:  # pyarrow's errors are both
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"not a readable Parquet file: {exc}", path=str(path)) from None
+
+
+def _record_of(row: Row, path: str, number: int) -> Row:
+    record: Row = {}
+    for name, value in row.items():
+        if "." in name or name in _ITEM_COLUMNS:
+            continue
+        record[name] = value
+        if name in _AS_JSON and isinstance(value, str):
+            try:
+                record[name] = json.loads(value)
+            except json.JSONDecodeError as exc:
+                message = f"not valid JSON ({exc.msg})"
+                raise DatasetError(message, path=path, line=number, field=name) from None
+    record["positions"] = _prefixed(row, "position.")
+    record["overall"] = _prefixed(row, "overall.") or None
+    arms = {*record["positions"].values(), *(record["overall"] or {})}
+    record["scores"] = _unspread(_prefixed(row, "score."), arms) or None
+    record["confidences"] = _unspread(_prefixed(row, "confidence."), arms) or None
+    ranking = row.get("ranking")
+    record["ranking"] = ranking.split(">") if isinstance(ranking, str) else None
+    return record
+
+
+_ITEM_COLUMNS = {"question", "expected_answer", "contexts", "metadata"}
+
+
+def _prefixed(row: Row, prefix: str) -> Row:
+    return {
+        name.removeprefix(prefix): value
+        for name, value in row.items()
+        if name.startswith(prefix) and value is not None
+    }
+
+
+def _unspread(values: Row, arms: set[str]) -> dict[str, Row]:
+    """``{"arm.dimension": x}`` -> ``{arm: {dimension: x}}``."""
+    nested: dict[str, Row] = {}
+    for name, value in values.items():
+        arm = next((a for a in arms if name.startswith(f"{a}.")), name.partition(".")[0])
+        nested.setdefault(arm, {})[name.removeprefix(f"{arm}.")] = value
+    return nested

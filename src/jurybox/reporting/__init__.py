@@ -4,8 +4,6 @@ Public API:
 
 - ``write_reports(report, frame, out_dir, *, plots=True, records=(), source=..., items=None)``:
   the files for an already computed report (records and items fill report.html's explorer).
-- ``RecordsPass``: that pass over the records, started in a second process as soon as the
-  analysis frame exists (``write_reports(records_pass=...)``).
 - ``render_markdown`` / ``render_html`` / ``render_plots``: the same, as text or PNG bytes.
 - ``validate_report`` / ``report_schema``: the published JSON Schema check.
 - ``print_summary``: the terminal summary ``jurybox analyze`` prints.
@@ -26,12 +24,10 @@ from jurybox.reporting.render.files import ReportPaths, render_plots, write_repo
 from jurybox.reporting.render.html import render_html
 from jurybox.reporting.render.json_report import ReportSchemaError, report_schema, validate_report
 from jurybox.reporting.render.markdown import render_markdown
-from jurybox.reporting.render.records_pass import RecordsPass
 from jurybox.reporting.render.terminal import print_summary
 
 __all__ = [
     "PLOT_NAMES",
-    "RecordsPass",
     "ReportPaths",
     "ReportSchemaError",
     "print_summary",

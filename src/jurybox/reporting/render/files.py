@@ -15,6 +15,7 @@ from typing import Any
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Report
+from jurybox.io.record_table import Judgments, records_table
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
 from jurybox.reporting.plots.draw import render
@@ -26,7 +27,7 @@ from jurybox.reporting.render.json_report import (
     write_text_atomic,
 )
 from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
-from jurybox.reporting.render.records_pass import RecordsPass
+from jurybox.reporting.render.records_pass import write_pass
 from jurybox.reporting.view.report import as_report
 
 PLOTS_DIR = "plots"
@@ -108,17 +109,15 @@ def write_reports(
     out_dir: Path,
     *,
     plots: bool | Collection[str] = True,
-    records: Sequence[JudgeRecord] = (),
+    records: Judgments | Sequence[JudgeRecord] = (),
     source: str = "judgments.jsonl",
     items: Sequence[Item] | None = None,
-    records_pass: RecordsPass | None = None,
 ) -> ReportPaths:
     """Write the JSON report (schema-validated first), the Markdown tables, the plots and the
     HTML page into ``out_dir``. ``plots``: all families (True), none (False, no image written)
-    or the named ones (``PLOT_NAMES``). ``records`` feed the HTML appendix of failed judgments
-    and, with ``items`` (questions and responses), the item explorer; or ``records_pass``, the
-    pass over them into ``out_dir`` already started beside the analysis (``records`` and
-    ``items`` are then its own)."""
+    or the named ones (``PLOT_NAMES``). ``records`` (a judgments file as ``read_judgments``
+    read it, or records held in memory) feed the HTML appendix of failed judgments and, with
+    ``items`` (questions and responses), the item explorer."""
     out_dir = Path(out_dir)
     names = plot_names(plots)  # an unknown name fails before anything is written
     json_path = write_json_report(report, out_dir)
@@ -130,13 +129,9 @@ def write_reports(
         _write_plots(plots_dir, rendered)
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
-    owned = records_pass is None
-    if records_pass is None:
-        records_pass = RecordsPass(records, items, out_dir)
-    elif records_pass.out_dir != out_dir:
-        raise ValueError(f"the records pass writes into {records_pass.out_dir}, not {out_dir}")
+    judgments = records if isinstance(records, Judgments) else records_table(records)
+    written = write_pass(frame, judgments, items, out_dir)
     try:
-        written = records_pass.written(frame)
         page = render_html(
             report,
             plots=rendered,
@@ -147,7 +142,6 @@ def write_reports(
         )
         written.install(out_dir)  # the side files, complete, then report.html
     finally:
-        if owned:
-            records_pass.close()
+        written.discard()  # what was not installed
     html_path = write_text_atomic(out_dir / HTML_FILE, page)
     return ReportPaths(json=json_path, markdown=md_path, html=html_path, plots_dir=plots_dir)

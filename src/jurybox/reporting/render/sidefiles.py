@@ -3,22 +3,17 @@
 ``AtomicLines`` streams into a temporary file next to its target and ``commit`` flushes it to
 disk and renames it over the target (as ``write_bytes_atomic`` does for a whole text, with the
 same temporary name, ``temp_beside``), so a crash never leaves half a file under the real
-name. ``failure_line`` is one line of ``failed_records.jsonl``: every failed record, when there
-are more than the appendix lists.
+name.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from jurybox.records import JudgeRecord
 from jurybox.reporting.render.json_report import temp_beside
-
-FAILURES_FILE = "failed_records.jsonl"
 
 
 class AtomicLines:
@@ -68,21 +63,3 @@ class AtomicLines:
         trace: TracebackType | None,
     ) -> None:
         self.discard()  # after commit this does nothing; on an error nothing is left
-
-
-def failure_line(line: int, record: JudgeRecord, *, text_chars: int) -> str:
-    """One failed record as a JSON line: where it is in judgments.jsonl and what went wrong."""
-    raw = record.raw_response
-    entry = {
-        "line": line,
-        "key": record.key,
-        "judge": record.judge_name,
-        "query_id": record.query_id,
-        "status": record.status.value,
-        "holistic_fallback": record.holistic_fallback,
-        "order": record.presentation_order,
-        "error": record.error,
-        "raw_response": None if raw is None else raw[:text_chars],
-        "raw_chars": None if raw is None else len(raw),
-    }
-    return json.dumps(entry, ensure_ascii=False) + "\n"
