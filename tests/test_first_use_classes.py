@@ -22,10 +22,6 @@ from python_child import run_python
 
 DECORATOR = "@made_on_first_use(frozen=True"
 CLASSES = (
-    ("jurybox.io.judgments", "RecordChunk"),
-    ("jurybox.io.judgments", "LineBlock"),
-    ("jurybox.io.judgments", "StoredLines"),
-    ("jurybox.io.judgments", "UniqueRecords"),
     ("jurybox.rubrics.safety", "SafetyResult"),
     ("jurybox.pipeline.failures", "JudgeFailures"),
     ("jurybox.pipeline.retry", "CallFailed"),

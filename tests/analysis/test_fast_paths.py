@@ -22,7 +22,7 @@ from jurybox.analysis._common import (
     keyed_like,
 )
 from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _singletons
-from jurybox.analysis.frame_arrow import sorted_categorical
+from jurybox.analysis.frame import _sorted_categorical as sorted_categorical
 from jurybox.analysis.reliability import _retest_scores
 
 from .synth import JudgeSpec, make_world, rubric_records

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from jurybox.app.analyze import analyze_to_dir
 from jurybox.config import RunConfig
-from jurybox.io.judgments import JUDGMENTS_FILE, read_records, read_unique_records
+from jurybox.io.judgments import JUDGMENTS_FILE, read_records
+from jurybox.io.record_table import read_judgments
 from jurybox.pipeline import run_async
 from jurybox.pipeline.runner import Runtime
 from jurybox.providers.base import Provider
@@ -103,9 +104,9 @@ def test_duplicates_are_dropped_keeping_the_last_complete_record(tmp_path: Path)
         record("q3|j1|control_first|r0", preference="A"),
     ]
     path.write_text("".join(r.to_json() + "\n" for r in written), encoding="utf-8")
-    unique = read_unique_records(path)
+    unique = read_judgments(path)
     assert unique.dropped == 3
-    assert [(r.key[:2], r.status.value, r.preference) for r in unique.records] == [
+    assert [(r.key[:2], r.status.value, r.preference) for r in unique.records()] == [
         ("q1", "ok", "B"),
         ("q2", "provider_error", None),
         ("q3", "ok", "A"),

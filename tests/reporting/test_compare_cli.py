@@ -15,7 +15,7 @@ from rich.console import Console
 
 from jurybox.app.run import run_from_config
 from jurybox.cli import main
-from jurybox.io.judgments import read_unique_records
+from jurybox.io.record_table import read_judgments
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,7 +35,7 @@ def _changed_units(a: Path, b: Path, judge: str) -> int:
     """Units (item × order, first repeat) whose winner differs: counted from the files alone."""
     winners: dict[tuple[str, str], list[str | None]] = defaultdict(list)
     for run in (a, b):
-        for rec in read_unique_records(run / "judgments.jsonl").records:
+        for rec in read_judgments(run / "judgments.jsonl").records():
             if rec.judge_name == judge and not rec.retest and rec.status == "ok":
                 winners[(rec.query_id, rec.presentation_order)].append(rec.preferred_arm)
     return sum(1 for w in winners.values() if len(w) == 2 and w[0] != w[1])

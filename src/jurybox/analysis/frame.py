@@ -191,8 +191,7 @@ def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
 def _tables(table: pa.Table) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame = _normalise_labels(record_columns(table))
     frame.insert(0, "rec", np.arange(len(frame)))
-    scores = score_columns(table)
-    return frame, _fill_totals(scores.dropna(subset=["score"]))
+    return frame, _fill_totals(score_columns(table))
 
 
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
@@ -269,14 +268,19 @@ def build_frame(
 
 
 def _frame_rows(records: pd.DataFrame) -> Iterable[dict[str, Any]]:
-    """A DataFrame's rows as records: a DataFrame fills missing values with NaN, and turns a
-    column of integers with one missing into floats; both are undone."""
+    """A DataFrame's rows as records: a DataFrame fills missing values with NaN, turns a
+    column of integers with one missing into floats (and ``pd.read_json`` the ``timestamp``
+    text into a time); all undone."""
     integers = {spec.name for spec in record_fields() if spec.kind.base is int}
     for row in records.to_dict("records"):
         yield {str(name): _cell(value, name in integers) for name, value in row.items()}
 
 
 def _cell(value: Any, integer: bool) -> Any:
+    if value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
     if isinstance(value, float):
         if math.isnan(value):
             return None

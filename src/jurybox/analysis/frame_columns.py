@@ -132,9 +132,36 @@ def _value_at(entries: MapEntries, key: str, n: int) -> pa.Array:
     return _taken(where, entries.items)
 
 
+# Records cut into score rows at once: the rows' arrays of a part are some ten times its
+# records, so parts keep them small beside the table.
+PART_RECORDS = 100_000
+
+
 def score_columns(table: pa.Table) -> pd.DataFrame:
     """The score rows of the ok records that are not holistic fallbacks (``frame`` module
-    docstring), record by record, typed as a DataFrame of their Python values types them."""
+    docstring; rows whose score is NaN left out), record by record, typed as a DataFrame of
+    their Python values types them."""
+    parts = [
+        _score_part(table.slice(first, PART_RECORDS), first)
+        for first in range(0, table.num_rows, PART_RECORDS)
+    ]
+    parts = [part for part in parts if len(part["rec"])]
+    if not parts:  # as a DataFrame of no rows types it
+        empty = pd.DataFrame([], columns=list(SCORE_COLUMNS))
+        return empty.astype(dict.fromkeys(("score", "confidence", "gate_failed"), float))
+    columns: dict[str, Any] = {}
+    for name in SCORE_COLUMNS:
+        values = [part.pop(name) for part in parts]
+        if isinstance(values[0], np.ndarray):
+            columns[name] = np.concatenate(values)
+        else:
+            columns[name] = _labelled(pa.chunked_array(values, type=pa.string()))
+    return pd.DataFrame(columns)
+
+
+def _score_part(table: pa.Table, first: int) -> dict[str, Any]:
+    """The score rows of a part of the records (``rec`` counted from ``first``): numbers as
+    numpy arrays, texts as Arrow strings."""
     ok = pc.and_(
         pc.equal(table.column("status"), Status.OK.value),
         pc.invert(table.column("holistic_fallback")),
@@ -151,26 +178,22 @@ def score_columns(table: pa.Table) -> pd.DataFrame:
     span = max(len(names), 1)
     rec = np.concatenate((arms.rec[dims.rec], totals.rec))
     arm = np.concatenate((arm_codes[dims.rec], total_codes))
-    letters = _lookup(rec * span + arm, positions.rec * span + shown_codes)
-    rows = np.flatnonzero(ok[rec])
-    rows = rows[np.argsort(rec[rows], kind="stable")]  # by record: dimensions, then totals
-    if not len(rows):  # as a DataFrame of no rows types it
-        empty = pd.DataFrame([], columns=list(SCORE_COLUMNS))
-        return empty.astype(dict.fromkeys(("score", "confidence", "gate_failed"), float))
-    dimensions = pa.concat_arrays([dims.keys, pa.repeat(pa.scalar(TOTAL), len(totals.rec))])
     scores = np.concatenate((_floats(dims.items), _floats(totals.items)))
+    rows = np.flatnonzero(ok[rec] & ~np.isnan(scores))
+    rows = rows[np.argsort(rec[rows], kind="stable")]  # by record: dimensions, then totals
+    letters = _lookup(rec[rows] * span + arm[rows], positions.rec * span + shown_codes)
+    dimensions = pa.concat_arrays([dims.keys, pa.repeat(pa.scalar(TOTAL), len(totals.rec))])
     gated = _gates(gates, gate_codes, totals, total_codes, span)
-    return pd.DataFrame(
-        {
-            "rec": rec[rows],
-            "arm": _labelled(arm[rows], names),
-            "position": _labelled(_taken(letters[rows], positions.keys)),
-            "dimension": _labelled(dimensions.take(pa.array(rows))),
-            "score": scores[rows],
-            "confidence": _confidences(table, arms, dims, len(totals.rec))[rows],
-            "gate_failed": np.concatenate((np.full(len(dims.rec), np.nan), gated))[rows],
-        }
-    )
+    taken = pa.array(rows)
+    return {
+        "rec": rec[rows] + first,
+        "arm": _named(arm[rows], names),
+        "position": _taken(letters, positions.keys),
+        "dimension": dimensions.take(taken),
+        "score": scores[rows],
+        "confidence": _confidences(table, arms, dims, len(totals.rec))[rows],
+        "gate_failed": np.concatenate((np.full(len(dims.rec), np.nan), gated))[rows],
+    }
 
 
 def _floats(values: pa.Array) -> np.ndarray[Any, Any]:
@@ -185,14 +208,15 @@ def _taken(at: np.ndarray[Any, Any], texts: pa.Array) -> pa.Array:
     return pc.if_else(pa.array(at >= 0), taken, pa.scalar(None, pa.string()))
 
 
-def _labelled(values: Any, names: pa.Array | None = None) -> pd.Series:
-    """Codes into ``names`` (or texts) as ``pd.Series(<their Python values>).infer_objects()``
-    types them: Arrow strings (NaN where missing), or objects where every value is missing."""
-    if names is not None:
-        codes = np.asarray(values)
-        values = pa.DictionaryArray.from_arrays(
-            pa.array(codes, type=pa.int32(), mask=codes < 0), names
-        ).cast(pa.string())
+def _named(codes: np.ndarray[Any, Any], names: pa.Array) -> pa.Array:
+    """Codes into ``names`` as texts (null for -1)."""
+    indices = pa.array(codes, type=pa.int32(), mask=codes < 0)
+    return pa.DictionaryArray.from_arrays(indices, names).cast(pa.string())
+
+
+def _labelled(values: pa.ChunkedArray) -> pd.Series:
+    """Texts as ``pd.Series(<their Python values>).infer_objects()`` types them: Arrow
+    strings (NaN where missing), or objects where every value is missing."""
     if values.null_count == len(values):
         return pd.Series(np.full(len(values), None, dtype=object)).infer_objects()
     return pd.Series(values.to_pandas())

@@ -27,6 +27,7 @@ import enum
 import functools
 import json
 import math
+import numbers
 import types
 import typing
 from collections.abc import Mapping
@@ -162,28 +163,32 @@ def _value(kind: Kind, value: Any, where: str) -> Any:
     return _member(kind.base, value, where)
 
 
+# Records held in memory may hold numpy's scalars or ``str`` subclasses: taken as their value.
 def _text(kind: Kind, value: Any, where: str) -> str:
-    if type(value) is not str:
+    if not isinstance(value, str):
         raise _Bad(f"expected text, got {_json_type(value)}", where)
-    return value
+    return str(value)
 
 
 def _flag(kind: Kind, value: Any, where: str) -> bool:
-    if type(value) is not bool:
+    if not (isinstance(value, bool) or type(value).__name__ in _NUMPY_BOOLS):
         raise _Bad(f"expected true or false, got {_json_type(value)}", where)
-    return value
+    return bool(value)
+
+
+_NUMPY_BOOLS = ("bool", "bool_")
 
 
 def _integer(kind: Kind, value: Any, where: str) -> int:
-    if type(value) is not int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise _Bad(f"expected an integer, got {_json_type(value)}", where)
     if not -_INT64 <= value < _INT64:
         raise _Bad("integer out of range (64 bits)", where)
-    return value
+    return int(value)
 
 
 def _number(kind: Kind, value: Any, where: str) -> float:
-    if type(value) not in (int, float):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise _Bad(f"expected a number, got {_json_type(value)}", where)
     try:
         number = float(value)
@@ -195,7 +200,7 @@ def _number(kind: Kind, value: Any, where: str) -> float:
 
 
 def _mapping(kind: Kind, value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):
         raise _Bad(f"expected an object, got {_json_type(value)}", where)
     assert kind.item is not None
     return {
@@ -206,7 +211,7 @@ def _mapping(kind: Kind, value: Any, where: str) -> dict[str, Any]:
 
 
 def _list(kind: Kind, value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
+    if not isinstance(value, list | tuple):
         raise _Bad(f"expected an array, got {_json_type(value)}", where)
     assert kind.item is not None
     for position, item in enumerate(value):
@@ -216,10 +221,10 @@ def _list(kind: Kind, value: Any, where: str) -> list[Any]:
 
 
 def _member(base: type, value: Any, where: str) -> Any:
-    known = [member.value for member in base]  # type: ignore[var-annotated]
-    if value not in known or type(value) is not str:
+    known = [member.value for member in typing.cast(Any, base)]
+    if not isinstance(value, str) or value not in known:
         raise _Bad(f"{value!r} is not one of {', '.join(map(str, known))}", where)
-    return value
+    return str(value)
 
 
 _CHECKS: dict[type, Any] = {

@@ -161,10 +161,7 @@ class MapEntries:
 
 def table_records(table: pa.Table) -> list[JudgeRecord]:
     """The rows of a record table (every column) as ``JudgeRecord`` objects."""
-    return [
-        JudgeRecord.from_dict(row)
-        for row in table.to_pylist(maps_as_pydicts="strict")  # type: ignore[call-arg]
-    ]
+    return [JudgeRecord.from_dict(row) for row in table.to_pylist(maps_as_pydicts="strict")]
 
 
 def records_table(records: Iterable[JudgeRecord | Mapping[str, Any]]) -> Judgments:
@@ -192,7 +189,7 @@ def read_judgments(path: str | Path, columns: Sequence[str] | None = None) -> Ju
     wanted = _wanted(columns)
     parts, end = [], 0
     for block in _blocks(file):
-        parts.append(block.table().select(wanted))
+        parts.append(block.table(wanted))
         end = block.end
     table = pa.concat_tables(parts) if parts else record_schema().empty_table().select(wanted)
     return _unique(table, _Source(file, end, None, table.column("key")))
@@ -236,7 +233,7 @@ def _again(source: _Source, columns: list[str]) -> Iterator[pa.Table]:
     wanted = _wanted(columns)
     first, done = 0, 0
     for block in _blocks(source.path, source.end):
-        table = block.table().select(wanted)
+        table = block.table(wanted)
         if source.kept is not None:
             table = table.filter(pa.array(source.kept[first : first + table.num_rows]))
             first += block.count
@@ -282,10 +279,10 @@ class _Block:
         line = np.searchsorted(self._lines[0], opening, side="right")
         return int(np.bincount(line).max(initial=0))
 
-    def table(self) -> pa.Table:
-        """The block's records, every column (pyarrow, else line by line)."""
-        parsed = _arrow_table(self) if self.most_brackets() < BRACKETS_GUARD else None
-        return parsed if parsed is not None else self._line_by_line()
+    def table(self, wanted: Sequence[str]) -> pa.Table:
+        """The block's records, the ``wanted`` columns (pyarrow, else line by line)."""
+        parsed = _arrow_table(self, wanted) if self.most_brackets() < BRACKETS_GUARD else None
+        return parsed if parsed is not None else self._line_by_line().select(list(wanted))
 
     def _line_by_line(self) -> pa.Table:
         starts, holding = self._lines
@@ -312,8 +309,9 @@ def _blocks(path: Path, end: int | None = None) -> Iterator[_Block]:
                 line += data.count(b"\n", 0, cut)
 
 
-def _arrow_table(block: _Block) -> pa.Table | None:
-    """The block parsed by pyarrow, as declared; None where it must be read line by line."""
+def _arrow_table(block: _Block, wanted: Sequence[str]) -> pa.Table | None:
+    """The ``wanted`` columns of the block parsed by pyarrow, as declared (the others checked,
+    not kept); None where the block must be read line by line."""
     try:
         parsed = pj.read_json(
             io.BytesIO(block.data), read_options=_READ, parse_options=_parse_options()
@@ -327,15 +325,25 @@ def _arrow_table(block: _Block) -> pa.Table | None:
     for spec in record_fields():
         present = spec.name in parsed.column_names
         column = parsed.column(spec.name).combine_chunks() if present else None
-        array = _declared(spec, column, parsed.num_rows)
+        array = _declared(spec, column, parsed.num_rows, build=spec.name in wanted)
         if array is None:
             return None
-        arrays.append(array)
-    return pa.Table.from_arrays(arrays, schema=record_schema())
+        if spec.name in wanted:
+            arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=_schema_of(tuple(wanted)))
 
 
-def _declared(spec: RecordField, column: pa.Array | None, n: int) -> pa.Array | None:
-    """A parsed column as its field declares it (defaults filled); None where it is not."""
+@functools.cache
+def _schema_of(columns: tuple[str, ...]) -> pa.Schema:
+    schema = record_schema()
+    return pa.schema([schema.field(name) for name in columns])
+
+
+def _declared(
+    spec: RecordField, column: pa.Array | None, n: int, *, build: bool = True
+) -> pa.Array | None:
+    """A parsed column as its field declares it (defaults filled); None where it is not.
+    ``build=False``: only checked (what is returned then is not the column)."""
     target = record_schema().field(spec.name).type
     if column is None or pa.types.is_null(column.type):
         if spec.required:
@@ -346,8 +354,8 @@ def _declared(spec: RecordField, column: pa.Array | None, n: int) -> pa.Array | 
     if spec.name == "schema_version":  # version 1 keys are rebuilt line by line
         oldest = pc.min(column).as_py()
         return None if oldest is not None and oldest < RECORD_SCHEMA_VERSION else _current(n)
-    array = _values(column, spec.kind)
-    if array is None or spec.default is None or spec.nullable or not array.null_count:
+    array = _values(column, spec.kind, build)
+    if array is None or not build or spec.default is None or spec.nullable or not array.null_count:
         return array
     return pc.fill_null(array, pa.scalar(spec.default, target))
 
@@ -356,13 +364,14 @@ def _current(n: int) -> pa.Array:
     return pa.repeat(pa.scalar(RECORD_SCHEMA_VERSION, pa.int64()), n)
 
 
-def _values(array: pa.Array, kind: Kind) -> pa.Array | None:
+def _values(array: pa.Array, kind: Kind, build: bool = True) -> pa.Array | None:
     """``array`` (a parsed column, or a mapping's values) cast to ``kind``'s declared type;
-    None where pyarrow read something else (the line-by-line reading then says what)."""
+    None where pyarrow read something else (the line-by-line reading then says what).
+    ``build=False``: only checked, ``array`` returned as it is."""
     if kind.base is dict:
-        return _map(array, kind) if _is(array.type, pa.types.is_struct) else None
+        return _map(array, kind, build) if _is(array.type, pa.types.is_struct) else None
     if kind.base is list:
-        return _list(array, kind)
+        return _list(array, kind, build)
     if kind.base is float:
         return _floats(array)
     if kind.base not in _SCALARS:  # an enum: a known value
@@ -370,18 +379,20 @@ def _values(array: pa.Array, kind: Kind) -> pa.Array | None:
         if not pc.all(pc.is_in(array, value_set=values, skip_nulls=True)).as_py():
             return None
     expected = _arrow_type(kind)
-    return array.cast(expected) if _is(array.type, lambda t: t == expected) else None
+    if not _is(array.type, lambda t: t == expected):
+        return None
+    return array.cast(expected) if build else array
 
 
-def _list(array: pa.Array, kind: Kind) -> pa.Array | None:
+def _list(array: pa.Array, kind: Kind, build: bool) -> pa.Array | None:
     assert kind.item is not None
     if not _is(array.type, pa.types.is_list):
         return None
     if not pa.types.is_null(array.type):
-        values = _values(array.values, kind.item)
+        values = _values(array.values, kind.item, build=False)
         if values is None or values.null_count:
             return None
-    return array.cast(_arrow_type(kind))
+    return array.cast(_arrow_type(kind)) if build else array
 
 
 def _floats(array: pa.Array) -> pa.Array | None:
@@ -395,18 +406,20 @@ def _is(kind: pa.DataType, *accepted: Any) -> bool:
     return bool(pa.types.is_null(kind) or any(check(kind) for check in accepted))
 
 
-def _map(array: pa.Array, kind: Kind) -> pa.Array | None:
+def _map(array: pa.Array, kind: Kind, build: bool) -> pa.Array | None:
     """A struct column (pyarrow's reading of a JSON object) as a map of its non-null fields,
     each row's keys in the struct's order; its values as ``kind`` declares them."""
     assert kind.item is not None
     target = _arrow_type(kind)
     n = len(array)
     if pa.types.is_null(array.type):
-        return pa.nulls(n, target)
+        return pa.nulls(n, target) if build else array
     fields = array.flatten()  # each with the struct's own nulls
-    values = [_values(field, kind.item) for field in fields]
+    values = [_values(field, kind.item, build) for field in fields]
     if any(value is None for value in values):
         return None
+    if not build:
+        return array
     names = [field.name for field in array.type]
     valid = np.zeros((n, len(names)), dtype=bool)
     for column, field in enumerate(fields):
@@ -415,7 +428,7 @@ def _map(array: pa.Array, kind: Kind) -> pa.Array | None:
     which, row = np.divmod(entries, max(len(names), 1))[::-1]
     offsets = np.concatenate(([0], np.cumsum(valid.sum(axis=1)))).astype(np.int32)
     keys = pa.array(np.asarray(names, dtype=object)[which], type=pa.string())
-    items = pa.concat_arrays([*values, pa.nulls(0, target.item_type)])  # type: ignore[list-item]
+    items = pa.concat_arrays([*values, pa.nulls(0, target.item_type)])
     items = items.take(pa.array(which * n + row)).cast(target.item_type)
     mask = array.is_null()
     return pa.MapArray.from_arrays(

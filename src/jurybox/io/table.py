@@ -167,7 +167,7 @@ def exported_records(path: Path) -> Iterator[tuple[int, Row]]:
     fields as a mapping): the columns above read back, the item and label columns left out.
     ``score.<arm>.<dimension>`` is split after an arm the record names (``position.*``,
     ``overall.*``), else at its first dot."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
     try:
         batches = pq.ParquetFile(path).iter_batches()

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.io.judgments import record_json
+from jurybox.io.judgments import read_records, record_json
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
 from jurybox.io.verdicts._common import Loaded
@@ -216,14 +216,6 @@ def read_items(path: str | Path) -> list[Item]:
 def load_imported(out_path: str | Path) -> tuple[list[JudgeRecord], list[Item]]:
     """Records and companion items written by ``import_verdicts``."""
     source = Path(out_path)
-    records = []
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(JudgeRecord.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-                raise DatasetError(f"not a record: {exc}", path=str(source), line=number) from None
+    records = list(read_records(source))
     items_path = companion_items_path(source)
     return records, read_items(items_path) if items_path.exists() else []
