@@ -37,9 +37,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
-from numpy.typing import NDArray
 
-from jurybox.analysis._common import TOTAL, fresh_scores, group_numbers, in_values
+from jurybox.analysis._common import TOTAL, fresh_scores, in_values
 from jurybox.analysis.frame_columns import SCORE_COLUMNS, record_columns, score_columns
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
@@ -88,70 +87,15 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
     def build() -> dict[str, pd.DataFrame]:
         keys = ["dimension", "judge", "family", "query_id", "arm"]
         rows = fresh_scores(frame, columns=[*keys, "score"])
-        means = _group_means(rows, keys)
+        means = rows.groupby(keys, as_index=False, sort=False).agg(
+            score=("score", "mean"), n_records=("score", "size")
+        )
         return {str(d): part.drop(columns="dimension") for d, part in means.groupby("dimension")}
 
     found = frame.memo("judge_scores", build).get(dimension)
     if found is None:
         return pd.DataFrame(columns=["judge", "family", "query_id", "arm", "score", "n_records"])
     return found
-
-
-def _group_means(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """``rows.groupby(keys, as_index=False, sort=False).agg(score=mean, n_records=size)``,
-    grouped by one integer per row where the keys are categoricals (``group_numbers``)."""
-    alone = _singletons(rows, keys)
-    if alone is not None:
-        return alone
-    numbers = group_numbers(rows, keys)
-    if numbers is None:
-        return rows.groupby(keys, as_index=False, sort=False).agg(
-            score=("score", "mean"), n_records=("score", "size")
-        )
-    valid = numbers >= 0
-    scores = rows["score"] if valid.all() else rows["score"][valid]
-    stats_of = scores.groupby(numbers[valid]).agg(["mean", "size"])  # groups 0, 1, ...
-    first = _first_rows(numbers)
-    means = rows[keys].take(first).reset_index(drop=True)
-    return means.assign(
-        score=stats_of["mean"].to_numpy(), n_records=stats_of["size"].to_numpy(dtype=np.int64)
-    )
-
-
-def _singletons(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame | None:
-    """``_group_means`` where every row is a group of its own (no key repeated, none missing:
-    one score per judge, item, arm and dimension, as a run without repeats or both orders
-    gives), found by one stable sort of the keys' codes instead of hashing a number per row
-    twice; None otherwise. A group of one row: its mean is what pandas' sum over the group
-    gives, ``0.0 + score`` (which turns -0.0 into 0.0), divided by 1 (NaN stays NaN)."""
-    combined = np.zeros(len(rows), dtype=np.int64)
-    span = 1
-    for key in keys:
-        dtype = rows[key].dtype
-        if not isinstance(dtype, pd.CategoricalDtype):
-            return None
-        span *= len(dtype.categories)
-        codes = np.asarray(rows[key].cat.codes)
-        if span >= 2**62 or (len(codes) and codes.min() < 0):
-            return None
-        combined *= len(dtype.categories)
-        combined += codes
-    ordered = np.sort(combined, kind="stable")
-    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
-        return None
-    scores = (0.0 + rows["score"].to_numpy(dtype=float)) / 1.0
-    means = rows[keys].reset_index(drop=True)
-    return means.assign(score=scores, n_records=np.ones(len(rows), dtype=np.int64))
-
-
-def _first_rows(numbers: NDArray[np.intp]) -> NDArray[np.intp]:
-    """The first row of each group, groups numbered 0, 1, ... in order of first appearance (-1:
-    no group): ``flatnonzero(~duplicated(numbers) & (numbers >= 0))``, without a hash table. A
-    row starts its group exactly when its number exceeds every number before it."""
-    if not len(numbers):
-        return np.flatnonzero(numbers)
-    before = np.maximum.accumulate(numbers)[:-1]
-    return np.flatnonzero(numbers > np.concatenate(([-1], before)))
 
 
 def _normalise_labels(frame: pd.DataFrame) -> pd.DataFrame:
