@@ -182,9 +182,10 @@ _NUMPY_BOOLS = ("bool", "bool_")
 def _integer(kind: Kind, value: Any, where: str) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise _Bad(f"expected an integer, got {_json_type(value)}", where)
-    if not -_INT64 <= value < _INT64:
+    number = int(value)
+    if not -_INT64 <= number < _INT64:
         raise _Bad("integer out of range (64 bits)", where)
-    return int(value)
+    return number
 
 
 def _number(kind: Kind, value: Any, where: str) -> float:
