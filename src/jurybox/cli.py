@@ -430,7 +430,8 @@ def analyze(
     config: Path | None,
     **trust: float | None,
 ) -> None:
-    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+    """Analyse JUDGMENTS (judgments.jsonl, a run folder, or an export's Parquet file); write
+    the report files to --out.
 
     The dataset and human labels default to the ones the run's manifest.json names; which were
     used is printed.
@@ -627,7 +628,8 @@ def estimate_command(
 def compare_command(
     runs: tuple[Path, ...], out_dir: Path, dataset: Path | None, human: Path | None, seed: int
 ) -> None:
-    """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
+    """Compare RUNS (judgments.jsonl files, run folders or exported Parquet files; at least
+    two) over the same items.
 
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
     the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement

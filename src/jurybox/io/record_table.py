@@ -323,9 +323,11 @@ def _arrow_table(block: _Block, wanted: Sequence[str]) -> pa.Table | None:
         return None
     arrays = []
     for spec in record_fields():
-        present = spec.name in parsed.column_names
-        column = parsed.column(spec.name).combine_chunks() if present else None
-        array = _declared(spec, column, parsed.num_rows, build=spec.name in wanted)
+        column = parsed.column(spec.name) if spec.name in parsed.column_names else None
+        build = spec.name in wanted
+        if column is not None and (build or spec.kind.base in (dict, list)):
+            column = column.combine_chunks()  # a column only checked is left in its chunks
+        array = _declared(spec, column, parsed.num_rows, build=build)
         if array is None:
             return None
         if spec.name in wanted:
@@ -340,7 +342,7 @@ def _schema_of(columns: tuple[str, ...]) -> pa.Schema:
 
 
 def _declared(
-    spec: RecordField, column: pa.Array | None, n: int, *, build: bool = True
+    spec: RecordField, column: pa.Array | pa.ChunkedArray | None, n: int, *, build: bool = True
 ) -> pa.Array | None:
     """A parsed column as its field declares it (defaults filled); None where it is not.
     ``build=False``: only checked (what is returned then is not the column)."""
