@@ -95,6 +95,7 @@ def main() -> None:
     _timed(analyze, "_frame", "the frame")
     _timed(analyze, "analyze_frame", "the analysis")
     _timed(files, "render", "plots")
+    _timed(analyze, "write_pass", "records pass (with the pages)")  # before the analysis
     _timed(files, "write_pass", "records pass (with the pages)")
     if records_pass is not None:
         _timed(records_pass, "write_pass", "records pass (with the pages)")

@@ -37,6 +37,7 @@ from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.io.record_table import Judgments, read_judgments, records_table
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, write_reports
+from jurybox.reporting.render.records_pass import write_pass
 from jurybox.thresholds import TrustThresholds
 
 
@@ -180,18 +181,18 @@ def analyze_to_dir(
         options=options,
         label_source=str(sources.human.path) if sources.human.path is not None else None,
     )
-    judged = judged.released()  # the frame holds what the analysis reads
-    report = _analysed(frame, judged, items, options)
-    report = _with_input_screen(report, judged.dropped, screen)
-    with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
-        paths = write_reports(
-            report,
-            frame,
-            Path(out_dir),
-            plots=plots,
-            records=judged,
-            source=str(path),
-            items=items,
-        )
+    # The appendix and the explorer now, from the columns the frame read (the texts read
+    # again): then the frame holds all the analysis reads.
+    written = write_pass(frame, judged, items, Path(out_dir))
+    try:
+        judged = judged.released()
+        report = _analysed(frame, judged, items, options)
+        report = _with_input_screen(report, judged.dropped, screen)
+        with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
+            paths = write_reports(
+                report, frame, Path(out_dir), plots=plots, source=str(path), written=written
+            )
+    finally:
+        written.discard()  # what was not installed
     print_summary(report, paths, console)
     return paths

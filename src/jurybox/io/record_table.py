@@ -109,12 +109,20 @@ class Judgments:
         return int(self.table.num_rows)
 
     def slices(self, columns: Sequence[str], rows: int = SLICE_ROWS) -> Iterator[pa.Table]:
-        """The records' ``columns``, in order, a part at a time (never the whole file's)."""
-        if self.source is None or all(name in self.table.column_names for name in columns):
+        """The records' ``columns``, in order, a part at a time (never the whole file's): those
+        of ``table`` from it, the others read again from the file."""
+        columns = list(columns)
+        missing = [name for name in columns if name not in self.table.column_names]
+        if self.source is None or not missing:
             for start in range(0, len(self), rows):
-                yield self.table.select(list(columns)).slice(start, rows)
+                yield self.table.select(columns).slice(start, rows)
             return
-        yield from _again(self.source, list(columns))
+        done = 0
+        for part in _again(self.source, missing):
+            held = self.table.slice(done, part.num_rows)
+            arrays = [(part if name in missing else held).column(name) for name in columns]
+            yield pa.Table.from_arrays(arrays, schema=_schema_of(tuple(columns)))
+            done += part.num_rows
 
     def released(self) -> Judgments:
         """The same records without their columns in memory (``slices`` reads them again)."""
@@ -229,11 +237,12 @@ def _unique(table: pa.Table, source: _Source | None) -> Judgments:
 
 
 def _again(source: _Source, columns: list[str]) -> Iterator[pa.Table]:
-    """``columns`` of the kept records, block by block, from a second reading of the file."""
+    """``columns`` of the kept records, block by block, from a second reading of the file (its
+    lines checked by the first: only these columns are parsed where they are plain fields)."""
     wanted = _wanted(columns)
     first, done = 0, 0
     for block in _blocks(source.path, source.end):
-        table = block.table(wanted)
+        table = block.table(wanted, checked=True)
         if source.kept is not None:
             table = table.filter(pa.array(source.kept[first : first + table.num_rows]))
             first += block.count
@@ -279,9 +288,14 @@ class _Block:
         line = np.searchsorted(self._lines[0], opening, side="right")
         return int(np.bincount(line).max(initial=0))
 
-    def table(self, wanted: Sequence[str]) -> pa.Table:
-        """The block's records, the ``wanted`` columns (pyarrow, else line by line)."""
-        parsed = _arrow_table(self, wanted) if self.most_brackets() < BRACKETS_GUARD else None
+    def table(self, wanted: Sequence[str], *, checked: bool = False) -> pa.Table:
+        """The block's records, the ``wanted`` columns (pyarrow, else line by line).
+        ``checked``: lines read before, every field checked then (a second reading)."""
+        parsed = None
+        if self.most_brackets() < BRACKETS_GUARD:
+            parsed = _plain_columns(self, wanted) if checked else None
+            if parsed is None:
+                parsed = _arrow_table(self, wanted)
         return parsed if parsed is not None else self._line_by_line().select(list(wanted))
 
     def _line_by_line(self) -> pa.Table:
@@ -307,6 +321,32 @@ def _blocks(path: Path, end: int | None = None) -> Iterator[_Block]:
             if cut:
                 yield _Block(path, data[:cut], line, offset - len(carry))
                 line += data.count(b"\n", 0, cut)
+
+
+def _plain_columns(block: _Block, wanted: Sequence[str]) -> pa.Table | None:
+    """Only the ``wanted`` columns of a block read before, parsed by pyarrow (the rest of each
+    line skipped: a few times faster than every column); None where some is a mapping, or
+    pyarrow cannot read them as declared."""
+    specs = [spec for spec in record_fields() if spec.name in wanted]
+    if any(spec.kind.base is dict for spec in specs):
+        return None
+    schema = pa.schema([pa.field(spec.name, _parse_type(spec.kind)) for spec in specs])
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        parsed = pj.read_json(io.BytesIO(block.data), read_options=_READ, parse_options=options)
+        if parsed.num_rows != block.count:
+            return None
+        parsed.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    arrays = []
+    for spec in specs:
+        column = parsed.column(spec.name).combine_chunks()
+        array = _declared(spec, column, parsed.num_rows)
+        if array is None:
+            return None
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=_schema_of(tuple(wanted)))
 
 
 def _arrow_table(block: _Block, wanted: Sequence[str]) -> pa.Table | None:

@@ -27,7 +27,7 @@ from jurybox.reporting.render.json_report import (
     write_text_atomic,
 )
 from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
-from jurybox.reporting.render.records_pass import write_pass
+from jurybox.reporting.render.records_pass import Written, write_pass
 from jurybox.reporting.view.report import as_report
 
 PLOTS_DIR = "plots"
@@ -112,12 +112,14 @@ def write_reports(
     records: Judgments | Sequence[JudgeRecord] = (),
     source: str = "judgments.jsonl",
     items: Sequence[Item] | None = None,
+    written: Written | None = None,
 ) -> ReportPaths:
     """Write the JSON report (schema-validated first), the Markdown tables, the plots and the
     HTML page into ``out_dir``. ``plots``: all families (True), none (False, no image written)
     or the named ones (``PLOT_NAMES``). ``records`` (a judgments file as ``read_judgments``
     read it, or records held in memory) feed the HTML appendix of failed judgments and, with
-    ``items`` (questions and responses), the item explorer."""
+    ``items`` (questions and responses), the item explorer; or ``written``, that pass over
+    them into ``out_dir`` made already (``write_pass``)."""
     out_dir = Path(out_dir)
     names = plot_names(plots)  # an unknown name fails before anything is written
     json_path = write_json_report(report, out_dir)
@@ -129,8 +131,9 @@ def write_reports(
         _write_plots(plots_dir, rendered)
     markdown = render_markdown(report, plots=specs, source=source)
     md_path = write_text_atomic(out_dir / MARKDOWN_FILE, markdown)
-    judgments = records if isinstance(records, Judgments) else records_table(records)
-    written = write_pass(frame, judgments, items, out_dir)
+    if written is None:
+        judgments = records if isinstance(records, Judgments) else records_table(records)
+        written = write_pass(frame, judgments, items, out_dir)
     try:
         page = render_html(
             report,
