@@ -206,6 +206,13 @@ def test_slices_read_other_columns_of_the_kept_records_again(
     parts = list(keys.slices(["raw_response", "overall"]))
     assert len(parts) > 1
     assert pa.concat_tables(parts).equals(whole.table.select(["raw_response", "overall"]))
+    # held columns from the table, the texts alone parsed again (pyarrow skips the rest)
+    held = read_judgments(path, ["overall", "query_id"])
+    columns = ["error", "overall", "raw_response", "query_id"]
+    with monkeypatch.context() as patch:
+        patch.setattr(record_table, "_arrow_table", None)  # not the parse of every column
+        again = pa.concat_tables(held.slices(columns))
+    assert again.equals(whole.table.select(columns))
     path.write_text(path.read_text().replace(json.loads(LINES[5])["key"], "renamed"))
     with pytest.raises(DatasetError, match="changed while it was read"):
         list(keys.slices(["raw_response"]))
