@@ -9,11 +9,13 @@ a line that breaks one is a ``DatasetError`` naming the file, the line and the f
 
 How: the file is read in blocks of whole lines; ``pyarrow.json`` parses each block (C++, every
 core) with the declared types for the plain fields, the mappings inferred as structs and turned
-into maps. A block pyarrow refuses or cannot read as declared (a wrong type, a NaN, a required
-field null, bytes that are not UTF-8, a record of schema version 1, a line of a thousand
-brackets, which could exhaust pyarrow's stack) is read line by line with ``json`` by the same
-rules (``checked_record``): that names the line at fault, or reads what pyarrow cannot. Only the
-columns asked for are kept of each block. A torn last line (a kill mid-write) is left out.
+into maps. A block pyarrow refuses or cannot read as declared (a wrong type, an infinite
+number, a required field null, bytes that are not UTF-8, an escaped lone surrogate, a record of
+schema version 1, a line of a thousand brackets, which could exhaust pyarrow's stack) is read
+line by line with ``json`` by the same rules (``checked_record``): that names the line at fault,
+or reads what pyarrow cannot. Only the columns asked for are kept of each block; a second
+reading of the same lines (``Judgments.slices``) parses only the plain columns it adds. A torn
+last line (a kill mid-write) is left out.
 
 One record per key: the last complete one (any status but ``provider_error``), else the last
 one, in the file's order. Mapping keys read by pyarrow come in the order their block first names
