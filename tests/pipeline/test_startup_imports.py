@@ -2,8 +2,8 @@
 
 The CLI runs in a fresh interpreter (a test process has long since imported everything), and the
 wrapper prints which of the watched modules ended up in ``sys.modules``. The lists below are what
-``bench/startup.py`` measured as worth keeping off the path (BENCHMARKS.md, "Issue 19: time to
-first request"); each would cost tens to hundreds of milliseconds of start-up if it came back.
+``bench/startup.py`` measured as worth keeping off the path (BENCHMARKS.md, "Start-up", and its
+history); each would cost tens to hundreds of milliseconds of start-up if it came back.
 """
 
 from __future__ import annotations
