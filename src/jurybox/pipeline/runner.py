@@ -210,13 +210,18 @@ class _Session:
         settings = BatchSettings(
             poll_s=pipeline.batch_poll_s,
             poll_max_s=pipeline.batch_poll_max_s,
-            max_retries=pipeline.max_retries,
-            retry_base_s=pipeline.retry_base_s,
+            retry=self.policy,
             fallback=pipeline.batch_fallback,
         )
         host = _BatchHost(self, judge, sink)
         engine = JudgeBatches(
-            judge.name, judge.backend, sink.batch_log, host, settings, self.runtime.sleep
+            judge.name,
+            judge.backend,
+            sink.batch_log,
+            host,
+            settings,
+            sleep=self.runtime.sleep,
+            rng=self.rng,
         )
         await engine.run(vendor)
 
