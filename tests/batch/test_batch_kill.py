@@ -3,11 +3,13 @@ submitted twice and every unit ends with exactly one record."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +21,22 @@ from jurybox.pipeline.batch import BATCH_LOG_FILE, read_log
 from jurybox.records import Status
 
 from .conftest import batch_config, judge
+from .stalled_cli import MARK_ENV
 from .wire_batch import BatchWire
+
+TESTS = Path(__file__).resolve().parents[1]
+STALLED_CLI = [
+    sys.executable,
+    "-c",
+    f"import sys; sys.path.insert(0, {str(TESTS)!r}); from batch.stalled_cli import main; main()",
+]
 
 pytestmark = pytest.mark.slow
 
 
-def _kill_when(args: list[str], ready: Callable[[], bool]) -> None:
-    """Start the CLI, wait for ``ready``, then SIGKILL it."""
-    process = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def _kill_when(args: list[str], ready: Callable[[], bool], command: Sequence[str] = CLI) -> None:
+    """Start the CLI (or ``command``), wait for ``ready``, then SIGKILL it."""
+    process = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while not ready():
@@ -156,3 +166,48 @@ def test_a_stranger_anthropic_batch_found_by_mistake_is_told_by_its_ids(
     assert (adopted.batch_id, adopted.attempt, adopted.collected) == (stranger, 1, True)
     assert again.attempt == 2 and again.batch_id in wire.batches
     _each_unit_once_and_ok(out)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "google"])
+def test_a_kill_during_submit_then_failing_look_ups_still_make_one_batch(
+    vendor: str, tmp_path: Path, batch_wire: Any
+) -> None:
+    """Killed while the vendor made the batch; the resume's look-ups all fail: nothing is sent
+    again (the units are provider errors for now, the batch open); the next resume, the list
+    call working, collects that one batch."""
+    wire: BatchWire = batch_wire(hold_create=True)
+    config, out = _setup(tmp_path, wire, vendor)
+    _kill_when(["run", str(config)], lambda: wire.held > 0)
+    wire.behaviour.hold_create = False
+    wire.behaviour.release.set()
+    wire.behaviour.list_faults = 10**9
+    blind = run_cli(["run", str(config), "--resume", str(out)])
+    assert blind.returncode == 1, blind.stderr[-3000:]  # the judge has no verdict yet
+    assert wire.batch_count == 1 and wire.list_calls > 1
+    [entry] = read_log(out / BATCH_LOG_FILE).values()
+    assert entry.open and entry.batch_id is None
+    assert "provider_error records are redone by:" in blind.stderr
+    wire.behaviour.list_faults = 0
+    _resume_and_check(config, out, wire, batches=1)
+
+
+def test_a_kill_before_any_provider_exists_still_resumes_as_a_batch_run(
+    tmp_path: Path, batch_wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--batch`` on the command line only (the config says nothing of batches), killed while
+    its first provider is being built: the manifest already records a batch run, so the resume,
+    without ``--batch``, sends one batch and makes no synchronous (full-price) call."""
+    wire: BatchWire = batch_wire()
+    dataset = write_items(tmp_path / "items.jsonl", 5)
+    out = tmp_path / "out"
+    plain = batch_config(dataset, out, {"j": judge(wire, "openai")}, batch=False)
+    config = write_config(tmp_path / "config.yaml", plain)
+    mark = tmp_path / "held"
+    monkeypatch.setenv(MARK_ENV, str(mark))
+    _kill_when(["run", str(config), "--batch"], mark.exists, command=STALLED_CLI)
+    assert wire.requests == 0, "the kill must come before any request"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["batch"] is True and manifest["options"]["batch"] is True
+    _resume_and_check(config, out, wire, batches=1)
+    assert wire.sync_calls == 0
+    assert all(r.batch_id for r in read_records(out / "judgments.jsonl"))

@@ -8,7 +8,8 @@ Two budgets: failures (5xx, timeouts, a 429 *without* Retry-After) get ``max_ret
 with backoff. A 429 that says how long to wait (Retry-After) is the server pacing us, not a
 failure: those waits are counted separately, up to ``MAX_RATE_LIMIT_WAITS`` (20) per call, so a
 long but honest rate limit ends in ok records instead of ``provider_error``. ``max_retries: 0``
-still means "never repeat a call".
+still means "never retry a call" (a resume after a kill makes again the calls that were in
+flight at the kill: README).
 """
 
 from __future__ import annotations
