@@ -143,16 +143,19 @@ def test_sigterm_on_ray_prints_a_resume_command_that_carries_the_run_on_on_ray(
     assert manifest["units_planned"] == len(_units_of(config, 10))
 
 
-def test_the_workers_of_a_killed_driver_on_a_shared_ray_are_gone_within_30_s(
-    tmp_path: Path, ray_address: str, wire_server: StartServer
+def _killed_mid_run(
+    tmp_path: Path,
+    args: list[str],
+    workers_of: Callable[[subprocess.Popen[str]], dict[int, Any]],
+    *,
+    own_ray: bool = False,
 ) -> None:
-    server = wire_server(latency_s=0.3, seed=5)
-    config = _config(tmp_path, server.url)
-    before = set(_workers(os.getpid()))  # the shared Ray's raylet is this process's child
-    driver = _driver(["run", str(config), "--engine", "ray", "--ray-address", ray_address])
+    """Start the driver, find the run's workers once it writes records, SIGKILL it and watch
+    them go."""
+    driver = _driver(args, own_ray=own_ray)
     try:
         _wait(lambda: count_lines(tmp_path / "run" / "judgments.jsonl") >= 2, driver, "records")
-        workers = {pid: proc for pid, proc in _workers(os.getpid()).items() if pid not in before}
+        workers = workers_of(driver)
         assert workers, "no worker of the run found: the test would prove nothing"
         _kill_and_watch(driver, workers)
     finally:
@@ -160,6 +163,20 @@ def test_the_workers_of_a_killed_driver_on_a_shared_ray_are_gone_within_30_s(
             driver.kill()
         assert driver.stderr is not None
         driver.stderr.close()
+
+
+def test_the_workers_of_a_killed_driver_on_a_shared_ray_are_gone_within_30_s(
+    tmp_path: Path, ray_address: str, wire_server: StartServer
+) -> None:
+    server = wire_server(latency_s=0.3, seed=5)
+    config = _config(tmp_path, server.url)
+    before = set(_workers(os.getpid()))  # the shared Ray's raylet is this process's child
+
+    def new_workers(_: subprocess.Popen[str]) -> dict[int, Any]:
+        return {pid: p for pid, p in _workers(os.getpid()).items() if pid not in before}
+
+    args = ["run", str(config), "--engine", "ray", "--ray-address", ray_address]
+    _killed_mid_run(tmp_path, args, new_workers)
 
 
 def test_the_workers_of_a_killed_driver_on_its_own_ray_are_gone_within_30_s(
@@ -169,14 +186,5 @@ def test_the_workers_of_a_killed_driver_on_its_own_ray_are_gone_within_30_s(
     minute longer by Ray's design (docs/engines.md); no jurybox code runs in them."""
     server = wire_server(latency_s=0.3, seed=6)
     config = _config(tmp_path, server.url)
-    driver = _driver(["run", str(config), "--engine", "ray"], own_ray=True)
-    try:
-        _wait(lambda: count_lines(tmp_path / "run" / "judgments.jsonl") >= 2, driver, "records")
-        workers = _workers(driver.pid)
-        assert workers, "no worker of the run found: the test would prove nothing"
-        _kill_and_watch(driver, workers)
-    finally:
-        if driver.poll() is None:
-            driver.kill()
-        assert driver.stderr is not None
-        driver.stderr.close()
+    args = ["run", str(config), "--engine", "ray"]
+    _killed_mid_run(tmp_path, args, lambda driver: _workers(driver.pid), own_ray=True)
