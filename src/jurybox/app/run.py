@@ -170,16 +170,9 @@ def run_from_config(
         batch=batch,
         batch_fallback=batch_fallback,
     )
-    options = given
-    if resume is not None:
-        recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
-        options = resumed_options(recorded, given, engine_given=engine is not None)
-    if options.batch or options.batch_fallback is not None:
-        from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
-
-        config = with_batch(config, options.batch, options.batch_fallback)
-    inputs = load_inputs(config, options.limit)
-    check_api_keys(config, (unit.judge for unit in inputs.units))
+    options = _session_options(given, directory, resume, engine_given=engine is not None)
+    inputs = load_inputs(_batch_config(config, options), options.limit)
+    check_api_keys(inputs.config, (unit.judge for unit in inputs.units))
     runtime = Runtime(engine=open_engine(options.engine, address=options.ray_address))
     if dry_run:
         return dry_run_summary(inputs, directory, screen.get())
@@ -201,6 +194,26 @@ def run_from_config(
 
     print_summary(screen.get(), summary)
     return summary
+
+
+def _session_options(
+    given: RunOptions, directory: Path, resume: str | Path | None, *, engine_given: bool
+) -> RunOptions:
+    """The command line's options, or for a resume the run's recorded ones with what the
+    command line may change (``pipeline.options``)."""
+    if resume is None:
+        return given
+    recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    return resumed_options(recorded, given, engine_given=engine_given)
+
+
+def _batch_config(config: RunConfig, options: RunOptions) -> RunConfig:
+    """The config with the session's ``--batch`` / ``--batch-fallback`` applied."""
+    if not options.batch and options.batch_fallback is None:
+        return config
+    from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
+
+    return with_batch(config, options.batch, options.batch_fallback)
 
 
 def _print_interrupted(console: Console, stopped: RunInterrupted, options: RunOptions) -> None:
