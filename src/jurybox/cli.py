@@ -129,7 +129,8 @@ def main() -> None:
 @click.option(
     "--resume",
     type=_FOLDER,
-    help="Resume the run in DIR: completed judgments are skipped.",
+    help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
+    "--engine, --ray-address, --batch and --batch-fallback apply unless given (see above).",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
@@ -151,9 +152,8 @@ def main() -> None:
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+    help="Where calls are made: this process (default), or Ray workers (the `ray` extra; "
+    "docs/engines.md).",
 )
 @click.option(
     "--ray-address",
@@ -171,13 +171,21 @@ def run(
     force: bool,
     batch: bool,
     batch_fallback: str | None,
-    engine: str,
+    engine: str | None,
     ray_address: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
     Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
     any judge's every call failed (one line per such judge).
+
+    \b
+    --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
+    --ray-address, --batch and --batch-fallback, and those apply when the command line leaves
+    them out. Given, they change the run only where a resume may: --limit may grow (not shrink
+    or be dropped: refused, naming both), the engine, Ray address and batch fallback may
+    change, --batch sends the remaining work as batches (a batch run stays one). CONFIG may be
+    another path, but what decides the judgments must match the manifest's.
     """
     from jurybox.app import run_from_config
 

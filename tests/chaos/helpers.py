@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,26 @@ def run_cli(
 
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip()]
+
+
+def kill_when(
+    args: list[str],
+    ready: Callable[[], bool],
+    command: Sequence[str] = CLI,
+    timeout_s: float = 60.0,
+) -> None:
+    """Start the CLI (or ``command``) with ``args``, wait for ``ready``, then SIGKILL it."""
+    process = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if process.poll() is not None:
+                _, err = process.communicate()
+                raise AssertionError(f"the run ended before the kill: {err.decode()[-2000:]}")
+            assert time.monotonic() < deadline, "never reached the kill point"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()

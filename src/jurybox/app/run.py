@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,13 @@ from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.engines import open_engine
-from jurybox.pipeline.manifest import MANIFEST_FILE
+from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
+from jurybox.pipeline.options import (
+    RunOptions,
+    recorded_options,
+    resume_command,
+    resumed_options,
+)
 from jurybox.pipeline.progress import LazyConsole
 from jurybox.pipeline.run_dir import units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
@@ -129,15 +136,20 @@ def run_from_config(
     force: bool = False,
     batch: bool = False,
     batch_fallback: str | None = None,
-    engine: str = "local",
+    engine: str | None = None,
     ray_address: str | None = None,
 ) -> RunSummary:
     """Load CONFIG and its dataset, then run, resume (``resume=DIR``) or dry-run it.
 
     ``batch`` / ``batch_fallback`` set ``pipeline.batch`` / ``pipeline.batch_fallback``
     (``--batch``, ``--batch-fallback``). ``engine`` says where the calls are made: ``local``
-    (this process) or ``ray`` (Ray workers; on the cluster at ``ray_address``, else a local Ray
-    started on demand; docs/engines.md).
+    (this process, the default) or ``ray`` (Ray workers; on the cluster at ``ray_address``,
+    else a local Ray started on demand; docs/engines.md).
+
+    A resume carries the run on with the options its manifest records (``limit``, engine, Ray
+    address, batch, batch fallback: ``pipeline.options``); what is given here changes them
+    only where a resume may (a larger ``limit``, another engine), and a ``limit`` that would
+    shrink the run is refused.
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
     config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
@@ -148,23 +160,35 @@ def run_from_config(
     # the run (start-up, issue #19)
     screen = LazyConsole(console)
     config = load_config(config_path)
-    if batch or batch_fallback is not None:
-        from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
-
-        config = with_batch(config, batch, batch_fallback)
     directory = _target_dir(config.resolve(config.paths.output_dir), output_dir, resume)
-    inputs = load_inputs(config, limit)
-    check_api_keys(config, (unit.judge for unit in inputs.units))
-    runtime = Runtime(engine=open_engine(engine, address=ray_address))
+    given = RunOptions(
+        config_path=str(config_path),
+        output_dir=str(directory),
+        limit=limit,
+        engine=engine or "local",
+        ray_address=ray_address,
+        batch=batch,
+        batch_fallback=batch_fallback,
+    )
+    options = _session_options(given, directory, resume, engine_given=engine is not None)
+    inputs = load_inputs(_batch_config(config, options), options.limit)
+    check_api_keys(inputs.config, (unit.judge for unit in inputs.units))
+    runtime = Runtime(engine=open_engine(options.engine, address=options.ray_address))
     if dry_run:
         return dry_run_summary(inputs, directory, screen.get())
     try:
         summary = asyncio.run(
-            execute(inputs, directory, resume=resume is not None, console=screen, runtime=runtime)
+            execute(
+                inputs,
+                directory,
+                resume=resume is not None,
+                console=screen,
+                runtime=runtime,
+                options=options,
+            )
         )
     except RunInterrupted as stopped:
-        command = resume_command(config_path, stopped, engine, ray_address)
-        _print_interrupted(screen.get(), stopped, command)
+        _print_interrupted(screen.get(), stopped, options)
         raise
     from jurybox.pipeline.summary import print_summary  # noqa: PLC0415 - start-up: at the end
 
@@ -172,27 +196,35 @@ def run_from_config(
     return summary
 
 
-def resume_command(
-    config_path: str | Path, stopped: RunInterrupted, engine: str, ray_address: str | None
-) -> str:
-    """The exact command that carries an interrupted run on, on the engine it ran on."""
-    import shlex  # noqa: PLC0415 - start-up: not before the run's first request
-
-    config, folder = shlex.quote(str(config_path)), shlex.quote(str(stopped.directory))
-    command = f"jurybox run {config} --resume {folder}"
-    if engine != "local":
-        command += f" --engine {shlex.quote(engine)}"
-    if ray_address is not None:
-        command += f" --ray-address {shlex.quote(ray_address)}"
-    return command
+def _session_options(
+    given: RunOptions, directory: Path, resume: str | Path | None, *, engine_given: bool
+) -> RunOptions:
+    """The command line's options, or for a resume the run's recorded ones with what the
+    command line may change (``pipeline.options``)."""
+    if resume is None:
+        return given
+    recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    return resumed_options(recorded, given, engine_given=engine_given)
 
 
-def _print_interrupted(console: Console, stopped: RunInterrupted, command: str) -> None:
+def _batch_config(config: RunConfig, options: RunOptions) -> RunConfig:
+    """The config with the session's ``--batch`` / ``--batch-fallback`` applied."""
+    if not options.batch and options.batch_fallback is None:
+        return config
+    from jurybox.app.batches import with_batch  # noqa: PLC0415 - batch runs only
+
+    return with_batch(config, options.batch, options.batch_fallback)
+
+
+def _print_interrupted(console: Console, stopped: RunInterrupted, options: RunOptions) -> None:
     """What is done so far and the exact command that carries on (it skips finished units)."""
     from jurybox.pipeline.summary import RunSummary, print_summary  # noqa: PLC0415 - at the end
 
+    command = resume_command(options)
     if isinstance(stopped.summary, RunSummary):
-        print_summary(console, stopped.summary)
+        command = stopped.summary.resume_command or command
+        # The command comes once, below, rather than also under the failures.
+        print_summary(console, replace(stopped.summary, resume_command=None))
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
 

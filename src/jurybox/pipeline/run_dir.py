@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybox.errors import ConfigError
+from jurybox.errors import ConfigError, InputError
 from jurybox.io.datasets import dataset_hash
 from jurybox.io.judgments import JUDGMENTS_FILE, prepare_resume, read_records
 from jurybox.pipeline.failures import FailureTally
@@ -21,6 +21,7 @@ from jurybox.pipeline.manifest import (
     package_versions,
     read_manifest,
 )
+from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
 from jurybox.pipeline.recording import utc_now
 from jurybox.records import WorkUnit
 
@@ -63,8 +64,8 @@ def open_output(
     judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
     if not resume and judgments.exists() and judgments.stat().st_size > 0:
         raise ConfigError(
-            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
-            "continue it, or choose another --output-dir",
+            f"{directory} already holds a run ({JUDGMENTS_FILE}); to continue it: "
+            f"{_resume_hint(inputs, directory)}, or choose another --output-dir",
             field="paths.output_dir",
         )
     data_hash = dataset_hash(inputs.dataset_path)
@@ -102,6 +103,17 @@ def open_output(
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )
+
+
+def _resume_hint(inputs: RunInputs, directory: Path) -> str:
+    """The command that continues the run already in ``directory``, with its recorded options."""
+    try:
+        recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    except InputError:  # an unreadable manifest: the folder and config still say enough
+        recorded = None
+    options = recorded or RunOptions()
+    here = replace(options, config_path=inputs.config.source_path, output_dir=str(directory))
+    return resume_command(here)
 
 
 def _labels_path(inputs: RunInputs) -> str | None:

@@ -30,6 +30,7 @@ from jurybox.pipeline.manifest import (
     RunningTotals,
     write_manifest,
 )
+from jurybox.pipeline.options import RunOptions, resume_command
 from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
@@ -210,13 +211,18 @@ class _Session:
         settings = BatchSettings(
             poll_s=pipeline.batch_poll_s,
             poll_max_s=pipeline.batch_poll_max_s,
-            max_retries=pipeline.max_retries,
-            retry_base_s=pipeline.retry_base_s,
+            retry=self.policy,
             fallback=pipeline.batch_fallback,
         )
         host = _BatchHost(self, judge, sink)
         engine = JudgeBatches(
-            judge.name, judge.backend, sink.batch_log, host, settings, self.runtime.sleep
+            judge.name,
+            judge.backend,
+            sink.batch_log,
+            host,
+            settings,
+            sleep=self.runtime.sleep,
+            rng=self.rng,
         )
         await engine.run(vendor)
 
@@ -587,23 +593,34 @@ async def execute(
     console: Console | LazyConsole | None,
     runtime: Runtime,
     force: bool = False,
+    options: RunOptions | None = None,
 ) -> RunSummary:
-    """Run (or resume) the planned units into ``directory``; see ``run_async``.
+    """Run (or resume) the planned units into ``directory``; see ``run_async``. ``options``:
+    what the session was started with, recorded in the manifest (``pipeline.options``).
 
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
     """
+    options = options or RunOptions()
+    options = replace(
+        options,
+        config_path=options.config_path or inputs.config.source_path,
+        output_dir=options.output_dir or str(directory),
+    )
     with (
         StopSignals() as signals,
         run_directory_lock(directory),  # before anything in the folder is read or repaired
     ):
         out = open_output(inputs, directory, resume=resume, force=force)
-        return await _execute_locked(inputs, out, console=console, runtime=runtime, signals=signals)
+        return await _execute_locked(
+            inputs, out, options, console=console, runtime=runtime, signals=signals
+        )
 
 
 async def _execute_locked(
     inputs: RunInputs,
     out: RunOutput,
+    options: RunOptions,
     *,
     console: Console | LazyConsole | None,
     runtime: Runtime,
@@ -612,18 +629,22 @@ async def _execute_locked(
     pending = [unit for unit in inputs.units if unit.key not in out.done]
     # A batch run stays one when resumed without --batch: its open batches are polled, not
     # paid for again.
-    batch = inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
-    out.manifest["batch"] = batch
+    batch = options.batch or inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
+    options = replace(options, batch=batch)
+    out.manifest.update(batch=options.batch, options=options.recorded())
     session = _Session(inputs, runtime)
     judges: list[_Judge] = []
     status = "interrupted"
     try:
+        # Written before anything slow (an SDK's import, Ray's start) and before any request:
+        # a kill from here on leaves a run that resumes as it was started (--batch included).
+        _write_manifest(out, "running", session)
         # Providers only for judges with work left: a finished run resumed builds none.
         for name in dict.fromkeys(unit.judge for unit in pending):
-            judges.append(_make_judge(inputs, name, out, runtime, batch=batch))
+            judges.append(_make_judge(inputs, name, out, runtime, batch=options.batch))
         if runtime.engine is not None and judges:
             await runtime.engine.start(inputs, out.run_id, [judge.name for judge in judges])
-        _write_manifest(out, "running", session)
+            signals.reinstall()  # Ray's start puts handlers of its own on SIGTERM
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
         if session.units_run == len(pending):
@@ -643,7 +664,14 @@ async def _execute_locked(
             if status == "complete":
                 raise
             # The run is already failing (often the same full disk): report its error, not this.
-    summary = _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    summary = _summary(
+        inputs,
+        out,
+        session,
+        file_totals,
+        skipped=len(inputs.units) - len(pending),
+        resume=resume_command(options),
+    )
     if status == "interrupted" and signals.received is not None:
         raise RunInterrupted(signals.received, out.directory, summary)
     return summary
@@ -656,6 +684,7 @@ def _summary(
     file_totals: dict[str, Any],
     *,
     skipped: int,
+    resume: str,
 ) -> RunSummary:
     from jurybox.pipeline.summary import RunSummary  # noqa: PLC0415 - start-up: at the end
 
@@ -673,6 +702,7 @@ def _summary(
         units_per_judge=units_per_judge(inputs.units),
         failures=out.failures.judges(),
         batch_saved_usd=sum(s.get("batch_saved_usd", 0.0) for s in out.manifest["sessions"]),
+        resume_command=resume,
     )
 
 
@@ -685,6 +715,7 @@ async def run_async(
     console: Console | LazyConsole | None = None,
     runtime: Runtime | None = None,
     force: bool = False,
+    options: RunOptions | None = None,
 ) -> RunSummary:
     """Judge the config's dataset into ``output_dir`` (judgments.jsonl + manifest.json).
 
@@ -697,6 +728,9 @@ async def run_async(
         console: where the progress bar goes (drawn only on a terminal).
         runtime: injected providers / clock / sleep (tests, embedding).
         force: resume a folder that has no manifest.json (refused otherwise).
+        options: what the run was started with, for its manifest and resume command
+            (``pipeline.options``; default: ``limit`` and the config's paths). ``limit`` is
+            used as given: ``jurybox.run`` / ``jurybox run`` read a resumed run's own.
 
     Returns:
         RunSummary with counts over the whole judgments file.
@@ -711,4 +745,5 @@ async def run_async(
         console=console,
         runtime=runtime or Runtime(),
         force=force,
+        options=options or RunOptions(limit=limit),
     )
