@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
-from jurybox.records import Completion, made_on_first_use
+from jurybox.records import Completion
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
@@ -27,7 +28,7 @@ Classify = Callable[[BaseException], ProviderError]
 MAX_RATE_LIMIT_WAITS = 20
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
 
@@ -51,7 +52,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class CallFailed:
     """A call that did not produce a completion: the last error and how many attempts it took."""
 
