@@ -101,7 +101,7 @@ class JudgeConfig(_Frozen):
 
     provider: Annotated[str, _ANSWER] = Field(
         description="Which adapter calls the model: anthropic, openai (the SDK; api.openai.com "
-        "or any base_url), openai_compatible (a lean client for servers you run: vLLM, Ollama, "
+        "or any base_url), openai_compatible (aiohttp, for servers you run: vLLM, Ollama, "
         "llama.cpp server, LM Studio), google, local (the bundled model), fake (scripted), or a "
         "provider registered with `jurybox.providers.register_provider`.",
         json_schema_extra=_provider_choices,
