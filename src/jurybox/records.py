@@ -302,12 +302,6 @@ class JudgeRecord:
 
     def to_json(self) -> str:
         """``json.dumps(self.to_dict(), ensure_ascii=False)``."""
-        values = self.__dict__
-        if len(values) == len(_RECORD_FIELDS):
-            # Only the fields, in their order (the generated ``__init__`` and ``from_fields``
-            # both set them so): the encoder reads them as they are, without a copy; ``status``
-            # is a ``str`` subclass, encoded as its value.
-            return json.dumps(values, ensure_ascii=False)
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
@@ -328,7 +322,7 @@ class JudgeRecord:
             raise TypeError(f"JudgeRecord needs the field(s) {sorted(missing)}")
         record = object.__new__(cls)
         values = record.__dict__  # a frozen dataclass forbids setattr, not its __dict__
-        values.update(_RECORD_TEMPLATE)  # every field in its place (``to_json`` reads them so)
+        values.update(_RECORD_TEMPLATE)  # every field, in the order of the fields
         values.update(fields)
         return record
 
