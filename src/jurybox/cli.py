@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -32,35 +31,6 @@ _FOLDER = click.Path(file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
-# Start-up (issue #19): the cyclic GC is paused while a command imports its modules (from the
-# group's callback, or from the start under `python -m jurybox`): its ~90 passes over the objects
-# that imports create cost ~25 ms of a run's way to its first request. `run` then freezes what
-# is loaded (gc.freeze: moved out of the generations a collection scans) and resumes collection;
-# other commands resume it as they start; the command's end unfreezes.
-GC_STATE = {"paused": False, "frozen": False}
-
-
-def pause_gc() -> None:
-    if gc.isenabled():
-        gc.disable()
-        GC_STATE["paused"] = True
-
-
-def resume_gc(*, freeze: bool) -> None:
-    if GC_STATE["paused"]:
-        GC_STATE["paused"] = False
-        if freeze:
-            gc.freeze()
-            GC_STATE["frozen"] = True
-        gc.enable()
-
-
-def _end_of_command() -> None:
-    resume_gc(freeze=False)
-    if GC_STATE["frozen"]:
-        GC_STATE["frozen"] = False
-        gc.unfreeze()
-
 
 def _console(*, stderr: bool = True) -> Console:
     from rich.console import Console
@@ -68,26 +38,11 @@ def _console(*, stderr: bool = True) -> Console:
     return Console(stderr=stderr)
 
 
-@overload
-def handle_errors(func: F, /) -> F: ...
-@overload
-def handle_errors(*, keeps_gc_paused: bool) -> Callable[[F], F]: ...
-def handle_errors(func: F | None = None, /, *, keeps_gc_paused: bool = False) -> Any:
-    """Turn jurybox errors into one-line messages and the documented exit statuses.
+def handle_errors(func: F) -> F:
+    """Turn jurybox errors into one-line messages and the documented exit statuses."""
 
-    The command's GC pause (``GC_STATE``) ends as it starts, unless ``keeps_gc_paused``: such a
-    command calls ``resume_gc`` itself once its modules are in (``run``, which freezes them).
-    """
-    if func is None:
-        return lambda command: _error_handling(command, keeps_gc_paused=keeps_gc_paused)
-    return _error_handling(func, keeps_gc_paused=keeps_gc_paused)
-
-
-def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not keeps_gc_paused:
-            resume_gc(freeze=False)
         from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
 
         try:
@@ -107,7 +62,6 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
             click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
             sys.exit(EXIT_FAILURE)
 
-    wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
 
 
@@ -115,8 +69,6 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
 @click.version_option(package_name="jurybox")
 def main() -> None:
     """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
-    pause_gc()
-    click.get_current_context().call_on_close(_end_of_command)
 
 
 @main.command()
@@ -160,7 +112,7 @@ def main() -> None:
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
-@handle_errors(keeps_gc_paused=True)  # resumed (and frozen) once the run's modules are in
+@handle_errors
 def run(
     config: Path,
     *,
@@ -189,7 +141,6 @@ def run(
     """
     from jurybox.app import run_from_config
 
-    resume_gc(freeze=True)
     summary = run_from_config(
         config,
         output_dir=output_dir,

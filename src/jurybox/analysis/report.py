@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Final, Literal
 
 import pandas as pd
@@ -52,8 +51,9 @@ from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
 from jurybox.analysis.verdict import build_verdict
 from jurybox.config import JudgeConfig
-from jurybox.providers._common import tokens_cost_usd
+from jurybox.pricing import tokens_cost_usd
 from jurybox.records import Item, JudgeRecord, Status
+from jurybox.versions import jurybox_version
 
 REPORT_SCHEMA_VERSION: Final[Literal[1]] = 1
 FAMILIES = (
@@ -69,13 +69,6 @@ _PARSE_FAILURES = {Status.UNPARSED.value, Status.TRUNCATED.value}
 _NO_ANSWER = {Status.PROVIDER_ERROR.value, Status.SKIPPED.value}
 
 __all__ = ["FAMILIES", "REPORT_SCHEMA_VERSION", "analyze_frame", "analyze_records", "report_schema"]
-
-
-def _version() -> str:
-    try:
-        return metadata.version("jurybox")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _failures(frame: AnalysisFrame) -> dict[str, JudgeFailures]:
@@ -254,7 +247,7 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
     evidence = Evidence(summary, f.bias, f.reliability, f.human_calibration, f.accuracy_vs_gold)
     return Report(
         schema_version=REPORT_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=_version()),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         options=Options.model_validate(options.to_dict()),
         summary=summary,
         verdict=build_verdict(frame, evidence, options),

@@ -24,13 +24,14 @@ import time
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, overload
 
 from jurybox.errors import DatasetError
 from jurybox.io.text import clean_value, is_encodable
-from jurybox.records import JudgeRecord, Status, made_on_first_use, record_key
+from jurybox.records import JudgeRecord, Status, record_key
 from jurybox.redaction import redact_credentials
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -222,7 +223,7 @@ def _checked(data: dict[str, Any], file: Path, number: int) -> dict[str, Any]:
     return data
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class RecordChunk:
     """Consecutive records of a judgments file as their parsed JSON objects (checked as
     ``read_records`` checks them, ``key`` migrated), and each one's byte offset in the file."""
@@ -250,7 +251,7 @@ def read_record_chunks(path: str | Path, size: int = CHUNK_LINES) -> Iterator[Re
 BLOCK_BYTES = 16 << 20
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class LineBlock:
     """Consecutive complete lines of a judgments file, unparsed (for a columnar parser), with
     the line number and byte offset of each line that is not blank. ``records`` parses them
@@ -376,7 +377,7 @@ class StoredRecords(Sequence[JudgeRecord]):
                     first = last
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class StoredLines:
     """The lines of consecutive stored records, each ending in a newline, one after the other
     in ``data``: record ``first + i`` is the line at ``starts[i]``."""
@@ -429,7 +430,7 @@ def _stored_lines(handle: Any, path: Path, offsets: Any, first: int) -> StoredLi
     return StoredLines(path, b"".join(pieces), first, joined)
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class UniqueRecords:
     """The records of a judgments file, one per key, and how many duplicate lines were dropped."""
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
-from jurybox.records import made_on_first_use
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
@@ -30,7 +30,7 @@ T = TypeVar("T")
 MAX_RATE_LIMIT_WAITS = 20
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
 
@@ -54,7 +54,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class CallFailed:
     """A call that did not produce a completion: the last error and how many attempts it took."""
 

@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,16 +38,16 @@ from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_ret
 from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
-from jurybox.providers.base import CALLER_TIMES_OUT, Provider
-from jurybox.providers.registry import create_provider
+from jurybox.pricing import batch_priced, completion_cost_usd
+from jurybox.providers._common import estimate_tokens_of
+from jurybox.providers.base import Provider
+from jurybox.providers.registry import create_provider, judge_concurrency
 from jurybox.records import (
     Completion,
     CompletionRequest,
     Item,
     JudgeRecord,
     WorkUnit,
-    made_on_first_use,
 )
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 # run's way to its first request.
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class Fresh:
     """What one provider call (its retries included) gave: records, the completion to cache
     (None when the call failed) and how many calls it made."""
@@ -83,7 +83,7 @@ class Engine(Protocol):
     async def close(self) -> None: ...
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync, and
     the engine making the calls (None: this process, on its event loop)."""
@@ -95,7 +95,7 @@ class Runtime:
     engine: Engine | None = None
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RunInputs:
     """Everything validated before a single call: items, judging mode and work units."""
 
@@ -129,7 +129,7 @@ def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionReque
     return inputs.mode.request(units, inputs.items, judge, max_tokens, seed)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Judge:
     """One judge of the run: its config, provider, limits, workers and record context."""
 
@@ -142,7 +142,7 @@ class _Judge:
     backend: BatchBackend | None = None  # its vendor's batch API, in a --batch run
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Sink:
     """Where finished records go: the file, the cache, the progress bar, the file's totals."""
 
@@ -328,7 +328,6 @@ class _Session:
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
-                flag = CALLER_TIMES_OUT.set(True)  # this timeout is the call's
                 try:
                     with deadlines.bound():
                         completion = await judge.provider.complete(request)
@@ -337,8 +336,6 @@ class _Session:
                     raise TimeoutError(
                         f"no answer within the judge's timeout_s of {limit_s:g} s"
                     ) from None
-                finally:
-                    CALLER_TIMES_OUT.reset(flag)
                 turn.done(completion)  # tokens used, and the rate limits the response stated
             if completion.latency_ms is None:
                 elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -361,8 +358,6 @@ class _BatchHost:
     priced at the batch rate and stamped with their batch id."""
 
     def __init__(self, session: _Session, judge: _Judge, sink: _Sink) -> None:
-        from jurybox.pipeline.batch import batch_priced  # noqa: PLC0415 - see the imports
-
         self.session, self.judge, self.sink = session, judge, sink
         priced = replace(judge.records, judge=batch_priced(judge.config))
         self.batch_judge = replace(judge, records=priced)
@@ -498,9 +493,7 @@ def build_judge(
     or learned from the provider, starting from ``saved``), workers."""
     config, judge = inputs.config, inputs.config.judges[name]
     provider = runtime.providers.get(name) or create_provider(name, judge)
-    # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
-    default = 1 if provider.is_local else config.pipeline.concurrency
-    workers = judge.concurrency or default
+    workers = judge_concurrency(judge, config.pipeline.concurrency)
     own = limits or limits_for(
         judge.rpm,
         judge.tpm,

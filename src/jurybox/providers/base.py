@@ -8,17 +8,11 @@ policy lives in ``jurybox.pipeline``. ``classify_error`` turns whatever the SDK 
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import AuthError, ProviderError
 from jurybox.records import Completion, CompletionRequest
-
-# True while the caller bounds ``complete`` by the judge's ``timeout_s`` itself (the pipeline
-# does, per attempt): an adapter may then leave out a timer of its own, which could never fire
-# first. Read it with ``.get()``; anything else calling an adapter gets the adapter's timer.
-CALLER_TIMES_OUT: ContextVar[bool] = ContextVar("jurybox_caller_times_out", default=False)
 
 
 @runtime_checkable

@@ -6,12 +6,13 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
 from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
-from jurybox.records import Item, made_on_first_use
+from jurybox.records import Item
 
 REQUIRED_FIELDS = ("id", "question", "responses")
 OPTIONAL_FIELDS = ("contexts", "expected_answer", "metadata", "authors", "human")
@@ -21,7 +22,7 @@ LABEL_FIELDS = ("query_id", *HUMAN_KEYS)
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")  # "01234" stays text
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Layout:
     """Which fields nest (JSON cells, dotted columns) and which read literals from text cells."""
 
@@ -34,7 +35,7 @@ _LABELS = _Layout(("scores", "verdict"), ("scores",))
 Arms = tuple[str, ...] | None  # None: arms unknown (a separate label file)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Spec:
     """A validated column mapping: jurybox field <- file column."""
 

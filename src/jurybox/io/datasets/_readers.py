@@ -6,17 +6,17 @@ import csv
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from jurybox.errors import DatasetError
 from jurybox.io.text import json_text_is_clean
-from jurybox.records import made_on_first_use
 
 _BATCH_ROWS = 1024
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Where:
     """Where a record came from; builds errors that point at it."""
 
@@ -30,7 +30,7 @@ class _Where:
         return DatasetError(message, path=self.path, line=self.line, field=field)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Record:
     """One raw record of a dataset file and where it came from."""
 
