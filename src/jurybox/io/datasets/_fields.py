@@ -10,7 +10,7 @@ from typing import Any
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
 from jurybox.io.datasets._readers import _is_number, _Record, _Where
-from jurybox.io.input_files import json_kind, parse_json
+from jurybox.io.input_files import json_kind, parse_json, quoted
 from jurybox.records import Item, made_on_first_use
 
 REQUIRED_FIELDS = ("id", "question", "responses")
@@ -289,7 +289,8 @@ def _preferred(value: Any, arms: Arms, where: _Where, prefix: str) -> str:
     if value.strip().lower() == "tie":
         return "tie"
     if arms is not None and value not in arms:
-        raise where.error(f"'{value}' is not an arm (allowed: {', '.join(arms)}, tie)", field)
+        allowed = ", ".join(arms)
+        raise where.error(f"'{quoted(value)}' is not an arm (allowed: {allowed}, tie)", field)
     return value
 
 
@@ -328,7 +329,7 @@ def _verdicts(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, st
 def _check_unique(key: str, where: _Where, seen: dict[str, int | None], field: str) -> None:
     if key in seen:
         unit = "row" if where.parquet else "line"
-        raise where.error(f"duplicate {field} '{key}' (first on {unit} {seen[key]})", field)
+        raise where.error(f"duplicate {field} '{quoted(key)}' (first on {unit} {seen[key]})", field)
     seen[key] = where.line
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     MISSING,
     At,
@@ -112,7 +113,7 @@ def _judge(row: Mapping[str, Any], at: At) -> tuple[str, str]:
 def _turn_of(row: Mapping[str, Any], at: At) -> int:
     turn = row.get("turn", 1)
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
-        raise at.error(f"'turn' must be 1 or 2, got {turn!r}", "turn")
+        raise at.error(f"'turn' must be 1 or 2, got {quoted(turn)}", "turn")
     return turn
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     At,
     Loaded,
@@ -113,7 +114,7 @@ def read_judgebench(source: Path, stamp: str) -> Loaded:
         for at, pair in jsonl_objects(path):
             qid = id_of(pair, "pair_id", at)
             if qid in seen:  # one judge per file: a pair twice would share its records' keys
-                raise at.error(f"pair_id {qid!r} is given twice in this file", "pair_id")
+                raise at.error(f"pair_id {quoted(qid)} is given twice in this file", "pair_id")
             seen.add(qid)
             if "judgments" not in pair:  # a pair of data/, not a judge's output
                 raise at.error(f"no 'judgments': {_WHERE}", "judgments")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     MISSING,
     At,
@@ -33,6 +34,7 @@ _LLMBAR_ORDERS = (
 _ROOT = "Dataset"  # the folder the published subsets are named from
 _Key = tuple[str, str, str]
 _VERDICTS = ("evaluators", "verdicts")
+_DEPTH = 5  # folders searched below the path imported, for dataset.json
 
 
 def _subset_name(folder: Path, source: Path) -> str:
@@ -54,7 +56,7 @@ def _llmbar_items(folder: Path, subset: str) -> list[Item]:
         entry = mapping_of(raw, at)
         label = field_of(entry, "label", at)
         if isinstance(label, bool) or str(label) not in ("1", "2"):
-            raise at.error(f"label must be 1 or 2, got {label!r}", "label")
+            raise at.error(f"label must be 1 or 2, got {quoted(label)}", "label")
         items.append(
             Item(
                 id=f"{subset}/{at.index}",
@@ -153,7 +155,10 @@ def _subset_folders(source: Path) -> list[Path]:
         # Above only through the verdict folders, never into an unrelated parent's dataset.json.
         if (folder / "dataset.json").is_file() and (up == 0 or chain[up - 1].name in _VERDICTS):
             return [folder]
-    return sorted(p.parent for p in start.rglob("dataset.json"))
+    # Below only as deep as the published tree goes (a repository root holds Dataset/<group>/
+    # <subset>/dataset.json): a path such as a home folder is not searched to its bottom.
+    below = ("/".join(["*"] * depth + ["dataset.json"]) for depth in range(_DEPTH + 1))
+    return sorted({p.parent for pattern in below for p in start.glob(pattern)})
 
 
 def _verdict_files(folder: Path, source: Path) -> list[tuple[Path, str]]:

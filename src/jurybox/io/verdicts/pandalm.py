@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     At,
     Loaded,
@@ -35,7 +36,7 @@ def _pandalm_items(path: Path) -> list[Item]:
         entry = mapping_of(raw, at)
         qid = f"pandalm/{id_of(entry, 'idx', at)}"
         if qid in items:
-            raise at.error(f"idx {entry['idx']!r} is given twice", "idx")
+            raise at.error(f"idx {quoted(entry['idx'])} is given twice", "idx")
         authors = text_of(entry, "cmp_key", at, required=False).split("_")
         question = text_of(entry, "instruction", at)
         if extra := text_of(entry, "input", at, required=False):
@@ -57,7 +58,7 @@ def _annotators(entry: Mapping[str, Any], at: At) -> dict[str, str]:
     for name in (key for key in entry if key.startswith("annotator")):
         label = _pandalm_label(entry[name])
         if label is None:
-            raise at.error(f"expected 0, 1 or 2, got {entry[name]!r}", name)
+            raise at.error(f"expected 0, 1 or 2, got {quoted(entry[name])}", name)
         labels[name] = label
     return labels
 
@@ -69,7 +70,7 @@ def _pandalm_judge(path: Path, stamp: str, loaded: Loaded) -> None:
         entry = mapping_of(raw, at)
         qid = f"pandalm/{id_of(entry, 'idx', at)}"
         if qid in seen:
-            raise at.error(f"idx {entry['idx']!r} is given twice", "idx")
+            raise at.error(f"idx {quoted(entry['idx'])} is given twice", "idx")
         seen.add(qid)
         result_key = next((k for k in entry if k.endswith("_result")), None)
         if result_key is None:
