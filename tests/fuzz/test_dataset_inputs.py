@@ -195,6 +195,16 @@ DATASETS: dict[str, tuple[str, bytes, Expect]] = {
         ).encode(),
         Refused(2, "metadata", "nested deeper"),
     ),
+    "csv_dotted_column_too_deep": (
+        "d.csv",
+        (_CSV_HEAD.strip() + ",metadata." + ".".join(["k"] * 3_000) + "\na,Q?,a,b,x\n").encode(),
+        Refused(2, "metadata.k.k...", "nested deeper than 100 levels"),
+    ),
+    "json_list_padded_with_30_mb_of_spaces": (
+        "d.json",
+        ("[" + " " * 30_000_000 + ",\n".join(map(json.dumps, BASE_ITEMS)) + "]").encode(),
+        _pairs_are(_base_pairs()),
+    ),
     "csv_cell_past_the_field_limit": (
         "d.csv",
         (_CSV_HEAD + "a,Q?,a," + "b" * 200_000 + "\n").encode(),

@@ -40,10 +40,11 @@ line, or in record batches for Parquet); only ``.json`` needs the whole text at 
 
 Text files are UTF-8 (a byte-order mark at the start is skipped; CRLF line ends are fine); JSON
 (lines, lists and JSON text in cells) is read by ``jurybox.io.input_files.parse_json``, which
-refuses nesting deeper than 100 levels, a number longer than 100 characters or too large for a
-float, and ``NaN`` / ``Infinity``; a CSV header name given twice, or a record with more or fewer
-cells than the header, is an error. A lone surrogate (an escaped ``"\\ud800"`` in JSON) cannot be
-written as UTF-8: it is replaced by U+FFFD and the number replaced is logged as a warning.
+refuses nesting deeper than 100 levels (dotted column names too), a number longer than 100
+characters or too large for a float, and ``NaN`` / ``Infinity``; a CSV header name given twice,
+or a record with more or fewer cells than the header, is an error. A lone surrogate (an escaped
+``"\\ud800"`` in JSON) cannot be written as UTF-8: it is replaced by U+FFFD and the number
+replaced is logged as a warning.
 
 A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
 plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,

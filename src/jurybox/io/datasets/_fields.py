@@ -10,7 +10,7 @@ from typing import Any
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
 from jurybox.io.datasets._readers import _is_number, _Record, _Where
-from jurybox.io.input_files import json_kind, parse_json, quoted
+from jurybox.io.input_files import MAX_DEPTH, json_kind, parse_json, quoted
 from jurybox.records import Item, made_on_first_use
 
 REQUIRED_FIELDS = ("id", "question", "responses")
@@ -140,6 +140,8 @@ def _literal(text: str, where: _Where, name: str) -> Any:
 
 
 def _set_path(data: dict[str, Any], keys: list[str], value: Any, where: _Where) -> None:
+    if len(keys) > MAX_DEPTH:  # a dotted column nests as deeply as JSON may
+        raise where.error(f"nested deeper than {MAX_DEPTH} levels", ".".join(keys[:3]) + "...")
     node = data
     for depth, key in enumerate(keys[:-1]):
         child = node.setdefault(key, {})
