@@ -112,5 +112,26 @@ def jsonl(rows: list[Any]) -> bytes:
     return "".join(json.dumps(row) + "\n" for row in rows).encode()
 
 
+Cases = dict[str, tuple[str, bytes, Expect]]
+
+
+def shared_jsonl_cases(
+    filename: str, rows: list[dict[str, Any]], same: Expect, *, id_field: str, spoil: bytes
+) -> Cases:
+    """What every JSONL reader is fed alike: a BOM and CRLF line ends (read as without them,
+    ``same``), ``spoil`` on line 2 turned into a byte that is not UTF-8, the first row again."""
+    content = jsonl(rows)
+    bad = content.replace(spoil, spoil[:-1] + b"\xff", 1)
+    return {
+        "bom_crlf": (filename, b"\xef\xbb\xbf" + content.replace(b"\n", b"\r\n"), same),
+        "not_utf8": (filename, bad, Refused(2, None, "invalid UTF-8")),
+        f"duplicate_{id_field}": (
+            filename,
+            jsonl([*rows, rows[0]]),
+            Refused(len(rows) + 1, id_field, "duplicate"),
+        ),
+    }
+
+
 def assert_equal(got: Any, expected: Any) -> None:
     assert got == expected

@@ -18,12 +18,13 @@ from fuzz.harness import (
     FUZZ,
     HUGE,
     Accepted,
-    Expect,
+    Cases,
     Refused,
     assert_equal,
     cli,
     jsonl,
     judge,
+    shared_jsonl_cases,
 )
 
 # --- the data set loader -------------------------------------------------------------------------
@@ -75,7 +76,7 @@ def _question_is(text: str) -> Accepted:
 _CSV_HEAD = "id,question,responses.control,responses.treatment\n"
 _CSV_ROWS = "".join(f"{i['id']},{i['question']},a,b\n" for i in BASE_ITEMS)
 
-DATASETS: dict[str, tuple[str, bytes, Expect]] = {
+DATASETS: Cases = {
     "clean": ("d.jsonl", jsonl(BASE_ITEMS), _pairs_are(_base_pairs())),
     "truncated_line": (
         "d.jsonl",
@@ -134,17 +135,8 @@ DATASETS: dict[str, tuple[str, bytes, Expect]] = {
         ),
         Refused(2, "id", "duplicate"),
     ),
-    "bom": ("d.jsonl", b"\xef\xbb\xbf" + jsonl(BASE_ITEMS), _pairs_are(_base_pairs())),
-    "crlf": ("d.jsonl", jsonl(BASE_ITEMS).replace(b"\n", b"\r\n"), _pairs_are(_base_pairs())),
-    "not_utf8": (
-        "d.jsonl",
-        jsonl(BASE_ITEMS).replace(b"Question b", b"Question \xff"),
-        Refused(2, None, "invalid UTF-8"),
-    ),
-    "duplicate_ids": (
-        "d.jsonl",
-        jsonl([*BASE_ITEMS, BASE_ITEMS[0]]),
-        Refused(4, "id", "duplicate"),
+    **shared_jsonl_cases(
+        "d.jsonl", BASE_ITEMS, _pairs_are(_base_pairs()), id_field="id", spoil=b"Question b"
     ),
     "empty": ("d.jsonl", b"", Refused(None, None, "empty file")),
     "json_list_truncated": (

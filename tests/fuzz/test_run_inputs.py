@@ -18,12 +18,14 @@ from fuzz.harness import (
     DEEP,
     HUGE,
     Accepted,
+    Cases,
     Expect,
     Refused,
     assert_equal,
     cli,
     jsonl,
     judge,
+    shared_jsonl_cases,
 )
 from jurybox.cli import main
 
@@ -76,7 +78,7 @@ def _labels_are(expected: dict[str, Any]) -> Accepted:
 
 
 ALL_CONTROL = dict.fromkeys(("a", "b", "c"), "control")
-LABELS: dict[str, tuple[str, bytes, Expect]] = {
+LABELS: Cases = {
     "clean": ("l.jsonl", jsonl(LABEL_ROWS), _labels_are(ALL_CONTROL)),
     "truncated": ("l.jsonl", jsonl(LABEL_ROWS)[:-12], Refused(3, None, "invalid JSON")),
     "preferred_arm_is_a_number": (
@@ -120,20 +122,8 @@ LABELS: dict[str, tuple[str, bytes, Expect]] = {
         jsonl(_label_rows(1, query_id="b\ud800")),
         _labels_are({"a": "control", "b": None, "c": "control"}),  # matches no item: left out
     ),
-    "bom_crlf": (
-        "l.jsonl",
-        b"\xef\xbb\xbf" + jsonl(LABEL_ROWS).replace(b"\n", b"\r\n"),
-        _labels_are(ALL_CONTROL),
-    ),
-    "not_utf8": (
-        "l.jsonl",
-        jsonl(LABEL_ROWS).replace(b'"b"', b'"\xe9"'),
-        Refused(2, None, "invalid UTF-8"),
-    ),
-    "duplicate_query_id": (
-        "l.jsonl",
-        jsonl([*LABEL_ROWS, LABEL_ROWS[0]]),
-        Refused(4, "query_id", "duplicate"),
+    **shared_jsonl_cases(
+        "l.jsonl", LABEL_ROWS, _labels_are(ALL_CONTROL), id_field="query_id", spoil=b'"b"'
     ),
     "csv_ragged": (
         "l.csv",
