@@ -46,6 +46,19 @@ JB = [
      "judge_name": "j", "judgments": [{"decision": "A>B"}, {"decision": "B>A"}]}
     for i in range(2)
 ]  # fmt: skip
+LLMBAR = [{"input": f"q{i}", "output_1": "a", "output_2": "b", "label": 1} for i in range(2)]
+_WINNERS = {"swap = False": {"winner": "1"}, "swap = True": {"winner": "2"}}
+
+
+def _llmbar(dataset: bytes | None = None, result: bytes | None = None) -> dict[str, bytes]:
+    """A flat LLMBar subset: dataset.json and one judge's result.json (two items)."""
+    verdicts = [{**row, "results": [_WINNERS]} for row in LLMBAR]
+    return {
+        "dataset.json": dataset or json.dumps(LLMBAR, indent=1).encode(),
+        "verdicts/GPT-4/result.json": result or json.dumps(verdicts, indent=1).encode(),
+    }
+
+
 GENERIC_MAP = ("--map", "query_id=q", "--map", "judge=j", "--map", "preferred=p")
 
 
@@ -133,6 +146,42 @@ IMPORTS: dict[str, tuple[str, dict[str, bytes], str, Expect, tuple[str, ...]]] =
         _pandalm(b"\xef\xbb\xbf" + json.dumps(PANDA).encode()),
         "testset-v1.json",
         _imported(2),
+        (),
+    ),
+    "llmbar_clean": ("llmbar", _llmbar(), "dataset.json", _imported(4), ()),
+    "llmbar_bom_crlf": (
+        "llmbar",
+        _llmbar(b"\xef\xbb\xbf" + json.dumps(LLMBAR, indent=1).encode().replace(b"\n", b"\r\n")),
+        "dataset.json",
+        _imported(4),
+        (),
+    ),
+    "llmbar_label_is_a_list": (
+        "llmbar",
+        _llmbar(json.dumps([LLMBAR[0], {**LLMBAR[1], "label": [1]}], indent=1).encode()),
+        "dataset.json",
+        Refused(8, "label", "must be 1 or 2"),
+        (),
+    ),
+    "llmbar_nan_label": (
+        "llmbar",
+        _llmbar(json.dumps(LLMBAR).replace('"label": 1', '"label": NaN', 1).encode()),
+        "dataset.json",
+        Refused(1, None, "NaN"),
+        (),
+    ),
+    "llmbar_result_deep": (
+        "llmbar",
+        _llmbar(result=("[" + DEEP + "]").encode()),
+        "verdicts/GPT-4/result.json",
+        Refused(1, None, "nested deeper"),
+        (),
+    ),
+    "llmbar_result_truncated": (
+        "llmbar",
+        _llmbar(result=json.dumps([{**LLMBAR[0], "results": [_WINNERS]}], indent=1).encode()[:-30]),
+        "verdicts/GPT-4/result.json",
+        Refused(13, None, "Unterminated string"),
         (),
     ),
     "judgebench_clean": ("judgebench", {"x.jsonl": jsonl(JB)}, "x.jsonl", _imported(4), ()),
