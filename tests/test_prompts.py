@@ -288,22 +288,19 @@ def test_template_syntax_in_content_stays_literal() -> None:
         assert payload in text
 
 
-def test_neutralise_skips_only_text_the_opener_cannot_match() -> None:
-    """``neutralise`` returns text with no "<", "&" or "＜" at once (issue 19): no code point
-    other than those three can start a match of the opener, in any case, so the scan it skips
-    would have found nothing."""
-    from jurybox.prompts.fencing import _OPENER
+def test_neutralise_skips_only_text_no_opener_can_start_in() -> None:
+    """``neutralise`` returns text holding none of ``_STARTS`` at once (issue 19): no other code
+    point starts a match of a tag-like opener, written as itself or encoded."""
+    from jurybox.prompts.fencing import _STARTS, _tag_like
 
-    starts = {
-        chr(point)
-        for point in range(0x110000)
-        if any(_OPENER.match(chr(point) + rest) for rest in ("", "lt;", "LT;", "Lt;"))
-    }
-    assert starts == {"<", "&", "\uff1c"}
+    pattern = _tag_like(False)
+    rests = ("/question", "lt;/question", "#60;/question", "3c/question", "u003c/question")
+    starts = {chr(p) for p in range(0x110000) if any(pattern.match(chr(p) + r) for r in rests)}
+    assert starts == set(_STARTS)
     for text in ("plain", "a &LT;/question> b", "x ＜/untrusted_response>", "<question>", ""):
         fresh = neutralise.__wrapped__(text)  # type: ignore[attr-defined]  # lru_cache's
         assert neutralise(text) == fresh
-        assert (fresh == text) == ("<" not in text and "&" not in text and "＜" not in text)
+        assert (fresh == text) == (not any(char in text for char in _STARTS))
 
 
 def test_neutralise_defangs_every_tag_lookalike() -> None:
@@ -314,9 +311,10 @@ def test_neutralise_defangs_every_tag_lookalike() -> None:
     )
     cleaned = neutralise(text)
     assert not re.search(r"<\s*/?\s*(untrusted|question|expected|example|reference)", cleaned, re.I)
-    assert "\uff1c" not in cleaned
+    assert "\uff1c/" not in cleaned and "[\uff1c]/" in cleaned
     assert "<b>bold</b> and a < b" in cleaned
     assert neutralise(cleaned) == cleaned
+    assert re.sub(r"\[([<\uff1c])\]", r"\1", cleaned) == text  # nothing but the brackets
 
 
 def test_question_cannot_forge_sections() -> None:

@@ -353,11 +353,41 @@ class RunConfig(_Frozen):
         return Path(self.source_path).parent / path
 
 
+# YAML's own bombs: nesting that PyYAML's recursive composer turns into a RecursionError, and
+# aliases (``*a``) that repeat an anchor's value so often that a few lines expand to billions of
+# values once anything walks them (pydantic, the manifest's JSON, a request body).
+MAX_YAML_DEPTH = 100
+MAX_YAML_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: plain PyYAML keeps the
-    last value silently, so a second ``temperature:`` further down would quietly win."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (plain PyYAML keeps the
+    last value silently, so a second ``temperature:`` further down would quietly win), nesting
+    deeper than ``MAX_YAML_DEPTH`` levels, an alias inside its own anchor, and a document that,
+    aliases expanded, holds more than ``MAX_YAML_VALUES`` values."""
 
     source = "<yaml>"
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1  # checked before PyYAML's composer recurses one level further
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                message = f"nested deeper than {MAX_YAML_DEPTH} levels"
+                raise ConfigError(message, path=self.source, line=line)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and _expanded_size(node, {}, self.source) > MAX_YAML_VALUES:
+            raise ConfigError(
+                f"holds more than {MAX_YAML_VALUES:,} values once its aliases (*name) are expanded",
+                path=self.source,
+            )
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -375,6 +405,25 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if isinstance(key, Hashable):
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], source: str) -> int:
+    """How many values ``node`` stands for, each alias counted as a copy of its anchor's value
+    (once per node: ``sizes`` is keyed by ``id``, -1 while the node is being counted)."""
+    known = sizes.get(id(node))
+    if known == -1:
+        line = node.start_mark.line + 1
+        raise ConfigError("an alias (*name) inside its own anchor's value", path=source, line=line)
+    if known is not None:
+        return known
+    sizes[id(node)] = -1
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    size = sizes[id(node)] = 1 + sum(_expanded_size(child, sizes, source) for child in children)
+    return size
 
 
 def load_yaml(text: str, source: str) -> Any:

@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -59,6 +59,16 @@ def _escape_part(part: str) -> str:
     return part.replace("\\", "\\\\").replace("|", "\\|")
 
 
+def ranking_ordering(order: Sequence[str]) -> str:
+    """The ``presentation_order`` of a ranking: the arms in the order shown, joined by ``>``,
+    each arm's own ``\\`` and ``>`` escaped with a backslash, so that no two orders share a name
+    (arms ``a``, ``b`` and ``a>b>a`` once gave ``a>b>a>b>a`` twice). Names of arms without ``>``
+    or ``\\`` are unchanged."""
+    if not any(">" in arm or "\\" in arm for arm in order):
+        return ">".join(order)
+    return ">".join(arm.replace("\\", "\\\\").replace(">", "\\>") for arm in order)
+
+
 def unit_key(
     item_id: str,
     judge: str,
@@ -84,19 +94,38 @@ def unit_key(
 
 
 def record_key(data: Mapping[str, Any]) -> str:
-    """The key of a record read from a file: as written, or for a version-1 record (keys that
-    could collide) rebuilt from the record's own fields: the migration of old files."""
+    """The key of a record read from a file: as written, or rebuilt from the record's own fields
+    where the key written could collide: the migration of old files (a version-1 record; a
+    ranking record whose arm names hold ``>`` or ``\\``, see ``ranking_ordering``)."""
     version = data.get("schema_version")
-    if version is None or int(version) >= RECORD_SCHEMA_VERSION:
-        return str(data["key"])  # current, or not written by jurybox: the key as given
+    if version is None:
+        return str(data["key"])  # not written by jurybox: the key as given
+    ordering = _escaped_ranking_order(data)
+    if ordering is None:
+        if int(version) >= RECORD_SCHEMA_VERSION:
+            return str(data["key"])  # current: the key as written
+        ordering = str(data["presentation_order"])
     return unit_key(
         str(data["query_id"]),
         str(data["judge_name"]),
-        str(data["presentation_order"]),
+        ordering,
         int(data.get("repeat") or 0),
         criterion=data.get("criterion"),
         retest=bool(data.get("retest")),
     )
+
+
+def _escaped_ranking_order(data: Mapping[str, Any]) -> str | None:
+    """A ranking record's ordering rebuilt from its positions when an arm's name holds ``>`` or
+    ``\\`` (files written before ``ranking_ordering`` escaped them, whose keys could collide);
+    None for every other record, whose key stays as written."""
+    positions = data.get("positions")
+    if data.get("mode") != "ranking" or not isinstance(positions, Mapping):
+        return None
+    order = [str(positions[letter]) for letter in sorted(positions)]
+    if not any(">" in arm or "\\" in arm for arm in order):
+        return None
+    return ranking_ordering(order)
 
 
 @dataclass(frozen=True)  # no slots: ``key`` is a cached_property
@@ -105,7 +134,7 @@ class WorkUnit:
 
     ``order`` lists the arms in the order they are shown (position A first). ``ordering`` is the
     human-readable name of that order ("control_first", "treatment_first", "single", or the
-    arms joined by ">" for rankings).
+    arms joined by ">" for rankings: ``ranking_ordering``).
     """
 
     item_id: str

@@ -14,7 +14,10 @@ Columns, in this order (absent values are empty / null):
   ``human.verdict.<arm>``, ``human.score.<arm>.<dimension>``, ``human.annotator``, ``human.notes``.
 
 Nested values stay JSON text rather than struct columns so that every format holds the same
-table and a CSV round-trips.
+table and a CSV round-trips. One exception in CSV only: a text cell (or column name) that begins
+with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, which a spreadsheet would run as a
+formula, is written behind a ``'`` (OWASP's rule against CSV injection); Parquet and JSONL keep
+the text as it is.
 """
 
 from __future__ import annotations
@@ -135,10 +138,23 @@ def write_table(rows: Sequence[Row], out: Path, fmt: TableFormat) -> None:
 
 
 def _write_csv(rows: Sequence[Row], path: Path) -> None:
+    columns = columns_of(rows)
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns_of(rows))
-        writer.writeheader()
-        writer.writerows(rows)
+        writer = csv.writer(handle)
+        writer.writerow(map(_inert, columns))
+        writer.writerows([_inert(row.get(name)) for name in columns] for row in rows)
+
+
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (``=cmd|' /C calc'!A0``), behind a
+    ``'``; numbers (a negative score) and other text as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _write_jsonl(rows: Sequence[Row], path: Path) -> None:

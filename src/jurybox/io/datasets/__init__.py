@@ -38,6 +38,14 @@ lines, the line it starts on; for invalid UTF-8, the line of the bad byte) and t
 row number for Parquet (the message says "Parquet row N"). Files are read as a stream (line by
 line, or in record batches for Parquet); only ``.json`` needs the whole text at once.
 
+Text files are UTF-8 (a byte-order mark at the start is skipped; CRLF line ends are fine); JSON
+(lines, lists and JSON text in cells) is read by ``jurybox.io.input_files.parse_json``, which
+refuses nesting deeper than 100 levels (dotted column names too), a number longer than 100
+characters or too large for a float, and ``NaN`` / ``Infinity``; a CSV header name given twice,
+or a record with more or fewer cells than the header, is an error. A lone surrogate (an escaped
+``"\\ud800"`` in JSON) cannot be written as UTF-8: it is replaced by U+FFFD and the number
+replaced is logged as a warning.
+
 A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
 plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,
 ``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too.
@@ -127,10 +135,8 @@ def _items(records: Iterable[_Record], spec: _Spec, path: str) -> list[Item]:
     first_where = _Where(path)
     replaced = 0
     for record in records:
-        data = _normalise(record, spec, _DATASET)
-        if not record.clean:
-            data, count = clean_value(data)
-            replaced += count
+        data, count = _encodable(_normalise(record, spec, _DATASET), record)
+        replaced += count
         item = _to_item(data, record.where, spec)
         _check_unique(item.id, record.where, seen, "id")
         if items:
@@ -138,20 +144,31 @@ def _items(records: Iterable[_Record], spec: _Spec, path: str) -> list[Item]:
         else:
             first_where = record.where
         items.append(item)
+    _say_replaced(path, replaced)
+    return items
+
+
+def _encodable(data: dict[str, Any], record: _Record) -> tuple[dict[str, Any], int]:
+    """``data`` with each lone surrogate replaced by U+FFFD, and how many there were."""
+    return (data, 0) if record.clean else clean_value(data)
+
+
+def _say_replaced(path: str | Path, replaced: int) -> None:
     if replaced:
         # Replaced rather than refused: the text is still judged, and ids stay stable keys.
         logger.warning(
             "%s: %d unencodable code point(s) (lone surrogates) replaced by U+FFFD", path, replaced
         )
-    return items
 
 
 def load_human_labels(path: str | Path) -> dict[str, Mapping[str, Any]]:
     """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``)."""
     labels: dict[str, Mapping[str, Any]] = {}
     seen: dict[str, int | None] = {}
+    replaced = 0
     for record in _records(Path(path)):
-        data, where = _normalise(record, _Spec({}, None), _LABELS), record.where
+        data, count = _encodable(_normalise(record, _Spec({}, None), _LABELS), record)
+        where, replaced = record.where, replaced + count
         _reject_unknown(data, LABEL_FIELDS, where, "labels")
         query_id = _identifier(data.get("query_id"), "query_id", where, "field")
         _check_unique(query_id, where, seen, "query_id")
@@ -159,6 +176,7 @@ def load_human_labels(path: str | Path) -> dict[str, Mapping[str, Any]]:
         if not {"preferred_arm", "scores", "verdict"} & set(human):
             raise where.error("no label: give preferred_arm, scores or verdict", field="query_id")
         labels[query_id] = human
+    _say_replaced(path, replaced)
     return labels
 
 

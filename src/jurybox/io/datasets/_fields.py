@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -11,7 +10,8 @@ from typing import Any
 
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
-from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
+from jurybox.io.datasets._readers import _is_number, _Record, _Where
+from jurybox.io.input_files import MAX_DEPTH, json_kind, parse_json, quoted
 from jurybox.records import Item
 
 REQUIRED_FIELDS = ("id", "question", "responses")
@@ -78,7 +78,7 @@ def _normalise(record: _Record, spec: _Spec, layout: _Layout) -> dict[str, Any]:
         if head in layout.nested:
             value = data.pop(key)
             if record.flat and head in layout.literal and isinstance(value, str):
-                value = _literal(value)
+                value = _literal(value, where, key)
             _set_path(data, [head, *rest.split(".")], value, where)
     return data
 
@@ -117,9 +117,9 @@ def _decode_cell(value: Any, name: str, where: _Where) -> Any:
     if not isinstance(value, str) or (name == "contexts" and not value.lstrip().startswith("[")):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise where.error(f"invalid JSON in cell: {exc.msg} (column {exc.colno})", name) from None
+        return parse_json(value, path=where.path, line=where.line, field=name)
+    except DatasetError as exc:  # said of the cell, and of the Parquet row where it is one
+        raise where.error(f"invalid JSON in cell: {exc.reason}", name) from None
 
 
 def _drop_none(value: Any) -> Any:
@@ -128,16 +128,21 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def _literal(text: str) -> Any:
+def _literal(text: str, where: _Where, name: str) -> Any:
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
         return lowered == "true"
-    if _NUMBER.fullmatch(lowered):
-        return float(lowered) if any(c in lowered for c in ".e") else int(lowered)
+    if _NUMBER.fullmatch(lowered):  # JSON's own number syntax: read (and bounded) as JSON
+        try:
+            return parse_json(lowered, path=where.path, line=where.line, field=name)
+        except DatasetError as exc:
+            raise where.error(exc.reason, name) from None
     return text
 
 
 def _set_path(data: dict[str, Any], keys: list[str], value: Any, where: _Where) -> None:
+    if len(keys) > MAX_DEPTH:  # a dotted column nests as deeply as JSON may
+        raise where.error(f"nested deeper than {MAX_DEPTH} levels", ".".join(keys[:3]) + "...")
     node = data
     for depth, key in enumerate(keys[:-1]):
         child = node.setdefault(key, {})
@@ -157,7 +162,7 @@ def _to_item(data: Mapping[str, Any], where: _Where, spec: _Spec) -> Item:
     if question is None:
         raise where.error(f"missing {spec.label('question')}", field="question")
     if not isinstance(question, str) or not question.strip():
-        raise where.error(f"expected non-empty text, got {_kind(question)}", field="question")
+        raise where.error(f"expected non-empty text, got {json_kind(question)}", field="question")
     responses = _responses(data.get("responses"), where)
     arms = tuple(responses)
     return Item(
@@ -191,7 +196,7 @@ def _identifier(value: Any, name: str, where: _Where, label: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str) or not value.strip():
-        raise where.error(f"expected a non-empty string or integer, got {_kind(value)}", name)
+        raise where.error(f"expected a non-empty string or integer, got {json_kind(value)}", name)
     return value
 
 
@@ -199,14 +204,14 @@ def _responses(value: Any, where: _Where) -> dict[str, str]:
     if value is None:
         raise where.error("missing field", field="responses")
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping of arm -> text, got {_kind(value)}", "responses")
+        raise where.error(f"expected a mapping of arm -> text, got {json_kind(value)}", "responses")
     if not value:
         raise where.error("no responses: give at least one arm", field="responses")
     for arm, text in value.items():
         if not isinstance(arm, str) or not arm.strip():
             raise where.error(f"arm names must be non-empty text, got {arm!r}", "responses")
         if not isinstance(text, str):
-            raise where.error(f"expected text, got {_kind(text)}", field=f"responses.{arm}")
+            raise where.error(f"expected text, got {json_kind(text)}", field=f"responses.{arm}")
     return dict(value)
 
 
@@ -216,10 +221,10 @@ def _contexts(value: Any, where: _Where) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if not isinstance(value, list):
-        raise where.error(f"expected a list of text, got {_kind(value)}", field="contexts")
+        raise where.error(f"expected a list of text, got {json_kind(value)}", field="contexts")
     for index, text in enumerate(value):
         if not isinstance(text, str):
-            raise where.error(f"expected text, got {_kind(text)}", field=f"contexts[{index}]")
+            raise where.error(f"expected text, got {json_kind(text)}", field=f"contexts[{index}]")
     return tuple(value)
 
 
@@ -228,12 +233,12 @@ def _optional_text(value: Any, where: _Where) -> str | None:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise where.error(f"expected text, got {_kind(value)}", field="expected_answer")
+    raise where.error(f"expected text, got {json_kind(value)}", field="expected_answer")
 
 
 def _mapping(value: Any, name: str, where: _Where) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping, got {_kind(value)}", field=name)
+        raise where.error(f"expected a mapping, got {json_kind(value)}", field=name)
     return dict(value)
 
 
@@ -242,7 +247,7 @@ def _authors(value: Any, arms: tuple[str, ...], where: _Where) -> dict[str, str]
     for arm, family in authors.items():
         _check_arm(arm, arms, where, f"authors.{arm}")
         if not isinstance(family, str) or not family.strip():
-            raise where.error(f"expected a family name, got {_kind(family)}", f"authors.{arm}")
+            raise where.error(f"expected a family name, got {json_kind(family)}", f"authors.{arm}")
     return authors
 
 
@@ -253,7 +258,7 @@ def _check_arm(arm: str, arms: Arms, where: _Where, field: str) -> None:
 
 def _human(value: Any, arms: Arms, where: _Where, prefix: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping, got {_kind(value)}", prefix.rstrip(".") or None)
+        raise where.error(f"expected a mapping, got {json_kind(value)}", prefix.rstrip(".") or None)
     labels = {key: val for key, val in value.items() if val is not None}
     for key in labels:
         if key not in HUMAN_KEYS:
@@ -276,18 +281,19 @@ def _label_text(value: Any, where: _Where, field: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # annotator ids are often numbers
     if not isinstance(value, str):
-        raise where.error(f"expected text, got {_kind(value)}", field=field)
+        raise where.error(f"expected text, got {json_kind(value)}", field=field)
     return value
 
 
 def _preferred(value: Any, arms: Arms, where: _Where, prefix: str) -> str:
     field = f"{prefix}preferred_arm"
     if not isinstance(value, str) or not value.strip():
-        raise where.error(f"expected an arm name or 'tie', got {_kind(value)}", field=field)
+        raise where.error(f"expected an arm name or 'tie', got {json_kind(value)}", field=field)
     if value.strip().lower() == "tie":
         return "tie"
     if arms is not None and value not in arms:
-        raise where.error(f"'{value}' is not an arm (allowed: {', '.join(arms)}, tie)", field)
+        allowed = ", ".join(arms)
+        raise where.error(f"'{quoted(value)}' is not an arm (allowed: {allowed}, tie)", field)
     return value
 
 
@@ -299,7 +305,9 @@ def _scores(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, dict
         dims = _mapping({"overall": given} if _is_number(given) else given, f"{field}.{arm}", where)
         for dim, score in dims.items():
             if not _is_number(score):
-                raise where.error(f"expected a number, got {_kind(score)}", f"{field}.{arm}.{dim}")
+                raise where.error(
+                    f"expected a number, got {json_kind(score)}", f"{field}.{arm}.{dim}"
+                )
         out[arm] = {dim: float(score) for dim, score in dims.items()}
     return out
 
@@ -324,7 +332,7 @@ def _verdicts(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, st
 def _check_unique(key: str, where: _Where, seen: dict[str, int | None], field: str) -> None:
     if key in seen:
         unit = "row" if where.parquet else "line"
-        raise where.error(f"duplicate {field} '{key}' (first on {unit} {seen[key]})", field)
+        raise where.error(f"duplicate {field} '{quoted(key)}' (first on {unit} {seen[key]})", field)
     seen[key] = where.line
 
 

@@ -32,9 +32,25 @@ Kinds (where each public release keeps its verdicts is in the README):
              (pairwise: A | B | tie, or 1 | 2 | 0), ``score`` (one response scored alone) or
              ``label`` (binary: yes/no, true/false, 1/0, pass/fail).
 
-Every reader is loud: an entry it cannot read is a ``DatasetError`` naming file, entry and field;
-a verdict value the format does not define is counted (``ImportSummary.unreadable``) and an
-import where more than half the verdicts are unreadable is refused unless ``allow_unparsed``.
+Every reader is loud: an entry it cannot read is a ``DatasetError`` naming file, line (for an
+entry of a JSON list: the line it starts on, and its number) and field; a verdict value the
+format does not define is counted (``ImportSummary.unreadable``) and an import where more than
+half the verdicts are unreadable is refused unless ``allow_unparsed``. What every reader refuses:
+
+- bytes that are not UTF-8 (never replaced), and JSON that ``jurybox.io.input_files.parse_json``
+  refuses (nesting deeper than 100 levels, a number longer than 100 characters or too large,
+  ``NaN`` / ``Infinity``); a byte-order mark at the start of a file and CRLF line ends are fine;
+- an id (``idx``, ``pair_id``, ``question_id``, a model name, a mapped ``query_id`` or ``judge``)
+  that is null, blank, a boolean, a float, a list or an object: never the id ``"None"``;
+- a text field holding a list or an object (a number or boolean is read as Python writes it,
+  e.g. ``True``: PandaLM's release holds two such responses);
+- the same PandaLM ``idx`` twice in one file, the same JudgeBench ``pair_id`` twice in one file
+  (in the other formats the same judge, item and order again is a repeat: ``repeat`` 1, 2 ...);
+- a generic CSV whose header names a column twice or is empty, or a row with more or fewer
+  cells than the header.
+
+A lone surrogate (an escaped ``"\\ud800"``) cannot be written as UTF-8: it is replaced by U+FFFD,
+counted in each record's ``text_replaced``.
 """
 
 from __future__ import annotations
@@ -46,9 +62,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import read_json_lines
 from jurybox.io.judgments import record_json
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
@@ -200,16 +216,12 @@ def read_items(path: str | Path) -> list[Item]:
     """Items from a JSONL file of ``Item`` fields (as written by ``import_verdicts``)."""
     items = []
     source = Path(path)
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data: dict[str, Any] = json.loads(line)
-                data["contexts"] = tuple(data.get("contexts") or ())
-                items.append(Item(**data))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise DatasetError(f"not an item: {exc}", path=str(source), line=number) from None
+    for line, data in read_json_lines(source):
+        try:
+            data["contexts"] = tuple(data.get("contexts") or ())
+            items.append(Item(**data))
+        except (AttributeError, TypeError) as exc:
+            raise DatasetError(f"not an item: {exc}", path=str(source), line=line) from None
     return items
 
 
@@ -217,13 +229,10 @@ def load_imported(out_path: str | Path) -> tuple[list[JudgeRecord], list[Item]]:
     """Records and companion items written by ``import_verdicts``."""
     source = Path(out_path)
     records = []
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(JudgeRecord.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-                raise DatasetError(f"not a record: {exc}", path=str(source), line=number) from None
+    for line, data in read_json_lines(source):
+        try:
+            records.append(JudgeRecord.from_dict(data))
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            raise DatasetError(f"not a record: {exc}", path=str(source), line=line) from None
     items_path = companion_items_path(source)
     return records, read_items(items_path) if items_path.exists() else []
