@@ -54,7 +54,7 @@ Bet = Literal["agrapa", "prpl"]
 Outcome = Literal["above", "below", "undecided"]
 FloatArray = NDArray[np.float64]
 _THETA = 0.5  # weight of the upward bet in the hedge: the two sides share α equally
-_CHUNK = 256  # steps per pass: bounds memory at grid × 256 floats for any length
+_CHUNK = 64  # steps per pass: memory stays at grid × 64 floats, and the grid shrinks between
 _FIXED_N = {"wilson": "Wilson score interval", "beta": "Clopper–Pearson interval"}
 
 
@@ -69,8 +69,9 @@ class SequenceState:
     t: int  # observations so far
     total: float  # Σ x
     sq_dev: float  # Σ (x_i − μ̂_i)²
-    log_up: FloatArray  # log K⁺_t(m) on the grid
-    log_down: FloatArray  # log K⁻_t(m) on the grid
+    first: int  # grid index (m = first / breaks) of log_up[0] and log_down[0]
+    log_up: FloatArray  # log K⁺_t(m) on the grid points still in play
+    log_down: FloatArray  # log K⁻_t(m) on the same points
     lower: float  # running-intersection bounds at step t
     upper: float
 
@@ -289,6 +290,7 @@ def _start_state(
         t=0,
         total=0.0,
         sq_dev=0.0,
+        first=0,
         log_up=zeros,
         log_down=zeros.copy(),
         lower=0.0,
@@ -314,7 +316,8 @@ def _continued(
 
 def _extend(state: SequenceState, x: FloatArray) -> tuple[SequenceState, FloatArray, FloatArray]:
     """Bet on one chunk of observations: new state and the chunk's running bounds."""
-    m = np.arange(state.breaks + 1, dtype=np.float64)[:, None] / state.breaks
+    first, log_up_before, log_down_before = _in_play(state)
+    m = np.arange(first, first + log_up_before.size, dtype=np.float64)[:, None] / state.breaks
     t = state.t + np.arange(1, x.size + 1)
     mu = (0.5 + state.total + np.cumsum(x)) / (t + 1)
     sq_dev = state.sq_dev + np.cumsum((x - mu) ** 2)
@@ -326,9 +329,9 @@ def _extend(state: SequenceState, x: FloatArray) -> tuple[SequenceState, FloatAr
         c = state.truncation
         up = np.minimum(up, c / m)
         down = np.minimum(down, c / (1.0 - m))
-    log_up = state.log_up[:, None] + np.cumsum(np.log1p(up * (x - m)), axis=1)
-    log_down = state.log_down[:, None] + np.cumsum(np.log1p(-down * (x - m)), axis=1)
-    low, high = _bounds(state, log_up, log_down)
+    log_up = log_up_before[:, None] + np.cumsum(np.log1p(up * (x - m)), axis=1)
+    log_down = log_down_before[:, None] + np.cumsum(np.log1p(-down * (x - m)), axis=1)
+    low, high = _bounds(state, first, log_up, log_down)
     following = SequenceState(
         confidence=state.confidence,
         bet=state.bet,
@@ -337,12 +340,25 @@ def _extend(state: SequenceState, x: FloatArray) -> tuple[SequenceState, FloatAr
         t=int(t[-1]),
         total=state.total + float(x.sum()),
         sq_dev=float(sq_dev[-1]),
+        first=first,
         log_up=log_up[:, -1].copy(),
         log_down=log_down[:, -1].copy(),
         lower=float(low[-1]),
         upper=float(high[-1]),
     )
     return following, low, high
+
+
+def _in_play(state: SequenceState) -> tuple[int, FloatArray, FloatArray]:
+    """The grid points that can still move the running bounds: those between them, with a grid
+    step of margin each side. A point outside can only widen an interval the running
+    intersection has already cut (for a CS that is an interval, the usual case, the bounds are
+    the ones the whole grid gives); dropping it for good keeps long sequences cheap."""
+    last = state.first + state.log_up.size - 1
+    low = min(max(state.first, int(np.floor(state.lower * state.breaks)) - 1), last)
+    high = max(min(last, int(np.ceil(state.upper * state.breaks)) + 1), low)
+    keep = slice(low - state.first, high - state.first + 1)
+    return low, state.log_up[keep], state.log_down[keep]
 
 
 def _bets(
@@ -364,7 +380,7 @@ def _bets(
 
 
 def _bounds(
-    state: SequenceState, log_up: FloatArray, log_down: FloatArray
+    state: SequenceState, first_index: int, log_up: FloatArray, log_down: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """The grid points still in the CS at each step, widened by a grid step and intersected."""
     barrier = np.log(1.0 / (1.0 - state.confidence))
@@ -372,8 +388,8 @@ def _bounds(
     inside = capital <= barrier
     any_in = inside.any(axis=0)
     step = 1.0 / state.breaks
-    first = np.argmax(inside, axis=0)
-    last = inside.shape[0] - 1 - np.argmax(inside[::-1], axis=0)
+    first = first_index + np.argmax(inside, axis=0)
+    last = first_index + inside.shape[0] - 1 - np.argmax(inside[::-1], axis=0)
     # An empty grid (every m rejected) says nothing new: keep the running bounds.
     low = np.where(any_in, np.maximum(first * step - step, 0.0), 0.0)
     high = np.where(any_in, np.minimum(last * step + step, 1.0), 1.0)
