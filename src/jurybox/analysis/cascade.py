@@ -176,9 +176,11 @@ def _summed(rows: pd.DataFrame, ids: pd.Index, columns: Sequence[str]) -> FloatA
 
 
 @dataclass(frozen=True)
-class _Matrices:
-    """Judges × items arrays of one replay, rows in cascade order."""
+class CascadeInputs:
+    """Judges × items arrays a replay routes, rows in cascade order (``cascade_inputs``); one
+    set serves replays with any target, δ, split or seed."""
 
+    judges: tuple[str, ...]
     ids: list[str]
     missing: int  # items some judge never judged (left out)
     judged: list[JudgeItems]
@@ -197,7 +199,13 @@ def replay_cascade(frame: AnalysisFrame, options: CascadeOptions, *, source: str
         ValueError: a judge without pairwise records, no item judged by every judge, or too few
             labelled items to split.
     """
-    m = _matrices(frame, options)
+    return replay_inputs(cascade_inputs(frame, options), options, source=source)
+
+
+def replay_inputs(m: CascadeInputs, options: CascadeOptions, *, source: str) -> CascadeReplay:
+    """``replay_cascade`` on arrays already read (``options.judges`` must be ``m.judges``)."""
+    if tuple(options.judges) != m.judges:
+        raise ValueError(f"inputs are for judges {m.judges}, options name {options.judges}")
     labelled = np.flatnonzero(pd.notna(m.labels))
     cal, test = _split(labelled, options)
     calib = _calibrate(m, cal, options, rows=slice(None))
@@ -238,7 +246,9 @@ def replay_cascade(frame: AnalysisFrame, options: CascadeOptions, *, source: str
     return CascadeReplay(report, [m.ids[i] for i in nobody])
 
 
-def _matrices(frame: AnalysisFrame, options: CascadeOptions) -> _Matrices:
+def cascade_inputs(frame: AnalysisFrame, options: CascadeOptions) -> CascadeInputs:
+    """Verdicts, confidences, agreement with the gold and costs of ``options.judges`` on the
+    items every one of them judged."""
     ids, missing = _shared_items(frame.records, options.judges)
     judged = [judge_items(frame.records, j, ids, options.confidence) for j in options.judges]
     gold = frame.labels.preferences.drop_duplicates("query_id").set_index("query_id")["label"]
@@ -248,7 +258,8 @@ def _matrices(frame: AnalysisFrame, options: CascadeOptions) -> _Matrices:
         [[v is not None and v == g for v, g in zip(j.verdict, labels, strict=True)] for j in judged]
     )
     cost, basis = _costs(judged, options)
-    return _Matrices(
+    return CascadeInputs(
+        judges=tuple(options.judges),
         ids=ids,
         missing=missing,
         judged=judged,
@@ -312,7 +323,7 @@ def _costs(judged: Sequence[JudgeItems], options: CascadeOptions) -> tuple[Float
 
 
 def _calibrate(
-    m: _Matrices, cal: NDArray[np.intp], options: CascadeOptions, *, rows: slice
+    m: CascadeInputs, cal: NDArray[np.intp], options: CascadeOptions, *, rows: slice
 ) -> CascadeCalibration:
     return calibrate_cascade(
         m.conf[rows][:, cal],
@@ -329,7 +340,7 @@ def _rule(
     thresholds: Sequence[float],
     decided_by: NDArray[np.intp],
     *,
-    m: _Matrices,
+    m: CascadeInputs,
     test: NDArray[np.intp],
     options: CascadeOptions,
 ) -> RuleOutcome:
@@ -399,7 +410,7 @@ def _routed(
     )
 
 
-def _notes(m: _Matrices) -> list[str]:
+def _notes(m: CascadeInputs) -> list[str]:
     notes = [f"costs in {m.basis}"]
     if m.basis == "calls":
         notes.append(
