@@ -16,9 +16,8 @@ from rich.console import Console
 
 from jurybox.analysis import AnalysisOptions, build_frame
 from jurybox.analysis.cascade import CascadeOptions, CascadeReplay, replay_cascade
-from jurybox.app.sources import run_items, run_labels, run_sources, say_sources
+from jurybox.app.sources import run_items, run_labels, run_records, run_sources, say_sources
 from jurybox.errors import DatasetError
-from jurybox.io.judgments import judgments_path, read_unique_records
 from jurybox.io.verdicts import _item_json
 from jurybox.records import Item
 from jurybox.reporting.render.cascade import CascadePaths, write_cascade
@@ -42,12 +41,7 @@ def cascade_to_dir(
         DatasetError: no records, a judge missing, too few labelled items, unreadable labels.
     """
     console = console or Console(stderr=True)
-    path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
-    records = read_unique_records(path).records
-    if not records:
-        raise DatasetError("no judgment records in the file", path=str(path))
+    path, records = run_records(run)
     sources = run_sources(path, dataset=dataset, human=human)
     items = run_items(path, sources) or []
     try:
