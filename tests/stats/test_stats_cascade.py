@@ -176,3 +176,16 @@ def test_two_judge_cascade_guarantee_holds_with_correlated_difficulty() -> None:
             failures += hits.mean() < 0.85
     # δ = 0.1: 400 runs put a true 0.1 above 0.14 with probability < 1 %.
     assert failures / runs <= 0.14
+
+
+def test_agreement_interval_covers_the_true_agreement() -> None:
+    # 1,000 test splits whose decided items agree with probability 0.85: the two-sided 95 %
+    # Clopper–Pearson interval is exact-conservative, so it covers at least 95 % of the time.
+    rng = np.random.default_rng(13)
+    covered = 0
+    for _ in range(1000):
+        n = int(rng.integers(20, 200))
+        agree = (rng.random((1, n)) < 0.85).astype(bool)
+        out = cascade_outcome(np.zeros(n, dtype=np.intp), agree, np.ones((1, n)))
+        covered += out.ci_low <= 0.85 <= out.ci_high
+    assert covered / 1000 >= 0.94  # SE 0.007: a 0.95 interval falls below 0.94 by chance < 10 %
