@@ -12,7 +12,9 @@ items calibrate and the other half measure, exactly as ``jurybox cascade --seed 
   its own orders agree, no calibration.
 
 Per target: the share of splits whose test agreement is below the target (the guarantee allows
-δ), the share of splits where the rule decided nothing, the mean share of test items decided,
+δ; a split where the rule decided nothing cannot miss), the share of splits where the rule
+decided nothing, the misses among the splits where it decided something (the test half's own
+sampling error included: ~180 test items), the mean share of test items decided,
 and the mean cost against GPT-4 alone, in calls and priced (``--call-cost``, default ChatGPT 1,
 GPT-4 20: the 2023 list prices of gpt-3.5-turbo and gpt-4 per input token differ 20-fold).
 
@@ -102,10 +104,10 @@ def main() -> None:
     print(f"# load {os.getloadavg()[0]:.1f}; {args.splits} splits; δ = {args.delta}; ")
     print(f"# {len(inputs[0].ids)} items; prices {prices}\n")
     print(
-        "| target | rule | misses the target | decided nothing | items decided "
-        "| cost, calls | cost, priced |"
+        "| target | rule | misses the target | decided nothing | misses when deciding "
+        "| items decided | cost, calls | cost, priced |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     failures = []
     for target in (float(t) for t in args.targets.split(",")):
         began = time.perf_counter()
@@ -114,8 +116,9 @@ def main() -> None:
             row = {k: np.asarray(v) for k, v in found[rule].items()}
             decided = ~np.isnan(row["agreement"])
             miss = float(np.mean(decided & (np.nan_to_num(row["agreement"], nan=1.0) < target)))
+            when = miss / np.mean(decided) if decided.any() else float("nan")
             print(
-                f"| {target:.2f} | {rule} | {miss:.3f} | {np.mean(~decided):.3f} "
+                f"| {target:.2f} | {rule} | {miss:.3f} | {np.mean(~decided):.3f} | {when:.3f} "
                 f"| {np.mean(row['decided']):.3f} | {np.nanmean(row['calls']):.2f} "
                 f"| {np.nanmean(row['priced']):.2f} |",
                 flush=True,
