@@ -50,7 +50,8 @@ def write_cascade(
     )
     return CascadePaths(
         json=write_text_atomic(
-            out_dir / CASCADE_JSON, json.dumps(report.model_dump(), indent=2) + "\n"
+            out_dir / CASCADE_JSON,
+            json.dumps(report.model_dump(), indent=2, allow_nan=False) + "\n",
         ),
         markdown=write_text_atomic(out_dir / CASCADE_MD, render_cascade_markdown(report)),
         needs_human=write_text_atomic(out_dir / NEEDS_HUMAN, labels),
