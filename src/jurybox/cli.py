@@ -608,5 +608,105 @@ def compare_command(
     )
 
 
+# --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
+    costs = {}
+    for value in values:
+        name, _, number = value.partition("=")
+        try:
+            cost = float(number)
+        except ValueError:
+            cost = -1.0
+        if not name.strip() or not 0 <= cost < float("inf"):
+            raise click.BadParameter(f"expected JUDGE=COST with COST ≥ 0, got {value!r}")
+        costs[name.strip()] = cost
+    return costs or None
+
+
+@main.command("cascade")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--judges", required=True, help="Judges in cascade order, cheap first: cheap,strong[,...]."
+)
+@click.option(
+    "--target", type=float, default=0.9, show_default=True, help="Agreement with humans to ensure."
+)
+@click.option(
+    "--delta", type=float, default=0.1, show_default=True, help="Chance the guarantee may fail."
+)
+@click.option(
+    "--calibration-share",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the labelled items used to calibrate (the rest measure the cascade).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random split.")
+@click.option(
+    "--confidence",
+    type=click.Choice(["orders", "stated", "both"]),
+    default="both",
+    show_default=True,
+    help="A judge's confidence on an item: agreement of its presentation orders, its stated "
+    "confidence, or their product (orders alone for a judge that states none).",
+)
+@click.option(
+    "--call-cost",
+    "call_costs",
+    multiple=True,
+    metavar="JUDGE=COST",
+    help="Cost of one call of JUDGE (repeat per judge); default: the records' USD cost, else "
+    "their tokens, else one per call.",
+)
+@click.option("--dataset", type=_FILE, help="The judged dataset (default: as analyze finds it).")
+@click.option("--human", type=_FILE, help="Human labels (default: as analyze finds them).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=_FOLDER,
+    required=True,
+    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl.",
+)
+@handle_errors
+def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
+    """Replay a cascade of judges (Trust or Escalate) over RUN's recorded pairwise verdicts.
+
+    RUN is a run folder or judgments.jsonl (a run, or an import such as `jurybox import
+    llmbar`) where every judge of --judges judged the items. The labelled items are split at
+    random: on the calibration part each judge, cheap first, gets a confidence threshold such
+    that its agreement with humans on the items it decides is >= --target with probability >=
+    1 - --delta (exact binomial test, fixed-sequence); an item it is unsure of goes to the next
+    judge, and after the last to "needs a human". On the test part it reports the agreement
+    achieved with its interval, the share each judge decided, and the cost against the
+    strongest judge alone (calibrated the same way), beside the uncalibrated rule "escalate
+    when a judge's orders disagree". needs_human.jsonl lists the items nobody decided, ready for
+    labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
+    """
+    from jurybox.analysis.cascade import CascadeOptions
+    from jurybox.app.cascade import cascade_to_dir
+
+    judges = tuple(name.strip() for name in str(flags["judges"]).split(",") if name.strip())
+    try:
+        options = CascadeOptions(
+            judges=judges,
+            target=flags["target"],
+            delta=flags["delta"],
+            calibration_share=flags["calibration_share"],
+            seed=flags["seed"],
+            confidence=flags["confidence"],
+            call_costs=_call_costs(flags["call_costs"]),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    cascade_to_dir(
+        run,
+        options,
+        out_dir=out_dir,
+        dataset=flags["dataset"],
+        human=flags["human"],
+        console=_console(),
+    )
+
+
 if __name__ == "__main__":
     main()
