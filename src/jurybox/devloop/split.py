@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.records import Item
 
@@ -176,9 +177,7 @@ class SplitResult:
 
 
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def _same_assignment(path: Path, entries: Sequence[SplitEntry]) -> bool:
@@ -228,7 +227,7 @@ def split_labelled(
         _write_jsonl(files[name], [item_row(by_id[e.id]) for e in mine])
         counts[name] = {label: sum(e.label == label for e in mine) for label in ("Pass", "Fail")}
     manifest = _manifest(labelled, entries, files=files, counts=counts, fractions=shares, seed=seed)
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return SplitResult(out, manifest_path, files, counts, seed)
 
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from jurybox.errors import ConfigError
+from jurybox.io.atomic import AtomicFile, atomic_path
 from jurybox.records import Item, JudgeRecord
+from jurybox.redaction import any_known, holds_known, redact_value
 
 TableFormat = Literal["csv", "parquet", "jsonl"]
 FORMATS: tuple[TableFormat, ...] = ("csv", "parquet", "jsonl")
@@ -125,28 +126,24 @@ def table_format(out: Path, given: str | None) -> TableFormat:
 
 def write_table(rows: Sequence[Row], out: Path, fmt: TableFormat) -> None:
     """Write ``rows`` to ``out`` as ``fmt``, all or nothing (a temp file renamed into place)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.with_name(out.name + ".tmp")
-    try:
-        _WRITERS[fmt](rows, temp)
-        os.replace(temp, out)
-    finally:
-        temp.unlink(missing_ok=True)
+    _WRITERS[fmt](rows, out)
 
 
 def _write_csv(rows: Sequence[Row], path: Path) -> None:
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    with AtomicFile(path) as handle:  # text: known secrets redacted line by line
         writer = csv.DictWriter(handle, fieldnames=columns_of(rows))
         writer.writeheader()
         writer.writerows(rows)
+        handle.commit()
 
 
 def _write_jsonl(rows: Sequence[Row], path: Path) -> None:
     columns = columns_of(rows)  # every line has every column: a reader sees one schema
-    with path.open("w", encoding="utf-8") as handle:
+    with AtomicFile(path) as handle:
         for row in rows:
             full = {name: row.get(name) for name in columns}
             handle.write(json.dumps(full, ensure_ascii=False) + "\n")
+        handle.commit()
 
 
 def _write_parquet(rows: Sequence[Row], path: Path) -> None:
@@ -154,8 +151,17 @@ def _write_parquet(rows: Sequence[Row], path: Path) -> None:
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
 
     columns = columns_of(rows)
-    table = pa.table({name: [row.get(name) for row in rows] for name in columns})
-    pq.write_table(table, path)
+    table = pa.table({name: _redacted([row.get(name) for row in rows]) for name in columns})
+    with atomic_path(path) as temp:
+        pq.write_table(table, temp)
+
+
+def _redacted(values: list[Any]) -> list[Any]:
+    """A column's values with known secrets redacted (text files are redacted as written; a
+    Parquet file is binary, so its values are). One search per column decides."""
+    if not any_known() or not holds_known(json.dumps(values, ensure_ascii=False, default=str)):
+        return values
+    return [redact_value(value, shapes=False) for value in values]
 
 
 _WRITERS = {"csv": _write_csv, "parquet": _write_parquet, "jsonl": _write_jsonl}

@@ -8,10 +8,8 @@ with settings that change the judgments, which would mix two experiments in one 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import os
 import platform
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.distributions import metadata_folder, read_metadata_file
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
 
@@ -98,23 +97,13 @@ def _header_version(text: str) -> str | None:
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one.
+    """Write JSON atomically (``io.atomic``): a reader sees the old manifest or the new one,
+    never half of one; known secrets are redacted on the way.
 
     On any ``OSError`` (disk full, unwritable directory) the temp file is removed, the old
     manifest is left as it was, and the error raised names ``path``.
     """
-    temp = path.with_name(path.name + ".tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

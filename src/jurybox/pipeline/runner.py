@@ -38,7 +38,7 @@ from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
-from jurybox.providers.base import CALLER_TIMES_OUT, Provider
+from jurybox.providers.base import CALLER_TIMES_OUT, Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider
 from jurybox.records import (
     Completion,
@@ -593,6 +593,8 @@ async def execute(
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
     """
+    for judge in inputs.config.judges.values():  # before anything is written or sent
+        register_judge_secrets(judge)
     with (
         StopSignals() as signals,
         run_directory_lock(directory),  # before anything in the folder is read or repaired

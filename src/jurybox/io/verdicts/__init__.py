@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -49,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.atomic import AtomicFile, commit_all
 from jurybox.io.judgments import record_json
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
@@ -93,41 +93,23 @@ def companion_items_path(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.items.jsonl")
 
 
-def _write_jsonl(path: Path, lines: Iterator[str]) -> int:
-    """Write ``lines`` to ``path``'s temporary sibling (``<name>.tmp``); returns lines written.
-
-    The caller renames it into place once every file of the import is written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with _temp_of(path).open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-        handle.flush()
-        os.fsync(handle.fileno())
-    return count
-
-
-def _temp_of(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
-
-
 def _write_all_or_nothing(files: Mapping[Path, Iterator[str]]) -> list[int]:
-    """Write every file to a temporary sibling, then rename them all into place.
+    """Write every file under a temporary name beside it, then rename them all into place
+    (``io.atomic.commit_all``); returns the lines written to each.
 
     A failure while writing (a bad record, a full disk) leaves the previous outputs untouched and
     no half-written file behind, so a failed import never looks like a smaller successful one.
     """
-    try:
-        counts = [_write_jsonl(path, lines) for path, lines in files.items()]
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                _temp_of(path).unlink(missing_ok=True)
-        raise
-    for path in files:
-        os.replace(_temp_of(path), path)
+    with contextlib.ExitStack() as stack:
+        opened = [stack.enter_context(AtomicFile(path)) for path in files]
+        counts = []
+        for handle, lines in zip(opened, files.values(), strict=True):
+            count = 0
+            for line in lines:
+                handle.write(line + "\n")
+                count += 1
+            counts.append(count)
+        commit_all(opened)
     return counts
 
 

@@ -15,16 +15,13 @@ from typing import Any
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.model import Report
+from jurybox.io.atomic import write_bytes_atomic, write_text_atomic
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.plots import PLOT_NAMES, build_plot_specs
 from jurybox.reporting.plots.draw import render
 from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
 from jurybox.reporting.render.html import HTML_FILE, render_html
-from jurybox.reporting.render.json_report import (
-    write_bytes_atomic,
-    write_json_report,
-    write_text_atomic,
-)
+from jurybox.reporting.render.json_report import write_json_report
 from jurybox.reporting.render.markdown import MARKDOWN_FILE, render_markdown
 from jurybox.reporting.render.records_pass import RecordsPass
 from jurybox.reporting.view.report import as_report
