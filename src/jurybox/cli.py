@@ -98,17 +98,24 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_FAILURE)
         except OSError as exc:
-            click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            _say_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             sys.exit(EXIT_FAILURE)
 
     wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
+
+
+def _say_error(message: str) -> None:
+    """``error: message`` on stderr, credentials redacted (a message may quote a server)."""
+    from jurybox.redaction import redact_credentials
+
+    click.echo(f"error: {redact_credentials(message)}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -116,6 +123,12 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
 def main() -> None:
     """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
     pause_gc()
+    from jurybox.redaction import redact_log_records, register_proxy_environment
+
+    # The process is jurybox's: what it prints or logs (a vendor SDK's debug log included)
+    # never shows a proxy's credentials or a registered secret.
+    register_proxy_environment()
+    redact_log_records()
     click.get_current_context().call_on_close(_end_of_command)
 
 

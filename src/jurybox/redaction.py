@@ -179,6 +179,32 @@ def redact_credentials(text: str) -> str:
     return text
 
 
+def redact_log_records() -> None:
+    """From now on every log record of this process, any library's, carries its message
+    redacted (``redact_credentials``): for a process jurybox owns (the CLI), where a vendor
+    SDK's debug log would print a URL with its user info. Installed once, over the current
+    record factory."""
+    import logging  # noqa: PLC0415 - only where installed
+
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "redacts", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a malformed call: logging reports it when emitted
+            return record
+        cleaned = redact_credentials(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return record
+
+    factory.redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 def redact_value(value: Any, *, shapes: bool = True) -> Any:
     """``redact_credentials`` (``redact_known`` without ``shapes``) over every string of a
     JSON-like value (keys left as they are)."""

@@ -70,9 +70,10 @@ class AtomicFile:
         self._binary = binary
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Text as given: no newline translation (csv writes its own line ends).
             self._handle: IO[Any] | None = (
-                self.temp.open("xb") if binary else self.temp.open("x", encoding="utf-8", newline="")
+                self.temp.open("xb")
+                if binary  # text as given below: no newline translation (csv writes its own)
+                else self.temp.open("x", encoding="utf-8", newline="")
             )
         except OSError as exc:
             raise _named(exc, self.path) from None
