@@ -303,11 +303,10 @@ _HUMAN_HELP = (
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
     """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
-    from jurybox.io.datasets import export_pairs, load_dataset
+    from jurybox.io.datasets import export_pairs, load_dataset, write_pairs
 
     pairs = export_pairs(load_dataset(dataset), arms)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_pairs(pairs, out, dataset)
     click.echo(f"wrote {len(pairs)} pairs to {out}")
 
 

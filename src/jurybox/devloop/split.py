@@ -27,6 +27,7 @@ import numpy as np
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset
+from jurybox.io.targets import same_file
 from jurybox.records import Item
 
 SplitName = Literal["train", "dev", "test"]
@@ -211,6 +212,9 @@ def split_labelled(
     entries = assign_splits(items, shares, np.random.default_rng(seed))
     out = Path(out_dir)
     manifest_path = out / MANIFEST
+    for written in (manifest_path, *(out / f"{name}.jsonl" for name in SPLITS)):
+        if same_file(written, Path(labelled)):  # never onto its own input, even with --force
+            raise ConfigError(f"would overwrite {labelled}, which it splits", path=str(written))
     if manifest_path.exists() and not force and not _same_assignment(manifest_path, entries):
         raise ConfigError(
             "already holds a different split; splitting again moves items between train, dev "

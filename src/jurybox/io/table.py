@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from jurybox.errors import ConfigError
 from jurybox.io.atomic import AtomicFile, atomic_path
+from jurybox.io.targets import FIRST_LINE_BYTES, first_json_line
 from jurybox.records import Item, JudgeRecord
 from jurybox.redaction import any_known, holds_known, redact_value
 
@@ -124,6 +125,36 @@ def table_format(out: Path, given: str | None) -> TableFormat:
     )
 
 
+# The first columns of every table ``judgment_rows`` makes (the record's first fields).
+_LEAD = ("key", "run_id", "query_id", "judge_name")
+
+
+def is_export(path: Path) -> bool:
+    """Whether ``path`` holds a table ``write_table`` wrote (any of its formats), by its first
+    columns: the file ``jurybox export`` may replace. A judgments file is not one (its records
+    keep ``positions`` whole; an export spreads it into ``position.*`` columns)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    except OSError:
+        return False
+    if head == b"PAR1":
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+
+        try:
+            names = pq.read_schema(path).names
+        except Exception:
+            return False
+        return tuple(names[: len(_LEAD)]) == _LEAD and "positions" not in names
+    if head.startswith(b"{"):
+        first = first_json_line(path)
+        return (
+            first is not None and tuple(first)[: len(_LEAD)] == _LEAD and "positions" not in first
+        )
+    with path.open("rb") as handle:
+        return handle.readline(FIRST_LINE_BYTES).startswith(",".join(_LEAD).encode())
+
+
 def write_table(rows: Sequence[Row], out: Path, fmt: TableFormat) -> None:
     """Write ``rows`` to ``out`` as ``fmt``, all or nothing (a temp file renamed into place)."""
     _WRITERS[fmt](rows, out)
@@ -147,8 +178,8 @@ def _write_jsonl(rows: Sequence[Row], path: Path) -> None:
 
 
 def _write_parquet(rows: Sequence[Row], path: Path) -> None:
-    import pyarrow as pa  # type: ignore[import-untyped]  # noqa: PLC0415
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
     columns = columns_of(rows)
     table = pa.table({name: _redacted([row.get(name) for row in rows]) for name in columns})

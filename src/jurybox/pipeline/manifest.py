@@ -106,6 +106,16 @@ def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def is_run_manifest(data: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is a manifest a jurybox run wrote (its run id, sessions and config):
+    the only manifest.json a run replaces."""
+    return (
+        isinstance(data.get("run_id"), str)
+        and isinstance(data.get("sessions"), list)
+        and isinstance(data.get("config"), dict)
+    )
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None

@@ -34,7 +34,7 @@ from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
-from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
+from jurybox.pipeline.run_dir import RunOutput, check_run_folder, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
@@ -595,6 +595,7 @@ async def execute(
     """
     for judge in inputs.config.judges.values():  # before anything is written or sent
         register_judge_secrets(judge)
+    check_run_folder(inputs, directory)
     with (
         StopSignals() as signals,
         run_directory_lock(directory),  # before anything in the folder is read or repaired

@@ -50,6 +50,7 @@ from typing import Any
 from jurybox.errors import DatasetError
 from jurybox.io.atomic import AtomicFile, commit_all
 from jurybox.io.judgments import record_json
+from jurybox.io.targets import check_target, first_json_line
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
 from jurybox.io.verdicts._common import Loaded
@@ -159,6 +160,7 @@ def import_with_summary(
     source = Path(path)
     if not source.exists():
         raise DatasetError("not found", path=str(source))
+    _check_outputs(source, Path(out_path))
     loaded = _read(kind, source, mapping, datetime.now(UTC).isoformat())
     summary = ImportSummary(len(loaded.records), len(loaded.records), dict(loaded.unreadable))
     if summary.n_unreadable * 2 > summary.verdicts and not allow_unparsed:
@@ -176,6 +178,30 @@ def import_with_summary(
         }
     )
     return ImportSummary(written, summary.verdicts, summary.unreadable)
+
+
+def is_import(path: Path) -> bool:
+    """Whether ``path`` holds records ``import_verdicts`` wrote (``import-`` run ids): the
+    judgments file an import may replace; a run's own judgments are never replaced by one."""
+    first = first_json_line(path) or {}
+    run_id = first.get("run_id")
+    return isinstance(run_id, str) and run_id.startswith("import-") and "positions" in first
+
+
+def _check_outputs(source: Path, out: Path) -> None:
+    """Refuse (exit 2) writing the records or their items onto a file the import reads, or over
+    a file an import did not write (the items file only beside an import's records)."""
+    inputs = (
+        [source, *(p for p in source.rglob("*") if p.is_file())] if source.is_dir() else [source]
+    )
+    check_target(out, inputs=inputs, ours=is_import, what="a jurybox import")
+    ours = is_import(out)
+    check_target(
+        companion_items_path(out),
+        inputs=inputs,
+        ours=lambda _path: ours,
+        what=f"the items of an import in {out.name}",
+    )
 
 
 def read_items(path: str | Path) -> list[Item]:
