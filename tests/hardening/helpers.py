@@ -57,3 +57,18 @@ def start_cli(*args: str | Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*CLI, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def fake_run(tmp_path: Path, *, items: int = 3) -> Path:
+    """A finished run of the instant fake judge in ``tmp_path/run`` (its config is
+    ``tmp_path/run.yaml``, its dataset ``tmp_path/items.jsonl``): the run folder."""
+    dataset = write_dataset(tmp_path / "items.jsonl", items)
+    config_path = write_config(
+        tmp_path / "run.yaml",
+        dataset,
+        tmp_path / "run",
+        judges={"j1": fake_judge()},
+        pipeline={"test_retest_count": 0, "cache": False},
+    )
+    summary = asyncio.run(run_async(load_config(config_path), output_dir=tmp_path / "run"))
+    return summary.output_dir

@@ -18,6 +18,8 @@ from click.testing import CliRunner, Result
 from jurybox.cli import main
 from pipeline.helpers import write_config, write_dataset
 
+from .helpers import fake_run
+
 EXIT_BAD_INPUT = 2
 
 
@@ -46,17 +48,7 @@ def _refused(root: Path, *args: str | Path, says: str) -> None:
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """A finished run of the fake judge: judgments.jsonl and manifest.json."""
-    dataset = write_dataset(tmp_path / "items.jsonl", 3)
-    config = write_config(
-        tmp_path / "run.yaml",
-        dataset,
-        tmp_path / "run",
-        judges={"j1": {"provider": "fake", "model": "fake-model"}},
-        pipeline={"test_retest_count": 0, "cache": False},
-    )
-    result = _invoke("run", config)
-    assert result.exit_code == 0, result.output
-    return tmp_path / "run"
+    return fake_run(tmp_path)
 
 
 def test_export_refuses_its_own_inputs(run_dir: Path) -> None:
