@@ -316,7 +316,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     "--out",
     type=_FILE,
     required=True,
-    help="File to write (.csv, .parquet or .jsonl).",
+    help="File to write (.csv, .parquet or .jsonl); an existing one is replaced only when it is "
+    "an earlier export.",
 )
 @click.option(
     "--format",
@@ -411,7 +412,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "out_dir",
     type=_FOLDER,
     required=True,
-    help="Folder for the report files.",
+    help="Folder for the report files: new, empty or an earlier report, which is replaced whole "
+    "once the new one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -488,7 +490,8 @@ class _ImportCommand(click.Command):
     "--out",
     type=_FILE,
     required=True,
-    help="judgments.jsonl to write.",
+    help="judgments.jsonl to write (and its items beside it); an existing one is replaced only "
+    "when it is an earlier import.",
 )
 @click.option(
     "--map",
