@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+
+from jurybox.cli import main
 from jurybox.config import load_config
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline import run_async
@@ -72,3 +75,17 @@ def fake_run(tmp_path: Path, *, items: int = 3) -> Path:
     )
     summary = asyncio.run(run_async(load_config(config_path), output_dir=tmp_path / "run"))
     return summary.output_dir
+
+
+def invoke(*args: str | Path) -> Result:
+    """The CLI in this process (click's runner), exceptions not caught."""
+    return CliRunner().invoke(main, [str(arg) for arg in args], catch_exceptions=False)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (symlinks as their target's bytes) by relative path."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }

@@ -13,36 +13,21 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from jurybox.cli import main
 from pipeline.helpers import write_config, write_dataset
 
-from .helpers import fake_run
+from .helpers import fake_run, invoke, snapshot
 
 EXIT_BAD_INPUT = 2
 
 
-def _invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args], catch_exceptions=False)
-
-
-def _snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (symlinks as their target's bytes) by relative path."""
-    return {
-        str(path.relative_to(root)): path.read_bytes()
-        for path in sorted(root.rglob("*"))
-        if path.is_file()
-    }
-
-
 def _refused(root: Path, *args: str | Path, says: str) -> None:
-    before = _snapshot(root)
-    result = _invoke(*args)
+    before = snapshot(root)
+    result = invoke(*args)
     assert result.exit_code == EXIT_BAD_INPUT, result.output
     assert says in result.output, result.output
     assert "Traceback" not in result.output
-    assert _snapshot(root) == before  # nothing written, replaced or removed
+    assert snapshot(root) == before  # nothing written, replaced or removed
 
 
 @pytest.fixture
@@ -77,11 +62,11 @@ def test_export_refuses_a_file_it_did_not_write_and_replaces_its_own(run_dir: Pa
     for suffix in ("csv", "jsonl", "parquet"):
         out = root / f"table.{suffix}"
         for _ in range(2):  # the second export replaces the first: it is one
-            result = _invoke("export", run_dir, "--out", out)
+            result = invoke("export", run_dir, "--out", out)
             assert result.exit_code == 0, result.output
         if suffix != "parquet":  # a parquet export is not a csv one, and the reverse
             other = "parquet" if suffix == "csv" else "csv"
-            assert _invoke("export", run_dir, "--out", out, "--format", other).exit_code == 0
+            assert invoke("export", run_dir, "--out", out, "--format", other).exit_code == 0
     # Another run's judgments file is not an export: never replaced by one.
     other_run = root / "other.jsonl"
     other_run.write_bytes((run_dir / "judgments.jsonl").read_bytes())
@@ -116,7 +101,7 @@ def test_import_refuses_its_input_its_dataset_and_a_run(run_dir: Path) -> None:
     _refused(root, "import", "generic", source, "--out", root / "fresh.jsonl", *_MAP, says="items")
     # An import replaces its own earlier output (records and items).
     for _ in range(2):
-        result = _invoke("import", "generic", source, "--out", root / "mine.jsonl", *_MAP)
+        result = invoke("import", "generic", source, "--out", root / "mine.jsonl", *_MAP)
         assert result.exit_code == 0, result.output
     assert (root / "mine.items.jsonl").exists()
 
@@ -139,7 +124,7 @@ def test_run_refuses_a_folder_with_a_foreign_manifest(tmp_path: Path, manifest: 
 
 
 def test_a_run_folder_of_jurybox_is_resumed_as_before(run_dir: Path) -> None:
-    result = _invoke("run", run_dir.parent / "run.yaml", "--resume", run_dir)
+    result = invoke("run", run_dir.parent / "run.yaml", "--resume", run_dir)
     assert result.exit_code == 0, result.output
 
 
@@ -148,6 +133,6 @@ def test_export_pairs_refuses_its_dataset(tmp_path: Path) -> None:
     _refused(tmp_path, "export-pairs", dataset, "--out", dataset, says="reads")
     out = tmp_path / "pairs.json"
     for _ in range(2):
-        assert _invoke("export-pairs", dataset, "--out", out).exit_code == 0
+        assert invoke("export-pairs", dataset, "--out", out).exit_code == 0
     (tmp_path / "mine.json").write_text('{"mine": true}', encoding="utf-8")
     _refused(tmp_path, "export-pairs", dataset, "--out", tmp_path / "mine.json", says="not a")

@@ -17,28 +17,14 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from jurybox.cli import main
 from jurybox.reporting import is_report_folder
 
-from .helpers import fake_run
+from .helpers import fake_run, invoke, snapshot
 
 EXIT_BAD_INPUT = 2
 KILL_POINTS = 8  # kills spread over one analysis' duration
 ANALYZE_TIMEOUT_S = 300
-
-
-def _invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args], catch_exceptions=False)
-
-
-def _snapshot(root: Path) -> dict[str, bytes]:
-    return {
-        str(path.relative_to(root)): path.read_bytes()
-        for path in sorted(root.rglob("*"))
-        if path.is_file()
-    }
 
 
 # The old report: no plots, a stricter accuracy threshold (so its JSON and pages differ too).
@@ -48,15 +34,15 @@ OLD = ("--no-plots", "--min-accuracy", "0.95")
 def test_a_report_replaces_an_earlier_one_whole(tmp_path: Path) -> None:
     run = fake_run(tmp_path)
     out = tmp_path / "report"
-    assert _invoke("analyze", run, "--out", out).exit_code == 0
+    assert invoke("analyze", run, "--out", out).exit_code == 0
     assert (out / "plots").is_dir() and is_report_folder(out)
-    assert _invoke("analyze", run, "--out", out, *OLD).exit_code == 0
+    assert invoke("analyze", run, "--out", out, *OLD).exit_code == 0
     assert not (out / "plots").exists()  # nothing of the earlier report is left behind
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
     # Through a symlink the folder it names is replaced, and the link stays a link.
     link = tmp_path / "latest"
     link.symlink_to(out)
-    assert _invoke("analyze", run, "--out", link).exit_code == 0
+    assert invoke("analyze", run, "--out", link).exit_code == 0
     assert link.is_symlink() and (out / "plots").is_dir()
 
 
@@ -64,15 +50,15 @@ def test_a_report_replaces_an_earlier_one_whole(tmp_path: Path) -> None:
 def test_a_folder_with_anything_else_is_refused_and_untouched(tmp_path: Path, foreign: str) -> None:
     run = fake_run(tmp_path)
     out = tmp_path / "report"
-    assert _invoke("analyze", run, "--out", out).exit_code == 0
+    assert invoke("analyze", run, "--out", out).exit_code == 0
     (out / foreign).parent.mkdir(exist_ok=True)
     (out / foreign).write_text("mine", encoding="utf-8")
     for target in (out, run):  # an earlier report with a file added; the run folder itself
-        before = _snapshot(tmp_path)
-        result = _invoke("analyze", run, "--out", target)
+        before = snapshot(tmp_path)
+        result = invoke("analyze", run, "--out", target)
         assert result.exit_code == EXIT_BAD_INPUT, result.output
         assert "not part of a jurybox report" in result.output
-        assert _snapshot(tmp_path) == before
+        assert snapshot(tmp_path) == before
 
 
 def _start(run: Path, out: Path, *flags: str) -> subprocess.Popen[bytes]:
@@ -96,7 +82,7 @@ def test_a_killed_analyze_leaves_the_old_report_or_the_new_one(tmp_path: Path) -
     old, new = tmp_path / "old", tmp_path / "new"
     _analyze(run, old, *OLD)
     took = _analyze(run, new)
-    old_files, new_files = _snapshot(old), _snapshot(new)
+    old_files, new_files = snapshot(old), snapshot(new)
     assert set(old_files) < set(new_files)  # the new report has its plots too
     out = tmp_path / "work" / "report"
     out.parent.mkdir()
@@ -109,7 +95,7 @@ def test_a_killed_analyze_leaves_the_old_report_or_the_new_one(tmp_path: Path) -
         time.sleep(took * point / (KILL_POINTS + 1))
         os.kill(process.pid, signal.SIGKILL)
         process.wait(ANALYZE_TIMEOUT_S)
-        found = _snapshot(out)
+        found = snapshot(out)
         assert found in (old_files, new_files), (point, sorted(found))
         assert (out.parent / "keep.txt").read_text(encoding="utf-8") == "not jurybox's"
         staged = [p.name for p in out.parent.iterdir() if p.name.startswith(".report.")]
@@ -118,5 +104,5 @@ def test_a_killed_analyze_leaves_the_old_report_or_the_new_one(tmp_path: Path) -
     assert any(staged for _, staged in outcomes), outcomes
     # What a killed analyze left beside the folder goes with the next one; foreign files stay.
     assert _start(run, out).wait(ANALYZE_TIMEOUT_S) == 0
-    assert _snapshot(out) == new_files
+    assert snapshot(out) == new_files
     assert sorted(p.name for p in out.parent.iterdir()) == ["keep.txt", "report"]
