@@ -53,22 +53,35 @@ def handle_errors(func: F) -> F:
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_FAILURE)
         except OSError as exc:
-            click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            _say_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             sys.exit(EXIT_FAILURE)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _say_error(message: str) -> None:
+    """``error: message`` on stderr, credentials redacted (a message may quote a server)."""
+    from jurybox.redaction import redact_credentials
+
+    click.echo(f"error: {redact_credentials(message)}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jurybox")
 def main() -> None:
     """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
+    from jurybox.redaction import redact_log_records, register_proxy_environment
+
+    # The process is jurybox's: what it prints or logs (a vendor SDK's debug log included)
+    # never shows a proxy's credentials or a registered secret.
+    register_proxy_environment()
+    redact_log_records()
 
 
 @main.command()
@@ -249,11 +262,10 @@ _HUMAN_HELP = (
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
     """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
-    from jurybox.io.datasets import export_pairs, load_dataset
+    from jurybox.io.datasets import export_pairs, load_dataset, write_pairs
 
     pairs = export_pairs(load_dataset(dataset), arms)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_pairs(pairs, out, dataset)
     click.echo(f"wrote {len(pairs)} pairs to {out}")
 
 
@@ -263,7 +275,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     "--out",
     type=_FILE,
     required=True,
-    help="File to write (.csv, .parquet or .jsonl).",
+    help="File to write (.csv, .parquet or .jsonl); an existing one is replaced only when it is "
+    "an earlier export.",
 )
 @click.option(
     "--format",
@@ -358,7 +371,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "out_dir",
     type=_FOLDER,
     required=True,
-    help="Folder for the report files.",
+    help="Folder for the report files: new, empty or an earlier report, which is replaced whole "
+    "once the new one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -435,7 +449,8 @@ class _ImportCommand(click.Command):
     "--out",
     type=_FILE,
     required=True,
-    help="judgments.jsonl to write.",
+    help="judgments.jsonl to write (and its items beside it); an existing one is replaced only "
+    "when it is an earlier import.",
 )
 @click.option(
     "--map",

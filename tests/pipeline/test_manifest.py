@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jurybox.errors import ConfigError, DatasetError
-from jurybox.pipeline import manifest
+from jurybox.io import atomic
 from jurybox.pipeline.manifest import (
     check_resumable,
     config_snapshot,
@@ -87,7 +87,7 @@ def test_failed_write_keeps_the_old_manifest_and_names_the_file(
     def disk_full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(manifest.os, "fsync", disk_full)
+    monkeypatch.setattr(atomic.os, "fsync", disk_full)
     with pytest.raises(OSError, match="No space left") as failed:
         write_manifest(path, {"run_id": "two", "big": "x" * 10_000})
     assert failed.value.filename == str(path)

@@ -40,7 +40,13 @@ from jurybox.io.judgments import (
 )
 from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting import RecordsPass, ReportPaths, print_summary, write_reports
+from jurybox.reporting import (
+    RecordsPass,
+    ReportPaths,
+    print_summary,
+    report_folder,
+    write_reports,
+)
 from jurybox.thresholds import TrustThresholds
 
 
@@ -192,7 +198,11 @@ def analyze_to_dir(
     # are read, and spools them beside the frame and the analysis (else it starts with the
     # frame); the records stay on disk past RECORDS_HELD (read from the file, no list made).
     items = run_items(path, sources)
-    with RecordsPass((), items, Path(out_dir), held=RECORDS_HELD) as records_pass:
+    # Written whole into a folder beside out_dir, which it then replaces (``report_folder``).
+    with (
+        report_folder(Path(out_dir)) as staging,
+        RecordsPass((), items, staging, held=RECORDS_HELD) as records_pass,
+    ):
         records_pass.start_early(path)
         read = _judgments(path, console, records_pass.block_parsed)
         records_pass.records_read(read.records, read.tables.records)
@@ -217,11 +227,12 @@ def analyze_to_dir(
             paths = write_reports(
                 report,
                 frame,
-                Path(out_dir),
+                staging,
                 plots=plots,
                 source=str(path),
                 items=items,
                 records_pass=records_pass,
             )
+    paths = paths.under(Path(out_dir))
     print_summary(report, paths, console)
     return paths

@@ -9,8 +9,8 @@ with settings that change the judgments, which would mix two experiments in one 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import os
 import platform
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
 from jurybox.versions import installed_version
@@ -58,23 +59,23 @@ def package_versions() -> dict[str, str]:
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one.
+    """Write JSON atomically (``io.atomic``): a reader sees the old manifest or the new one,
+    never half of one; known secrets are redacted on the way.
 
     On any ``OSError`` (disk full, unwritable directory) the temp file is removed, the old
     manifest is left as it was, and the error raised names ``path``.
     """
-    temp = path.with_name(path.name + ".tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def is_run_manifest(data: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is a manifest a jurybox run wrote (its run id, sessions and config):
+    the only manifest.json a run replaces."""
+    return (
+        isinstance(data.get("run_id"), str)
+        and isinstance(data.get("sessions"), list)
+        and isinstance(data.get("config"), dict)
+    )
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

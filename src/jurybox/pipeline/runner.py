@@ -35,12 +35,12 @@ from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
-from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
+from jurybox.pipeline.run_dir import RunOutput, check_run_folder, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
 from jurybox.pricing import batch_priced, completion_cost_usd
 from jurybox.providers._common import estimate_tokens_of
-from jurybox.providers.base import Provider
+from jurybox.providers.base import Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider, judge_concurrency
 from jurybox.records import (
     Completion,
@@ -594,6 +594,9 @@ async def execute(
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
     """
+    for judge in inputs.config.judges.values():  # before anything is written or sent
+        register_judge_secrets(judge)
+    check_run_folder(inputs, directory)
     options = options or RunOptions()
     options = replace(
         options,

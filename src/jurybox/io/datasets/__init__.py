@@ -54,6 +54,7 @@ plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annota
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -61,6 +62,7 @@ from typing import Any
 
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets._fields import (
     _DATASET,
     _LABELS,
@@ -79,6 +81,7 @@ from jurybox.io.datasets._fields import (
     _to_item,
 )
 from jurybox.io.datasets._readers import _Record, _records, _Where
+from jurybox.io.targets import check_target
 from jurybox.io.text import clean_value
 
 __all__ = [
@@ -187,6 +190,21 @@ def dataset_hash(path: str | Path) -> str:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError as exc:
         raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+
+
+def write_pairs(pairs: Sequence[Mapping[str, Any]], out: Path, dataset: Path) -> None:
+    """Write ``export_pairs``' list to ``out`` (JSON, atomically); refused (exit 2) onto the
+    dataset itself or over a file that is not such a list."""
+    check_target(out, inputs=[dataset], ours=_is_pairs, what="a jurybox pairs export")
+    write_text_atomic(out, json.dumps(list(pairs), indent=2, ensure_ascii=False))
+
+
+def _is_pairs(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(len(_PAIRS_HEAD)) == _PAIRS_HEAD
+
+
+_PAIRS_HEAD = b'[\n  {\n    "task_id": '
 
 
 def export_pairs(items: Sequence[Item], arms: Sequence[str] | None = None) -> list[dict[str, Any]]:

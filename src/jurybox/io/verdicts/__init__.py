@@ -57,15 +57,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from jurybox.errors import DatasetError
+from jurybox.io.atomic import AtomicFile, commit_all
 from jurybox.io.input_files import read_json_lines
 from jurybox.io.judgments import record_json
+from jurybox.io.targets import check_target, first_json_line
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
 from jurybox.io.verdicts._common import Loaded
@@ -109,41 +110,23 @@ def companion_items_path(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.items.jsonl")
 
 
-def _write_jsonl(path: Path, lines: Iterator[str]) -> int:
-    """Write ``lines`` to ``path``'s temporary sibling (``<name>.tmp``); returns lines written.
-
-    The caller renames it into place once every file of the import is written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with _temp_of(path).open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-        handle.flush()
-        os.fsync(handle.fileno())
-    return count
-
-
-def _temp_of(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
-
-
 def _write_all_or_nothing(files: Mapping[Path, Iterator[str]]) -> list[int]:
-    """Write every file to a temporary sibling, then rename them all into place.
+    """Write every file under a temporary name beside it, then rename them all into place
+    (``io.atomic.commit_all``); returns the lines written to each.
 
     A failure while writing (a bad record, a full disk) leaves the previous outputs untouched and
     no half-written file behind, so a failed import never looks like a smaller successful one.
     """
-    try:
-        counts = [_write_jsonl(path, lines) for path, lines in files.items()]
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                _temp_of(path).unlink(missing_ok=True)
-        raise
-    for path in files:
-        os.replace(_temp_of(path), path)
+    with contextlib.ExitStack() as stack:
+        opened = [stack.enter_context(AtomicFile(path)) for path in files]
+        counts = []
+        for handle, lines in zip(opened, files.values(), strict=True):
+            count = 0
+            for line in lines:
+                handle.write(line + "\n")
+                count += 1
+            counts.append(count)
+        commit_all(opened)
     return counts
 
 
@@ -193,6 +176,7 @@ def import_with_summary(
     source = Path(path)
     if not source.exists():
         raise DatasetError("not found", path=str(source))
+    _check_outputs(source, Path(out_path))
     loaded = _read(kind, source, mapping, datetime.now(UTC).isoformat())
     summary = ImportSummary(len(loaded.records), len(loaded.records), dict(loaded.unreadable))
     if summary.n_unreadable * 2 > summary.verdicts and not allow_unparsed:
@@ -210,6 +194,30 @@ def import_with_summary(
         }
     )
     return ImportSummary(written, summary.verdicts, summary.unreadable)
+
+
+def is_import(path: Path) -> bool:
+    """Whether ``path`` holds records ``import_verdicts`` wrote (``import-`` run ids): the
+    judgments file an import may replace; a run's own judgments are never replaced by one."""
+    first = first_json_line(path) or {}
+    run_id = first.get("run_id")
+    return isinstance(run_id, str) and run_id.startswith("import-") and "positions" in first
+
+
+def _check_outputs(source: Path, out: Path) -> None:
+    """Refuse (exit 2) writing the records or their items onto a file the import reads, or over
+    a file an import did not write (the items file only beside an import's records)."""
+    inputs = (
+        [source, *(p for p in source.rglob("*") if p.is_file())] if source.is_dir() else [source]
+    )
+    check_target(out, inputs=inputs, ours=is_import, what="a jurybox import")
+    ours = is_import(out)
+    check_target(
+        companion_items_path(out),
+        inputs=inputs,
+        ours=lambda _path: ours,
+        what=f"the items of an import in {out.name}",
+    )
 
 
 def read_items(path: str | Path) -> list[Item]:

@@ -19,7 +19,6 @@ import base64
 import functools
 import gzip
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -31,7 +30,9 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from jurybox.io.atomic import swap_folder
 from jurybox.records import Item, JudgeRecord
+from jurybox.redaction import redact_known
 from jurybox.reporting.explorer.data import (
     FLAG_BITS,
     TEXT_CHARS,
@@ -418,7 +419,7 @@ class _Bucket:
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:
-    text = "[" + ",".join(rows) + "]"
+    text = redact_known("[" + ",".join(rows) + "]")  # compressed: no later pass can see in
     packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
     body = base64.b64encode(packed).decode("ascii")
     path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
@@ -434,16 +435,6 @@ def _return_freed_memory() -> None:
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; not in every libc
     if trim is not None:
         trim(0)
-
-
-def swap_folder(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target``, replacing what was there, by renames only: a crash
-    leaves either folder whole, never a mix of the two."""
-    old = target.with_name(f".{target.name}.old.{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(new, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_pages(out_dir: Path) -> None:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from jurybox.analysis import AnalysisFrame
+from jurybox.io.atomic import AtomicFile
 from jurybox.io.judgments import BLOCK_BYTES, LineBlock, StoredLines, StoredRecords, file_lines
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting.explorer import ExplorerData, build_explorer, paged
@@ -61,7 +62,7 @@ from jurybox.reporting.explorer.stored import (
     shown_columns,
 )
 from jurybox.reporting.render.html import FULL_CHARS, FailedRecord, FailureDigest, is_failed
-from jurybox.reporting.render.sidefiles import FAILURES_FILE, AtomicLines, failure_line
+from jurybox.reporting.render.sidefiles import FAILURES_FILE, failure_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,7 +176,7 @@ def write_pass(
         pager = PageWriter(items, out_dir, size=pages.size, marks=pages.marks, release=release)
     written = Written(FailureDigest(), None)
     try:
-        with AtomicLines(out_dir / FAILURES_FILE) as side:
+        with AtomicFile(out_dir / FAILURES_FILE) as side:
             _read_records(records, pager, written.digest, side, blocks)
             if written.digest.total > len(written.digest.listed):
                 written.digest.side_file = FAILURES_FILE
@@ -198,7 +199,7 @@ def _read_records(
     records: Sequence[JudgeRecord],
     pager: PageWriter | None,
     digest: FailureDigest,
-    side: AtomicLines,
+    side: AtomicFile,
     blocks: Iterator[SeenBlock] | None = None,
 ) -> None:
     """Every record once: a failed one to the appendix and the failures file, each to the
