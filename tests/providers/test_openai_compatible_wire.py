@@ -174,3 +174,61 @@ def test_limits_429s_and_broken_answers_are_read_off_the_wire() -> None:
         await provider.aclose()
 
     _serve([limited, refused, b"garbage\r\n\r\n"], calls)
+
+
+KEY = "sk-proxy-LEAKCHECK-0123456789"
+
+
+def _proxy_login(port: int) -> tuple[str, str]:
+    """A proxy URL with a login on the recorder's port, and the Basic token it should carry."""
+    token = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
+    return f"http://bob:{PASSWORD}@127.0.0.1:{port}", token
+
+
+def test_the_key_never_becomes_the_proxys_login(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain-HTTP proxy gets the request itself; its Proxy-Authorization is the proxy's own
+    login, never the judge's key (aiohttp folds a session's default Authorization into the proxy
+    headers and sends it as Proxy-Authorization)."""
+    monkeypatch.setenv("JURYBOX_TEST_PROXY_KEY", KEY)
+
+    async def call(recorder: Recorder) -> None:
+        proxy, _ = _proxy_login(recorder.port)
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        provider = _provider("http://judge.internal:8000/v1", api_key_env="JURYBOX_TEST_PROXY_KEY")
+        await provider.complete(_request())
+        await provider.aclose()
+
+    recorder = _serve([_answer()], call)
+    _, token = _proxy_login(recorder.port)
+    [raw] = recorder.requests
+    assert raw.startswith(b"POST http://judge.internal:8000/v1/chat/completions HTTP/1.1\r\n")
+    headers = _head(raw)
+    assert headers["proxy-authorization"] == f"Basic {token}"
+    assert headers["authorization"] == f"Bearer {KEY}"  # for the judge, through a plain proxy
+
+
+def test_the_key_stays_out_of_the_tunnels_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For an https judge the proxy sees only the CONNECT that opens the tunnel: the proxy's
+    login is there, the judge's key is not."""
+    monkeypatch.setenv("JURYBOX_TEST_PROXY_KEY", KEY)
+    heads: list[bytes] = []
+
+    async def tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.close()  # no tunnel: the call fails, after the CONNECT has been seen
+
+    async def main() -> None:
+        server = await asyncio.start_server(tunnel, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("HTTPS_PROXY", _proxy_login(port)[0])
+        provider = _provider("https://judge.internal/v1", api_key_env="JURYBOX_TEST_PROXY_KEY")
+        async with server:
+            with pytest.raises(Exception):  # noqa: B017 - any failure: the tunnel never opens
+                await asyncio.wait_for(provider.complete(_request()), 20)
+        await provider.aclose()
+
+    asyncio.run(main())
+    [head] = heads
+    assert head.startswith(b"CONNECT judge.internal:443 HTTP/1.1\r\n")
+    assert _head(head)["proxy-authorization"] == f"Basic {_proxy_login(0)[1]}"
+    assert KEY.encode() not in head and b"Bearer" not in head

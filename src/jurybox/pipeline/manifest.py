@@ -8,8 +8,6 @@ with settings that change the judgments, which would mix two experiments in one 
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import platform
 from collections.abc import Iterable, Mapping

@@ -127,8 +127,9 @@ class OpenAICompatibleProvider:
         field = f"judges.{judge_name}.base_url" + ("s" if judge.base_urls else "")
         self._replicas = tuple(replica(judge_name, base, field) for base in bases)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if key:
-            self._headers["Authorization"] = f"Bearer {key}"
+        # Sent with each request, not as the session's default: aiohttp folds default headers
+        # into a proxy's headers too, where Authorization becomes Proxy-Authorization.
+        self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         for each in self._replicas:
             if key and "Authorization" in each.headers:
                 raise ConfigError(
@@ -136,7 +137,7 @@ class OpenAICompatibleProvider:
                     "the Authorization header; keep one",
                     field=field,
                 )
-            refuse_line_breaks(judge_name, {**self._headers, **each.headers})
+            refuse_line_breaks(judge_name, {**self._auth, **each.headers})
             refuse_line_breaks(judge_name, each.proxy.connect_headers or {})
         # Kept only to scrub error texts.
         self._secrets = tuple(
@@ -210,7 +211,7 @@ class OpenAICompatibleProvider:
             target.url,
             data=json.dumps(body).encode(),
             allow_redirects=False,
-            headers=target.headers,
+            headers={**self._auth, **target.headers},
             proxy=target.proxy.url,
             proxy_headers=target.proxy.connect_headers,
         ) as response:

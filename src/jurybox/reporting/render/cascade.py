@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jurybox.analysis.model.cascade import CascadeReport, RuleOutcome
-from jurybox.reporting.render.json_report import write_text_atomic
+from jurybox.io.atomic import write_text_atomic
 from jurybox.reporting.render.markdown import render_table
 from jurybox.reporting.view.format import (
     MISSING,
