@@ -482,6 +482,14 @@ def analyze(
     show_default=True,
     help="With --targeted: how many times as often a contested item is asked as a settled one.",
 )
+@click.option(
+    "--uniform-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --targeted: the share of labels still asked in the uniform random order (they "
+    "keep the figures that need a random sample, such as bias given the labels).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Order seed.")
 @click.option(
     "--port",
@@ -499,6 +507,7 @@ def label_command(
     dataset: Path | None,
     targeted: bool,
     oversample: float,
+    uniform_share: float,
     seed: int,
     port: int,
     open_browser: bool,
@@ -523,6 +532,7 @@ def label_command(
         stream="targeted" if targeted else "uniform",
         seed=seed,
         oversample=oversample,
+        uniform_share=uniform_share,
         dataset=dataset,
     )
     label_run(run, options, port=port, say=lambda line: click.echo(line, err=True), ready=ready)

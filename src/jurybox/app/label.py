@@ -10,8 +10,9 @@ restarts where the annotator stopped. ``label_page.serve`` puts a session behind
 
 Streams (``docs/labelling.md``): ``uniform`` asks the items in a random order; ``targeted``
 asks the contested stratum ``oversample`` times as often per item as the settled one, each in a
-random order. Each line records its stream, stratum and the strata's sizes, from which
-``analyze`` weights the accuracy so that the targeted labels do not bias it.
+random order, and still draws ``uniform_share`` of the labels from the uniform stream. Each
+line records its stream, stratum and the strata's sizes, from which ``analyze`` weights the
+accuracy so that the targeted labels do not bias it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,6 +51,7 @@ class LabelOptions:
     stream: Stream = "uniform"
     seed: int = 0
     oversample: float = 4.0  # targeted: contested items asked this many times as often
+    uniform_share: float = 0.25  # targeted: this share of labels still drawn uniformly
     dataset: Path | None = None  # default: the one the run's manifest names
 
 
@@ -171,18 +173,21 @@ def _rng(*parts: object) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:16], "big"))
 
 
-def item_order(run: RunToLabel, options: LabelOptions) -> list[str]:
-    """The annotator's order of the run's items (the same for the same name, run and seed)."""
+def item_order(run: RunToLabel, options: LabelOptions) -> list[tuple[str, Stream]]:
+    """The annotator's order of the run's items, each with the stream that drew it (the same
+    for the same name, run and seed)."""
     ids = [item.id for item in run.items]
+    rng = _rng(run.run_id, options.annotator, options.seed, "uniform")
+    uniform = [ids[i] for i in rng.permutation(len(ids))]
     if options.stream == "uniform":
-        rng = _rng(run.run_id, options.annotator, options.seed, "uniform")
-        return [ids[i] for i in rng.permutation(len(ids))]
+        return [(qid, "uniform") for qid in uniform]
     by_stratum = {}
     for name in (CONTESTED, SETTLED):
         members = [qid for qid in ids if run.strata[qid] == name]
         rng = _rng(run.run_id, options.annotator, options.seed, name)
         by_stratum[name] = [members[i] for i in rng.permutation(len(members))]
-    return _interleaved(by_stratum[CONTESTED], by_stratum[SETTLED], options.oversample)
+    targeted = _interleaved(by_stratum[CONTESTED], by_stratum[SETTLED], options.oversample)
+    return _mixed(uniform, targeted, options.uniform_share)
 
 
 def _interleaved(contested: list[str], settled: list[str], oversample: float) -> list[str]:
@@ -200,6 +205,27 @@ def _interleaved(contested: list[str], settled: list[str], oversample: float) ->
         else:
             out.append(settled[s])
             s += 1
+    return out
+
+
+def _mixed(uniform: list[str], targeted: list[str], share: float) -> list[tuple[str, Stream]]:
+    """The targeted order with every 1/share-th label drawn by the uniform stream instead (an
+    item already asked is passed over): the uniform labels stay a random sample of the run."""
+    out: list[tuple[str, Stream]] = []
+    taken: set[str] = set()
+    streams: dict[Stream, list[str]] = {"uniform": uniform, "targeted": targeted}
+    at: dict[Stream, int] = {"uniform": 0, "targeted": 0}
+    drawn_uniformly = 0
+    while len(out) < len(uniform):
+        # Every item not yet asked lies at or after both pointers: neither list runs out.
+        wanted = math.floor((len(out) + 1) * share) > drawn_uniformly
+        stream: Stream = "uniform" if wanted else "targeted"
+        source = streams[stream]
+        while source[at[stream]] in taken:
+            at[stream] += 1
+        out.append((source[at[stream]], stream))
+        taken.add(source[at[stream]])
+        drawn_uniformly += stream == "uniform"
     return out
 
 
@@ -221,11 +247,15 @@ class LabelSession:
             raise InputError("give the annotator's name (--annotator)", field="annotator")
         if not math.isfinite(options.oversample) or options.oversample < 1:
             raise InputError("--oversample must be a number ≥ 1", field="oversample")
+        if not 0 <= options.uniform_share <= 1:
+            raise InputError("--uniform-share must lie in [0, 1]", field="uniform_share")
         self.run, self.options = run, options
         self.path = options.labels or run.judgments.parent / LABELS_FILE
         if self.path.suffix.lower() != ".jsonl":
             raise InputError("the labels file must be a .jsonl file", path=str(self.path))
-        self.order = item_order(run, options)
+        drawn = item_order(run, options)
+        self.order = [qid for qid, _ in drawn]
+        self.streams: dict[str, Stream] = dict(drawn)
         self.items = {item.id: item for item in run.items}
         self.log = LabelLog(self.path)  # repairs a torn last line before anything is read
         self.given_at_start = self.lines()
@@ -310,7 +340,7 @@ class LabelSession:
         if notes:
             line["notes"] = notes
         line["design"] = {
-            "stream": self.options.stream,
+            "stream": self.streams[query_id],
             "stratum": self.run.strata[query_id],
             "sizes": self.run.sizes,
         }
@@ -326,12 +356,6 @@ def _note(notes: Any) -> str:
     if len(notes) > MAX_NOTE:
         raise InputError(f"notes are limited to {MAX_NOTE} characters", field="notes")
     return notes.strip()
-
-
-def positions_of(session: LabelSession, query_ids: Sequence[str]) -> list[int]:
-    """Positions (1-based) of ``query_ids`` in the annotator's order (for tests and the CLI)."""
-    where = {qid: i for i, qid in enumerate(session.order, 1)}
-    return [where[qid] for qid in query_ids]
 
 
 def label_run(
