@@ -63,7 +63,9 @@ class PageReport:
 class Chromium:
     """One headless Chromium process driven through the DevTools pipe."""
 
-    def __init__(self, binary: str, *, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, binary: str, *, timeout_s: float = 60.0, extra_args: tuple[str, ...] = ()
+    ) -> None:
         self.timeout_s = timeout_s
         self._profile = tempfile.TemporaryDirectory(prefix="jurybox-chromium-")
         to_child_r, to_child_w = os.pipe()
@@ -86,6 +88,7 @@ class Chromium:
             "--disable-sync",
             "--hide-scrollbars",
             f"--user-data-dir={self._profile.name}",
+            *extra_args,
             "about:blank",
         ]
         self.proc = subprocess.Popen(
