@@ -107,6 +107,24 @@ def test_targeted_labels_are_weighted_and_kept_out_of_the_random_sample(
         "long_too": "trusted",
         "coin": "not_trusted",
     }
+    tables = (tmp_path / "report" / "summary_tables.md").read_text(encoding="utf-8")
+    assert "Accuracy over the items jurybox label chose, weighted by stratum" in tables
+    assert "Labelled items by stream: 38 targeted, 12 uniform" in tables
+
+
+def test_targeted_labels_alone_still_reach_the_verdict(mixed: Run, tmp_path: Path) -> None:
+    run_dir = _copy(mixed, tmp_path)
+    options = LabelOptions(annotator="ann", stream="targeted", uniform_share=0.0)
+    session = LabelSession(load_run(run_dir), options)
+    _label(session, mixed[1], 40)
+    session.close()
+    report = _verdict(run_dir, tmp_path)
+    accuracy = report["accuracy_vs_gold"]
+    assert accuracy["status"] == "computed" and accuracy["judges"] == {}
+    assert accuracy["design"]["streams"] == {"targeted": 40}
+    assert _levels(report)["coin"] == "not_trusted"
+    coin = report["verdict"]["judges"]["coin"]["accuracy"]
+    assert coin["value"] == accuracy["design"]["judges"]["coin"]["counted"]["value"]
 
 
 def test_two_annotators_kappa_matches_stats_and_krippendorff(run60: Run, tmp_path: Path) -> None:

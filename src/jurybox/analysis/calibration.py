@@ -386,12 +386,16 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     design = design_accuracy(frame, options)
     extra = {"design": design} if design is not None else {}
     gold = gold_preferences(frame)
+    if gold.empty and design is not None:  # every label from `jurybox label`'s targeted stream
+        return AccuracyVsGold.of(
+            judges={},
+            n_labelled=0,
+            method="no gold preference outside the targeted stream: only design is computed",
+            design=design,
+        )
     if gold.empty:
         return AccuracyVsGold.skip(
             "no gold preference in the labels (imported benchmark data carries one)"
-            if design is None
-            else "no gold preference outside the targeted stream: see design",
-            **extra,
         )
     recs = pairwise_records(frame)
     recs = recs.assign(gold=recs["query_id"].map(gold)).dropna(subset=["gold"])
