@@ -118,6 +118,12 @@ def test_sixty_items_by_keyboard_survive_a_kill(
             browser.wait_for(session, "document.body.dataset.state === 'done'")
             _assert_blind_data(second)
             _only_loopback(browser, session, first, second)
+            # Only now, on request, the summary names the judges with their verdicts.
+            browser.evaluate(session, "document.getElementById('summary-button').click()")
+            browser.wait_for(session, "document.getElementById('summary').dataset.ready === '1'")
+            shown = browser.evaluate(session, "document.getElementById('summary').innerText")
+            assert "long_pick" in shown and "trusted" in shown, shown
+            assert not browser.collect(session).errors()
         finally:
             second.kill()
     lines = [json.loads(line) for line in labels.read_bytes().splitlines()]
