@@ -10,7 +10,6 @@ an arm, a judge or a model.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jurybox.io.datasets import load_human_labels
-from reporting.cdp import Chromium, find_chromium
+from reporting.cdp import Chromium, start_chromium
 
 from .server import LabelServer
 from .world import SECRET_NAMES
@@ -37,13 +36,7 @@ LONGER = (
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Chromium]:
-    binary = find_chromium()
-    if binary is None:
-        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true requires it")
-        pytest.skip(reason)
-    chromium = Chromium(binary, extra_args=OFFLINE, timeout_s=30)
+    chromium = start_chromium(extra_args=OFFLINE, timeout_s=30)
     try:
         yield chromium
     finally:

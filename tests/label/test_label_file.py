@@ -7,6 +7,7 @@ import json
 import resource
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +105,12 @@ def test_bad_line_fields_are_named(tmp_path: Path, line: dict[str, Any], field: 
 
 def test_the_log_appends_synced_lines_and_repairs_a_torn_tail(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
-    with LabelLog(path) as log:
+    with closing(LabelLog(path)) as log:
         log.append({"query_id": "q1", "preferred_arm": "a", "notes": "bad \ud800 text"})
         assert log.repaired == 0
     with path.open("ab") as handle:
         handle.write(b'{"query_id": "q2", "prefe')  # a crash mid-write
-    with LabelLog(path) as log:
+    with closing(LabelLog(path)) as log:
         assert log.repaired == len(b'{"query_id": "q2", "prefe')
         log.append({"query_id": "q2", "preferred_arm": "b"})
     lines = path.read_text(encoding="utf-8").splitlines()

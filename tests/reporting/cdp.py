@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
@@ -34,6 +36,17 @@ def find_chromium() -> str | None:
         if found:
             return found
     return None
+
+
+def start_chromium(*, extra_args: tuple[str, ...] = (), timeout_s: float = 60.0) -> Chromium:
+    """A headless Chromium for a test: skipped where none is installed, failed under CI=true."""
+    binary = find_chromium()
+    if binary is None:
+        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true requires it")
+        pytest.skip(reason)
+    return Chromium(binary, timeout_s=timeout_s, extra_args=extra_args)
 
 
 @dataclass

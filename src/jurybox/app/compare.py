@@ -18,7 +18,7 @@ from rich.console import Console
 from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path
 from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs
 from jurybox.analysis.model.compare import CompareReport, JudgeComparison
-from jurybox.app.sources import run_items, run_sources
+from jurybox.app.sources import run_items, run_records, run_sources
 from jurybox.errors import DatasetError
 from jurybox.records import Item
 from jurybox.reporting.render.compare import ComparePaths, write_compare
@@ -48,14 +48,7 @@ def load_run(
     human: Mapping[str, Mapping[str, Any]] | None,
 ) -> RunInput:
     """One run's records, items and labels as a tidy frame."""
-    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
-
-    path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
-    records = read_unique_records(path).records
-    if not records:
-        raise DatasetError("no judgment records in the file", path=str(path))
+    path, records = run_records(run)
     items, items_source = _run_items(path, dataset)
     try:
         frame = build_frame(records, human=human, items=items, options=AnalysisOptions())

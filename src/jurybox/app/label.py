@@ -31,10 +31,9 @@ import numpy as np
 from jurybox.analysis import AnalysisOptions, build_frame
 from jurybox.analysis.labelling import CONTESTED, SETTLED, item_strata
 from jurybox.app.label_forms import Dimension, Form, neutral_names
-from jurybox.app.sources import RunTask, run_items, run_sources, run_task
-from jurybox.errors import ConfigError, DatasetError, InputError
+from jurybox.app.sources import RunTask, run_items, run_records, run_sources, run_task
+from jurybox.errors import ConfigError, InputError
 from jurybox.io.datasets import LabelLine, label_lines
-from jurybox.io.judgments import judgments_path, read_unique_records
 from jurybox.io.label_log import LABELS_FILE, LabelLog
 from jurybox.records import Item, JudgeRecord
 
@@ -79,12 +78,7 @@ def load_run(judgments: Path, dataset: Path | None = None) -> RunToLabel:
     Raises:
         InputError: no judgments, no dataset to show, or a mode the page cannot ask about.
     """
-    path = judgments_path(judgments)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
-    records = read_unique_records(path).records
-    if not records:
-        raise DatasetError("no judgment records in the file", path=str(path))
+    path, records = run_records(judgments)
     items = run_items(path, run_sources(path, dataset=dataset, human=None))
     if items is None:
         raise InputError(

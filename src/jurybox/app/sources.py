@@ -26,7 +26,7 @@ from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.label_log import LABELS_FILE
 from jurybox.io.verdicts import companion_items_path, read_items
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
-from jurybox.records import Item
+from jurybox.records import Item, JudgeRecord
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,24 @@ def _labels_from_config(manifest: Mapping[str, Any], config: Mapping[str, Any]) 
     if Path(labels).is_absolute() or not isinstance(config_path, str):
         return labels
     return str(Path(config_path).parent / labels)
+
+
+def run_records(run: Path) -> tuple[Path, list[JudgeRecord]]:
+    """The judgments file of ``run`` (a run folder or judgments.jsonl) and its records, one per
+    key (``read_unique_records``), held in memory: for the use cases that need them as a list.
+
+    Raises:
+        DatasetError: no judgments file, or one without a record.
+    """
+    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
+
+    path = judgments_path(run)
+    if not path.is_file():
+        raise DatasetError("judgments file not found", path=str(path))
+    records = read_unique_records(path).records
+    if not records:
+        raise DatasetError("no judgment records in the file", path=str(path))
+    return path, records
 
 
 def run_items(judgments: Path, sources: RunSources) -> list[Item] | None:
