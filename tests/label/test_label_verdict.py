@@ -101,6 +101,7 @@ def test_targeted_labels_are_weighted_and_kept_out_of_the_random_sample(
     assert coin["n_by_stratum"]["contested"] > 50 * run.sizes["contested"] / 120
     # The plain figures read the uniform stream's labels only; the verdict the weighted one.
     assert report["accuracy_vs_gold"]["n_labelled"] == 12
+    assert report["summary"]["human_labels"]["targeted"] == 38
     assert report["verdict"]["judges"]["coin"]["accuracy"]["value"] == coin["value"]
     assert _levels(report) == {
         "long_pick": "trusted",
