@@ -16,6 +16,7 @@ import pytest
 from jurybox.errors import DatasetError
 from jurybox.io.datasets import load_human_labels
 from jurybox.io.label_log import LabelLog
+from jurybox.io.label_screen import screen_labels
 
 DESIGN = {"stream": "uniform", "stratum": "settled", "sizes": {"contested": 2, "settled": 8}}
 
@@ -71,6 +72,21 @@ def test_an_item_drawn_by_any_uniform_stream_is_uniform(tmp_path: Path) -> None:
     assert load_human_labels(path)["q1"]["design"]["stream"] == "uniform"
 
 
+def test_annotators_naming_no_arm_are_screened_out(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "l.jsonl",
+        [
+            {"query_id": "q1", "preferred_arm": "a", "annotator": "ann"},
+            {"query_id": "q1", "preferred_arm": "banana", "annotator": "bob"},
+            {"query_id": "q2", "preferred_arm": "b", "annotator": "ann"},
+            {"query_id": "q2", "preferred_arm": "tie", "annotator": "bob"},
+        ],
+    )
+    screen = screen_labels(load_human_labels(path), {"q1", "q2"}, {"a", "b"})
+    assert set(screen.labels) == {"q2"}
+    assert screen.bad_values == ("q1: annotators prefer ['banana'], not arms of the run",)
+
+
 def test_unnamed_duplicates_are_still_an_error(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "l.jsonl",
@@ -122,6 +138,7 @@ _FILL = """
 import json, sys
 from pathlib import Path
 from jurybox.io.label_log import LabelLog
+from jurybox.io.label_screen import screen_labels
 log = LabelLog(Path(sys.argv[1]))
 for index in range(10_000):
     try:
