@@ -251,6 +251,7 @@ class LabelSession:
         self.order = [qid for qid, _ in drawn]
         self.streams: dict[str, Stream] = dict(drawn)
         self.items = {item.id: item for item in run.items}
+        self._read: tuple[tuple[int, int], list[LabelLine]] = ((-1, -1), [])
         self.log = LabelLog(self.path)  # repairs a torn last line before anything is read
         self.given_at_start = self.lines()
         self.at_start = len(self.progress().latest)
@@ -259,9 +260,16 @@ class LabelSession:
         self.log.close()
 
     def lines(self) -> list[LabelLine]:
-        if not self.path.is_file() or self.path.stat().st_size == 0:
+        """Every line of the labels file as it is now (re-read only when it changed: lines are
+        only ever appended, by this server or another annotator's)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
             return []
-        return list(label_lines(self.path))
+        key = (stat.st_size, stat.st_mtime_ns)
+        if self._read[0] != key:
+            self._read = (key, list(label_lines(self.path)) if stat.st_size else [])
+        return self._read[1]
 
     def progress(self) -> Progress:
         """This annotator's latest line per item of the run, from the file as it is now."""

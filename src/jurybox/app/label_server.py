@@ -18,6 +18,7 @@ Routes: ``GET /`` the page; ``GET /api/state``; ``GET /api/item/{position}``; ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import secrets
@@ -178,7 +179,8 @@ async def serve(server: Server, *, port: int = 0, ready: Callable[[str], None]) 
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            with contextlib.suppress(NotImplementedError):  # Windows: Ctrl-C interrupts instead
+                loop.add_signal_handler(signum, stop.set)
         ready(server.url)
         await stop.wait()
     finally:
