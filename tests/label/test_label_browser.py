@@ -10,7 +10,6 @@ an arm, a judge or a model.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +55,9 @@ def _label_until(browser: Chromium, session: str, last: int) -> None:
         position = int(browser.evaluate(session, POSITION))
         page = browser.evaluate(session, "document.documentElement.outerHTML")
         assert not [name for name in SECRET_NAMES if name in page], position
+        assert browser.evaluate(session, "typeof window.pwned") == "undefined"  # text stays text
+        question = browser.evaluate(session, "document.getElementById('question-text').textContent")
+        assert "<script>window.pwned=1</script>" in question
         _key(browser, session, browser.evaluate(session, LONGER))
         if position == last:
             return
@@ -93,9 +95,7 @@ def test_sixty_items_by_keyboard_survive_a_kill(
             browser.send("Page.bringToFront", session=session)  # key events need the focus
             browser.wait_for(session, f"{POSITION} === '1'")
             _label_until(browser, session, 30)
-            deadline = time.monotonic() + 20
-            while len(labels.read_bytes().splitlines()) < 30 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            browser.wait_for(session, f"{POSITION} === '31'")  # idle: no request in flight
             _only_loopback(browser, session, first)
         finally:
             first.kill()

@@ -54,9 +54,10 @@ def write_items(path: Path, n: int, seed: int = 3) -> dict[str, str]:
             )
             arm_long = rng.choice(ARMS)
             arm_short = ARMS[1] if arm_long == ARMS[0] else ARMS[0]
+            trap = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
             item = {
                 "id": qid,
-                "question": f"Question {index}: which reply is more helpful?",
+                "question": f"Question {index}: which reply is more helpful? {trap}",
                 "responses": {arm_long: long, arm_short: short},
             }
             out.write(json.dumps(item) + "\n")
