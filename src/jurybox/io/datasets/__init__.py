@@ -40,7 +40,10 @@ line, or in record batches for Parquet); only ``.json`` needs the whole text at 
 
 A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
 plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,
-``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too.
+``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too. An item
+may have several lines when each names its ``annotator``: a later line by the same annotator
+supersedes, several annotators are merged (``_labels.py``). ``jurybox label`` adds ``design``,
+``skipped`` and ``labelled_at`` to each line (docs/labelling.md).
 """
 
 from __future__ import annotations
