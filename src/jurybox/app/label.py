@@ -385,6 +385,11 @@ def label_run(
         f"'{options.annotator}' ({options.stream} order); labels go to {session.path}; "
         f"{state['labelled']} labelled, {state['skipped']} skipped so far"
     )
+    if options.stream == "targeted" and loaded.mode != "pairwise":
+        say(
+            f"note: in a {loaded.mode} run the figures against humans read only the uniform "
+            "share of targeted labels (docs/labelling.md); --uniform spends every label on them"
+        )
     server = Server(session, summary=label_summary)
     try:
         asyncio.run(serve(server, port=port, ready=ready or (lambda url: say(f"open {url}"))))
