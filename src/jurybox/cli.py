@@ -427,6 +427,90 @@ def analyze(
     )
 
 
+@main.command("label")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Whose labels these are (default: your login name); annotators on one file are kept "
+    "apart by it.",
+)
+@click.option(
+    "--labels",
+    type=_FILE,
+    help="The labels file (.jsonl) to append to (default: labels.jsonl in the run folder, which "
+    "`analyze` then reads).",
+)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--targeted/--uniform",
+    default=False,
+    help="Ask first for the items where judges disagree or flip (weighted so accuracy stays "
+    "unbiased; docs/labelling.md), or in a plain random order (default).",
+)
+@click.option(
+    "--oversample",
+    type=float,
+    default=4.0,
+    show_default=True,
+    help="With --targeted: how many times as often a contested item is asked as a settled one.",
+)
+@click.option(
+    "--uniform-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --targeted: the share of labels still asked in the uniform random order (they "
+    "keep the figures that need a random sample, such as bias given the labels).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Order seed.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: any free).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@handle_errors
+def label_command(
+    run: Path,
+    *,
+    annotator: str | None,
+    labels: Path | None,
+    dataset: Path | None,
+    targeted: bool,
+    oversample: float,
+    uniform_share: float,
+    seed: int,
+    port: int,
+    open_browser: bool,
+) -> None:
+    """Label RUN's items blind on a local page (127.0.0.1, token in the URL): responses under
+    neutral names, no judge verdict shown, every label saved the moment it is given. Ctrl-C
+    stops; running it again resumes where you stopped."""
+    import getpass
+
+    from jurybox.app.label import LabelOptions, label_run
+
+    def ready(url: str) -> None:
+        click.echo(f"open {url}")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    options = LabelOptions(
+        annotator=annotator if annotator is not None else getpass.getuser(),
+        labels=labels,
+        stream="targeted" if targeted else "uniform",
+        seed=seed,
+        oversample=oversample,
+        uniform_share=uniform_share,
+        dataset=dataset,
+    )
+    label_run(run, options, port=port, say=lambda line: click.echo(line, err=True), ready=ready)
+
+
 class _ImportCommand(click.Command):
     """``jurybox import``, whose help ends with every ``--map`` key of ``generic``."""
 

@@ -185,11 +185,12 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         dimensions=[str(d) for d in frame.dimensions],
         n_items=int(r["query_id"].nunique()) if len(r) else 0,
         n_retest_records=int(r["retest"].sum()) if len(r) else 0,
-        human_labels=HumanLabelCounts(
+        human_labels=HumanLabelCounts.given(
             preferences=len(labels.preferences),
             annotators=int(labels.annotators["annotator"].nunique()),
             scores=len(labels.scores),
             verdicts=len(labels.verdicts),
+            targeted=int((labels.design["stream"] == "targeted").sum()) or None,
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},

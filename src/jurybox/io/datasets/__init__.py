@@ -48,7 +48,10 @@ replaced is logged as a warning.
 
 A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
 plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,
-``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too.
+``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too. An item
+may have several lines when each names its ``annotator``: a later line by the same annotator
+supersedes, several annotators are merged (``_labels.py``). ``jurybox label`` adds ``design``,
+``skipped`` and ``labelled_at`` to each line (docs/labelling.md).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +72,7 @@ from jurybox.io.datasets._fields import (
     FIELDS,
     HUMAN_KEYS,
     LABEL_FIELDS,
+    LINE_KEYS,
     OPTIONAL_FIELDS,
     REQUIRED_FIELDS,
     _align_arms,
@@ -80,6 +84,7 @@ from jurybox.io.datasets._fields import (
     _Spec,
     _to_item,
 )
+from jurybox.io.datasets._labels import LabelLine, line_extras, merge_lines
 from jurybox.io.datasets._readers import _Record, _records, _Where
 from jurybox.io.targets import check_target
 from jurybox.io.text import clean_value
@@ -90,11 +95,14 @@ __all__ = [
     "LABEL_FIELDS",
     "OPTIONAL_FIELDS",
     "REQUIRED_FIELDS",
+    "LabelLine",
     "dataset_hash",
     "export_pairs",
     "items_from_rows",
+    "label_lines",
     "load_dataset",
     "load_human_labels",
+    "merge_lines",
 ]
 from jurybox.records import Item
 
@@ -165,22 +173,31 @@ def _say_replaced(path: str | Path, replaced: int) -> None:
 
 
 def load_human_labels(path: str | Path) -> dict[str, Mapping[str, Any]]:
-    """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``)."""
-    labels: dict[str, Mapping[str, Any]] = {}
-    seen: dict[str, int | None] = {}
+    """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``, plus
+    ``annotators`` and ``design`` where several annotators or ``jurybox label`` wrote them)."""
+    return merge_lines(label_lines(path))
+
+
+def label_lines(path: str | Path) -> Iterator[LabelLine]:
+    """Every validated line of a human-label file, in file order (``merge_lines`` combines
+    them: a later line by the same annotator for the same item supersedes)."""
     replaced = 0
     for record in _records(Path(path)):
         data, count = _encodable(_normalise(record, _Spec({}, None), _LABELS), record)
         where, replaced = record.where, replaced + count
         _reject_unknown(data, LABEL_FIELDS, where, "labels")
         query_id = _identifier(data.get("query_id"), "query_id", where, "field")
-        _check_unique(query_id, where, seen, "query_id")
-        human = _human({k: v for k, v in data.items() if k != "query_id"}, None, where, "")
-        if not {"preferred_arm", "scores", "verdict"} & set(human):
+        design, skipped, stamp = line_extras(data, where)
+        given = {k: v for k, v in data.items() if k != "query_id" and k not in LINE_KEYS}
+        human = _human(given, None, where, "")
+        has_label = bool({"preferred_arm", "scores", "verdict"} & set(human))
+        if skipped and has_label:
+            raise where.error("a skipped line carries no label", field="skipped")
+        if not skipped and not has_label:
             raise where.error("no label: give preferred_arm, scores or verdict", field="query_id")
-        labels[query_id] = human
+        annotator = human.pop("annotator", None) if skipped else human.get("annotator")
+        yield LabelLine(query_id, annotator, human, design, skipped, stamp, where)
     _say_replaced(path, replaced)
-    return labels
 
 
 def dataset_hash(path: str | Path) -> str:
