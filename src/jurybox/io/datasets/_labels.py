@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jurybox.io.datasets._readers import _kind, _Where
+from jurybox.io.datasets._readers import _Where
+from jurybox.io.input_files import json_kind
 
 STREAMS = ("uniform", "targeted")
 DESIGN_FIELDS = ("stream", "stratum", "sizes")
@@ -48,17 +49,17 @@ def line_extras(
     """The label-tool keys of a line: its ``design``, ``skipped`` and ``labelled_at``."""
     skipped = data.get("skipped", False)
     if not isinstance(skipped, bool):
-        raise where.error(f"expected true or false, got {_kind(skipped)}", field="skipped")
+        raise where.error(f"expected true or false, got {json_kind(skipped)}", field="skipped")
     stamp = data.get("labelled_at")
     if stamp is not None and not isinstance(stamp, str):
-        raise where.error(f"expected text, got {_kind(stamp)}", field="labelled_at")
+        raise where.error(f"expected text, got {json_kind(stamp)}", field="labelled_at")
     design = data.get("design")
     return (None if design is None else _design(design, where)), skipped, stamp
 
 
 def _design(value: Any, where: _Where) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping, got {_kind(value)}", field="design")
+        raise where.error(f"expected a mapping, got {json_kind(value)}", field="design")
     unknown = [key for key in value if key not in DESIGN_FIELDS]
     if unknown:
         allowed = ", ".join(DESIGN_FIELDS)
@@ -67,7 +68,7 @@ def _design(value: Any, where: _Where) -> dict[str, Any]:
     if stream not in STREAMS:
         raise where.error(f"expected one of {', '.join(STREAMS)}, got {stream!r}", "design.stream")
     if not isinstance(sizes, Mapping) or not sizes:
-        raise where.error(f"expected stratum -> size, got {_kind(sizes)}", "design.sizes")
+        raise where.error(f"expected stratum -> size, got {json_kind(sizes)}", "design.sizes")
     for name, size in sizes.items():
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise where.error(f"expected a whole number ≥ 0, got {size!r}", f"design.sizes.{name}")
