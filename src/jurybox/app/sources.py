@@ -215,6 +215,17 @@ def run_judges(judgments: Path) -> dict[str, JudgeConfig]:
     return found
 
 
+def run_stopping(judgments: Path) -> dict[str, Any] | None:
+    """The manifest's ``until`` entry of a ``jurybox run --until`` run (where each judge
+    stopped, with its anytime-valid interval); None for any other run or without a manifest."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return None
+    entry = manifest.get("until")
+    return entry if isinstance(entry, dict) and isinstance(entry.get("judges"), dict) else None
+
+
 def declared_scale(judgments: Path) -> tuple[int, int] | None:
     """The rubric's (min, max) scale, when the run that wrote ``judgments`` scored with a rubric
     (its manifest names it, relative to the config file, itself found as the dataset is). None
