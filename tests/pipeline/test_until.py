@@ -240,3 +240,25 @@ def test_the_report_of_a_stopped_run_reads_the_anytime_interval(tmp_path: Path) 
     assert "anytime-valid interval" in accuracy["message"]
     markdown = (tmp_path / "report" / "summary_tables.md").read_text("utf-8")
     assert "Stopped by --until decided: j1 stopped after 20 of 100 items" in markdown
+
+
+def test_the_accuracy_check_reads_the_anytime_interval_when_given() -> None:
+    """After an early stop the fixed-n interval claims too much: where it clears the bar and the
+    anytime-valid one does not, the check must not pass."""
+    from jurybox.analysis.trust import Estimate, JudgeEvidence, accuracy_check
+    from jurybox.thresholds import TrustThresholds
+
+    wilson = Estimate(0.80, 0.72, 0.86)
+    plain = JudgeEvidence("j", 60, 120, 0.0, has_labels=True, accuracy=wilson)
+    assert accuracy_check(plain, TrustThresholds()).status == "pass"
+    stopped = JudgeEvidence(
+        "j",
+        60,
+        120,
+        0.0,
+        has_labels=True,
+        accuracy=wilson,
+        accuracy_anytime=Estimate(0.80, 0.66, 0.90),
+    )
+    check = accuracy_check(stopped, TrustThresholds())
+    assert check.status == "warn" and "anytime-valid interval 0.66–0.90" in check.message

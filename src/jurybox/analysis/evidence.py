@@ -271,8 +271,9 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
 
 
 def _stopped(ev: JudgeEvidence, options: AnalysisOptions) -> JudgeEvidence:
-    """A judge that ``--until decided`` stopped: the anytime-valid accuracy interval it stopped
-    on (the manifest's), read by the accuracy check in place of the fixed-n one."""
+    """A judge of a ``--until decided`` run (stopped or not: the run looked after every block):
+    the manifest's anytime-valid accuracy interval, read by the accuracy check in place of the
+    fixed-n one."""
     entry = (options.stopping or {}).get("judges", {}).get(ev.judge)
     if ev.accuracy is None or not entry or (options.stopping or {}).get("metric") != "accuracy":
         return ev

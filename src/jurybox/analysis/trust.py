@@ -98,8 +98,9 @@ class JudgeEvidence:
     self_preference: BiasTest | None = None  # own family's responses against neutral judges
     retest_agreement: float | None = None
     retest_is_icc: bool = False  # retest_agreement is the ICC of repeated scores (clipped at 0)
-    # A run stopped by `--until decided`: its anytime-valid interval of the accuracy. The fixed-n
-    # interval over items the data chose to stop at is too narrow; the check reads this one.
+    # A `--until decided` run: its anytime-valid interval of the accuracy. The run looked after
+    # every block and stopped when the data said so; a fixed-n interval then claims too much,
+    # so the check reads this one.
     accuracy_anytime: Estimate | None = None
 
     def __post_init__(self) -> None:
@@ -197,9 +198,9 @@ def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     also = f"; {_share(parsed.value)} over parsed verdicts" if parsed else ""
     shown = f"accuracy {_ci(ev.accuracy)}, failures counted{also}"
     used = ev.accuracy_anytime
-    if used is not None:  # the run stopped on it: the interval that holds after the stop
+    if used is not None:  # the interval that holds however often the run looked
         bounds = f"{_share(used.ci_low)}–{_share(used.ci_high)}"
-        shown += f"; anytime-valid interval {bounds}, which the run stopped on"
+        shown += f"; anytime-valid interval {bounds} (--until decided)"
     return _quality("accuracy", shown, used or ev.accuracy, th.min_accuracy, th.fail_accuracy)
 
 
