@@ -82,7 +82,8 @@ def main() -> None:
     "--resume",
     type=_FOLDER,
     help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
-    "--engine, --ray-address, --batch and --batch-fallback apply unless given (see above).",
+    "--engine, --ray-address, --batch, --batch-fallback and --until apply unless given (see "
+    "above).",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
@@ -625,6 +626,23 @@ def compare_command(
 
 
 # --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _fresh_cascade(config: Path, options: Any, out_dir: Path, flags: dict[str, Any]) -> None:
+    """``jurybox cascade CONFIG``: the cascade as a fresh run (app/cascade_run.py)."""
+    from jurybox.app.cascade_run import fresh_cascade
+
+    if flags["dataset"] is not None:
+        raise click.UsageError("--dataset: a fresh run judges the config's dataset")
+    fresh_cascade(
+        config,
+        options,
+        out_dir=out_dir,
+        human=flags["human"],
+        output_dir=flags["output_dir"],
+        resume=flags["resume"],
+        console=_console(),
+    )
+
+
 def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     costs = {}
     for value in values:
@@ -733,21 +751,8 @@ def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    fresh = run.suffix.lower() in (".yaml", ".yml") and not run.is_dir()
-    if fresh:
-        from jurybox.app.cascade_run import fresh_cascade
-
-        if flags["dataset"] is not None:
-            raise click.UsageError("--dataset: a fresh run judges the config's dataset")
-        fresh_cascade(
-            run,
-            options,
-            out_dir=out_dir,
-            human=flags["human"],
-            output_dir=flags["output_dir"],
-            resume=flags["resume"],
-            console=_console(),
-        )
+    if run.suffix.lower() in (".yaml", ".yml") and not run.is_dir():
+        _fresh_cascade(run, options, out_dir, flags)
         return
     if flags["output_dir"] is not None or flags["resume"] is not None:
         raise click.UsageError("--output-dir and --resume are for a fresh run (RUN a config)")

@@ -24,28 +24,12 @@ from jurybox.io.judgments import read_records
 from jurybox.pipeline.runner import load_inputs
 
 from .conftest import StartServer
-from .helpers import write_config
+from .helpers import write_config, write_marked_items
 
 ITEMS = 400
 LABELLED = 300
-HARD = {f"q{i:04d}" for i in range(ITEMS) if i % 4 == 0}
-
-
-def _items(path: Path) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for i in range(ITEMS):
-            gold = "treatment" if i % 3 else "control"
-            responses = {"control": f"Control answer {i}.", "treatment": f"Treatment answer {i}."}
-            responses[gold] += " [GOOD]"
-            row: dict[str, Any] = {
-                "id": f"q{i:04d}",
-                "question": f"Question {i}?" + (" [HARD]" if f"q{i:04d}" in HARD else ""),
-                "responses": responses,
-            }
-            if i < LABELLED:
-                row["human"] = {"preferred_arm": gold}
-            handle.write(json.dumps(row) + "\n")
-    return path
+HARD_NUMBERS = range(0, ITEMS, 4)
+HARD = {f"q{i:04d}" for i in HARD_NUMBERS}
 
 
 def _judge(url: str) -> dict[str, Any]:
@@ -66,13 +50,16 @@ def test_the_strong_judge_is_called_only_on_the_escalated_items(
     cheap = wire_server(pick="marked", unsure_mark="[HARD]", seed=1)
     strong = wire_server(pick="marked", seed=2)
     run_dir, out = tmp_path / "run", tmp_path / "cascade"
+    dataset = write_marked_items(
+        tmp_path / "items.jsonl", ITEMS, labelled=LABELLED, hard=HARD_NUMBERS
+    )
     config = write_config(
         tmp_path / "run.yaml",
         {
             "judges": {"cheap": _judge(cheap.url), "strong": _judge(strong.url)},
             "task": {"mode": "pairwise"},
             "pipeline": {"cache": False, "test_retest_count": 5},
-            "paths": {"dataset": str(_items(tmp_path / "items.jsonl")), "output_dir": str(run_dir)},
+            "paths": {"dataset": str(dataset), "output_dir": str(run_dir)},
         },
     )
     options = CascadeOptions(judges=("cheap", "strong"), target=0.9, delta=0.1)

@@ -27,27 +27,10 @@ from jurybox.pipeline.runner import Runtime, execute, load_inputs
 from jurybox.pipeline.until import UntilSchedule, parse_until
 
 from .conftest import StartServer
-from .helpers import CLI, count_lines, run_cli, split_jsonl, write_config
+from .helpers import CLI, count_lines, run_cli, split_jsonl, write_config, write_marked_items
 
 ITEMS = 400
 UNITS = 2 * ITEMS  # both orders, no retests
-
-
-def _items(path: Path) -> Path:
-    """Labelled items; the gold response carries the mark the scripted judge looks for."""
-    with path.open("w", encoding="utf-8") as handle:
-        for i in range(ITEMS):
-            gold = "treatment" if i % 3 else "control"
-            responses = {"control": f"Control answer {i}.", "treatment": f"Treatment answer {i}."}
-            responses[gold] += " [GOOD]"
-            row = {
-                "id": f"q{i:04d}",
-                "question": f"Question {i}: which answer is better?",
-                "responses": responses,
-                "human": {"preferred_arm": gold},
-            }
-            handle.write(json.dumps(row) + "\n")
-    return path
 
 
 def _config(tmp_path: Path, url: str, out: Path, concurrency: int = 8) -> dict[str, Any]:
@@ -69,7 +52,10 @@ def _config(tmp_path: Path, url: str, out: Path, concurrency: int = 8) -> dict[s
             "cache": False,
             "retry_base_s": 0.01,
         },
-        "paths": {"dataset": str(_items(tmp_path / "items.jsonl")), "output_dir": str(out)},
+        "paths": {
+            "dataset": str(write_marked_items(tmp_path / "items.jsonl", ITEMS)),
+            "output_dir": str(out),
+        },
     }
 
 

@@ -644,6 +644,17 @@ async def execute(
         )
 
 
+def _pending(inputs: RunInputs, out: RunOutput, schedule: Schedule | None) -> list[WorkUnit]:
+    """The units not done yet; of a scheduled run, those of the judges it may still call (its
+    state read from the records, never from a past session's memory)."""
+    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    if schedule is None:
+        return pending
+    schedule.begin(read_records(out.judgments) if out.judgments.exists() else ())
+    still = set(schedule.judges())
+    return [unit for unit in pending if unit.judge in still]
+
+
 async def _execute_locked(
     inputs: RunInputs,
     out: RunOutput,
@@ -654,11 +665,7 @@ async def _execute_locked(
     signals: StopSignals,
     schedule: Schedule | None,
 ) -> RunSummary:
-    pending = [unit for unit in inputs.units if unit.key not in out.done]
-    if schedule is not None:  # its state comes from the records, never from a past session
-        schedule.begin(read_records(out.judgments) if out.judgments.exists() else ())
-        still = set(schedule.judges())
-        pending = [unit for unit in pending if unit.judge in still]
+    pending = _pending(inputs, out, schedule)
     # A batch run stays one when resumed without --batch: its open batches are polled, not
     # paid for again.
     batch = options.batch or inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
