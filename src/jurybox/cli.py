@@ -95,7 +95,8 @@ def main() -> None:
     "--resume",
     type=_FOLDER,
     help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
-    "--engine, --ray-address, --batch and --batch-fallback apply unless given (see above).",
+    "--engine, --ray-address, --batch, --batch-fallback and --until apply unless given (see "
+    "above).",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
@@ -125,6 +126,14 @@ def main() -> None:
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
+@click.option(
+    "--until",
+    metavar="decided|win_rate±H",
+    help="Judge items in a seeded order, 20 at a time, and stop each judge once an anytime-valid "
+    "95% interval answers: `decided` (pairwise, gold labels): its accuracy lies above or below "
+    "trust.min_accuracy; `win_rate±0.03` (or +-): the win rate is known to ±0.03. With "
+    "--dry-run: the worst case and the expected saving.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -138,6 +147,7 @@ def run(
     batch_fallback: str | None,
     engine: str | None,
     ray_address: str | None,
+    until: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
@@ -146,11 +156,17 @@ def run(
 
     \b
     --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
-    --ray-address, --batch and --batch-fallback, and those apply when the command line leaves
-    them out. Given, they change the run only where a resume may: --limit may grow (not shrink
-    or be dropped: refused, naming both), the engine, Ray address and batch fallback may
-    change, --batch sends the remaining work as batches (a batch run stays one). CONFIG may be
-    another path, but what decides the judgments must match the manifest's.
+    --ray-address, --batch, --batch-fallback and --until, and those apply when the command
+    line leaves them out. Given, they change the run only where a resume may: --limit may grow
+    (not shrink or be dropped: refused, naming both), the engine, Ray address and batch
+    fallback may change, --batch sends the remaining work as batches (a batch run stays one),
+    --until may not change. CONFIG may be another path, but what decides the judgments must
+    match the manifest's.
+
+    \b
+    --until stops early: the manifest's `until` entry and the report say which judge stopped,
+    after how many items, why, and with which anytime-valid interval (docs/statistics.md).
+    A resume continues the same order and reaches the same stop.
     """
     from jurybox.app import run_from_config
 
@@ -166,6 +182,7 @@ def run(
         batch_fallback=batch_fallback,
         engine=engine,
         ray_address=ray_address,
+        until=until,
     )
     if not dry_run:  # the next step, ready to paste
         from jurybox.app.run import analyze_hint
@@ -708,6 +725,23 @@ def compare_command(
 
 
 # --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _fresh_cascade(config: Path, options: Any, out_dir: Path, flags: dict[str, Any]) -> None:
+    """``jurybox cascade CONFIG``: the cascade as a fresh run (app/cascade_run.py)."""
+    from jurybox.app.cascade_run import fresh_cascade
+
+    if flags["dataset"] is not None:
+        raise click.UsageError("--dataset: a fresh run judges the config's dataset")
+    fresh_cascade(
+        config,
+        options,
+        out_dir=out_dir,
+        human=flags["human"],
+        output_dir=flags["output_dir"],
+        resume=flags["resume"],
+        console=_console(),
+    )
+
+
 def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     costs = {}
     for value in values:
@@ -757,29 +791,48 @@ def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     help="Cost of one call of JUDGE (repeat per judge); default: the records' USD cost, else "
     "their tokens, else one per call.",
 )
-@click.option("--dataset", type=_FILE, help="The judged dataset (default: as analyze finds it).")
-@click.option("--human", type=_FILE, help="Human labels (default: as analyze finds them).")
+@click.option(
+    "--dataset", type=_FILE, help="Replay: the judged dataset (default: as analyze finds it)."
+)
+@click.option(
+    "--human",
+    type=_FILE,
+    help="Human labels (default: as analyze finds them; a fresh run: the config's).",
+)
 @click.option(
     "--out",
     "out_dir",
     type=_FOLDER,
     required=True,
-    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl.",
+    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl "
+    "(and a fresh run's decisions.jsonl).",
+)
+@click.option("--output-dir", type=_FOLDER, help="Fresh run: overrides paths.output_dir.")
+@click.option(
+    "--resume",
+    type=_FOLDER,
+    help="Fresh run: carry on the cascade run in DIR (its manifest records the flags above, "
+    "which must match).",
 )
 @handle_errors
 def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
-    """Replay a cascade of judges (Trust or Escalate) over RUN's recorded pairwise verdicts.
+    """Run a cascade of judges (Trust or Escalate), or replay one over RUN's recorded verdicts.
 
     RUN is a run folder or judgments.jsonl (a run, or an import such as `jurybox import
-    llmbar`) where every judge of --judges judged the items. The labelled items are split at
-    random: on the calibration part each judge, cheap first, gets a confidence threshold such
-    that its agreement with humans on the items it decides is >= --target with probability >=
-    1 - --delta (exact binomial test, fixed-sequence); an item it is unsure of goes to the next
-    judge, and after the last to "needs a human". On the test part it reports the agreement
-    achieved with its interval, the share each judge decided, and the cost against the
-    strongest judge alone (calibrated the same way), beside the uncalibrated rule "escalate
-    when a judge's orders disagree". needs_human.jsonl lists the items nobody decided, ready for
-    labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
+    llmbar`) where every judge of --judges judged the items: a replay. RUN may instead be a
+    run config (.yaml / .yml): a fresh run, in which the first judge judges every item and
+    each later judge only the items every judge before it was unsure of (--output-dir,
+    --resume as for `jurybox run`; decisions.jsonl says which judge decided each item).
+
+    The labelled items are split at random: on the calibration part each judge, cheap first,
+    gets a confidence threshold such that its agreement with humans on the items it decides
+    is >= --target with probability >= 1 - --delta (exact binomial test, fixed-sequence); an
+    item it is unsure of goes to the next judge, and after the last to "needs a human". On the
+    test part it reports the agreement achieved with its interval, the share each judge
+    decided, and the cost against the strongest judge alone (a replay calibrates that one the
+    same way, beside the uncalibrated rule "escalate when a judge's orders disagree"; a fresh
+    run estimates its cost from its calls). needs_human.jsonl lists the items nobody decided,
+    ready for labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
     """
     from jurybox.analysis.cascade import CascadeOptions
     from jurybox.app.cascade import cascade_to_dir
@@ -797,6 +850,11 @@ def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if run.suffix.lower() in (".yaml", ".yml") and not run.is_dir():
+        _fresh_cascade(run, options, out_dir, flags)
+        return
+    if flags["output_dir"] is not None or flags["resume"] is not None:
+        raise click.UsageError("--output-dir and --resume are for a fresh run (RUN a config)")
     cascade_to_dir(
         run,
         options,

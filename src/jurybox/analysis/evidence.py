@@ -288,12 +288,26 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     )
 
 
+def _stopped(ev: JudgeEvidence, options: AnalysisOptions) -> JudgeEvidence:
+    """A judge of a ``--until decided`` run (stopped or not: the run looked after every block):
+    the manifest's anytime-valid accuracy interval, read by the accuracy check in place of the
+    fixed-n one."""
+    entry = (options.stopping or {}).get("judges", {}).get(ev.judge)
+    if ev.accuracy is None or not entry or (options.stopping or {}).get("metric") != "accuracy":
+        return ev
+    value, low, high = entry.get("estimate"), entry.get("ci_low"), entry.get("ci_high")
+    anytime = _estimate(value, low, high)
+    return replace(ev, accuracy_anytime=anytime) if anytime is not None else ev
+
+
 def judge_evidence(
     frame: AnalysisFrame, families: Families, options: AnalysisOptions
 ) -> list[JudgeEvidence]:
     """One ``JudgeEvidence`` per judge of the frame, bias p-values Holm-adjusted together."""
     judges = list(frame.judges)
-    base = [_base(frame, families, judge, options.confidence) for judge in judges]
+    base = [
+        _stopped(_base(frame, families, judge, options.confidence), options) for judge in judges
+    ]
     raw: list[tuple[int, str, _RawTest]] = []
     for index, judge in enumerate(judges):
         found = {

@@ -37,6 +37,7 @@ from jurybox.analysis.model.effects import Effects
 from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.stopping import Stopping
 from jurybox.analysis.model.summary import (
     Excluded,
     HumanLabelCounts,
@@ -259,6 +260,8 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
         human_calibration=f.human_calibration,
         panels=f.panels,
         accuracy_vs_gold=f.accuracy_vs_gold,
+        # Only where a run stopped early: a plain run's report keeps its keys.
+        **({"stopping": Stopping.from_manifest(options.stopping)} if options.stopping else {}),
     )
 
 

@@ -253,6 +253,17 @@ def run_task(judgments: Path) -> RunTask:
     )
 
 
+def run_stopping(judgments: Path) -> dict[str, Any] | None:
+    """The manifest's ``until`` entry of a ``jurybox run --until`` run (where each judge
+    stopped, with its anytime-valid interval); None for any other run or without a manifest."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return None
+    entry = manifest.get("until")
+    return entry if isinstance(entry, dict) and isinstance(entry.get("judges"), dict) else None
+
+
 def declared_scale(judgments: Path) -> tuple[int, int] | None:
     """The rubric's (min, max) scale, when the run that wrote ``judgments`` scored with a rubric
     (its manifest names it, relative to the config file, itself found as the dataset is). None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from jurybox.config import JudgeConfig, RunConfig
 from jurybox.errors import ProviderError
 from jurybox.io.datasets import load_dataset
-from jurybox.io.judgments import JsonlWriter
+from jurybox.io.judgments import JsonlWriter, read_records
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurybox.pipeline.batch import BatchLog
+    from jurybox.pipeline.schedule import Schedule
     from jurybox.pipeline.summary import RunSummary
     from jurybox.providers.batch import BatchBackend
 
@@ -157,9 +158,13 @@ class _Sink:
 class _Session:
     """One session of a run. All methods run on the event loop's thread: counters need no lock."""
 
-    def __init__(self, inputs: RunInputs, runtime: Runtime) -> None:
+    def __init__(
+        self, inputs: RunInputs, runtime: Runtime, schedule: Schedule | None = None
+    ) -> None:
         self.inputs = inputs
         self.runtime = runtime
+        self.schedule = schedule  # a run judged in rounds (pipeline.schedule); None: at once
+        self.rounds_done = False  # the schedule had no more work
         self.policy = RetryPolicy.from_config(inputs.config.pipeline)
         self.rng = random.Random(inputs.config.pipeline.random_seed)  # backoff jitter only
         self.started = time.monotonic()
@@ -173,6 +178,22 @@ class _Session:
 
     def stop(self) -> None:
         self.stopping = True
+
+    async def run_planned(
+        self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink, checkpoint: Any
+    ) -> None:
+        """Every pending unit at once, or the schedule's rounds one after another (the manifest
+        written after each: ``checkpoint``)."""
+        if self.schedule is None:
+            return await self.run(judges, pending, sink)
+        while not self.stopping:
+            units = self.schedule.next_round()
+            if not units:
+                self.rounds_done = True
+                return None
+            await self.run(judges, units, sink)
+            checkpoint()
+        return None
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
@@ -313,6 +334,8 @@ class _Session:
             sink.totals.add(record)
             sink.failures.add(record)
             sink.progress.advance(record)
+            if self.schedule is not None:
+                self.schedule.observe(record)
         self.units_run += len(records)
 
     async def _call(
@@ -448,6 +471,8 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
         out.session.update(
             batch_records=session.batch_records, batch_saved_usd=session.batch_saved_usd
         )
+    if session.schedule is not None:
+        out.manifest[session.schedule.manifest_key] = session.schedule.recorded()
     if status != "running":
         out.session["finished_at"] = out.manifest["finished_at"] = utc_now()
     out.manifest.update(status=status, **file_totals)
@@ -572,7 +597,8 @@ async def _judge_all(
             ) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures, log)
-            await session.run(judges, pending, sink)
+            checkpoint = lambda: _write_manifest(out, "running", session)  # noqa: E731
+            await session.run_planned(judges, pending, sink, checkpoint)
     finally:
         if cache is not None:
             cache.close()
@@ -587,9 +613,11 @@ async def execute(
     runtime: Runtime,
     force: bool = False,
     options: RunOptions | None = None,
+    schedule: Schedule | None = None,
 ) -> RunSummary:
     """Run (or resume) the planned units into ``directory``; see ``run_async``. ``options``:
-    what the session was started with, recorded in the manifest (``pipeline.options``).
+    what the session was started with, recorded in the manifest (``pipeline.options``);
+    ``schedule``: judge in its rounds (``pipeline.schedule``) rather than every unit at once.
 
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
@@ -609,8 +637,25 @@ async def execute(
     ):
         out = open_output(inputs, directory, resume=resume, force=force)
         return await _execute_locked(
-            inputs, out, options, console=console, runtime=runtime, signals=signals
+            inputs,
+            out,
+            options,
+            console=console,
+            runtime=runtime,
+            signals=signals,
+            schedule=schedule,
         )
+
+
+def _pending(inputs: RunInputs, out: RunOutput, schedule: Schedule | None) -> list[WorkUnit]:
+    """The units not done yet; of a scheduled run, those of the judges it may still call (its
+    state read from the records, never from a past session's memory)."""
+    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    if schedule is None:
+        return pending
+    schedule.begin(read_records(out.judgments) if out.judgments.exists() else ())
+    still = set(schedule.judges())
+    return [unit for unit in pending if unit.judge in still]
 
 
 async def _execute_locked(
@@ -621,14 +666,15 @@ async def _execute_locked(
     console: Console | LazyConsole | None,
     runtime: Runtime,
     signals: StopSignals,
+    schedule: Schedule | None,
 ) -> RunSummary:
-    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    pending = _pending(inputs, out, schedule)
     # A batch run stays one when resumed without --batch: its open batches are polled, not
     # paid for again.
     batch = options.batch or inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
     options = replace(options, batch=batch)
     out.manifest.update(batch=options.batch, options=options.recorded())
-    session = _Session(inputs, runtime)
+    session = _Session(inputs, runtime, schedule)
     judges: list[_Judge] = []
     status = "interrupted"
     try:
@@ -643,7 +689,7 @@ async def _execute_locked(
             signals.reinstall()  # Ray's start puts handlers of its own on SIGTERM
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
-        if session.units_run == len(pending):
+        if session.units_run == len(pending) or session.rounds_done:
             status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
@@ -699,6 +745,7 @@ def _summary(
         failures=out.failures.judges(),
         batch_saved_usd=sum(s.get("batch_saved_usd", 0.0) for s in out.manifest["sessions"]),
         resume_command=resume,
+        schedule=session.schedule.recorded() if session.schedule is not None else None,
     )
 
 

@@ -80,6 +80,7 @@ class RunSummary:
     batch_records: int = 0  # records answered by a provider batch (whole file)
     batch_saved_usd: float = 0.0  # batch price vs synchronous price, over every session
     resume_command: str | None = None  # carries the run on (``pipeline.options``)
+    schedule: Mapping[str, Any] | None = None  # a scheduled run's manifest entry (--until ...)
 
     @property
     def failures_by_reason(self) -> dict[str, int]:
