@@ -12,8 +12,8 @@ tree before it on the same machine, back to back:
 
     PYTHONPATH=<tree>/src python bench/report_stages.py JUDGMENTS DATASET OUT
 
-Records: ``bench/analysis_scale.py`` writes synthetic runs (``--keep``); a million records
-(151,515 items) take some 3 minutes of CPU. Reports the load average before and after.
+Records: ``bench/analysis_scale.py`` writes synthetic runs (``--data-dir`` keeps them); a million
+records (151,515 items) take some 3 minutes of CPU. Reports the load average before and after.
 """
 
 from __future__ import annotations

@@ -32,6 +32,12 @@ core, which a threaded ``http.server`` does not reach on 2 cores. Three ways to 
 Unix times of the first and last chat request) and ``POST /reset`` zeroes them and the rate
 window.
 
+Scripted pairwise judges (``pick``): ``"first"`` always prefers the response shown first (a judge
+with pure position bias); ``"marked"`` prefers the response whose text holds ``mark``, right with
+probability ``pick_accuracy`` per request (seeded by the body, so a resumed run gets the same
+answers), and on a prompt holding ``unsure_mark`` prefers the first shown with ``low``
+confidence (its two orders then disagree: a judge unsure of that item).
+
 Requests without a ``response_format`` schema whose prompt is another tool's default grading
 prompt get the format that prompt asks for: Inspect AI's ``model_graded_qa`` ("GRADE: C" / "GRADE:
 I") and promptfoo's ``llm-rubric`` (``{"reason", "pass", "score"}``); see ``_free_text_grade``.
@@ -48,6 +54,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -97,6 +104,10 @@ class WireConfig:
     remaining_per_minute: bool = False
     seed: int = 0
     model: str = "wire-judge"
+    pick: str | None = None  # scripted pairwise verdicts: "first" or "marked" (module docstring)
+    mark: str = "[GOOD]"
+    pick_accuracy: float = 1.0
+    unsure_mark: str | None = None
 
     def __post_init__(self) -> None:
         rates = [getattr(self, name) for name in FAULTS]
@@ -106,6 +117,8 @@ class WireConfig:
             raise ValueError(f"rpm must be positive, got {self.rpm}")
         if self.rate_window_s <= 0 or self.latency_s < 0 or self.hang_s < 0:
             raise ValueError("rate_window_s must be > 0; latency_s and hang_s >= 0")
+        if self.pick not in (None, "first", "marked") or not 0 <= self.pick_accuracy <= 1:
+            raise ValueError("pick must be None, 'first' or 'marked'; pick_accuracy in [0, 1]")
 
     @property
     def window_limit(self) -> int | None:
@@ -240,6 +253,31 @@ def judge_answer(body: Mapping[str, Any], digest: str, seed: int) -> str:
             },
         }
     return json.dumps(SchemaAnswer(schema, rng).value(schema))
+
+
+_SHOWN = re.compile(
+    r'<untrusted_response label="Response ([AB])">\n(.*?)\n</untrusted_response>', re.S
+)
+
+
+def scripted_answer(body: Mapping[str, Any], digest: str, config: WireConfig) -> str | None:
+    """The scripted pairwise verdict (``config.pick``) for a request showing Responses A and B;
+    ``None`` when no script applies (not scripted, or not a pairwise prompt)."""
+    text = _prompt_text(body)
+    shown = dict(_SHOWN.findall(text))
+    if config.pick is None or set(shown) != {"A", "B"}:
+        return None
+    verdict, confidence = "A", "high"
+    if config.pick == "marked":
+        if config.unsure_mark is not None and config.unsure_mark in text:
+            confidence = "low"
+        else:
+            good = "A" if config.mark in shown["A"] else "B"
+            right = _unit_float("pick", config.seed, digest) < config.pick_accuracy
+            verdict = good if right else {"A": "B", "B": "A"}[good]
+    return json.dumps(
+        {"reasoning": f"Scripted ({config.pick}).", "verdict": verdict, "confidence": confidence}
+    )
 
 
 @dataclass
@@ -457,7 +495,9 @@ class WireServer:
             return _error(status, "simulated server error", "server_error")
         if fault == "rate_malformed":
             return _malformed(self._seen[digest])
-        content = judge_answer(body, digest, self.config.seed)
+        content = scripted_answer(body, digest, self.config) or judge_answer(
+            body, digest, self.config.seed
+        )
         if fault == "rate_unparsable":
             content = "I think both responses have merit; " + content[: len(content) // 2]
         else:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -32,35 +31,6 @@ _FOLDER = click.Path(file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
-# Start-up (issue #19): the cyclic GC is paused while a command imports its modules (from the
-# group's callback, or from the start under `python -m jurybox`): its ~90 passes over the objects
-# that imports create cost ~25 ms of a run's way to its first request. `run` then freezes what
-# is loaded (gc.freeze: moved out of the generations a collection scans) and resumes collection;
-# other commands resume it as they start; the command's end unfreezes.
-GC_STATE = {"paused": False, "frozen": False}
-
-
-def pause_gc() -> None:
-    if gc.isenabled():
-        gc.disable()
-        GC_STATE["paused"] = True
-
-
-def resume_gc(*, freeze: bool) -> None:
-    if GC_STATE["paused"]:
-        GC_STATE["paused"] = False
-        if freeze:
-            gc.freeze()
-            GC_STATE["frozen"] = True
-        gc.enable()
-
-
-def _end_of_command() -> None:
-    resume_gc(freeze=False)
-    if GC_STATE["frozen"]:
-        GC_STATE["frozen"] = False
-        gc.unfreeze()
-
 
 def _console(*, stderr: bool = True) -> Console:
     from rich.console import Console
@@ -68,26 +38,11 @@ def _console(*, stderr: bool = True) -> Console:
     return Console(stderr=stderr)
 
 
-@overload
-def handle_errors(func: F, /) -> F: ...
-@overload
-def handle_errors(*, keeps_gc_paused: bool) -> Callable[[F], F]: ...
-def handle_errors(func: F | None = None, /, *, keeps_gc_paused: bool = False) -> Any:
-    """Turn jurybox errors into one-line messages and the documented exit statuses.
+def handle_errors(func: F) -> F:
+    """Turn jurybox errors into one-line messages and the documented exit statuses."""
 
-    The command's GC pause (``GC_STATE``) ends as it starts, unless ``keeps_gc_paused``: such a
-    command calls ``resume_gc`` itself once its modules are in (``run``, which freezes them).
-    """
-    if func is None:
-        return lambda command: _error_handling(command, keeps_gc_paused=keeps_gc_paused)
-    return _error_handling(func, keeps_gc_paused=keeps_gc_paused)
-
-
-def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not keeps_gc_paused:
-            resume_gc(freeze=False)
         from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
 
         try:
@@ -98,25 +53,35 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_FAILURE)
         except OSError as exc:
-            click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            _say_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             sys.exit(EXIT_FAILURE)
 
-    wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
+
+
+def _say_error(message: str) -> None:
+    """``error: message`` on stderr, credentials redacted (a message may quote a server)."""
+    from jurybox.redaction import redact_credentials
+
+    click.echo(f"error: {redact_credentials(message)}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jurybox")
 def main() -> None:
     """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
-    pause_gc()
-    click.get_current_context().call_on_close(_end_of_command)
+    from jurybox.redaction import redact_log_records, register_proxy_environment
+
+    # The process is jurybox's: what it prints or logs (a vendor SDK's debug log included)
+    # never shows a proxy's credentials or a registered secret.
+    register_proxy_environment()
+    redact_log_records()
 
 
 @main.command()
@@ -129,7 +94,9 @@ def main() -> None:
 @click.option(
     "--resume",
     type=_FOLDER,
-    help="Resume the run in DIR: completed judgments are skipped.",
+    help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
+    "--engine, --ray-address, --batch, --batch-fallback and --until apply unless given (see "
+    "above).",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
@@ -151,16 +118,23 @@ def main() -> None:
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+    help="Where calls are made: this process (default), or Ray workers (the `ray` extra; "
+    "docs/engines.md).",
 )
 @click.option(
     "--ray-address",
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
-@handle_errors(keeps_gc_paused=True)  # resumed (and frozen) once the run's modules are in
+@click.option(
+    "--until",
+    metavar="decided|win_rate±H",
+    help="Judge items in a seeded order, 20 at a time, and stop each judge once an anytime-valid "
+    "95% interval answers: `decided` (pairwise, gold labels): its accuracy lies above or below "
+    "trust.min_accuracy; `win_rate±0.03` (or +-): the win rate is known to ±0.03. With "
+    "--dry-run: the worst case and the expected saving.",
+)
+@handle_errors
 def run(
     config: Path,
     *,
@@ -171,17 +145,31 @@ def run(
     force: bool,
     batch: bool,
     batch_fallback: str | None,
-    engine: str,
+    engine: str | None,
     ray_address: str | None,
+    until: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
     Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
     any judge's every call failed (one line per such judge).
+
+    \b
+    --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
+    --ray-address, --batch, --batch-fallback and --until, and those apply when the command
+    line leaves them out. Given, they change the run only where a resume may: --limit may grow
+    (not shrink or be dropped: refused, naming both), the engine, Ray address and batch
+    fallback may change, --batch sends the remaining work as batches (a batch run stays one),
+    --until may not change. CONFIG may be another path, but what decides the judgments must
+    match the manifest's.
+
+    \b
+    --until stops early: the manifest's `until` entry and the report say which judge stopped,
+    after how many items, why, and with which anytime-valid interval (docs/statistics.md).
+    A resume continues the same order and reaches the same stop.
     """
     from jurybox.app import run_from_config
 
-    resume_gc(freeze=True)
     summary = run_from_config(
         config,
         output_dir=output_dir,
@@ -194,6 +182,7 @@ def run(
         batch_fallback=batch_fallback,
         engine=engine,
         ray_address=ray_address,
+        until=until,
     )
     if not dry_run:  # the next step, ready to paste
         from jurybox.app.run import analyze_hint
@@ -290,11 +279,10 @@ _HUMAN_HELP = (
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
     """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
-    from jurybox.io.datasets import export_pairs, load_dataset
+    from jurybox.io.datasets import export_pairs, load_dataset, write_pairs
 
     pairs = export_pairs(load_dataset(dataset), arms)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_pairs(pairs, out, dataset)
     click.echo(f"wrote {len(pairs)} pairs to {out}")
 
 
@@ -304,7 +292,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     "--out",
     type=_FILE,
     required=True,
-    help="File to write (.csv, .parquet or .jsonl).",
+    help="File to write (.csv, .parquet or .jsonl); an existing one is replaced only when it is "
+    "an earlier export.",
 )
 @click.option(
     "--format",
@@ -399,7 +388,8 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "out_dir",
     type=_FOLDER,
     required=True,
-    help="Folder for the report files.",
+    help="Folder for the report files: new, empty or an earlier report, which is replaced whole "
+    "once the new one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -455,6 +445,90 @@ def analyze(
     )
 
 
+@main.command("label")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Whose labels these are (default: your login name); annotators on one file are kept "
+    "apart by it.",
+)
+@click.option(
+    "--labels",
+    type=_FILE,
+    help="The labels file (.jsonl) to append to (default: labels.jsonl in the run folder, which "
+    "`analyze` then reads).",
+)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--targeted/--uniform",
+    default=False,
+    help="Ask first for the items where judges disagree or flip (weighted so accuracy stays "
+    "unbiased; docs/labelling.md), or in a plain random order (default).",
+)
+@click.option(
+    "--oversample",
+    type=float,
+    default=4.0,
+    show_default=True,
+    help="With --targeted: how many times as often a contested item is asked as a settled one.",
+)
+@click.option(
+    "--uniform-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --targeted: the share of labels still asked in the uniform random order (they "
+    "keep the figures that need a random sample, such as bias given the labels).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Order seed.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: any free).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@handle_errors
+def label_command(
+    run: Path,
+    *,
+    annotator: str | None,
+    labels: Path | None,
+    dataset: Path | None,
+    targeted: bool,
+    oversample: float,
+    uniform_share: float,
+    seed: int,
+    port: int,
+    open_browser: bool,
+) -> None:
+    """Label RUN's items blind on a local page (127.0.0.1, token in the URL): responses under
+    neutral names, no judge verdict shown, every label saved the moment it is given. Ctrl-C
+    stops; running it again resumes where you stopped."""
+    import getpass
+
+    from jurybox.app.label import LabelOptions, label_run
+
+    def ready(url: str) -> None:
+        click.echo(f"open {url}")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    options = LabelOptions(
+        annotator=annotator if annotator is not None else getpass.getuser(),
+        labels=labels,
+        stream="targeted" if targeted else "uniform",
+        seed=seed,
+        oversample=oversample,
+        uniform_share=uniform_share,
+        dataset=dataset,
+    )
+    label_run(run, options, port=port, say=lambda line: click.echo(line, err=True), ready=ready)
+
+
 class _ImportCommand(click.Command):
     """``jurybox import``, whose help ends with every ``--map`` key of ``generic``."""
 
@@ -477,7 +551,8 @@ class _ImportCommand(click.Command):
     "--out",
     type=_FILE,
     required=True,
-    help="judgments.jsonl to write.",
+    help="judgments.jsonl to write (and its items beside it); an existing one is replaced only "
+    "when it is an earlier import.",
 )
 @click.option(
     "--map",
@@ -647,6 +722,147 @@ def compare_command(
         dataset=dataset,
         human=human,
         options=CompareOptions(seed=seed),
+        console=_console(),
+    )
+
+
+# --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _fresh_cascade(config: Path, options: Any, out_dir: Path, flags: dict[str, Any]) -> None:
+    """``jurybox cascade CONFIG``: the cascade as a fresh run (app/cascade_run.py)."""
+    from jurybox.app.cascade_run import fresh_cascade
+
+    if flags["dataset"] is not None:
+        raise click.UsageError("--dataset: a fresh run judges the config's dataset")
+    fresh_cascade(
+        config,
+        options,
+        out_dir=out_dir,
+        human=flags["human"],
+        output_dir=flags["output_dir"],
+        resume=flags["resume"],
+        console=_console(),
+    )
+
+
+def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
+    costs = {}
+    for value in values:
+        name, _, number = value.partition("=")
+        try:
+            cost = float(number)
+        except ValueError:
+            cost = -1.0
+        if not name.strip() or not 0 <= cost < float("inf"):
+            raise click.BadParameter(f"expected JUDGE=COST with COST ≥ 0, got {value!r}")
+        costs[name.strip()] = cost
+    return costs or None
+
+
+@main.command("cascade")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--judges", required=True, help="Judges in cascade order, cheap first: cheap,strong[,...]."
+)
+@click.option(
+    "--target", type=float, default=0.9, show_default=True, help="Agreement with humans to ensure."
+)
+@click.option(
+    "--delta", type=float, default=0.1, show_default=True, help="Chance the guarantee may fail."
+)
+@click.option(
+    "--calibration-share",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the labelled items used to calibrate (the rest measure the cascade).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random split.")
+@click.option(
+    "--confidence",
+    type=click.Choice(["orders", "stated", "both"]),
+    default="both",
+    show_default=True,
+    help="A judge's confidence on an item: agreement of its presentation orders, its stated "
+    "confidence, or their product (orders alone for a judge that states none).",
+)
+@click.option(
+    "--call-cost",
+    "call_costs",
+    multiple=True,
+    metavar="JUDGE=COST",
+    help="Cost of one call of JUDGE (repeat per judge); default: the records' USD cost, else "
+    "their tokens, else one per call.",
+)
+@click.option(
+    "--dataset", type=_FILE, help="Replay: the judged dataset (default: as analyze finds it)."
+)
+@click.option(
+    "--human",
+    type=_FILE,
+    help="Human labels (default: as analyze finds them; a fresh run: the config's).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=_FOLDER,
+    required=True,
+    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl "
+    "(and a fresh run's decisions.jsonl).",
+)
+@click.option("--output-dir", type=_FOLDER, help="Fresh run: overrides paths.output_dir.")
+@click.option(
+    "--resume",
+    type=_FOLDER,
+    help="Fresh run: carry on the cascade run in DIR (its manifest records the flags above, "
+    "which must match).",
+)
+@handle_errors
+def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
+    """Run a cascade of judges (Trust or Escalate), or replay one over RUN's recorded verdicts.
+
+    RUN is a run folder or judgments.jsonl (a run, or an import such as `jurybox import
+    llmbar`) where every judge of --judges judged the items: a replay. RUN may instead be a
+    run config (.yaml / .yml): a fresh run, in which the first judge judges every item and
+    each later judge only the items every judge before it was unsure of (--output-dir,
+    --resume as for `jurybox run`; decisions.jsonl says which judge decided each item).
+
+    The labelled items are split at random: on the calibration part each judge, cheap first,
+    gets a confidence threshold such that its agreement with humans on the items it decides
+    is >= --target with probability >= 1 - --delta (exact binomial test, fixed-sequence); an
+    item it is unsure of goes to the next judge, and after the last to "needs a human". On the
+    test part it reports the agreement achieved with its interval, the share each judge
+    decided, and the cost against the strongest judge alone (a replay calibrates that one the
+    same way, beside the uncalibrated rule "escalate when a judge's orders disagree"; a fresh
+    run estimates its cost from its calls). needs_human.jsonl lists the items nobody decided,
+    ready for labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
+    """
+    from jurybox.analysis.cascade import CascadeOptions
+    from jurybox.app.cascade import cascade_to_dir
+
+    judges = tuple(name.strip() for name in str(flags["judges"]).split(",") if name.strip())
+    try:
+        options = CascadeOptions(
+            judges=judges,
+            target=flags["target"],
+            delta=flags["delta"],
+            calibration_share=flags["calibration_share"],
+            seed=flags["seed"],
+            confidence=flags["confidence"],
+            call_costs=_call_costs(flags["call_costs"]),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if run.suffix.lower() in (".yaml", ".yml") and not run.is_dir():
+        _fresh_cascade(run, options, out_dir, flags)
+        return
+    if flags["output_dir"] is not None or flags["resume"] is not None:
+        raise click.UsageError("--output-dir and --resume are for a fresh run (RUN a config)")
+    cascade_to_dir(
+        run,
+        options,
+        out_dir=out_dir,
+        dataset=flags["dataset"],
+        human=flags["human"],
         console=_console(),
     )
 

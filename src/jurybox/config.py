@@ -4,43 +4,18 @@ Model names only ever come from here, and keys only from the environment variabl
 read at call time by the provider (never stored in a config object).
 """
 
-# No `from __future__ import annotations` here (start-up, issue #19): pydantic would compile and
-# evaluate each of the ~70 field annotations from its text when the models are built on import.
+# No `from __future__ import annotations` here: pydantic would compile and evaluate each of the
+# ~70 field annotations from its text when the models are built on import.
 import enum
 import functools
 import json
 import re
-import sys
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-# The characters YAML may not hold, as PyYAML's reader writes them (``Reader.NON_PRINTABLE``,
-# compiled when ``yaml`` is imported), and the same set as the complement's two short classes.
-YAML_NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-NON_PRINTABLE_QUICK = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]|[\ud800-\udfff\ufffe\uffff]"
-
-
-def _seed_yaml_non_printable() -> None:
-    """Start-up (issue #19): let ``import yaml`` find its non-printable pattern compiled.
-
-    Python's regex compiler marks PyYAML's class code point by code point, ~63,000 of them in a
-    Python loop: ~15 ms, a twentieth of a run's way to its first request. Its complement
-    (``NON_PRINTABLE_QUICK``) compiles in a fraction of a millisecond and matches exactly the same
-    characters (tests/test_startup_yaml.py tries every code point), so it goes into ``re``'s
-    cache under PyYAML's text: ``re.compile`` returns it to PyYAML. Only its ``pattern``
-    attribute, which PyYAML never reads, shows the other text. Where ``re`` keeps no such cache
-    or ``yaml`` is already imported, PyYAML compiles its own, as before.
-    """
-    cache = getattr(re, "_cache", None)
-    if "yaml" not in sys.modules and isinstance(cache, dict):
-        cache.setdefault((str, YAML_NON_PRINTABLE, 0), re.compile(NON_PRINTABLE_QUICK))
-
-
-_seed_yaml_non_printable()
-
-import yaml  # noqa: E402 - after the seed above
-from pydantic import (  # noqa: E402
+import yaml
+from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
@@ -50,13 +25,13 @@ from pydantic import (  # noqa: E402
     model_validator,
 )
 
-from jurybox.errors import ConfigError  # noqa: E402
-from jurybox.providers.registry import (  # noqa: E402
+from jurybox.errors import ConfigError
+from jurybox.providers.registry import (
     provider_names,
     unknown_provider,
     unmet_requirement,
 )
-from jurybox.thresholds import TrustThresholds  # noqa: E402
+from jurybox.thresholds import TrustThresholds
 
 
 class Affects(enum.Enum):
@@ -126,7 +101,7 @@ class JudgeConfig(_Frozen):
 
     provider: Annotated[str, _ANSWER] = Field(
         description="Which adapter calls the model: anthropic, openai (the SDK; api.openai.com "
-        "or any base_url), openai_compatible (a lean client for servers you run: vLLM, Ollama, "
+        "or any base_url), openai_compatible (aiohttp, for servers you run: vLLM, Ollama, "
         "llama.cpp server, LM Studio), google, local (the bundled model), fake (scripted), or a "
         "provider registered with `jurybox.providers.register_provider`.",
         json_schema_extra=_provider_choices,
@@ -378,11 +353,41 @@ class RunConfig(_Frozen):
         return Path(self.source_path).parent / path
 
 
+# YAML's own bombs: nesting that PyYAML's recursive composer turns into a RecursionError, and
+# aliases (``*a``) that repeat an anchor's value so often that a few lines expand to billions of
+# values once anything walks them (pydantic, the manifest's JSON, a request body).
+MAX_YAML_DEPTH = 100
+MAX_YAML_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: plain PyYAML keeps the
-    last value silently, so a second ``temperature:`` further down would quietly win."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (plain PyYAML keeps the
+    last value silently, so a second ``temperature:`` further down would quietly win), nesting
+    deeper than ``MAX_YAML_DEPTH`` levels, an alias inside its own anchor, and a document that,
+    aliases expanded, holds more than ``MAX_YAML_VALUES`` values."""
 
     source = "<yaml>"
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1  # checked before PyYAML's composer recurses one level further
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                message = f"nested deeper than {MAX_YAML_DEPTH} levels"
+                raise ConfigError(message, path=self.source, line=line)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and _expanded_size(node, {}, self.source) > MAX_YAML_VALUES:
+            raise ConfigError(
+                f"holds more than {MAX_YAML_VALUES:,} values once its aliases (*name) are expanded",
+                path=self.source,
+            )
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -400,6 +405,25 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if isinstance(key, Hashable):
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], source: str) -> int:
+    """How many values ``node`` stands for, each alias counted as a copy of its anchor's value
+    (once per node: ``sizes`` is keyed by ``id``, -1 while the node is being counted)."""
+    known = sizes.get(id(node))
+    if known == -1:
+        line = node.start_mark.line + 1
+        raise ConfigError("an alias (*name) inside its own anchor's value", path=source, line=line)
+    if known is not None:
+        return known
+    sizes[id(node)] = -1
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    size = sizes[id(node)] = 1 + sum(_expanded_size(child, sizes, source) for child in children)
+    return size
 
 
 def load_yaml(text: str, source: str) -> Any:

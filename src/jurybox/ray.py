@@ -34,6 +34,7 @@ from ray.exceptions import RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from jurybox.config import RunConfig, load_config
+from jurybox.io.atomic import AtomicFile
 from jurybox.io.datasets import items_from_rows
 from jurybox.io.judgments import record_json
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache
@@ -118,9 +119,10 @@ def read_records(ds: ray.data.Dataset) -> Iterator[JudgeRecord]:
 def write_judgments(ds: ray.data.Dataset, path: str | Path) -> Path:
     """Write a ``judge`` Dataset as a judgments.jsonl (for ``jurybox analyze``); the path."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as handle:
+    with AtomicFile(path) as handle:  # text: known secrets redacted as written
         for row in ds.iter_rows():
             handle.write(row["record"] + "\n")
+        handle.commit()
     return path
 
 

@@ -259,7 +259,7 @@ def test_calls_in_flight_are_bounded_per_judge(tmp_path: Path, dataset: Path) ->
 def test_local_judge_runs_one_call_at_a_time_and_is_flagged(tmp_path: Path, dataset: Path) -> None:
     local = InFlight(latency_ms=2)
     local.is_local = True
-    config = make_config(dataset, tmp_path / "out")
+    config = make_config(dataset, tmp_path / "out", judges={"j1": {"provider": "local"}})
     summary = run(config, tmp_path / "out", j1=local)
     assert local.peak == 1 and summary.local_judge
     assert all(r.local_judge for r in read_records(tmp_path / "out"))

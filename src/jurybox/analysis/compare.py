@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 from urllib.parse import quote
 
@@ -60,6 +59,7 @@ from jurybox.stats import (
     wilson_interval,
 )
 from jurybox.stats.paired import hodges_lehmann, mean_difference, paired_proportion_difference
+from jurybox.versions import jurybox_version
 
 UNIT = ["query_id", "order", "criterion"]
 EXACT_MCNEMAR_MAX = 25  # discordant units up to which McNemar's exact binomial form is used
@@ -94,7 +94,7 @@ def compare_runs(runs: Sequence[RunInput], options: CompareOptions | None = None
     comparisons = [_compare_pair(runs[0], run, studies, options) for run in runs[1:]]
     return CompareReport(
         schema_version=COMPARE_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         confidence=options.confidence,
         runs=[_summary(run) for run in runs],
         comparisons=comparisons,

@@ -27,16 +27,18 @@ from jurybox.app.sources import (
     declared_scale,
     run_items,
     run_judges,
+    run_judgments,
     run_labels,
     run_sources,
+    run_stopping,
     say_sources,
 )
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import judgments_path
 from jurybox.io.label_screen import LabelScreen, screen_labels
-from jurybox.io.record_table import Judgments, read_judgments, records_table
+from jurybox.io.record_table import Judgments, records_table
 from jurybox.records import Item, JudgeRecord
-from jurybox.reporting import ReportPaths, print_summary, write_reports
+from jurybox.reporting import ReportPaths, print_summary, report_folder, write_reports
 from jurybox.reporting.render.records_pass import write_pass
 from jurybox.thresholds import TrustThresholds
 
@@ -51,9 +53,7 @@ def _judgments_file(judgments: Path) -> Path:
 
 def _judgments(path: Path, console: Console) -> Judgments:
     """The records the frame reads, one per key (the other columns stay in the file)."""
-    judged = read_judgments(path, FRAME_FIELDS)
-    if not len(judged):
-        raise DatasetError("no judgment records in the file", path=str(path))
+    _, judged = run_judgments(path, FRAME_FIELDS)
     if judged.dropped:
         console.print(
             f"{path}: dropped {judged.dropped} duplicate record(s) (same key; kept the last "
@@ -139,6 +139,20 @@ def _analysed(
     return report
 
 
+def _run_options(
+    path: Path, judged: Judgments, thresholds: TrustThresholds | None
+) -> AnalysisOptions:
+    """The analysis options of the run that wrote ``path``: its judges' families, the rubric's
+    declared scale, its judges' settings and where a ``--until`` run stopped (its manifest)."""
+    return AnalysisOptions(
+        judge_families=judge_families(judged),
+        thresholds=thresholds or TrustThresholds(),
+        score_scale=declared_scale(path),
+        run_judges=run_judges(path),
+        stopping=run_stopping(path),
+    )
+
+
 def analyze_to_dir(
     judgments: Path,
     *,
@@ -165,34 +179,33 @@ def analyze_to_dir(
     sources = run_sources(path, dataset=dataset, human=human)
     say_sources(sources, console)
     items = run_items(path, sources)
-    judged = _judgments(path, console)
-    labels = run_labels(sources)
-    screen = _screened(labels, judged, console) if labels is not None else None
-    options = options or AnalysisOptions(
-        judge_families=judge_families(judged),
-        thresholds=thresholds or TrustThresholds(),
-        score_scale=declared_scale(path),
-        run_judges=run_judges(path),
-    )
-    frame = _frame(
-        judged,
-        human=screen.labels if screen is not None else None,
-        items=items,
-        options=options,
-        label_source=str(sources.human.path) if sources.human.path is not None else None,
-    )
-    # The appendix and the explorer now, from the columns the frame read (the texts read
-    # again): then the frame holds all the analysis reads.
-    written = write_pass(frame, judged, items, Path(out_dir))
-    try:
-        judged = judged.released()
-        report = _analysed(frame, judged, items, options)
-        report = _with_input_screen(report, judged.dropped, screen)
-        with console.status(f"writing the report{' and its plots' if plots else ''} to {out_dir}"):
-            paths = write_reports(
-                report, frame, Path(out_dir), plots=plots, source=str(path), written=written
-            )
-    finally:
-        written.discard()  # what was not installed
+    # Written whole into a folder beside out_dir, which it then replaces (``report_folder``).
+    with report_folder(Path(out_dir)) as staging:
+        judged = _judgments(path, console)
+        labels = run_labels(sources)
+        screen = _screened(labels, judged, console) if labels is not None else None
+        options = options or _run_options(path, judged, thresholds)
+        frame = _frame(
+            judged,
+            human=screen.labels if screen is not None else None,
+            items=items,
+            options=options,
+            label_source=str(sources.human.path) if sources.human.path is not None else None,
+        )
+        # The appendix and the explorer now, from the columns the frame read (the texts read
+        # again): then the frame holds all the analysis reads.
+        written = write_pass(frame, judged, items, staging)
+        try:
+            judged = judged.released()
+            report = _analysed(frame, judged, items, options)
+            report = _with_input_screen(report, judged.dropped, screen)
+            doing = f"writing the report{' and its plots' if plots else ''} to {out_dir}"
+            with console.status(doing):
+                paths = write_reports(
+                    report, frame, staging, plots=plots, source=str(path), written=written
+                )
+        finally:
+            written.discard()  # what was not installed
+    paths = paths.under(Path(out_dir))
     print_summary(report, paths, console)
     return paths

@@ -37,10 +37,12 @@ def run(
     limit: int | None = None,
     dry_run: bool = False,
     quiet: bool = False,
+    until: str | None = None,
 ) -> RunSummary:
     """Judge the dataset CONFIG names (``jurybox run``); returns the run's summary
     (``output_dir``, ``judgments_path``, counts, ``failed_judges``). ``resume=DIR`` carries on
-    a run; ``dry_run`` only estimates."""
+    a run; ``dry_run`` only estimates; ``until`` stops each judge early (``--until``: its stop
+    in ``summary.schedule``)."""
     return run_from_config(
         config,
         output_dir=output_dir,
@@ -48,6 +50,7 @@ def run(
         dry_run=dry_run,
         limit=limit,
         console=_console(quiet),
+        until=until,
     )
 
 

@@ -16,12 +16,12 @@ from rich.table import Table
 
 from jurybox.config import JudgeConfig, RunConfig
 from jurybox.errors import ConfigError
-from jurybox.pipeline.batch import BATCH_LOG_FILE, BatchEntry, batch_priced, read_log
+from jurybox.pipeline.batch import BATCH_LOG_FILE, BatchEntry, read_log
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
 from jurybox.pipeline.runner import RunInputs, request_for
 from jurybox.pipeline.summary import JudgeEstimate
 from jurybox.pipeline.units import make_batches
-from jurybox.providers._common import completion_cost_usd
+from jurybox.pricing import batch_priced, completion_cost_usd
 from jurybox.providers.batch import BATCH_VENDORS, batch_backend
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion

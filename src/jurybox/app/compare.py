@@ -18,7 +18,7 @@ from rich.console import Console
 from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path
 from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs
 from jurybox.analysis.model.compare import CompareReport, JudgeComparison
-from jurybox.app.sources import run_items, run_sources
+from jurybox.app.sources import run_items, run_judgments, run_sources
 from jurybox.errors import DatasetError
 from jurybox.records import Item
 from jurybox.reporting.render.compare import ComparePaths, write_compare
@@ -49,13 +49,8 @@ def load_run(
 ) -> RunInput:
     """One run's records, items and labels as a tidy frame."""
     from jurybox.analysis.frame_columns import FRAME_FIELDS  # noqa: PLC0415
-    from jurybox.io.judgments import judgments_path  # noqa: PLC0415
-    from jurybox.io.record_table import read_judgments  # noqa: PLC0415
 
-    path = judgments_path(run)
-    judged = read_judgments(path, FRAME_FIELDS)
-    if not len(judged):
-        raise DatasetError("no judgment records in the file", path=str(path))
+    path, judged = run_judgments(run, FRAME_FIELDS)
     items, items_source = _run_items(path, dataset)
     try:
         frame = build_frame(judged, human=human, items=items, options=AnalysisOptions())

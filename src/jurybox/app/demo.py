@@ -14,6 +14,7 @@ from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.summary import RunSummary
 
 DEMO_CONFIG = "demo.yaml"
+REPORT_DIR = "report"  # inside the run folder
 
 
 def examples_dir() -> Path:
@@ -26,7 +27,8 @@ def examples_dir() -> Path:
 
 
 def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSummary:
-    """Judge ``examples/demo.yaml`` into ``output_dir``, analyse it there, print the paths.
+    """Judge ``examples/demo.yaml`` into ``output_dir``, analyse it into ``output_dir/report``,
+    print the paths.
 
     Running the demo again into the same folder resumes it: a finished demo makes no calls and
     only the analysis is redone.
@@ -54,7 +56,8 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
 
 
 def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
-    """The report, written beside the judgments; ``analyze_to_dir`` prints where the files are."""
+    """The report, in a ``report`` folder beside the judgments (a report folder is replaced
+    whole, so never the run folder itself); ``analyze_to_dir`` prints where the files are."""
     # Imported here: the analysis stack stays out of plain runs.
     from jurybox.app.analyze import analyze_to_dir  # noqa: PLC0415
 
@@ -64,6 +67,6 @@ def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
         summary.judgments_path,
         human=human,
         dataset=config.resolve(config.paths.dataset),
-        out_dir=summary.output_dir,
+        out_dir=summary.output_dir / REPORT_DIR,
         console=console,
     )

@@ -25,7 +25,9 @@ from typing import Any, Literal
 import numpy as np
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset
+from jurybox.io.targets import same_file
 from jurybox.records import Item
 
 SplitName = Literal["train", "dev", "test"]
@@ -176,9 +178,7 @@ class SplitResult:
 
 
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def _same_assignment(path: Path, entries: Sequence[SplitEntry]) -> bool:
@@ -212,6 +212,9 @@ def split_labelled(
     entries = assign_splits(items, shares, np.random.default_rng(seed))
     out = Path(out_dir)
     manifest_path = out / MANIFEST
+    for written in (manifest_path, *(out / f"{name}.jsonl" for name in SPLITS)):
+        if same_file(written, Path(labelled)):  # never onto its own input, even with --force
+            raise ConfigError(f"would overwrite {labelled}, which it splits", path=str(written))
     if manifest_path.exists() and not force and not _same_assignment(manifest_path, entries):
         raise ConfigError(
             "already holds a different split; splitting again moves items between train, dev "
@@ -228,7 +231,7 @@ def split_labelled(
         _write_jsonl(files[name], [item_row(by_id[e.id]) for e in mine])
         counts[name] = {label: sum(e.label == label for e in mine) for label in ("Pass", "Fail")}
     manifest = _manifest(labelled, entries, files=files, counts=counts, fractions=shares, seed=seed)
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return SplitResult(out, manifest_path, files, counts, seed)
 
 

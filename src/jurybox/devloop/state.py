@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 
 HISTORY_FILE = "history.jsonl"
 FROZEN_FILE = "frozen.json"
@@ -119,12 +120,8 @@ def frozen_path(criterion_dir: Path) -> Path:
 
 def write_frozen(criterion_dir: Path, state: Mapping[str, Any]) -> Path:
     """Write frozen.json atomically (a reader sees the old state or the new one)."""
-    criterion_dir.mkdir(parents=True, exist_ok=True)
-    path = frozen_path(criterion_dir)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(dict(state), indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(temp, path)
-    return path
+    text = json.dumps(dict(state), indent=2, ensure_ascii=False) + "\n"
+    return write_text_atomic(frozen_path(criterion_dir), text)
 
 
 @dataclass(frozen=True)

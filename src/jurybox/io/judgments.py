@@ -27,10 +27,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from jurybox.io.atomic import AtomicFile
 from jurybox.io.record_fields import checked_record, parse_line
 from jurybox.io.text import clean_value, is_encodable
 from jurybox.records import JudgeRecord, Status, record_key
-from jurybox.redaction import redact_credentials
+from jurybox.redaction import holds_known, redact_credentials, redact_value
 
 JUDGMENTS_FILE = "judgments.jsonl"
 _TAIL_BLOCK = 1 << 16
@@ -131,10 +132,13 @@ def record_json(record: JudgeRecord) -> str:
     if record.error is not None:  # adapters scrub their messages; this is the last line
         record = _redacted_error(record)
     line = record.to_json()
-    if is_encodable(line):
+    known = holds_known(line)  # an upstream that echoed a secret into its answer
+    if is_encodable(line) and not known:
         return line
     data, replaced = clean_value(record.to_dict())
     data["text_replaced"] = record.text_replaced + replaced
+    if known:  # replaced in the values, where no JSON escape can be cut in two
+        data = redact_value(data, shapes=False)
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -227,11 +231,8 @@ def prepare_resume(path: Path) -> set[str]:
 
 def _rewrite_keeping(path: Path, keep: set[int]) -> None:
     """Atomically replace ``path`` by the lines whose numbers are in ``keep``."""
-    temp = path.with_name(path.name + ".tmp")
-    with temp.open("wb") as out:
+    with AtomicFile(path, binary=True) as out:
         for number, _, raw in _iter_lines(path):
             if number in keep:
                 out.write(raw)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
+        out.commit()

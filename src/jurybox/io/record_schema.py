@@ -26,7 +26,7 @@ DESCRIPTIONS: dict[str, str] = {
     "`code`, `imported` or a registered provider.",
     "mode": "`pairwise`, `rubric`, `ranking` or `criterion`.",
     "presentation_order": "How the arms were shown: `<arm>_first` (pairwise), `single`, or "
-    "arms joined by `>` (ranking).",
+    "arms joined by `>` (ranking; an arm's own `\\` and `>` escaped with a backslash).",
     "positions": 'Position letter -> arm, as shown to the judge (`{"A": "control", "B": '
     '"treatment"}`).',
     "status": "`ok` (enters the metrics), `unparsed`, `provider_error`, `refused`, `truncated` "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -27,7 +27,7 @@ from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
 from jurybox.prompts import PromptParts
 from jurybox.providers.base import Provider
-from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit, made_on_first_use
+from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit
 from jurybox.rubrics.safety import SafetySettings
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from jurybox.rubrics.model import Rubric
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class JudgingContext:
     """What every prompt and every interpretation of one run needs."""
 
@@ -72,7 +72,7 @@ class JudgingContext:
         raise ValueError(f"unknown criterion {name!r} (loaded: {sorted(self.criteria)})")
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Presentation:
     """One way to show an item: ``order`` lists the arms by position; ``ordering`` names it."""
 

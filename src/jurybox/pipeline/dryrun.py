@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from jurybox.pipeline.runner import RunInputs, request_for
 from jurybox.pipeline.summary import JudgeEstimate
 from jurybox.pipeline.units import make_batches
-from jurybox.providers._common import completion_cost_usd, estimate_tokens
+from jurybox.pricing import completion_cost_usd
+from jurybox.providers._common import estimate_tokens
 from jurybox.records import Completion, WorkUnit
 
 

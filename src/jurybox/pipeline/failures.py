@@ -7,9 +7,9 @@ first request does not build the summary's dataclasses (start-up, issue #19).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from jurybox.records import JudgeRecord, Status, made_on_first_use
+from jurybox.records import JudgeRecord, Status
 
 # Why a judgment produced no verdict, most actionable first; "other" catches the rest.
 FAILURE_REASONS = ("auth", "rate_limit", "timeout", "parse", "refused", "truncated", "other")
@@ -38,7 +38,7 @@ def failure_reason(record: JudgeRecord) -> str | None:
     return "other"
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class JudgeFailures:
     """One judge's records in the judgments file and why the failed ones failed."""
 

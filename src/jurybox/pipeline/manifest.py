@@ -8,20 +8,18 @@ with settings that change the judgments, which would mix two experiments in one 
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import os
 import platform
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.config import RunConfig, dump_config, judgment_fields
-from jurybox.distributions import metadata_folder, read_metadata_file
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
+from jurybox.versions import installed_version
 
 MANIFEST_FILE = "manifest.json"
 _PACKAGES = (
@@ -58,63 +56,24 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def installed_version(name: str) -> str | None:
-    """``importlib.metadata.version(name)`` (None: not installed), read from the metadata's
-    header lines alone: the library parses the whole file (a long README included) as an
-    e-mail, ~1.5 ms a package on a run's way to its first request (issue #19). Where
-    ``jurybox.distributions`` finds the metadata, ``importlib.metadata`` is not imported."""
-    folder = metadata_folder(name)
-    if folder is False:
-        return None
-    if isinstance(folder, str):
-        version = _header_version(_metadata_text(functools.partial(read_metadata_file, folder)))
-        if version is not None:
-            return version
-    from importlib import metadata  # noqa: PLC0415 - only where the headers cannot tell
-
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return None
-    version = _header_version(_metadata_text(dist.read_text))
-    return dist.version if version is None else version  # no plain header: the e-mail parser
-
-
-def _metadata_text(read: Callable[[str], str | None]) -> str:
-    """The files ``Distribution.metadata`` reads, in its order."""
-    return read("METADATA") or read("PKG-INFO") or ""
-
-
-def _header_version(text: str) -> str | None:
-    """The ``Version:`` header of a METADATA / PKG-INFO text, if it has one."""
-    # Only the text before the first "\n\n" is split: the first blank line is in it, and the
-    # long description after it (pydantic's is ~100 kB) is not cut into lines for nothing.
-    for line in text.split("\n\n", 1)[0].splitlines():
-        if not line:  # the headers end at the first blank line
-            break
-        if line.startswith("Version:"):
-            return line.removeprefix("Version:").strip()
-    return None
-
-
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one.
+    """Write JSON atomically (``io.atomic``): a reader sees the old manifest or the new one,
+    never half of one; known secrets are redacted on the way.
 
     On any ``OSError`` (disk full, unwritable directory) the temp file is removed, the old
     manifest is left as it was, and the error raised names ``path``.
     """
-    temp = path.with_name(path.name + ".tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def is_run_manifest(data: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is a manifest a jurybox run wrote (its run id, sessions and config):
+    the only manifest.json a run replaces."""
+    return (
+        isinstance(data.get("run_id"), str)
+        and isinstance(data.get("sessions"), list)
+        and isinstance(data.get("config"), dict)
+    )
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

@@ -12,20 +12,22 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
-from jurybox.providers._common import completion_cost_usd, scrub_secrets
+from jurybox.pricing import completion_cost_usd
+from jurybox.providers._common import scrub_secrets
 from jurybox.providers.base import Provider
-from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, made_on_first_use
+from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
 
 if TYPE_CHECKING:
     from jurybox.modes.results import Judgment  # loaded when an answer is read (#19)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RecordContext:
     """What every record of one judge in one run shares."""
 

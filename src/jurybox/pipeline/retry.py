@@ -8,7 +8,8 @@ Two budgets: failures (5xx, timeouts, a 429 *without* Retry-After) get ``max_ret
 with backoff. A 429 that says how long to wait (Retry-After) is the server pacing us, not a
 failure: those waits are counted separately, up to ``MAX_RATE_LIMIT_WAITS`` (20) per call, so a
 long but honest rate limit ends in ok records instead of ``provider_error``. ``max_retries: 0``
-still means "never repeat a call".
+still means "never retry a call" (a resume after a kill makes again the calls that were in
+flight at the kill: README).
 """
 
 from __future__ import annotations
@@ -16,18 +17,20 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
 
 from jurybox.config import PipelineConfig
 from jurybox.errors import ProviderError, RateLimitError, TransientError
-from jurybox.records import Completion, made_on_first_use
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], ProviderError]
+T = TypeVar("T")
 
 MAX_RATE_LIMIT_WAITS = 20
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how long to wait. ``cap_s`` bounds every single wait, Retry-After included."""
 
@@ -51,7 +54,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.cap_s, self.base_s * 2.0**retry_index))
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class CallFailed:
     """A call that did not produce a completion: the last error and how many attempts it took."""
 
@@ -72,15 +75,18 @@ def safe_classify(classify: Classify, exc: BaseException) -> ProviderError:
 
 
 async def call_with_retry(
-    attempt: Callable[[], Awaitable[Completion]],
+    attempt: Callable[[], Awaitable[T]],
     classify: Classify,
     policy: RetryPolicy,
     *,
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
     forgive: Callable[[ProviderError], bool] | None = None,
-) -> tuple[Completion, int] | CallFailed:
+) -> tuple[T, int] | CallFailed:
     """Run ``attempt`` until it succeeds, fails permanently, or its retry budget is spent.
+
+    ``attempt`` is a provider call (a ``Completion``) or any other request to a vendor (a batch
+    look-up: its state, its results, a search for it): every one is retried by this policy.
 
     A 429 with Retry-After, or one the judge's adaptive limiter ``forgive``s (it is backing
     off and the server admits other calls), spends the rate-limit budget

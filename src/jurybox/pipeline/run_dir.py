@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybox.errors import ConfigError
+from jurybox.errors import ConfigError, DatasetError, InputError
 from jurybox.io.datasets import dataset_hash
 from jurybox.io.judgments import JUDGMENTS_FILE, prepare_resume, read_records
+from jurybox.io.targets import same_file
 from jurybox.pipeline.failures import FailureTally
 from jurybox.pipeline.manifest import (
     MANIFEST_FILE,
     RunningTotals,
     check_resumable,
     config_snapshot,
+    is_run_manifest,
     package_versions,
     read_manifest,
 )
+from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
 from jurybox.pipeline.recording import utc_now
 from jurybox.records import WorkUnit
 
@@ -63,8 +66,8 @@ def open_output(
     judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
     if not resume and judgments.exists() and judgments.stat().st_size > 0:
         raise ConfigError(
-            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
-            "continue it, or choose another --output-dir",
+            f"{directory} already holds a run ({JUDGMENTS_FILE}); to continue it: "
+            f"{_resume_hint(inputs, directory)}, or choose another --output-dir",
             field="paths.output_dir",
         )
     data_hash = dataset_hash(inputs.dataset_path)
@@ -102,6 +105,46 @@ def open_output(
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )
+
+
+def _resume_hint(inputs: RunInputs, directory: Path) -> str:
+    """The command that continues the run already in ``directory``, with its recorded options."""
+    try:
+        recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    except InputError:  # an unreadable manifest: the folder and config still say enough
+        recorded = None
+    options = recorded or RunOptions()
+    here = replace(options, config_path=inputs.config.source_path, output_dir=str(directory))
+    return resume_command(here)
+
+
+def check_run_folder(inputs: RunInputs, directory: Path) -> None:
+    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
+    run whose dataset or labels are the files it writes: before the folder is locked, so a
+    refused folder is left exactly as it was."""
+    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+    try:
+        existing = read_manifest(manifest_path)
+        foreign = existing is not None and not is_run_manifest(existing)
+    except DatasetError:  # not JSON at all
+        foreign = True
+    if foreign:
+        raise ConfigError(
+            f"{manifest_path} is not the manifest of a jurybox run, and a run would replace it; "
+            "choose another --output-dir",
+            field="paths.output_dir",
+        )
+    labels = inputs.config.paths.human_labels
+    reads = [inputs.dataset_path]
+    if labels is not None:
+        reads.append(inputs.config.resolve(labels))
+    for source in reads:
+        for written in (judgments, manifest_path):
+            if same_file(source, written):
+                raise ConfigError(
+                    f"{source} is the run's own {written.name}: choose another --output-dir",
+                    field="paths.output_dir",
+                )
 
 
 def _labels_path(inputs: RunInputs) -> str | None:

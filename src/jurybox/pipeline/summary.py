@@ -79,6 +79,8 @@ class RunSummary:
     failures: Mapping[str, JudgeFailures] = field(default_factory=dict)  # per judge, whole file
     batch_records: int = 0  # records answered by a provider batch (whole file)
     batch_saved_usd: float = 0.0  # batch price vs synchronous price, over every session
+    resume_command: str | None = None  # carries the run on (``pipeline.options``)
+    schedule: Mapping[str, Any] | None = None  # a scheduled run's manifest entry (--until ...)
 
     @property
     def failures_by_reason(self) -> dict[str, int]:
@@ -156,6 +158,10 @@ def print_failures(console: Console, summary: RunSummary) -> None:
         if judge.failed:
             # escape: error texts hold [brackets] that rich would read as markup
             console.print(f"  {escape(judge.reason_line())}", soft_wrap=True)
+    redone = summary.status_counts.get("provider_error", 0)
+    if redone and summary.resume_command is not None:
+        console.print(f"{redone} provider_error records are redone by:", markup=False)
+        console.print(f"  {summary.resume_command}", markup=False, soft_wrap=True)
 
 
 def print_estimates(console: Console, estimates: Sequence[JudgeEstimate]) -> None:

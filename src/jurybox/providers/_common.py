@@ -1,4 +1,4 @@
-"""Helpers shared by every provider adapter: timing, token/cost accounting, error classification.
+"""Helpers shared by every provider adapter: timing, token counts, error classification.
 
 Kept small and stable on purpose: each vendor module imports from here, and none of it imports a
 vendor SDK. Conventions every adapter follows (so cost and reports read all vendors alike):
@@ -19,6 +19,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -35,7 +36,7 @@ from jurybox.errors import (
     TransientError,
 )
 from jurybox.providers.base import read_api_key
-from jurybox.records import Completion, RateLimits, made_on_first_use
+from jurybox.records import RateLimits
 from jurybox.redaction import redact_credentials
 
 __all__ = [
@@ -45,12 +46,10 @@ __all__ = [
     "classify_common",
     "classify_status",
     "classify_vendor_error",
-    "completion_cost_usd",
     "estimate_tokens",
     "estimate_tokens_of",
     "import_dependency",
     "json_object",
-    "loads_json",
     "missing_dependency",
     "parse_retry_after",
     "resolve_api_key",
@@ -84,42 +83,10 @@ def json_object(text: str) -> dict[str, Any] | None:
     """``text`` parsed as a JSON object (a native structured answer), else ``None``: a judge's
     bad JSON is data for the parser to report, not a provider failure."""
     try:
-        parsed = loads_json(text)
+        parsed = json.loads(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
-
-
-# What ``json.loads`` scans a document with (set in ``JSONDecoder.__init__``; not in the stubs).
-_SCAN_JSON: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
-
-
-def loads_json(data: str | bytes) -> Any:
-    """``json.loads(data)``: the same value, or the same error.
-
-    A reply body or structured answer is one JSON object: scanned at once, without
-    ``json.loads``'s Python layers (encoding detection, leading and trailing whitespace, the
-    decoder's wrappers: a visible share of reading an answer, twice per call). Anything else
-    (whitespace around it, another encoding, bad JSON) goes through ``json.loads`` itself.
-    """
-    if isinstance(data, bytes):
-        # json.loads reads bytes that open with "{" and no NUL after it as UTF-8.
-        if data[:1] != b"{" or data[1:2] == b"\x00":
-            return json.loads(data)
-        try:
-            text = data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return json.loads(data)
-    else:
-        text = data
-    if text[:1] == "{":
-        try:
-            value, end = _SCAN_JSON(text, 0)
-        except (StopIteration, ValueError):
-            return json.loads(data)  # its own error
-        if end == len(text):
-            return value
-    return json.loads(data)
 
 
 def estimate_tokens(text: str) -> int:
@@ -131,35 +98,6 @@ def estimate_tokens_of(*texts: str) -> int:
     """``estimate_tokens("".join(texts))`` without joining them (a prompt's parts: kilobytes)."""
     size = sum(map(len, texts))
     return math.ceil(size / 4) if size else 0
-
-
-def completion_cost_usd(judge: JudgeConfig, completion: Completion) -> float | None:
-    """USD cost of one completion from the judge's configured prices.
-
-    Cached input tokens are billed at ``price_cached_input_per_mtok`` (the input price when
-    unset). Returns ``None`` when a needed price or token count is unknown, never a guess; a
-    local judge with no prices configured costs 0.
-    """
-    return tokens_cost_usd(
-        judge, completion.input_tokens, completion.output_tokens, completion.cached_input_tokens
-    )
-
-
-def tokens_cost_usd(
-    judge: JudgeConfig, tokens_in: int | None, tokens_out: int | None, cached: int | None
-) -> float | None:
-    """USD cost of these token counts at the judge's prices (``completion_cost_usd``'s rule)."""
-    price_in, price_out = judge.price_input_per_mtok, judge.price_output_per_mtok
-    if price_in is None and price_out is None and judge.provider == "local":
-        return 0.0
-    if price_in is None or price_out is None or tokens_in is None or tokens_out is None:
-        return None
-    cached = min(cached or 0, tokens_in)
-    price_cached = judge.price_cached_input_per_mtok
-    if price_cached is None:
-        price_cached = price_in
-    total = (tokens_in - cached) * price_in + cached * price_cached + tokens_out * price_out
-    return total / 1_000_000
 
 
 def parse_retry_after(
@@ -301,7 +239,7 @@ def import_dependency(module: str, provider: str, package: str, *commands: str) 
         raise missing_dependency(provider, package, *commands) from None
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Dependency:
     """An adapter's optional client library: every adapter imports its SDK only through
     ``load``, when a judge needs it (never at module import), so a missing one is reported with

@@ -28,12 +28,14 @@ class JudgeSummary(Model):
 
 
 class HumanLabelCounts(Model):
-    """How many human labels of each kind were given."""
+    """How many human labels of each kind were given; ``targeted``: items labelled through
+    ``jurybox label``'s targeted stream only, kept out of the other counts (and figures)."""
 
     preferences: int
     annotators: int
     scores: int
     verdicts: int
+    targeted: int | None = None
 
 
 class JudgeFailures(Model):

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from jurybox.config import DatasetConfig
 from jurybox.errors import DatasetError
-from jurybox.io.datasets._readers import _is_number, _kind, _Record, _Where
-from jurybox.records import Item, made_on_first_use
+from jurybox.io.datasets._readers import _is_number, _Record, _Where
+from jurybox.io.input_files import MAX_DEPTH, json_kind, parse_json, quoted
+from jurybox.records import Item
 
 REQUIRED_FIELDS = ("id", "question", "responses")
 OPTIONAL_FIELDS = ("contexts", "expected_answer", "metadata", "authors", "human")
 FIELDS = (*REQUIRED_FIELDS, *OPTIONAL_FIELDS)
 HUMAN_KEYS = ("preferred_arm", "scores", "verdict", "annotator", "notes")
-LABEL_FIELDS = ("query_id", *HUMAN_KEYS)
+# Written by `jurybox label` on each line (io/datasets/_labels.py); a label file only.
+LINE_KEYS = ("design", "skipped", "labelled_at")
+LABEL_FIELDS = ("query_id", *HUMAN_KEYS, *LINE_KEYS)
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")  # "01234" stays text
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Layout:
     """Which fields nest (JSON cells, dotted columns) and which read literals from text cells."""
 
@@ -30,11 +33,11 @@ class _Layout:
 
 
 _DATASET = _Layout(("responses", "metadata", "authors", "human"), ("metadata", "human"))
-_LABELS = _Layout(("scores", "verdict"), ("scores",))
+_LABELS = _Layout(("scores", "verdict", "design"), ("scores", "design"))
 Arms = tuple[str, ...] | None  # None: arms unknown (a separate label file)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Spec:
     """A validated column mapping: jurybox field <- file column."""
 
@@ -77,7 +80,7 @@ def _normalise(record: _Record, spec: _Spec, layout: _Layout) -> dict[str, Any]:
         if head in layout.nested:
             value = data.pop(key)
             if record.flat and head in layout.literal and isinstance(value, str):
-                value = _literal(value)
+                value = _literal(value, where, key)
             _set_path(data, [head, *rest.split(".")], value, where)
     return data
 
@@ -116,9 +119,9 @@ def _decode_cell(value: Any, name: str, where: _Where) -> Any:
     if not isinstance(value, str) or (name == "contexts" and not value.lstrip().startswith("[")):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise where.error(f"invalid JSON in cell: {exc.msg} (column {exc.colno})", name) from None
+        return parse_json(value, path=where.path, line=where.line, field=name)
+    except DatasetError as exc:  # said of the cell, and of the Parquet row where it is one
+        raise where.error(f"invalid JSON in cell: {exc.reason}", name) from None
 
 
 def _drop_none(value: Any) -> Any:
@@ -127,16 +130,21 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def _literal(text: str) -> Any:
+def _literal(text: str, where: _Where, name: str) -> Any:
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
         return lowered == "true"
-    if _NUMBER.fullmatch(lowered):
-        return float(lowered) if any(c in lowered for c in ".e") else int(lowered)
+    if _NUMBER.fullmatch(lowered):  # JSON's own number syntax: read (and bounded) as JSON
+        try:
+            return parse_json(lowered, path=where.path, line=where.line, field=name)
+        except DatasetError as exc:
+            raise where.error(exc.reason, name) from None
     return text
 
 
 def _set_path(data: dict[str, Any], keys: list[str], value: Any, where: _Where) -> None:
+    if len(keys) > MAX_DEPTH:  # a dotted column nests as deeply as JSON may
+        raise where.error(f"nested deeper than {MAX_DEPTH} levels", ".".join(keys[:3]) + "...")
     node = data
     for depth, key in enumerate(keys[:-1]):
         child = node.setdefault(key, {})
@@ -156,7 +164,7 @@ def _to_item(data: Mapping[str, Any], where: _Where, spec: _Spec) -> Item:
     if question is None:
         raise where.error(f"missing {spec.label('question')}", field="question")
     if not isinstance(question, str) or not question.strip():
-        raise where.error(f"expected non-empty text, got {_kind(question)}", field="question")
+        raise where.error(f"expected non-empty text, got {json_kind(question)}", field="question")
     responses = _responses(data.get("responses"), where)
     arms = tuple(responses)
     return Item(
@@ -190,7 +198,7 @@ def _identifier(value: Any, name: str, where: _Where, label: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str) or not value.strip():
-        raise where.error(f"expected a non-empty string or integer, got {_kind(value)}", name)
+        raise where.error(f"expected a non-empty string or integer, got {json_kind(value)}", name)
     return value
 
 
@@ -198,14 +206,14 @@ def _responses(value: Any, where: _Where) -> dict[str, str]:
     if value is None:
         raise where.error("missing field", field="responses")
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping of arm -> text, got {_kind(value)}", "responses")
+        raise where.error(f"expected a mapping of arm -> text, got {json_kind(value)}", "responses")
     if not value:
         raise where.error("no responses: give at least one arm", field="responses")
     for arm, text in value.items():
         if not isinstance(arm, str) or not arm.strip():
             raise where.error(f"arm names must be non-empty text, got {arm!r}", "responses")
         if not isinstance(text, str):
-            raise where.error(f"expected text, got {_kind(text)}", field=f"responses.{arm}")
+            raise where.error(f"expected text, got {json_kind(text)}", field=f"responses.{arm}")
     return dict(value)
 
 
@@ -215,10 +223,10 @@ def _contexts(value: Any, where: _Where) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if not isinstance(value, list):
-        raise where.error(f"expected a list of text, got {_kind(value)}", field="contexts")
+        raise where.error(f"expected a list of text, got {json_kind(value)}", field="contexts")
     for index, text in enumerate(value):
         if not isinstance(text, str):
-            raise where.error(f"expected text, got {_kind(text)}", field=f"contexts[{index}]")
+            raise where.error(f"expected text, got {json_kind(text)}", field=f"contexts[{index}]")
     return tuple(value)
 
 
@@ -227,12 +235,12 @@ def _optional_text(value: Any, where: _Where) -> str | None:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise where.error(f"expected text, got {_kind(value)}", field="expected_answer")
+    raise where.error(f"expected text, got {json_kind(value)}", field="expected_answer")
 
 
 def _mapping(value: Any, name: str, where: _Where) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping, got {_kind(value)}", field=name)
+        raise where.error(f"expected a mapping, got {json_kind(value)}", field=name)
     return dict(value)
 
 
@@ -241,7 +249,7 @@ def _authors(value: Any, arms: tuple[str, ...], where: _Where) -> dict[str, str]
     for arm, family in authors.items():
         _check_arm(arm, arms, where, f"authors.{arm}")
         if not isinstance(family, str) or not family.strip():
-            raise where.error(f"expected a family name, got {_kind(family)}", f"authors.{arm}")
+            raise where.error(f"expected a family name, got {json_kind(family)}", f"authors.{arm}")
     return authors
 
 
@@ -252,7 +260,7 @@ def _check_arm(arm: str, arms: Arms, where: _Where, field: str) -> None:
 
 def _human(value: Any, arms: Arms, where: _Where, prefix: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise where.error(f"expected a mapping, got {_kind(value)}", prefix.rstrip(".") or None)
+        raise where.error(f"expected a mapping, got {json_kind(value)}", prefix.rstrip(".") or None)
     labels = {key: val for key, val in value.items() if val is not None}
     for key in labels:
         if key not in HUMAN_KEYS:
@@ -275,18 +283,19 @@ def _label_text(value: Any, where: _Where, field: str) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # annotator ids are often numbers
     if not isinstance(value, str):
-        raise where.error(f"expected text, got {_kind(value)}", field=field)
+        raise where.error(f"expected text, got {json_kind(value)}", field=field)
     return value
 
 
 def _preferred(value: Any, arms: Arms, where: _Where, prefix: str) -> str:
     field = f"{prefix}preferred_arm"
     if not isinstance(value, str) or not value.strip():
-        raise where.error(f"expected an arm name or 'tie', got {_kind(value)}", field=field)
+        raise where.error(f"expected an arm name or 'tie', got {json_kind(value)}", field=field)
     if value.strip().lower() == "tie":
         return "tie"
     if arms is not None and value not in arms:
-        raise where.error(f"'{value}' is not an arm (allowed: {', '.join(arms)}, tie)", field)
+        allowed = ", ".join(arms)
+        raise where.error(f"'{quoted(value)}' is not an arm (allowed: {allowed}, tie)", field)
     return value
 
 
@@ -298,7 +307,9 @@ def _scores(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, dict
         dims = _mapping({"overall": given} if _is_number(given) else given, f"{field}.{arm}", where)
         for dim, score in dims.items():
             if not _is_number(score):
-                raise where.error(f"expected a number, got {_kind(score)}", f"{field}.{arm}.{dim}")
+                raise where.error(
+                    f"expected a number, got {json_kind(score)}", f"{field}.{arm}.{dim}"
+                )
         out[arm] = {dim: float(score) for dim, score in dims.items()}
     return out
 
@@ -323,7 +334,7 @@ def _verdicts(value: Any, arms: Arms, where: _Where, field: str) -> dict[str, st
 def _check_unique(key: str, where: _Where, seen: dict[str, int | None], field: str) -> None:
     if key in seen:
         unit = "row" if where.parquet else "line"
-        raise where.error(f"duplicate {field} '{key}' (first on {unit} {seen[key]})", field)
+        raise where.error(f"duplicate {field} '{quoted(key)}' (first on {unit} {seen[key]})", field)
     seen[key] = where.line
 
 

@@ -33,6 +33,7 @@ from jurybox.pipeline.runner import (
     build_judge,
     request_for,
 )
+from jurybox.providers.registry import judge_concurrency
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 # Calls answered at once by one actor: past the largest concurrency a judge may have.
@@ -86,16 +87,23 @@ class _LimiterState:
         self._slots[judge].release()
 
 
-def new_limiter(config: RunConfig, judges: Sequence[str]) -> Any:
-    """The run's ``_Limiter`` actor. It takes no CPU: it must never wait for one."""
-    limits = {
+def judge_limits(
+    config: RunConfig, judges: Sequence[str]
+) -> dict[str, tuple[float | None, float | None, int]]:
+    """Each judge's (rpm, tpm, calls in flight), as the ``_Limiter`` actor holds them."""
+    return {
         name: (
             config.judges[name].rpm,
             config.judges[name].tpm,
-            config.judges[name].concurrency or config.pipeline.concurrency,
+            judge_concurrency(config.judges[name], config.pipeline.concurrency),
         )
         for name in judges
     }
+
+
+def new_limiter(config: RunConfig, judges: Sequence[str]) -> Any:
+    """The run's ``_Limiter`` actor. It takes no CPU: it must never wait for one."""
+    limits = judge_limits(config, judges)
     actor = ray.remote(_LimiterState).options(num_cpus=0, max_concurrency=_ACTOR_CALLS * 4)
     return actor.remote(limits)
 

@@ -19,7 +19,6 @@ import base64
 import functools
 import gzip
 import json
-import os
 import shutil
 import tempfile
 from collections import defaultdict
@@ -30,7 +29,9 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from jurybox.io.atomic import swap_folder
 from jurybox.records import Item
+from jurybox.redaction import redact_known
 from jurybox.reporting.explorer.data import FLAG_BITS, TEXT_CHARS, ItemMarks, ShownBlock, cut_text
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
@@ -363,20 +364,10 @@ class _Bucket:
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:
-    text = "[" + ",".join(rows) + "]"
+    text = redact_known("[" + ",".join(rows) + "]")  # compressed: no later pass can see in
     packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
     body = base64.b64encode(packed).decode("ascii")
     path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
-
-
-def swap_folder(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target``, replacing what was there, by renames only: a crash
-    leaves either folder whole, never a mix of the two."""
-    old = target.with_name(f".{target.name}.old.{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(new, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_pages(out_dir: Path) -> None:

@@ -13,8 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 from jurybox.analysis.model.compare import CompareReport
+from jurybox.io.atomic import write_text_atomic
 from jurybox.reporting.render.html import _environment, _table
-from jurybox.reporting.render.json_report import write_text_atomic
 from jurybox.reporting.render.markdown import render_table
 from jurybox.reporting.view.compare import build_compare_sections
 from jurybox.reporting.view.format import ROUNDING_NOTE

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jurybox.analysis import AnalysisFrame
+from jurybox.io.atomic import AtomicFile
 from jurybox.io.record_table import Judgments
 from jurybox.records import Item
 from jurybox.reporting.explorer import ExplorerData, paged
@@ -39,7 +40,6 @@ from jurybox.reporting.render.failures import (
     failures_of,
 )
 from jurybox.reporting.render.html import FULL_CHARS
-from jurybox.reporting.render.sidefiles import AtomicLines
 
 PASS_FIELDS = tuple(dict.fromkeys((*EXPLORER_FIELDS, *FAILURE_FIELDS)))
 
@@ -92,7 +92,7 @@ def write_pass(
     explorer = _explorer(frame, judgments, items, out_dir)
     written = Written(FailureDigest(), None)
     try:
-        with AtomicLines(out_dir / FAILURES_FILE) as side:
+        with AtomicFile(out_dir / FAILURES_FILE) as side:
             first = 0
             for part in judgments.slices(PASS_FIELDS):
                 for failed in failures_of(part, first):

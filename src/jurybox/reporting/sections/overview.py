@@ -85,6 +85,11 @@ def overview_section(report: Report) -> Section:
             ", ".join(f"{k} {v}" for k, v in statuses.items()) or "—",
         )
     section.notes.extend(_overview_notes(summary))
+    if report.stopping is not None:  # a `jurybox run --until` run
+        section.notes.extend(
+            f"Stopped by --until {report.stopping.until}: {name} {judge.statement}."
+            for name, judge in report.stopping.judges.items()
+        )
     return section
 
 
