@@ -144,24 +144,6 @@ def test_the_labels_reader(run_folder: Path, tmp_path: Path, name: str) -> None:
 
 
 # --- the judgments reader ------------------------------------------------------------------------
-# Cases the judgments reader still answers with a traceback or an unnamed error on this branch
-# (issue 32 item 1 rewrites that reader): strict xfails, so the fix shows up as an XPASS to drop.
-STORE_PENDING = {
-    "status_is_a_number",  # named error, but no field
-    "status_unknown",  # named error, but no field
-    "positions_is_a_list",  # AttributeError
-    "repeat_is_text",  # accepted as is
-    "scores_is_text",  # AttributeError
-    "query_id_is_null",  # accepted: the id "None"
-    "key_is_missing",  # "not a judgment record", no field
-    "deep_nesting",  # RecursionError
-    "huge_number",  # ValueError (int digits)
-    "nan",  # accepted: cost NaN
-    "lone_surrogate_in_raw_response",  # UnicodeEncodeError writing the export
-    "not_utf8",  # UnicodeDecodeError
-}
-
-
 def _spoil_record(run: Path, row: int, edit: Callable[[dict[str, Any]], Any]) -> bytes:
     lines = (run / "judgments.jsonl").read_text("utf-8").splitlines()
     record = json.loads(lines[row])
@@ -249,14 +231,7 @@ ANALYZED = {
 }
 
 
-def _judgments_case(name: str) -> Any:
-    marks = (
-        [pytest.mark.xfail(strict=True, reason="issue 32 item 1")] if name in STORE_PENDING else []
-    )
-    return pytest.param(name, marks=marks)
-
-
-@pytest.mark.parametrize("name", [_judgments_case(name) for name in JUDGMENT_CASES])
+@pytest.mark.parametrize("name", JUDGMENT_CASES)
 def test_the_judgments_reader(run_folder: Path, tmp_path: Path, name: str) -> None:
     content, expect = _judgments_cases(run_folder)[name]
     run = shutil.copytree(run_folder, tmp_path / "run")

@@ -30,10 +30,11 @@ def _literal(field: str, text: str) -> bytes:
 BAD: dict[str, tuple[bytes, str]] = {
     "wrong type": (_literal("repeat", '"2"'), "field 'repeat': expected an integer"),
     "wrong nested type": (_literal("overall", '{"control": "7"}'), "field 'overall.control'"),
-    "not utf-8": (_literal("error", '"caf\xe9"').replace(b"\xc3\xa9", b"\xe9"), "not UTF-8"),
-    "infinity": (_literal("cost_usd", "Infinity"), "field 'cost_usd': not a finite number"),
-    "huge number": (_literal("repeat", "9" * 5000), "not valid JSON"),
-    "deep nesting": (_literal("extra", "[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    "not utf-8": (_literal("error", '"caf\xe9"').replace(b"\xc3\xa9", b"\xe9"), "invalid UTF-8"),
+    "infinity": (_literal("cost_usd", "Infinity"), "Infinity is not a JSON number (column"),
+    "nan": (_literal("cost_usd", "NaN"), "field 'cost_usd': NaN is not a number here"),
+    "huge number": (_literal("repeat", "9" * 5000), "a number of 5,000 characters"),
+    "deep nesting": (_literal("extra", "[" * 100_000 + "]" * 100_000), "nested deeper than 100"),
     "missing field": (_literal("judge_name", "null"), "field 'judge_name': missing or null"),
 }
 

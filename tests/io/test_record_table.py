@@ -149,9 +149,9 @@ def test_a_version_1_record_gets_its_collision_free_key(tmp_path: Path) -> None:
 
 DEEP = "[" * 100_000 + "]" * 100_000
 BAD: list[tuple[str, str, str | None]] = [
-    ("{not json", "not valid JSON", None),
+    ("{not json", "invalid JSON", None),
     ("[1, 2]", "not a judgment record", None),
-    (LINES[0] + " " + LINES[1], "not valid JSON (Extra data)", None),
+    (LINES[0] + " " + LINES[1], "invalid JSON: Extra data", None),
     (_line(repeat="x"), "expected an integer, got text", "repeat"),
     (_line(repeat=1.5), "expected an integer, got a number", "repeat"),
     (_line(retest=1), "expected true or false, got a number", "retest"),
@@ -163,11 +163,12 @@ BAD: list[tuple[str, str, str | None]] = [
     (_line(scores={"control": 7}), "expected an object, got a number", "scores.control"),
     (_line(ranking=["control", None]), "null in an array", "ranking[1]"),
     (_line(input_tokens=2**70), "integer out of range", "input_tokens"),
-    (_literal("cost_usd", "Infinity"), "not a finite number", "cost_usd"),
-    (_literal("cost_usd", "-1e400"), "not a finite number", "cost_usd"),
+    (_literal("cost_usd", "Infinity"), "Infinity is not a JSON number", None),
+    (_literal("cost_usd", "-1e400"), "the number -1e400 is too large", None),
+    (_literal("cost_usd", "NaN"), "NaN is not a number here", "cost_usd"),
     (_literal("input_tokens", "NaN"), "expected an integer", "input_tokens"),
-    (_literal("repeat", "9" * 5000), "not valid JSON", None),
-    (_literal("extra", DEEP), "nested too deeply", None),
+    (_literal("repeat", "9" * 5000), "a number of 5,000 characters", None),
+    (_literal("extra", DEEP), "nested deeper than 100 levels", None),
 ]  # fmt: skip
 
 
@@ -190,7 +191,7 @@ def test_bytes_that_are_not_utf8_are_a_clean_error(tmp_path: Path) -> None:
     path = tmp_path / "judgments.jsonl"
     bad = _line(error="caf@").encode().replace(b"@", b"\xe9")
     path.write_bytes((LINES[0] + "\n").encode() + bad + b"\n")
-    with pytest.raises(DatasetError, match=r"judgments.jsonl:2: not UTF-8 text"):
+    with pytest.raises(DatasetError, match=r"judgments.jsonl:2: invalid UTF-8"):
         read_judgments(path)
 
 

@@ -1,7 +1,8 @@
 """Reading files from outside jurybox: strict UTF-8, bounded JSON, rectangular CSV.
 
 ``parse_json`` is the one parser every reader of outside JSON goes through (data sets, label
-files, the importers, and the judgments reader may call it too).
+files, the importers, and the judgments reader's line-by-line reading, which alone accepts
+``NaN``: jurybox writes it for a score without a number).
 
 ``json.loads`` alone turns a hostile file into a traceback or a silent change: 100,000 nested
 brackets raise ``RecursionError``, a 5,000-digit number ``ValueError`` (Python's limit on int
@@ -64,11 +65,24 @@ def _constant(name: str) -> NoReturn:
     raise _Refused(f"{name} is not a JSON number", name)
 
 
+def _nan_only(name: str) -> float:
+    if name != "NaN":
+        _constant(name)
+    return math.nan
+
+
 _DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+# jurybox's own judgments files: NaN is a score without a number (``io/record_fields.py``).
+_NAN_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_nan_only)
 
 
 def parse_json(
-    text: str | bytes, *, path: str, line: int | None = None, field: str | None = None
+    text: str | bytes,
+    *,
+    path: str,
+    line: int | None = None,
+    field: str | None = None,
+    nan: bool = False,
 ) -> Any:
     """The value of one JSON text (a JSONL line, a file, a CSV cell), within the limits above.
 
@@ -77,13 +91,15 @@ def parse_json(
         path: the file it came from, for errors.
         line: the line ``text`` starts on (None: a whole file, counted from line 1).
         field: the field ``text`` is the value of (a CSV cell holding JSON), for errors.
+        nan: ``NaN`` is read as a float (``Infinity`` still refused): only for a format that
+            writes it, judgments.jsonl.
 
     Raises:
         DatasetError: naming ``path``, the line and the column of the fault.
     """
     if isinstance(text, bytes):
         text = decode_utf8(text, path=path, line=line)
-    return parse_json_at(text, 0, path=path, line=line, field=field, whole=True)[0]
+    return parse_json_at(text, 0, path=path, line=line, field=field, whole=True, nan=nan)[0]
 
 
 def parse_json_at(
@@ -94,13 +110,14 @@ def parse_json_at(
     line: int | None = None,
     field: str | None = None,
     whole: bool = False,
+    nan: bool = False,
 ) -> tuple[Any, int]:
     """``parse_json`` of the value starting at ``pos`` (after any whitespace), and where it ends:
     for reading the elements of a JSON list one by one. ``whole``: nothing but whitespace may
     follow it."""
     start = skip_space(text, pos)
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        value, end = (_NAN_DECODER if nan else _DECODER).raw_decode(text, start)
         if whole and skip_space(text, end) < len(text):
             raise json.JSONDecodeError("Extra data", text, skip_space(text, end))
     except json.JSONDecodeError as exc:

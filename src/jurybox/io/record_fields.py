@@ -9,10 +9,12 @@ so neither keeps a list of fields of its own. The rules, for every reader of the
 - a field absent from a line reads as null (JSON cannot tell them apart in a table either); a
   field with a default takes it where null; a field with neither (``key``, ``query_id`` ...)
   and not ``| None`` must be given: missing or null is an error;
+- a line is JSON as ``io/input_files.parse_json`` bounds every outside file (UTF-8, nesting,
+  number length, no ``Infinity``), ``NaN`` excepted;
 - a value must have its field's type: an ``int`` is a JSON integer in the 64-bit range, a
-  ``float`` any JSON number (``NaN`` included: a holistic answer without a number is one;
-  ``Infinity`` is not), text is text; a mapping's ``null`` values read as absent, a list's
-  items may not be null;
+  ``float`` a finite JSON number, ``NaN`` only inside a mapping of scores (a holistic answer
+  without a number is one; a cost or latency is not), text is text; a mapping's ``null``
+  values read as absent, a list's items may not be null;
 - text UTF-8 cannot encode (an escaped lone surrogate) becomes U+FFFD and is counted in
   ``text_replaced``, as the writer counts it; keys not in ``JudgeRecord`` are ignored; a
   record of schema version 1 gets its collision-free key (``records.record_key``).
@@ -25,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import json
 import math
 import numbers
 import types
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import json_kind, parse_json
 from jurybox.io.text import clean_value
 from jurybox.records import RECORD_SCHEMA_VERSION, JudgeRecord, record_key
 
@@ -109,21 +111,16 @@ class _Bad(Exception):
 
 
 def parse_line(raw: bytes, path: str | None, line: int | None) -> dict[str, Any]:
-    """One line's JSON object, as it is (the key migrated; nothing else checked)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 text (byte {exc.start})", path=path, line=line) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"not valid JSON ({exc.msg})", path=path, line=line) from None
-    except RecursionError:
-        raise DatasetError("nested too deeply", path=path, line=line) from None
-    except ValueError as exc:  # an integer of thousands of digits
-        raise DatasetError(f"not valid JSON ({exc})", path=path, line=line) from None
-    if not isinstance(data, dict) or "key" not in data:
-        raise DatasetError("not a judgment record", path=path, line=line)
+    """One line's JSON object, as it is (nothing checked but that it is an object with a
+    key), read by the bounded parser of every outside file (``io/input_files.parse_json``:
+    invalid UTF-8, nesting past 100 levels, a number of over 100 characters, ``Infinity``
+    refused naming the column), ``NaN`` accepted."""
+    data = parse_json(raw, path=path or "", line=line, nan=True)
+    if not isinstance(data, dict):
+        raise DatasetError(f"not a judgment record ({json_kind(data)})", path=path, line=line)
+    if data.get("key") is None:
+        message = "not a judgment record: missing or null"
+        raise DatasetError(message, path=path, line=line, field="key")
     return data
 
 
@@ -153,7 +150,13 @@ def _field(spec: RecordField, value: Any) -> Any:
         if spec.default is dataclasses.MISSING:
             raise _Bad("missing or null", spec.name)
         return spec.default
+    if spec.kind.base is float and isinstance(value, float) and math.isnan(value):
+        raise _Bad(_NAN_HERE, spec.name)
     return _value(spec.kind, value, spec.name)
+
+
+# NaN is a score without a number (a holistic answer gave none): in a field of scores only.
+_NAN_HERE = "NaN is not a number here (only a score may be NaN)"
 
 
 def _value(kind: Kind, value: Any, where: str) -> Any:

@@ -10,10 +10,13 @@ a line that breaks one is a ``DatasetError`` naming the file, the line and the f
 How: the file is read in blocks of whole lines; ``pyarrow.json`` parses each block (C++, every
 core) with the declared types for the plain fields, the mappings inferred as structs and turned
 into maps. A block pyarrow refuses or cannot read as declared (a wrong type, an infinite
-number, a required field null, bytes that are not UTF-8, an escaped lone surrogate, a record of
-schema version 1, a line of a thousand brackets, which could exhaust pyarrow's stack) is read
-line by line with ``json`` by the same rules (``checked_record``): that names the line at fault,
-or reads what pyarrow cannot. Only the columns asked for are kept of each block; a second
+number, ``NaN`` outside a score, a required field null, bytes that are not UTF-8, an escaped
+lone surrogate, a record of schema version 1, a line of a thousand brackets, which could exhaust
+pyarrow's stack) is read line by line by the same rules (``parse_line``: the bounded
+``parse_json`` of every outside file, then ``checked_record``): that names the line at fault, or
+reads what pyarrow cannot. (pyarrow's reading does not itself refuse what only those bounds
+refuse, nesting of 101 to 999 levels or a float of over 100 characters: jurybox writes
+neither.) Only the columns asked for are kept of each block; a second
 reading of the same lines (``Judgments.slices``) parses only the plain columns it adds. A torn
 last line (a kill mid-write) is left out.
 
@@ -399,6 +402,8 @@ def _declared(
         oldest = pc.min(column).as_py()
         return None if oldest is not None and oldest < RECORD_SCHEMA_VERSION else _current(n)
     array = _values(column, spec.kind, build)
+    if array is not None and spec.kind.base is float and pc.any(pc.is_nan(array)).as_py():
+        array = None  # NaN only in a score (``record_fields``): the line says which
     if array is None or not build or spec.default is None or spec.nullable or not array.null_count:
         return array
     return pc.fill_null(array, pa.scalar(spec.default, target))
