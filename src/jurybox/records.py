@@ -69,6 +69,26 @@ def ranking_ordering(order: Sequence[str]) -> str:
     return ">".join(arm.replace("\\", "\\\\").replace(">", "\\>") for arm in order)
 
 
+def ranking_arms(ordering: str) -> list[str]:
+    """The arms of a ``ranking_ordering`` text, in order, each arm's escapes undone (its
+    inverse)."""
+    if "\\" not in ordering:
+        return ordering.split(">")
+    arms: list[str] = []
+    current: list[str] = []
+    chars = iter(ordering)
+    for char in chars:
+        if char == "\\":
+            current.append(next(chars, ""))
+        elif char == ">":
+            arms.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    arms.append("".join(current))
+    return arms
+
+
 def unit_key(
     item_id: str,
     judge: str,

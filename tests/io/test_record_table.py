@@ -233,3 +233,20 @@ def test_records_in_memory_are_checked_by_the_same_rules() -> None:
     with pytest.raises(DatasetError, match=r"field 'repeat': record 2: expected an integer"):
         records_table([record, bad])
     assert records_table([record, dataclasses.replace(record, status=Status.OK)]).dropped == 1
+
+
+def test_a_ranking_whose_arm_names_hold_the_separator_reads_back_from_parquet(
+    tmp_path: Path,
+) -> None:
+    """Arms ``a``, ``b`` and ``a>b>a`` (issue 31 item 5): the export's ``ranking`` column
+    escapes an arm's own ``>`` as the record key does, so the Parquet file reads back whole."""
+    record = next(r for r in RECORDS if r.mode == "ranking" and r.status == Status.OK)
+    arms = ["a>b>a", "b", "a\\c"]
+    positions = dict(zip(sorted(record.positions), arms, strict=True))
+    changed = dataclasses.replace(record, positions=positions, ranking=[arms[2], arms[0], arms[1]])
+    exported = tmp_path / "judgments.parquet"
+    write_table(judgment_rows([changed]), exported, "parquet")
+    (back,) = read_judgments(exported).records()
+    assert back.ranking == ["a\\c", "a>b>a", "b"]
+    # the key is rebuilt from the arms (``records.record_key``: these arms once collided)
+    assert {**back.to_dict(), "key": None} == {**changed.to_dict(), "key": None}

@@ -7,7 +7,8 @@ Columns, in this order (absent values are empty / null):
   ``preferred_arm``, ``verdict``, ``preference_reasoning``, ``raw_response``, tokens, cost ...);
 - its per-arm mappings spread into one column per key: ``position.A`` (the arm shown first),
   ``overall.<arm>``, ``score.<arm>.<dimension>``, ``confidence.<arm>.<dimension>``;
-  ``ranking`` as ``>``-joined arms; ``gate_failures`` / ``safety_flags`` as JSON text;
+  ``ranking`` as ``>``-joined arms (``records.ranking_ordering``: an arm's own ``>`` and ``\\``
+  escaped with a backslash); ``gate_failures`` / ``safety_flags`` as JSON text;
 - the item: ``question``, ``response.<arm>`` (each arm's text), ``expected_answer``,
   ``contexts`` / ``metadata`` (JSON text), ``author.<arm>``;
 - the labels (a labels file's entry over the item's own ``human``): ``human.preferred_arm``,
@@ -32,7 +33,7 @@ from typing import Any, Literal
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.atomic import AtomicFile, atomic_path
 from jurybox.io.targets import FIRST_LINE_BYTES, first_json_line
-from jurybox.records import Item, JudgeRecord
+from jurybox.records import Item, JudgeRecord, ranking_arms, ranking_ordering
 from jurybox.redaction import any_known, holds_known, redact_value
 
 TableFormat = Literal["csv", "parquet", "jsonl"]
@@ -70,7 +71,7 @@ def _record_columns(record: JudgeRecord) -> Row:
     row.update({f"overall.{arm}": score for arm, score in (record.overall or {}).items()})
     row.update(_nested("score", record.scores))
     row.update(_nested("confidence", record.confidences))
-    row["ranking"] = ">".join(record.ranking) if record.ranking else None
+    row["ranking"] = ranking_ordering(record.ranking) if record.ranking else None
     return row
 
 
@@ -253,7 +254,7 @@ def _record_of(row: Row, path: str, number: int) -> Row:
     record["scores"] = _unspread(_prefixed(row, "score."), arms) or None
     record["confidences"] = _unspread(_prefixed(row, "confidence."), arms) or None
     ranking = row.get("ranking")
-    record["ranking"] = ranking.split(">") if isinstance(ranking, str) else None
+    record["ranking"] = ranking_arms(ranking) if isinstance(ranking, str) else None
     return record
 
 
