@@ -20,7 +20,7 @@ from jurybox.analysis.cascade import CascadeOptions, judge_items, replay_cascade
 from jurybox.app.run import run_from_config
 from jurybox.cli import main
 from jurybox.io.datasets import load_dataset, load_human_labels
-from jurybox.records import Item, JudgeRecord
+from jurybox.records import Item, JudgeRecord, Status
 
 STAMP = "2026-01-01T00:00:00+00:00"
 ORDERS = {"a_first": {"A": "a", "B": "b"}, "b_first": {"A": "b", "B": "a"}}
@@ -38,7 +38,7 @@ def _record(qid: str, judge: str, order: str, arm: str | None, **extra: Any) -> 
         "mode": extra.pop("mode", "pairwise"),
         "presentation_order": order,
         "positions": ORDERS[order],
-        "status": "ok" if ok else "provider_error",
+        "status": Status.OK if ok else Status.PROVIDER_ERROR,
         "parse_success": ok,
         "raw_response": None,
         "timestamp": STAMP,
