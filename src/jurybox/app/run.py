@@ -18,7 +18,7 @@ from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.engines import open_engine
-from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
+from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.options import (
     RunOptions,
     recorded_options,
@@ -26,7 +26,7 @@ from jurybox.pipeline.options import (
     resumed_options,
 )
 from jurybox.pipeline.progress import LazyConsole
-from jurybox.pipeline.run_dir import units_per_judge
+from jurybox.pipeline.run_dir import read_run_manifest, units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
 
@@ -298,7 +298,7 @@ def _session_options(
     command line may change (``pipeline.options``)."""
     if resume is None:
         return given
-    recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    recorded = recorded_options(read_run_manifest(directory))
     return resumed_options(recorded, given, engine_given=engine_given)
 
 

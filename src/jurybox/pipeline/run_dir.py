@@ -118,11 +118,10 @@ def _resume_hint(inputs: RunInputs, directory: Path) -> str:
     return resume_command(here)
 
 
-def check_run_folder(inputs: RunInputs, directory: Path) -> None:
-    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
-    run whose dataset or labels are the files it writes: before the folder is locked, so a
-    refused folder is left exactly as it was."""
-    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+def read_run_manifest(directory: Path) -> dict[str, Any] | None:
+    """The run folder's manifest (None: it has none yet); refused where ``manifest.json`` is not
+    a jurybox run's, JSON or not, since a run would replace it."""
+    manifest_path = directory / MANIFEST_FILE
     try:
         existing = read_manifest(manifest_path)
         foreign = existing is not None and not is_run_manifest(existing)
@@ -134,6 +133,15 @@ def check_run_folder(inputs: RunInputs, directory: Path) -> None:
             "choose another --output-dir",
             field="paths.output_dir",
         )
+    return existing
+
+
+def check_run_folder(inputs: RunInputs, directory: Path) -> None:
+    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
+    run whose dataset or labels are the files it writes: before the folder is locked, so a
+    refused folder is left exactly as it was."""
+    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+    read_run_manifest(directory)
     labels = inputs.config.paths.human_labels
     reads = [inputs.dataset_path]
     if labels is not None:
