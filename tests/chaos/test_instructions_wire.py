@@ -129,6 +129,30 @@ def test_instructions_turn_a_first_position_judge_into_a_right_one(runs: dict[st
     assert report_v2["verdict"]["judges"]["rules"]["level"] == "trusted"
 
 
+def test_compare_says_the_instructions_made_the_judge_better(runs: dict[str, Any]) -> None:
+    (v1, _, _), (v2, _, _) = runs["v1"], runs["v2"]
+    out = runs["root"] / "comparisons" / "v1_v2"
+    printed = _invoke("compare", str(v1), str(v2), "--out", str(out))
+    assert "did B judge better than A? rules: better" in printed
+    report = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    (comparison,) = report["comparisons"]
+    (headline,) = comparison["headlines"]
+    assert headline["judge_a"] == headline["judge_b"] == "rules"
+    assert (headline["answer"], headline["measure"]) == ("better", "accuracy")
+    assert (headline["value_a"], headline["value_b"], headline["n_units"]) == (0.5, 1.0, 24)
+    assert headline["p_value"] == pytest.approx(2 * 0.5**12)  # 12 units right in B only
+    assert (headline["trust_a"], headline["trust_b"]) == ("not_trusted", "trusted")
+    changes = {change["setting"]: change for change in comparison["config_changes"]}
+    assert set(changes) == {"task.instructions"}  # output folders are not a change
+    assert (
+        f"+Prefer the response marked {MARKER} ({RULE_WORD})."
+        in changes["task.instructions"]["diff"]
+    )
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert "Did B judge better than A?" in html
+    assert 'href="../../results/v2/report/report.html#items?item=' in html
+
+
 def test_show_prints_exactly_what_the_server_received(runs: dict[str, Any]) -> None:
     run_dir, _, bodies = runs["v2"]
     received = {_messages(body) for body in bodies}
