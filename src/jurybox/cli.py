@@ -588,6 +588,11 @@ def compare_command(
 ) -> None:
     """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
 
+    The pages open on the answer, per judge present in both runs: better, worse or no evidence
+    on its accuracy against the labels (or its score error against human scores), both runs'
+    trust levels, and what changed between their configs (own instructions and template as a
+    diff); item links open each run's own report (RUN/report/report.html, if written).
+
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
     the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
     between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose

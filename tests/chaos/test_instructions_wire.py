@@ -64,7 +64,13 @@ def _config(folder: Path, name: str, url: str, instructions: str | None) -> Path
             }
         },
         "task": task,
-        "pipeline": {"random_seed": 7, "position_bias_mode": "both", "test_retest_count": 4},
+        # One response cache for every run here: a new prompt must not be answered from it.
+        "pipeline": {
+            "random_seed": 7,
+            "position_bias_mode": "both",
+            "test_retest_count": 4,
+            "cache_path": str(folder / "cache.sqlite"),
+        },
         "paths": {"dataset": "items.jsonl", "output_dir": f"results/{name}"},
     }
     path = folder / f"{name}.yaml"
@@ -115,6 +121,7 @@ def test_instructions_turn_a_first_position_judge_into_a_right_one(runs: dict[st
     _, report_v1, bodies_v1 = runs["v1"]
     _, report_v2, bodies_v2 = runs["v2"]
     calls = ITEMS * 2 + 4  # both orders of every item, and four retests
+    # v2 ran after v1 with the same response cache: its prompts are new, so every call went out
     assert len(bodies_v1) == len(bodies_v2) == calls
     assert not any(RULE_WORD.encode() in body for body in bodies_v1)
     for body in bodies_v2:  # the rule sits in the system part, fenced as the criteria

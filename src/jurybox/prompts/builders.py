@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import PackageLoader, StrictUndefined
+from jinja2 import PackageLoader
 from jinja2.sandbox import SandboxedEnvironment
 
 from jurybox.prompts import schemas
-from jurybox.prompts.custom import PromptSources, render_custom, response_names
-from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
+from jurybox.prompts.custom import TEMPLATE_OPTIONS, PromptSources, render_custom, response_names
+from jurybox.prompts.fencing import Fenced, fence_untrusted, printed
 from jurybox.records import POSITION_LETTERS, Item
 
 if TYPE_CHECKING:
@@ -47,29 +47,12 @@ class PromptParts:
     schema_name: str
 
 
-def _finalize(value: Any) -> Any:
-    if isinstance(value, Fenced):
-        return str(value)
-    if isinstance(value, str):
-        return neutralise(value)
-    return value
-
-
 @functools.cache
 def _environment() -> SandboxedEnvironment:
     # Cached because compiling the templates dominates rendering time; the environment is
     # configured once here and never mutated afterwards.
     return SandboxedEnvironment(
-        loader=PackageLoader("jurybox.prompts", "templates"),
-        # Packaged templates do not change under a running process; auto_reload would stat
-        # each template file on every render.
-        auto_reload=False,
-        undefined=StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        finalize=_finalize,
+        loader=PackageLoader("jurybox.prompts", "templates"), finalize=printed, **TEMPLATE_OPTIONS
     )
 
 

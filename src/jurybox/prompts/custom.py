@@ -23,7 +23,7 @@ from jinja2 import BaseLoader, StrictUndefined, Template, TemplateSyntaxError, n
 from jinja2.sandbox import SandboxedEnvironment
 
 from jurybox.errors import ConfigError
-from jurybox.prompts.fencing import Fenced, neutralise
+from jurybox.prompts.fencing import printed
 
 if TYPE_CHECKING:
     from jurybox.config import RunConfig
@@ -35,6 +35,17 @@ INSTRUCTION_FILE_SUFFIXES = (".txt", ".md")
 _ALLOWED = (nodes.Template, nodes.Output, nodes.If, nodes.For, nodes.With, nodes.Assign)
 # Filters and globals whose output is random: a prompt must be rebuilt exactly (``show``).
 _RANDOM = ("random", "shuffle", "lipsum")
+# How every prompt template is read and rendered, the packaged ones and a run's own: undefined
+# names are errors, output is not HTML-escaped (it is a prompt), a block tag's line leaves no
+# blank line, and the templates never change under a running process (no reload checks).
+TEMPLATE_OPTIONS: dict[str, Any] = {
+    "undefined": StrictUndefined,
+    "autoescape": False,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+    "auto_reload": False,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,13 +198,7 @@ class ResponseSlot:
 
 
 def _finalize(value: Any) -> Any:
-    if isinstance(value, ResponseSlot):
-        return value.printed()
-    if isinstance(value, Fenced):
-        return str(value)
-    if isinstance(value, str):
-        return neutralise(value)
-    return value
+    return value.printed() if isinstance(value, ResponseSlot) else printed(value)
 
 
 class _Loader(BaseLoader):
@@ -222,16 +227,7 @@ def compiled_templates(sources: PromptSources) -> dict[str, Template]:
     """The system and user templates, parsed and checked; ConfigError naming file and line."""
     assert sources.system is not None and sources.user is not None
     files = {"system": sources.system, "user": sources.user}
-    environment = _Environment(
-        loader=_Loader(files),
-        undefined=StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        finalize=_finalize,
-        auto_reload=False,
-    )
+    environment = _Environment(loader=_Loader(files), finalize=_finalize, **TEMPLATE_OPTIONS)
     for name in _RANDOM:
         environment.filters.pop(name, None)
         environment.globals.pop(name, None)

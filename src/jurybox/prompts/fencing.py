@@ -111,6 +111,16 @@ class Fenced(str):
     __slots__ = ()
 
 
+def printed(value: object) -> object:
+    """What a template prints for a value (jinja's ``finalize``): a ``Fenced`` block as it is,
+    any other text neutralised, anything else unchanged."""
+    if isinstance(value, Fenced):
+        return str(value)
+    if isinstance(value, str):
+        return neutralise(value)
+    return value
+
+
 # --- finding them --------------------------------------------------------------------------------
 # Two steps, both linear. ``_may_hold_tag`` rules most texts out with C scans and patterns that
 # are cheap to build: those where no opener is directly followed by white space, a slash, an
