@@ -29,6 +29,7 @@ from jurybox.analysis.model.compare import (
     TrustLevel,
 )
 from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.report import analyze_frame
 from jurybox.stats import holm
 from jurybox.stats.paired import mean_difference
 
@@ -40,8 +41,6 @@ _PROMPT_SETTINGS = frozenset({"task.instructions", "task.template"})
 
 def trust_levels(frame: AnalysisFrame, options: AnalysisOptions | None = None) -> list[JudgeTrust]:
     """Each judge's trust level in one run, as ``jurybox analyze`` decides it."""
-    from jurybox.analysis.report import analyze_frame  # noqa: PLC0415 - the whole analysis
-
     verdict = analyze_frame(frame, options or AnalysisOptions()).verdict
     return [
         JudgeTrust(judge=judge, level=found.level, reason=found.reason)

@@ -177,26 +177,16 @@ def pairwise_prompt(
         "rubric": _rubric_context(rubric) if rubric is not None else None,
         "confidence_scale": scale,
     }
-    responses = _shown(item, order)
     if rubric is None:
         schema = schemas.pairwise_schema(request_confidence=request_confidence)
-        return _compose(
-            "pairwise",
-            context,
-            responses,
-            schema=schema,
-            schema_name="pairwise_verdict",
-            sources=sources,
+        name = "pairwise_verdict"
+    else:
+        schema = schemas.pairwise_rubric_schema(
+            rubric, scale, request_confidence=request_confidence
         )
-    schema = schemas.pairwise_rubric_schema(rubric, scale, request_confidence=request_confidence)
-    return _compose(
-        "pairwise",
-        context,
-        responses,
-        schema=schema,
-        schema_name="pairwise_rubric_verdict",
-        sources=sources,
-    )
+        name = "pairwise_rubric_verdict"
+    shown = _shown(item, order)
+    return _compose("pairwise", context, shown, schema=schema, schema_name=name, sources=sources)
 
 
 def _shown(item: Item, order: Sequence[str]) -> list[tuple[str, Fenced]]:

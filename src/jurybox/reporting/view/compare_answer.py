@@ -89,7 +89,7 @@ def build_answers(report: CompareReport, links: RunLinks) -> list[AnswerView]:
 
 def _answer_view(comparison: RunComparison, index: int, links: RunLinks) -> AnswerView:
     a, b = comparison.run_a, comparison.run_b
-    lines = [_line(headline) for headline in comparison.headlines or []]
+    lines = [_line(headline, a, b) for headline in comparison.headlines or []]
     counts = {kind: sum(line.answer == kind for line in lines) for kind in ("better", "worse")}
     view = AnswerView(
         id=f"answer{index}",
@@ -129,12 +129,13 @@ def _judge(headline: Headline) -> str:
     return f"{headline.judge_a} → {headline.judge_b}"
 
 
-def _line(headline: Headline) -> AnswerLine:
+def _line(headline: Headline, a: str, b: str) -> AnswerLine:
+    levels = f"{a}: {_level(headline.trust_a)}, {b}: {_level(headline.trust_b)}"
     return AnswerLine(
         judge=_judge(headline),
         answer=headline.answer,
         figure=_figure(headline),
-        trust=f"trust {_level(headline.trust_a)} in A → {_level(headline.trust_b)} in B",
+        trust=f"trust {levels}",
     )
 
 
