@@ -13,6 +13,7 @@ import yaml
 
 from jurybox.config import RunConfig, load_config
 from jurybox.io.datasets import export_pairs, load_dataset, load_human_labels
+from jurybox.pipeline.runner import load_inputs
 from jurybox.records import Item
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -88,6 +89,25 @@ def test_pairwise_work_unit_count_is_264() -> None:
     assert "= **264**" in README
     behaviours = {judge.fake.behavior for judge in run.judges.values() if judge.fake}
     assert behaviours == {"first", "longer", "random"}
+
+
+@pytest.mark.parametrize(
+    ("name", "units"), [("pairwise_instructions.yaml", 264), ("pairwise_template.yaml", 83)]
+)
+def test_the_own_prompt_examples_render_every_prompt(name: str, units: int) -> None:
+    run = config(name)
+    inputs = load_inputs(run)  # renders every distinct prompt of a custom template
+    assert len(inputs.units) == units
+    prompt = inputs.mode.ctx.prompt
+    assert prompt is not None and prompt.instructions
+    assert prompt.has_template == (run.task.template is not None)
+    if name == "pairwise_instructions.yaml":  # prompt v2 of pairwise.yaml: only the prompt moved
+        base = config("pairwise.yaml")
+        assert run.judges == base.judges and run.pipeline == base.pipeline
+        assert run.task.model_copy(update={"instructions": None}) == base.task
+    parts = inputs.mode.prompt(inputs.units[:1], inputs.items)
+    assert f"<evaluation_criteria>\n{prompt.instructions.rstrip()}" in parts.system
+    assert "## Answer format" in parts.system
 
 
 def test_demo_config_uses_the_local_judge() -> None:

@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -243,6 +244,13 @@ def answer_identity(judge: JudgeConfig) -> dict[str, Any]:
     return judge.model_dump(mode="json", include=set(answer_fields()))
 
 
+class TemplateConfig(_Frozen):
+    """``task.template``: the two files of a custom prompt."""
+
+    system: str = Field(description="Path to the system template (the same for every item).")
+    user: str = Field(description="Path to the user template (prints every response once).")
+
+
 class TaskConfig(_Frozen):
     """What the judges are asked to do."""
 
@@ -259,6 +267,32 @@ class TaskConfig(_Frozen):
     criteria: tuple[str, ...] = Field(
         (), description="Criterion mode: paths to criterion YAML files (one judge each)."
     )
+    # The user's own prompt. Both change the answer (as a JudgeConfig field marked ANSWER does):
+    # the cache key hashes the prompt they produce, and the manifest keeps the text they were
+    # read as, which a resume must match (docs/prompts.md).
+    instructions: Annotated[str | None, _ANSWER] = Field(
+        None,
+        description="Your evaluation criteria, put in the system prompt of every judge (fenced "
+        "and labelled as the evaluation criteria): the text itself, or one line ending in .txt "
+        "or .md naming a text file (relative to this config file).",
+    )
+    template: Annotated[TemplateConfig | None, _ANSWER] = Field(
+        None,
+        description="Your own prompt: {system: PATH, user: PATH}, sandboxed Jinja templates "
+        "(relative to this config file) that replace jurybox's (docs/prompts.md).",
+    )
+
+    @field_validator("template")
+    @classmethod
+    def _template_judges_one_pair(
+        cls, template: TemplateConfig | None, info: ValidationInfo
+    ) -> TemplateConfig | None:
+        if template is not None and info.data.get("batch_size", 1) > 1:
+            raise ValueError(
+                "a custom template judges one pair per call, and batch_size > 1 uses jurybox's "
+                "batch prompt: set batch_size: 1 or drop the template"
+            )
+        return template
 
 
 class PipelineConfig(_Frozen):

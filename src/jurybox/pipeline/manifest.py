@@ -110,11 +110,33 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return {"pipeline": pipeline, "judges": judges, **rest}
 
 
-def check_resumable(manifest: Mapping[str, Any], config: RunConfig, dataset_hash: str) -> None:
-    """Refuse to resume a run whose judgments the new config or dataset would not reproduce."""
+def _prompt_texts(entry: Any) -> Any:
+    """The text of a manifest's ``prompt`` entry (instructions, templates), paths left out: a
+    moved file with the same text judges the same."""
+    if not isinstance(entry, Mapping):
+        return None
+    template = entry.get("template")
+    if isinstance(template, Mapping):
+        template = {part: (v.get("text") if isinstance(v, Mapping) else v)
+                    for part, v in template.items()}  # fmt: skip
+    return {"instructions": entry.get("instructions"), "template": template}
+
+
+def check_resumable(
+    manifest: Mapping[str, Any],
+    config: RunConfig,
+    dataset_hash: str,
+    prompt: Mapping[str, Any] | None = None,
+) -> None:
+    """Refuse to resume a run whose judgments the new config or dataset would not reproduce.
+
+    ``prompt`` is the run's own prompt as read now (``PromptSources.manifest_entry``): its text
+    must be the text the run started with, whatever the config's paths say."""
     old = _judgment_settings(manifest.get("config", {}))
     new = _judgment_settings(config_snapshot(config))
     changed = [section for section in new if old.get(section) != new[section]]
+    if _prompt_texts(manifest.get("prompt")) != _prompt_texts(prompt):
+        changed.append("the instructions or template text")
     if changed:
         raise ConfigError(
             f"cannot resume: {', '.join(changed)} differ from the run's manifest; resume with "

@@ -72,8 +72,10 @@ def open_output(
         )
     data_hash = dataset_hash(inputs.dataset_path)
     previous = read_manifest(manifest_path) if resume else None
+    own = inputs.mode.ctx.prompt  # the run's own instructions / template, kept as run
+    prompt = own.manifest_entry() if own is not None else None
     if previous is not None:
-        check_resumable(previous, inputs.config, data_hash)
+        check_resumable(previous, inputs.config, data_hash, prompt)
     elif resume and not force and judgments.exists() and judgments.stat().st_size > 0:
         # Judgments with no manifest: nothing to check this config against. (A folder with no
         # judgments yet has nothing to mix with: the devloop resumes into fresh folders.)
@@ -102,6 +104,8 @@ def open_output(
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
     )
+    if prompt is not None:
+        manifest["prompt"] = prompt
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )

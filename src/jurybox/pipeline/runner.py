@@ -108,7 +108,8 @@ class RunInputs:
 
 
 def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
-    """Load the dataset (first ``limit`` items), the rubric/criteria and plan the work units.
+    """Load the dataset (first ``limit`` items), the rubric/criteria and the run's own prompt,
+    and plan the work units.
 
     Raises ConfigError / DatasetError on bad input, before any provider exists.
     """
@@ -118,7 +119,9 @@ def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
         items = items[:limit]
     mode = build_mode(config)
     units = plan_units(config, items)
-    return RunInputs(config, {item.id: item for item in items}, units, mode, dataset_path)
+    by_id = {item.id: item for item in items}
+    mode.check_prompts(units, by_id)  # a custom template fails here, before any call
+    return RunInputs(config, by_id, units, mode, dataset_path)
 
 
 def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
