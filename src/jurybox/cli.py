@@ -154,10 +154,6 @@ def run(
         engine=engine,
         ray_address=ray_address,
     )
-    if not dry_run:  # the next step, ready to paste
-        from jurybox.app.run import analyze_hint
-
-        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)

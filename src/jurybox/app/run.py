@@ -101,15 +101,15 @@ def dry_run_summary(inputs: RunInputs, directory: Path, console: Console) -> Run
     run also prints its batch plan, and prices its batch judges at the batch rate."""
     # A dry run's own modules: not on the way to a real run's first request.
     from jurybox.app.batches import batched_judges, plan_estimates, print_plan  # noqa: PLC0415
-    from jurybox.pipeline.dryrun import estimate_run  # noqa: PLC0415
-    from jurybox.pipeline.summary import RunSummary, print_estimates  # noqa: PLC0415
+    from jurybox.pipeline.dryrun import estimate_run, print_estimates  # noqa: PLC0415
+    from jurybox.pipeline.summary import RunSummary  # noqa: PLC0415
 
     estimates = estimate_run(inputs)
     if inputs.config.pipeline.batch:
         estimates, plans = plan_estimates(inputs, estimates)
         batched = batched_judges(inputs.config)
         print_plan(console, plans, [name for name in inputs.config.judges if name not in batched])
-    print_estimates(console, estimates)
+    print_estimates(console, estimates, inputs.config.task.mode)
     return RunSummary(
         run_id=None,
         output_dir=directory,
@@ -152,9 +152,10 @@ def run_from_config(
     shrink the run is refused.
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
-    config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
-    before any provider call (a dry run included). The summary's ``failed_judges`` lists judges
-    whose every call failed: the CLI exits 1 on them.
+    config or dataset raises ConfigError / DatasetError before any provider call, a dry run
+    included; a judge whose key variable is unset too, except in a dry run (which reads no key:
+    keys are read at call time). The summary's ``failed_judges`` lists judges whose every call
+    failed: the CLI exits 1 on them.
     """
     # rich's stderr Console when none is given, made when first used: off a terminal, after
     # the run (start-up, issue #19)
@@ -172,10 +173,10 @@ def run_from_config(
     )
     options = _session_options(given, directory, resume, engine_given=engine is not None)
     inputs = load_inputs(_batch_config(config, options), options.limit)
+    if dry_run:  # calls nothing, so needs no key
+        return dry_run_summary(inputs, directory, screen.get())
     check_api_keys(inputs.config, (unit.judge for unit in inputs.units))
     runtime = Runtime(engine=open_engine(options.engine, address=options.ray_address))
-    if dry_run:
-        return dry_run_summary(inputs, directory, screen.get())
     try:
         summary = asyncio.run(
             execute(
@@ -193,6 +194,8 @@ def run_from_config(
     from jurybox.pipeline.summary import print_summary  # noqa: PLC0415 - start-up: at the end
 
     print_summary(screen.get(), summary)
+    for line in next_step(summary):
+        screen.get().print(line, markup=False, soft_wrap=True)
     return summary
 
 
@@ -227,6 +230,18 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, options: RunOp
         print_summary(console, replace(stopped.summary, resume_command=None))
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
+
+
+def next_step(summary: RunSummary) -> list[str]:
+    """What to do next, ready to paste: after provider errors (every call failed included) the
+    command that redoes them, which carries the run on as it was started; else the analysis."""
+    redone = summary.status_counts.get("provider_error", 0)
+    if redone and summary.resume_command is not None:
+        return [
+            f"Next: {redone} provider_error records are redone by:",
+            f"  {summary.resume_command}",
+        ]
+    return [analyze_hint(summary)]
 
 
 def analyze_hint(summary: RunSummary) -> str:
