@@ -110,9 +110,7 @@ def _entries(file: PriceFile, origin: str) -> dict[tuple[str, str], TableEntry]:
     out = {}
     for provider, vendor in file.root.items():
         where = ", ".join(
-            part
-            for part in (vendor.source, vendor.checked and f"checked {vendor.checked}")
-            if part
+            part for part in (vendor.source, vendor.checked and f"checked {vendor.checked}") if part
         )
         described = f"{origin} ({where})" if where else origin
         for model, prices in vendor.models.items():

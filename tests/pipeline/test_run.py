@@ -340,9 +340,7 @@ def test_dry_run_makes_no_calls_and_prints_unit_counts(
     assert cheap.input_tokens > 26 * 20 and cheap.max_output_tokens == 26 * 4096
     assert cheap.output_tokens == 26 * 24  # the typical pairwise answer, not max_tokens
     assert cheap.cost_usd == pytest.approx((cheap.input_tokens + cheap.output_tokens) / 1e6)
-    assert cheap.max_cost_usd == pytest.approx(
-        (cheap.input_tokens + cheap.max_output_tokens) / 1e6
-    )
+    assert cheap.max_cost_usd == pytest.approx((cheap.input_tokens + cheap.max_output_tokens) / 1e6)
     free = next(e for e in summary.estimates if e.judge == "free")
     assert free.cost_usd is None and "no price for fake" in free.prices
     assert "$" in text and "unpriced (judge free)" in text

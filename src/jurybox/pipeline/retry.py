@@ -8,11 +8,11 @@ Three budgets: failures (5xx, timeouts, a 429 *without* Retry-After) get ``max_r
 with backoff. A connection that finds no server (refused, a host name that does not resolve:
 ``ConnectError.unreachable``) gets ``connect_retries`` (2) quick retries, a fraction of a second
 apart: a dead endpoint is told in about a second, not after half a minute of backoff per call
-(the runner then stops that judge). A 429 that says how long to wait (Retry-After) is the server pacing us, not a
-failure: those waits are counted separately, up to ``MAX_RATE_LIMIT_WAITS`` (20) per call, so a
-long but honest rate limit ends in ok records instead of ``provider_error``. ``max_retries: 0``
-still means "never retry a call" (a resume after a kill makes again the calls that were in
-flight at the kill: README).
+(the runner then stops that judge). A 429 that says how long to wait (Retry-After) is the
+server pacing us, not a failure: those waits are counted separately, up to
+``MAX_RATE_LIMIT_WAITS`` (20) per call, so a long but honest rate limit ends in ok records
+instead of ``provider_error``. ``max_retries: 0`` still means "never retry a call" (a resume
+after a kill makes again the calls that were in flight at the kill: README).
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybox.pricing import format_cost, format_usd
 from jurybox.pipeline.failures import (
     FailureTally,
     JudgeFailures,
@@ -19,6 +18,7 @@ from jurybox.pipeline.failures import (
     failure_kind,
     failures_by_kind,
 )
+from jurybox.pricing import format_cost, format_usd
 
 if TYPE_CHECKING:
     from rich.console import Console

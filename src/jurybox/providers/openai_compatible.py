@@ -256,7 +256,7 @@ class OpenAICompatibleProvider:
         host = getattr(exc, "host", None)
         proxies = [each.proxy.url for each in self._replicas if each.proxy.url]
         named = [url for url in proxies if urllib.parse.urlsplit(url).hostname == host]
-        return (named or proxies or [None])[0]
+        return next(iter(named or proxies), None)
 
     def _called_url(self, exc: BaseException) -> str:
         """The replica the failed call went to (aiohttp's connection errors name its host and
