@@ -85,7 +85,10 @@ def main() -> None:
     "--engine, --ray-address, --batch and --batch-fallback apply unless given (see above).",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+    "--dry-run",
+    is_flag=True,
+    help="Print work units, tokens and the estimated cost (output at a typical length per "
+    "judgment, max_tokens as the bound; docs/pricing.md); make no calls, read no key.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
@@ -128,8 +131,11 @@ def run(
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
-    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
-    any judge's every call failed (one line per such judge).
+    Exits 2 before any call on bad input, a judge's unset key variable included (not with
+    --dry-run, which reads no key); exits 1 when any judge's every call failed (one line per
+    such judge). Failures are counted by kind (HTTP 500, connection refused, timeout, parse
+    ...); a judge whose server is not there is stopped after 3 quick attempts. After failed
+    calls the run prints the --resume command that redoes them.
 
     \b
     --resume DIR carries the run on as it was started: its manifest records --limit, --engine,

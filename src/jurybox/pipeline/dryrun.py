@@ -72,7 +72,7 @@ def estimate_run(inputs: RunInputs, units: Sequence[WorkUnit] | None = None) -> 
 
 
 def print_estimates(console: Console, estimates: Sequence[JudgeEstimate], mode: str) -> None:
-    """The dry-run table: work units, calls, tokens and cost per judge, where each judge's
+    """The dry-run table: work units, calls, tokens and cost per judge; then where each judge's
     prices come from, and the totals with the assumption they rest on."""
     from rich.markup import escape  # noqa: PLC0415 - start-up: see the imports
     from rich.table import Table  # noqa: PLC0415
@@ -92,25 +92,29 @@ def print_estimates(console: Console, estimates: Sequence[JudgeEstimate], mode: 
             format_usd(est.max_cost_usd),
         )
     console.print(table)
-    for est in estimates:
-        if est.prices:
-            label = "priced by" if est.priced else "unpriced"
-            console.print(f"'{est.judge}' {label}: {est.prices}", markup=False, soft_wrap=True)
+    for line in estimate_notes(estimates, mode):
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def estimate_notes(estimates: Sequence[JudgeEstimate], mode: str) -> list[str]:
+    """The lines under the dry-run table: each judge's prices, the totals, the assumption."""
+    lines = [
+        f"'{est.judge}' {'priced by' if est.priced else 'unpriced'}: {est.prices}"
+        for est in estimates
+        if est.prices
+    ]
     unpriced = [est.judge for est in estimates if not est.priced]
     priced = [est for est in estimates if est.priced]
     cost = sum(est.cost_usd or 0.0 for est in priced) if priced else None
     most = sum(est.max_cost_usd or 0.0 for est in priced) if priced else None
-    console.print(
+    lines.append(
         f"{sum(est.units for est in estimates)} work units in all; estimated cost "
         f"{format_cost(cost, unpriced)}, at most {format_cost(most, unpriced)} (every answer "
-        "at max_tokens)",
-        markup=False,
-        soft_wrap=True,
+        "at max_tokens)"
     )
-    console.print(
+    lines.append(
         f"output estimated at {typical_output_tokens(mode)} tokens per {mode} judgment: the "
         "median of the bundled examples' records (scripted judges; a judge that explains its "
-        "verdict writes more). During the run the progress bar re-estimates from the answers.",
-        markup=False,
-        soft_wrap=True,
+        "verdict writes more). During the run the progress bar re-estimates from the answers."
     )
+    return lines
