@@ -25,7 +25,9 @@ from jurybox.pricing import (
 )
 from jurybox.records import JudgeRecord, Status
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jurybox"
+from .helpers import record
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "jurybox"
 
 
 def _judge(provider: str, model: str | None = None, **prices: float) -> JudgeConfig:
@@ -130,20 +132,9 @@ def test_one_way_of_writing_a_cost() -> None:
 
 
 def _record(judge: str, cost: float | None, tokens: int | None = 100) -> JudgeRecord:
-    return JudgeRecord(
-        key=f"q|{judge}",
-        run_id="r",
-        query_id="q",
+    return replace(
+        record(f"q|{judge}"),
         judge_name=judge,
-        judge_model="m",
-        judge_vendor="fake",
-        mode="pairwise",
-        presentation_order="a_first",
-        positions={"A": "a", "B": "b"},
-        status=Status.OK,
-        parse_success=True,
-        raw_response="{}",
-        timestamp="t",
         input_tokens=tokens,
         output_tokens=tokens,
         cost_usd=cost,
