@@ -34,12 +34,7 @@ from jurybox.pipeline.options import RunOptions, resume_command
 from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
-from jurybox.pipeline.retry import (
-    CallFailed,
-    RetryPolicy,
-    Sleep,
-    call_with_retry,
-)
+from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
 from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
@@ -356,7 +351,7 @@ class _Session:
         async def attempt() -> Completion:
             stopped = self.stopped.get(id(judge.provider))
             if stopped is not None:  # another call found no server: no retry of this one
-                raise stopped
+                raise JudgeStopped(str(stopped), kind=stopped.kind)
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
