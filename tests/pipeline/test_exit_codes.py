@@ -137,11 +137,30 @@ def test_a_judge_whose_every_call_failed_exits_1_with_its_reason(
     assert len(records) == 24  # the run still wrote every record before exiting 1
 
 
+def test_when_every_call_failed_the_next_step_is_the_resume_command(
+    tmp_path: Path, dataset: Path
+) -> None:
+    path = write_config(
+        tmp_path / "cfg.yaml",
+        dataset,
+        tmp_path / "out",
+        judges={"broken": fake_judge(error_rate=1.0)},
+        pipeline={"max_retries": 0, "test_retest_count": 0},
+    )
+    result = invoke(str(path))
+    assert result.exit_code == 1, (result.output, result.exception)
+    text = " ".join(result.output.split())
+    assert "Next: 12 provider_error records are redone by:" in text
+    assert f"jurybox run {path} --resume {tmp_path / 'out'}" in text
+    assert "jurybox analyze" not in text
+
+
 def test_a_clean_run_exits_0_and_says_no_failures(tmp_path: Path, dataset: Path) -> None:
     path = write_config(tmp_path / "cfg.yaml", dataset, tmp_path / "out")
     result = invoke(str(path))
     assert result.exit_code == 0, (result.output, result.exception)
     assert "failures: none" in result.output
+    assert "Next: jurybox analyze" in result.output  # nothing to redo: the analysis is next
 
 
 def test_partial_failures_exit_0_and_are_summed_in_the_summary(
