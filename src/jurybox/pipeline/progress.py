@@ -89,7 +89,7 @@ def _bar(console: Console) -> Progress:
         MofNCompleteColumn(),
         RateColumn(),
         TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
+        TextColumn("{task.fields[stats]}", markup=False),  # judge names are text
         console=console,
     )
 

@@ -134,7 +134,8 @@ def print_summary(console: Console, summary: RunSummary) -> None:
     console.print(
         f"parse failures {summary.parse_failures} · tokens in {summary.input_tokens:,} / "
         f"out {summary.output_tokens:,} · cost {summary.cost} · cache served "
-        f"{'-' if share is None else f'{share:.0%}'} of input tokens ({summary.cache_hits} hits)"
+        f"{'-' if share is None else f'{share:.0%}'} of input tokens ({summary.cache_hits} hits)",
+        markup=False,  # judge names in the cost are text, not markup
     )
     if summary.batch_records:
         console.print(
