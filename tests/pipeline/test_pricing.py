@@ -154,6 +154,11 @@ def test_the_progress_bar_never_shows_zero_for_an_unpriced_judge() -> None:
     failed = replace(_record("paid", None, tokens=None), status=Status.PROVIDER_ERROR)
     costs.add(failed)  # a failed call has no tokens: it neither costs nor makes a judge unpriced
     assert "judges" not in costs.text()
+    for _ in range(3):
+        costs.add(_record("free", None))
+    costs.add(_record("paid", 0.01))
+    costs.add(_record("paid", 0.01))
+    assert costs.text() == "$0.0300 + unpriced (judge free)"  # all done: no estimate left
 
 
 def test_the_manifest_and_the_summary_write_the_cost_alike(tmp_path: Path) -> None:

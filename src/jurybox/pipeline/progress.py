@@ -120,10 +120,12 @@ class RunningCost:
 
     def estimate(self) -> float | None:
         """The session's cost at the priced judges' rates so far; None before every judge
-        with work planned has answered, or when no judge is priced."""
+        with work planned has answered, when no judge is priced, or when all is done."""
         answered = set(self.priced) | self.unpriced
         if not self.priced or any(n and judge not in answered for judge, n in self.planned.items()):
             return None
+        if all(self.done.get(judge, 0) >= n for judge, n in self.planned.items()):
+            return None  # nothing left to estimate: the cost so far is the cost
         return sum(
             self.spent[judge] / self.priced[judge] * max(self.planned.get(judge, 0), done)
             for judge, done in self.priced.items()
