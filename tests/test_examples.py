@@ -14,6 +14,7 @@ import yaml
 from jurybox.config import RunConfig, load_config
 from jurybox.io.datasets import export_pairs, load_dataset, load_human_labels
 from jurybox.pipeline.runner import load_inputs
+from jurybox.pricing import builtin_table, price_judge
 from jurybox.records import Item
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -118,13 +119,15 @@ def test_demo_config_uses_the_local_judge() -> None:
     assert run.paths.output_dir == "results/demo"
 
 
-def test_panel_config_names_three_vendors_with_keys_and_prices() -> None:
+def test_panel_config_names_three_vendors_with_keys_and_priced_models() -> None:
     run = config("panel.yaml")
     assert {judge.provider for judge in run.judges.values()} == {"anthropic", "openai", "google"}
     for judge in run.judges.values():
-        assert judge.model and "EDIT-ME" in judge.model  # placeholders the user replaces
         assert judge.api_key_env and judge.api_key_env.endswith("_API_KEY")
-        assert judge.price_input_per_mtok and judge.price_output_per_mtok
+        # no price of its own: the price table's, so the dry run prices the panel as shipped
+        assert judge.price_input_per_mtok is None
+        priced, note = price_judge(judge, builtin_table())
+        assert note.priced and priced.price_output_per_mtok, judge.model
         assert judge.family == judge.provider
     families = {author for item in dataset_of(run) for author in item.authors.values()}
     assert families <= {judge.family for judge in run.judges.values()}

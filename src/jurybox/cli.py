@@ -99,7 +99,10 @@ def main() -> None:
     "above).",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+    "--dry-run",
+    is_flag=True,
+    help="Print work units, tokens and the estimated cost (output at a typical length per "
+    "judgment, max_tokens as the bound; docs/pricing.md); make no calls, read no key.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
@@ -151,8 +154,11 @@ def run(
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
-    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
-    any judge's every call failed (one line per such judge).
+    Exits 2 before any call on bad input, a judge's unset key variable included (not with
+    --dry-run, which reads no key); exits 1 when any judge's every call failed (one line per
+    such judge). Failures are counted by kind (HTTP 500, connection refused, timeout, parse
+    ...); a judge whose server is not there is stopped after 3 quick attempts. After failed
+    calls the run prints the --resume command that redoes them.
 
     \b
     --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
@@ -184,10 +190,6 @@ def run(
         ray_address=ray_address,
         until=until,
     )
-    if not dry_run:  # the next step, ready to paste
-        from jurybox.app.run import analyze_hint
-
-        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)

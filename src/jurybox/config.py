@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -33,6 +33,8 @@ from jurybox.providers.registry import (
     unmet_requirement,
 )
 from jurybox.thresholds import TrustThresholds
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Affects(enum.Enum):
@@ -353,6 +355,12 @@ class PathsConfig(_Frozen):
     dataset: str
     output_dir: str = "results/run"
     human_labels: str | None = None
+    prices: str | None = Field(
+        None,
+        description="A YAML price table (USD per 1M tokens per provider and model, the layout "
+        "of jurybox's own prices.yaml) whose entries override and extend jurybox's; a judge's "
+        "own price_* settings still win (docs/pricing.md).",
+    )
 
 
 class RunConfig(_Frozen):
@@ -472,6 +480,16 @@ def load_yaml(text: str, source: str) -> Any:
 
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML config; errors name the file, line and key path."""
+    data, text = read_yaml_mapping(path)
+    return config_from_mapping(data, source=str(path), text=text)
+
+
+def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
+    """A YAML file that holds a mapping, and its text (for ``validated``'s line numbers).
+
+    Raises ConfigError naming the file (and line) when it is missing, not UTF-8, not YAML or
+    not a mapping.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -489,15 +507,21 @@ def load_config(path: str | Path) -> RunConfig:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(path))
-    return config_from_mapping(data, source=str(path), text=text)
+    return data, text
 
 
 def config_from_mapping(
     data: dict[str, Any], *, source: str = "<config>", text: str | None = None
 ) -> RunConfig:
     """Validate an already-parsed config mapping."""
+    return validated(RunConfig, {**data, "source_path": source}, source=source, text=text)
+
+
+def validated(model: type[M], data: Any, *, source: str, text: str | None = None) -> M:
+    """``model.model_validate(data)``; a ConfigError naming ``source``, the line in ``text``
+    and the key path of the first problem instead of a ValidationError."""
     try:
-        return RunConfig.model_validate({**data, "source_path": source})
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         key_path = ".".join(str(p) for p in error["loc"])

@@ -17,6 +17,7 @@ from typing import Any
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.atomic import write_text_atomic
+from jurybox.pricing import format_cost
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
 from jurybox.versions import installed_version
@@ -168,6 +169,7 @@ class RunningTotals:
         self.counts = {status.value: 0 for status in Status}
         self.input_tokens = self.output_tokens = self.cached_hit_input = self.cache_hits = 0
         self.cost: float | None = None
+        self.unpriced: set[str] = set()  # judges with answers but no cost: no price for them
         self.local = False
         self.batch_records = 0
 
@@ -180,6 +182,8 @@ class RunningTotals:
             self.cached_hit_input += record.input_tokens or 0
         if record.cost_usd is not None:
             self.cost = (self.cost or 0.0) + record.cost_usd
+        elif record.input_tokens is not None or record.output_tokens is not None:
+            self.unpriced.add(record.judge_name)
         self.local = self.local or record.local_judge
         self.batch_records += record.batch_id is not None
 
@@ -192,6 +196,8 @@ class RunningTotals:
             "input_tokens": tokens_in,
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost,
+            "unpriced_judges": sorted(self.unpriced),
+            "cost": format_cost(self.cost, sorted(self.unpriced)),  # as every output writes it
             "cache_hits": self.cache_hits,
             "cache_input_share": self.cached_hit_input / tokens_in if tokens_in else None,
             "local_judge_used": self.local,
