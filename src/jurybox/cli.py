@@ -99,7 +99,10 @@ def main() -> None:
     "above).",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+    "--dry-run",
+    is_flag=True,
+    help="Print work units, tokens and the estimated cost (output at a typical length per "
+    "judgment, max_tokens as the bound; docs/pricing.md); make no calls, read no key.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
@@ -151,8 +154,11 @@ def run(
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
-    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
-    any judge's every call failed (one line per such judge).
+    Exits 2 before any call on bad input, a judge's unset key variable included (not with
+    --dry-run, which reads no key); exits 1 when any judge's every call failed (one line per
+    such judge). Failures are counted by kind (HTTP 500, connection refused, timeout, parse
+    ...); a judge whose server is not there is stopped after 3 quick attempts. After failed
+    calls the run prints the --resume command that redoes them.
 
     \b
     --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
@@ -184,10 +190,6 @@ def run(
         ray_address=ray_address,
         until=until,
     )
-    if not dry_run:  # the next step, ready to paste
-        from jurybox.app.run import analyze_hint
-
-        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
@@ -706,6 +708,11 @@ def compare_command(
     """Compare RUNS (judgments.jsonl files, run folders or exported Parquet files; at least
     two) over the same items.
 
+    The pages open on the answer, per judge present in both runs: better, worse or no evidence
+    on its accuracy against the labels (or its score error against human scores), both runs'
+    trust levels, and what changed between their configs (own instructions and template as a
+    diff); item links open each run's own report (RUN/report/report.html, if written).
+
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
     the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
     between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
@@ -724,6 +731,58 @@ def compare_command(
         options=CompareOptions(seed=seed),
         console=_console(),
     )
+
+
+@main.command("show")
+@click.argument("run", type=_PATH)
+@click.argument("item")
+@click.option("--judge", help="Only this judge's judgments.")
+@click.option("--order", help="Only this presentation order (e.g. control_first).")
+@click.option("--repeat", type=click.IntRange(min=0), help="Only this repeat (0 = the first).")
+@click.option("--criterion", help="Criterion mode: only this criterion.")
+@click.option("--retest/--no-retest", default=None, help="Only the retest pass, or only not.")
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--part",
+    type=click.Choice(["system", "user"]),
+    help="Print only this part of the one judgment selected, byte for byte (for diff).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per judgment.")
+@handle_errors
+def show_command(
+    run: Path,
+    item: str,
+    *,
+    judge: str | None,
+    order: str | None,
+    repeat: int | None,
+    criterion: str | None,
+    retest: bool | None,
+    dataset: Path | None,
+    part: str | None,
+    as_json: bool,
+) -> None:
+    """Print the exact prompt a judgment of ITEM in RUN (a run folder) was sent.
+
+    For each judgment selected: the system and user text its call carried, then the judge's
+    raw answer, tokens and latency. The prompt is rebuilt from the run's manifest (its config
+    and its instructions and template as run) and the dataset, and printed only when its hash
+    is the record's prompt_hash: byte for byte what the provider was given. Exits 2 when it
+    cannot be (a file changed since the run, an imported run).
+    """
+    from jurybox.app.show import Selection, format_shown, show_prompts, shown_json
+
+    selection = Selection(item, judge, order, repeat, criterion, retest)
+    shown = show_prompts(run, selection, dataset=dataset)
+    if part is not None:
+        if len(shown) != 1:
+            raise click.UsageError(
+                f"--part needs one judgment, {len(shown)} match: narrow with --judge, --order, "
+                "--repeat, --criterion or --retest"
+            )
+        click.echo(getattr(shown[0].prompt, part), nl=False)
+        return
+    click.echo(shown_json(shown) if as_json else format_shown(shown), nl=False)
 
 
 # --- jurybox cascade (issue 36) -------------------------------------------------------------

@@ -27,7 +27,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -53,6 +52,7 @@ from jurybox.stats.cascade import (
     cascade_outcome,
     route,
 )
+from jurybox.versions import jurybox_version
 
 ConfidenceKind = Literal["orders", "stated", "both"]
 CONFIDENCE_KINDS: tuple[ConfidenceKind, ...] = ("orders", "stated", "both")
@@ -231,7 +231,7 @@ def replay_inputs(m: CascadeInputs, options: CascadeOptions, *, source: str) -> 
     )
     report = CascadeReport(
         schema_version=CASCADE_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         source=source,
         settings=settings(options, m.basis),
         items=counts,

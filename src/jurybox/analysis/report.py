@@ -125,7 +125,11 @@ def _cost(records: pd.DataFrame, run_judges: Mapping[str, JudgeConfig]) -> RunCo
         if priced_batch.any()
         else (None, None)
     )
+    answered = records["input_tokens"].notna() | records["output_tokens"].notna()
+    unpriced = sorted(map(str, records.loc[answered & cost.isna(), "judge"].unique()))
+    listed = {"unpriced_judges": unpriced} if unpriced else {}  # old reports read unchanged
     return RunCost(
+        **listed,
         cost_usd=float(cost.sum()) if cost.notna().any() else None,
         n_priced=int(cost.notna().sum()),
         n_batch_records=int(batched.sum()),

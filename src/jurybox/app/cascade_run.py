@@ -29,7 +29,6 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +73,7 @@ from jurybox.stats.cascade import (
     cascade_outcome,
     route,
 )
+from jurybox.versions import jurybox_version
 
 FloatArray = NDArray[np.float64]
 DECISIONS = "decisions.jsonl"
@@ -299,7 +299,7 @@ class CascadeSchedule:
         unlabelled = np.flatnonzero(pd.isna(self.gold))
         report = CascadeReport(
             schema_version=CASCADE_SCHEMA_VERSION,
-            generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+            generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
             source=str(run_dir),
             settings=settings(self.options, basis),
             items=self._counts(unlabelled),

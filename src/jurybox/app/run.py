@@ -18,7 +18,7 @@ from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.engines import open_engine
-from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
+from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.options import (
     RunOptions,
     recorded_options,
@@ -26,7 +26,7 @@ from jurybox.pipeline.options import (
     resumed_options,
 )
 from jurybox.pipeline.progress import LazyConsole
-from jurybox.pipeline.run_dir import units_per_judge
+from jurybox.pipeline.run_dir import read_run_manifest, units_per_judge
 from jurybox.pipeline.runner import RunInputs, Runtime, execute, load_inputs
 from jurybox.pipeline.signals import RunInterrupted
 
@@ -108,15 +108,15 @@ def dry_run_summary(
     ``--until`` run its worst case and expected saving (``pipeline.until_forecast``)."""
     # A dry run's own modules: not on the way to a real run's first request.
     from jurybox.app.batches import batched_judges, plan_estimates, print_plan  # noqa: PLC0415
-    from jurybox.pipeline.dryrun import estimate_run  # noqa: PLC0415
-    from jurybox.pipeline.summary import RunSummary, print_estimates  # noqa: PLC0415
+    from jurybox.pipeline.dryrun import estimate_run, print_estimates  # noqa: PLC0415
+    from jurybox.pipeline.summary import RunSummary  # noqa: PLC0415
 
     estimates = estimate_run(inputs)
     if inputs.config.pipeline.batch:
         estimates, plans = plan_estimates(inputs, estimates)
         batched = batched_judges(inputs.config)
         print_plan(console, plans, [name for name in inputs.config.judges if name not in batched])
-    print_estimates(console, estimates)
+    print_estimates(console, estimates, inputs.config.task.mode)
     if schedule is not None and schedule.manifest_key == "until":
         from jurybox.pipeline.until import UntilSchedule  # noqa: PLC0415 - --until runs only
         from jurybox.pipeline.until_forecast import print_forecast  # noqa: PLC0415
@@ -170,9 +170,10 @@ def run_from_config(
     that would shrink the run is refused.
 
     ``output_dir`` overrides ``paths.output_dir`` (itself relative to the config file). Bad
-    config or dataset, or a judge whose key variable is unset, raises ConfigError / DatasetError
-    before any provider call (a dry run included). The summary's ``failed_judges`` lists judges
-    whose every call failed: the CLI exits 1 on them.
+    config or dataset raises ConfigError / DatasetError before any provider call, a dry run
+    included; a judge whose key variable is unset too, except in a dry run (which reads no key:
+    keys are read at call time). The summary's ``failed_judges`` lists judges whose every call
+    failed: the CLI exits 1 on them.
     """
     given = RunOptions(
         limit=limit,
@@ -189,6 +190,7 @@ def run_from_config(
         resume=resume,
         console=console,
         engine_given=engine is not None,
+        dry_run=dry_run,
     )
     if dry_run:
         return dry_run_summary(
@@ -206,7 +208,7 @@ class PreparedRun:
     options: RunOptions
     inputs: RunInputs
     schedule: Schedule | None
-    runtime: Runtime
+    runtime: Runtime | None  # None: a dry run, which calls nothing
     resume: bool
 
 
@@ -218,6 +220,7 @@ def prepare_run(
     resume: str | Path | None = None,
     console: Console | None = None,
     engine_given: bool = False,
+    dry_run: bool = False,
 ) -> PreparedRun:
     """Load and check CONFIG, its dataset and keys, and plan the run with the session's options
     (``given``, or for a resume the recorded ones with what ``given`` may change: its engine
@@ -235,6 +238,8 @@ def prepare_run(
     options = _session_options(given, directory, resume, engine_given=engine_given)
     inputs = load_inputs(_batch_config(config, options), options.limit)
     inputs, schedule = _schedule(inputs, options)
+    if dry_run:  # calls nothing, so needs no key and no engine
+        return PreparedRun(screen, directory, options, inputs, schedule, None, resume is not None)
     check_api_keys(inputs.config, (unit.judge for unit in inputs.units))
     runtime = Runtime(engine=open_engine(options.engine, address=options.ray_address))
     return PreparedRun(screen, directory, options, inputs, schedule, runtime, resume is not None)
@@ -243,6 +248,7 @@ def prepare_run(
 def execute_prepared(prepared: PreparedRun) -> RunSummary:
     """Run a prepared run to its end (or its interruption), printing its summary."""
     screen, options, schedule = prepared.screen, prepared.options, prepared.schedule
+    assert prepared.runtime is not None, "a dry run's preparation is not executed"
     try:
         summary = asyncio.run(
             execute(
@@ -264,6 +270,8 @@ def execute_prepared(prepared: PreparedRun) -> RunSummary:
     if options.until is not None and summary.schedule is not None:
         for name, entry in summary.schedule["judges"].items():
             screen.get().print(f"--until: {name} {entry['statement']}", markup=False)
+    for line in next_step(summary):
+        screen.get().print(line, markup=False, soft_wrap=True)
     return summary
 
 
@@ -298,7 +306,7 @@ def _session_options(
     command line may change (``pipeline.options``)."""
     if resume is None:
         return given
-    recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    recorded = recorded_options(read_run_manifest(directory))
     return resumed_options(recorded, given, engine_given=engine_given)
 
 
@@ -322,6 +330,18 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, options: RunOp
         print_summary(console, replace(stopped.summary, resume_command=None))
     console.print(f"Interrupted by {stopped.signal_name}. Resume with:", markup=False)
     console.print(f"  {command}", markup=False, soft_wrap=True)
+
+
+def next_step(summary: RunSummary) -> list[str]:
+    """What to do next, ready to paste: after provider errors (every call failed included) the
+    command that redoes them, which carries the run on as it was started; else the analysis."""
+    redone = summary.status_counts.get("provider_error", 0)
+    if redone and summary.resume_command is not None:
+        return [
+            f"Next: {redone} provider_error records are redone by:",
+            f"  {summary.resume_command}",
+        ]
+    return [analyze_hint(summary)]
 
 
 def analyze_hint(summary: RunSummary) -> str:

@@ -171,6 +171,19 @@ def _labels_from_config(manifest: Mapping[str, Any], config: Mapping[str, Any]) 
     return str(Path(config_path).parent / labels)
 
 
+def recorded_config_path(judgments: Path, manifest: Mapping[str, Any]) -> str | None:
+    """The run's config file as its manifest records it, looked up as the dataset is (here,
+    then re-anchored on where the run folder is now); the recorded path when not found. What
+    the config's relative paths (rubric, criteria) are resolved against."""
+    recorded = manifest.get("config_path")
+    if not isinstance(recorded, str):
+        return None
+    for path in _candidates(recorded, _run_cwd(judgments.parent, manifest)):
+        if path.is_file():
+            return str(path)
+    return recorded
+
+
 def run_judgments(run: Path, columns: Sequence[str] | None = None) -> tuple[Path, Judgments]:
     """The judgments file of ``run`` (a run folder, a judgments.jsonl or an export's Parquet
     file) and its records, one per key, as the record table (``read_judgments``) of

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ProviderError
+from jurybox.errors import ConnectError, JudgeStopped, ProviderError
 from jurybox.io.datasets import load_dataset
 from jurybox.io.judgments import JsonlWriter, read_records
 from jurybox.modes import JudgingMode, build_mode
@@ -38,7 +38,7 @@ from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_ret
 from jurybox.pipeline.run_dir import RunOutput, check_run_folder, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.pricing import batch_priced, completion_cost_usd
+from jurybox.pricing import PriceNote, batch_priced, completion_cost_usd, price_judges
 from jurybox.providers._common import estimate_tokens_of
 from jurybox.providers.base import Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider, judge_concurrency
@@ -98,27 +98,34 @@ class Runtime:
 
 @dataclass(frozen=True, slots=True)
 class RunInputs:
-    """Everything validated before a single call: items, judging mode and work units."""
+    """Everything validated before a single call: items, judging mode and work units. The
+    config's judges are priced (``pricing.price_judges``); ``prices`` says from where."""
 
     config: RunConfig
     items: Mapping[str, Item]
     units: Sequence[WorkUnit]
     mode: JudgingMode
     dataset_path: Path
+    prices: Mapping[str, PriceNote] = field(default_factory=dict)
 
 
 def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
-    """Load the dataset (first ``limit`` items), the rubric/criteria and plan the work units.
+    """Load the dataset (first ``limit`` items), the rubric/criteria and the run's own prompt,
+    and plan the work units.
 
-    Raises ConfigError / DatasetError on bad input, before any provider exists.
+    Raises ConfigError / DatasetError on bad input (a bad prices file included), before any
+    provider exists.
     """
+    config, prices = price_judges(config)
     dataset_path = config.resolve(config.paths.dataset)
     items = load_dataset(dataset_path, config.dataset)
     if limit is not None:
         items = items[:limit]
     mode = build_mode(config)
     units = plan_units(config, items)
-    return RunInputs(config, {item.id: item for item in items}, units, mode, dataset_path)
+    by_id = {item.id: item for item in items}
+    mode.check_prompts(units, by_id)  # a custom template fails here, before any call
+    return RunInputs(config, by_id, units, mode, dataset_path, prices)
 
 
 def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
@@ -175,6 +182,9 @@ class _Session:
         self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
         self.deadlines: dict[float, Deadlines] = {}  # per timeout_s: one timer for its calls
+        # Judges whose server is not there (a call found none, retries spent): by the id of
+        # their provider, so a mode's own answerer under the same judge name carries on.
+        self.stopped: dict[int, JudgeStopped] = {}
 
     def stop(self) -> None:
         self.stopping = True
@@ -287,10 +297,13 @@ class _Session:
     async def call_and_record(
         self, judge: _Judge, units: list[WorkUnit], request: CompletionRequest
     ) -> Fresh:
-        """Call the judge (retries included) and turn the outcome into records."""
+        """Call the judge (retries included) and turn the outcome into records. A judge found
+        to have no server is not called again: its calls become records at once."""
         prompt_hash = request.prompt_hash()
-        result = await self._call(judge, request)
+        stopped = self.stopped.get(id(judge.provider))
+        result = CallFailed(stopped, 0) if stopped else await self._call(judge, request)
         if isinstance(result, CallFailed):
+            self._stop_if_unreachable(judge, result.error)
             failed = failed_records(
                 judge.records,
                 units,
@@ -305,6 +318,20 @@ class _Session:
         if size is not None:
             records = [replace(record, answer_cut_bytes=size) for record in records]
         return Fresh(records, completion, attempts)
+
+    def _stop_if_unreachable(self, judge: _Judge, error: ProviderError) -> None:
+        """Stop the judge when a call's retries found no server (refused, unknown host):
+        every later call of it, and the retries in flight, end at once as records that a
+        resume redoes, instead of each spending its own retries (issue #34)."""
+        if not isinstance(error, ConnectError) or not error.unreachable:
+            return
+        self.stopped.setdefault(
+            id(judge.provider),
+            JudgeStopped(
+                f"judge stopped: a call found no server ({error.kind}): {error.hint}",
+                kind=error.kind,
+            ),
+        )
 
     def _records(
         self,
@@ -348,6 +375,9 @@ class _Session:
             deadlines = self.deadlines[limit_s] = Deadlines(limit_s)
 
         async def attempt() -> Completion:
+            stopped = self.stopped.get(id(judge.provider))
+            if stopped is not None:  # another call found no server: no retry of this one
+                raise JudgeStopped(str(stopped), kind=stopped.kind)
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
@@ -500,6 +530,9 @@ def _make_judge(
     entry.update(
         vendor=judge.provider.vendor, model=judge.provider.model, local=judge.provider.is_local
     )
+    note = inputs.prices.get(name)
+    if note is not None:  # the manifest says where the judge's prices come from, or why none
+        entry["prices" if note.priced else "unpriced"] = note.text
     return judge
 
 
@@ -594,6 +627,7 @@ async def _judge_all(
                 len(pending),
                 lambda: _limit_notes(judges),
                 first_wait=_first_wait(judges),
+                planned=units_per_judge(pending),
             ) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures, log)

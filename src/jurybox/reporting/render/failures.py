@@ -15,6 +15,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from jurybox.io.record_table import Judgments, records_table
+from jurybox.pipeline.failures import status_kind
 from jurybox.records import JudgeRecord, Status
 
 FAILURES_FILE = "failed_records.jsonl"
@@ -43,6 +44,12 @@ class FailedRecord:
     order: str
     error: str | None
     raw_response: str | None
+
+    @property
+    def kind(self) -> str | None:
+        """What went wrong (``pipeline.failures``: HTTP 500, connection refused, parse...);
+        None for an ok record that fell back to a holistic score."""
+        return status_kind(self.status, self.error)
 
 
 def failures_of(part: pa.Table, first: int = 0) -> list[FailedRecord]:
@@ -73,13 +80,15 @@ def failed_records(records: Judgments | Sequence[JudgeRecord]) -> list[FailedRec
 @dataclass
 class FailureDigest:
     """What the appendix shows of the failed records, gathered in one pass over the records:
-    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status.
+    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status, and
+    by judge and kind (``pipeline.failures``: HTTP 500, connection refused, timeout, parse...).
     ``side_file``: the file beside report.html listing every one, when they are more."""
 
     listed: list[FailedRecord] = field(default_factory=list)
     total: int = 0
     by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
     side_file: str | None = None
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # per judge
 
     def add(self, failed: FailedRecord, *, limit: int | None = None) -> None:
         """Count one failed record; keep it whole while fewer than ``limit`` (by default
@@ -88,6 +97,10 @@ class FailureDigest:
         self.total += 1
         counts = self.by_judge.setdefault(failed.judge, {})
         counts[failed.status] = counts.get(failed.status, 0) + 1
+        kind = failed.kind
+        if kind is not None:  # None: an ok record that fell back to a holistic score
+            kinds = self.kinds.setdefault(failed.judge, {})
+            kinds[kind] = kinds.get(kind, 0) + 1
         if len(self.listed) < limit:
             self.listed.append(failed)
 

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 
 from jurybox.analysis.model import Report
+from jurybox.pipeline.failures import describe_kinds
 from jurybox.records import Status
 from jurybox.reporting.explorer import (
     ExplorerData,
@@ -163,6 +164,7 @@ class HtmlFailure:
     line: int
     key: str
     status: str
+    kind: str | None
     order: str | None
     error: str | None
     excerpt: str | None
@@ -179,6 +181,7 @@ class FailureGroup:
     records: list[HtmlFailure]
     total: int  # every failed record of the judge, listed or not
     by_status: str
+    by_kind: str  # "connection refused 12, HTTP 500 2": what failed, most actionable first
     explorer_href: str
 
 
@@ -379,6 +382,7 @@ def _failure_entry(failed: FailedRecord) -> HtmlFailure:
         line=failed.line,
         key=failed.key,
         status=status,
+        kind=failed.kind,
         order=failed.order,
         error=failed.error,
         excerpt=None if raw is None else raw[:EXCERPT_CHARS],
@@ -407,6 +411,7 @@ def _failures(failed: Sequence[FailedRecord] | FailureDigest) -> HtmlFailures:
                 records=groups.get(judge, []),
                 total=sum(counts.values()),
                 by_status=", ".join(f"{k} {v}" for k, v in counts.items()),
+                by_kind=describe_kinds(digest.kinds.get(judge, {})),
                 explorer_href=items_href(judge=judge, filter="failed"),
             )
             for judge, counts in sorted(digest.by_judge.items())
