@@ -1,4 +1,5 @@
-"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input, 1 other failure."""
+"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input or set-up (a
+missing extra), 1 other failure."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from jurybox.errors import InputError, JuryboxError
+from jurybox.errors import InputError, JuryboxError, MissingDependencyError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jurybox.config import RunConfig
 
 # Start-up (issue #19): this module imports only click and the errors. rich, pydantic (the trust
 # thresholds) and asyncio (the run's signals) load when a command needs them, so `--help` and
@@ -52,7 +55,7 @@ def handle_errors(func: F) -> F:
         except KeyboardInterrupt:  # Ctrl-C before a run's own handler is installed
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except InputError as exc:
+        except (InputError, MissingDependencyError) as exc:  # bad input or set-up: fix, rerun
             _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
@@ -297,14 +300,20 @@ def export_command(
     export_run(run, out, fmt=fmt, dataset=dataset, human=human, console=_console())
 
 
-# `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
+# `jurybox analyze` options that override one trust threshold, each named as its key in the
+# config's `trust:` section (a TrustThresholds field).
 _TRUST_FLAGS = (
-    ("--min-accuracy", "min_accuracy"),
-    ("--fail-accuracy", "fail_accuracy"),
-    ("--min-kappa", "min_kappa"),
-    ("--max-failure-rate", "warn_failure_rate"),
-    ("--min-swap-consistency", "warn_swap_consistency"),
+    "min_accuracy",
+    "fail_accuracy",
+    "min_kappa",
+    "warn_failure_rate",
+    "warn_swap_consistency",
 )
+# Their names before they matched the config keys: still read, not shown in --help.
+_OLD_TRUST_FLAGS = {
+    "--max-failure-rate": "warn_failure_rate",
+    "--min-swap-consistency": "warn_swap_consistency",
+}
 
 
 class _TrustOption(click.Option):
@@ -323,11 +332,28 @@ class _TrustOption(click.Option):
 
 
 def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for flag, name in reversed(_TRUST_FLAGS):
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        command = click.option(flag, f"old_{name}", type=float, hidden=True)(command)
+    for name in reversed(_TRUST_FLAGS):
+        flag = "--" + name.replace("_", "-")
         command = click.option(flag, name, cls=_TrustOption, type=float, default=None, metavar="X")(
             command
         )
     return command
+
+
+def _trust_overrides(given: dict[str, float | None]) -> dict[str, float | None]:
+    """The threshold flags by TrustThresholds field, an old flag name read as its new one."""
+    overrides = {name: given.get(name) for name in _TRUST_FLAGS}
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        value = given.get(f"old_{name}")
+        if value is None:
+            continue
+        if overrides[name] is not None:
+            new = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag} is the old name of {new}: give one of them")
+        overrides[name] = value
+    return overrides
 
 
 def _plot_families(value: str | None) -> tuple[str, ...] | None:
@@ -346,14 +372,13 @@ def _plot_families(value: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
+def _thresholds(config: RunConfig | None, overrides: dict[str, float | None]) -> Any:
     """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
     from pydantic import ValidationError
 
-    from jurybox.config import load_config
     from jurybox.thresholds import TrustThresholds
 
-    base = load_config(config).trust if config is not None else TrustThresholds()
+    base = config.trust if config is not None else TrustThresholds()
     given = {name: value for name, value in overrides.items() if value is not None}
     try:
         return TrustThresholds.model_validate({**base.model_dump(), **given})
@@ -370,9 +395,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--out",
     "out_dir",
     type=_FOLDER,
-    required=True,
-    help="Folder for the report files: new, empty or an earlier report, which is replaced whole "
-    "once the new one is complete.",
+    help="Folder for the report files (default: RUN/report for a run folder, `report` beside a "
+    "judgments file): new, empty or an earlier report, which is replaced whole once the new "
+    "one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -387,8 +412,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--config",
     "config",
     type=_FILE,
-    help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
-    "override single ones.",
+    help="Run config (YAML) whose `trust:` section sets the trust thresholds (the flags below "
+    "override single ones) and whose `labels:` section, if it has one, says how to read the "
+    "labels (default: as the run's config did, per manifest.json).",
 )
 @_trust_options
 @handle_errors
@@ -397,13 +423,14 @@ def analyze(
     *,
     human: Path | None,
     dataset: Path | None,
-    out_dir: Path,
+    out_dir: Path | None,
     no_plots: bool,
     plot_families: tuple[str, ...] | None,
     config: Path | None,
     **trust: float | None,
 ) -> None:
-    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out
+    (default: RUN/report, or `report` beside a judgments file).
 
     The dataset and human labels default to the ones the run's manifest.json names; which were
     used is printed.
@@ -412,18 +439,25 @@ def analyze(
     evidence of accuracy (agreement with gold or human labels whose 95% CI clears
     --min-accuracy / --min-kappa), at most `use with caution` without labels, lowered by
     failures, swap inconsistency, position or length preference and retest drift. The
-    thresholds applied are echoed in analysis_report.json (options.thresholds).
+    thresholds applied are echoed in analysis_report.json (options.thresholds). The flags are
+    named as the `trust:` keys; --max-failure-rate and --min-swap-consistency, their former
+    names, still work.
     """
     from jurybox.app import analyze_to_dir
+    from jurybox.app.analyze import default_report_dir
+    from jurybox.config import load_config
 
+    run_config = load_config(config) if config is not None else None
+    labels = run_config.labels if run_config and "labels" in run_config.model_fields_set else None
     analyze_to_dir(
         judgments,
         human=human,
         dataset=dataset,
-        out_dir=out_dir,
+        out_dir=out_dir if out_dir is not None else default_report_dir(judgments),
         console=_console(stderr=False),
         plots=False if no_plots else (plot_families if plot_families is not None else True),
-        thresholds=_thresholds(config, trust),
+        thresholds=_thresholds(run_config, _trust_overrides(trust)),
+        labels_config=labels,
     )
 
 

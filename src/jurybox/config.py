@@ -18,6 +18,7 @@ import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -315,6 +316,32 @@ class DatasetConfig(_Frozen):
     )
 
 
+def _text_keys(values: Any) -> Any:
+    """YAML reads ``1: old`` with an integer key; a label value is matched as text."""
+    if isinstance(values, dict):
+        return {
+            str(key) if isinstance(key, int | float) and not isinstance(key, bool) else key: value
+            for key, value in values.items()
+        }
+    return values
+
+
+class LabelsConfig(_Frozen):
+    """How to read human labels: the inline ``human`` fields of the dataset and the file
+    ``paths.human_labels`` names. They never reach a judge (a resume ignores this section)."""
+
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Label field -> column in the labels file, e.g. {query_id: id, "
+        "preferred_arm: winner}.",
+    )
+    values: Annotated[dict[str, str], BeforeValidator(_text_keys)] = Field(
+        default_factory=dict,
+        description="preferred_arm value in the labels -> the arm it means (or tie), e.g. "
+        "{A: old, B: new, draw: tie}; inline labels and the labels file alike.",
+    )
+
+
 class PathsConfig(_Frozen):
     dataset: str
     output_dir: str = "results/run"
@@ -329,6 +356,7 @@ class RunConfig(_Frozen):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
     paths: PathsConfig
     trust: TrustThresholds = Field(
         default_factory=TrustThresholds,

@@ -181,3 +181,47 @@ def test_import_generic_with_mapping(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"wrote 3 records to {out}"
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_analyze_writes_into_the_run_folder_by_default(tmp_path: Path) -> None:
+    judgments, _, _ = _dataset_files(tmp_path)
+    result = _invoke("analyze", str(judgments.parent), "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert (judgments.parent / "report" / "analysis_report.json").is_file()
+    beside = _invoke("analyze", str(judgments), "--no-plots")  # the file: `report` beside it
+    assert beside.exit_code == 0 and (judgments.parent / "report" / "report.html").is_file()
+
+
+def _thresholds(out: Path) -> dict[str, float]:
+    report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
+    thresholds: dict[str, float] = report["options"]["thresholds"]
+    return thresholds
+
+
+def test_threshold_flags_are_named_as_their_config_keys(tmp_path: Path) -> None:
+    judgments, _, _ = _dataset_files(tmp_path)
+    run = str(judgments.parent)
+    new = _invoke(
+        "analyze", run, "--out", str(tmp_path / "a"), "--no-plots",
+        "--warn-failure-rate", "0.01", "--warn-swap-consistency", "0.9",
+    )  # fmt: skip
+    assert new.exit_code == 0, new.output
+    assert _thresholds(tmp_path / "a")["warn_failure_rate"] == 0.01
+    assert _thresholds(tmp_path / "a")["warn_swap_consistency"] == 0.9
+    # the old names still work (scripts written for them), hidden from --help
+    old = _invoke(
+        "analyze", run, "--out", str(tmp_path / "b"), "--no-plots",
+        "--max-failure-rate", "0.02", "--min-swap-consistency", "0.85",
+    )  # fmt: skip
+    assert old.exit_code == 0, old.output
+    assert _thresholds(tmp_path / "b")["warn_failure_rate"] == 0.02
+    assert _thresholds(tmp_path / "b")["warn_swap_consistency"] == 0.85
+    both = CliRunner().invoke(
+        main, ["analyze", run, "--warn-failure-rate", "0.1", "--max-failure-rate", "0.2"]
+    )
+    assert both.exit_code == 2 and "old name of --warn-failure-rate" in both.output
+    shown = _invoke("analyze", "--help").output
+    for key in ("min_accuracy", "fail_accuracy", "min_kappa", "warn_failure_rate"):
+        assert f"--{key.replace('_', '-')}" in shown and f"`{key}`" in shown
+    assert "--warn-swap-consistency" in shown
+    assert "--max-failure-rate X" not in shown and "--min-swap-consistency X" not in shown

@@ -184,6 +184,7 @@ def run_from_config(
                 resume=resume is not None,
                 console=screen,
                 runtime=runtime,
+                force=force,
                 options=options,
             )
         )
@@ -230,9 +231,8 @@ def _print_interrupted(console: Console, stopped: RunInterrupted, options: RunOp
 
 
 def analyze_hint(summary: RunSummary) -> str:
-    """The command that analyses this run (it reads the dataset and labels the manifest names)."""
+    """The command that analyses this run (it reads the dataset and labels the manifest names,
+    and writes the report into the run folder's ``report``)."""
     import shlex  # noqa: PLC0415 - start-up: not before the run's first request
 
-    folder = summary.output_dir
-    quoted, report = shlex.quote(str(folder)), shlex.quote(str(folder / "report"))
-    return f"Next: jurybox analyze {quoted} --out {report}"
+    return f"Next: jurybox analyze {shlex.quote(str(summary.output_dir))}"
