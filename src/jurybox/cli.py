@@ -657,6 +657,34 @@ def compare_command(
     )
 
 
+# --- jurybox view (issue 34) ----------------------------------------------------------------
+@main.command("view")
+@click.argument("directory", type=_FOLDER)
+@click.option(
+    "--out",
+    type=_FILE,
+    help="The page to write (default: DIR/index.html); an existing file is replaced only when "
+    "it is a page jurybox view wrote.",
+)
+@handle_errors
+def view_command(directory: Path, out: Path | None) -> None:
+    """One offline page over every run and comparison under DIRECTORY, however deep.
+
+    \b
+    Per run: when it started, its status (an interrupted run says so, with the command that
+    resumes it), mode, items, each judge's trust level and the result the trusted judges
+    give, linked to its report.html; a run not analysed yet shows the command that analyses
+    it. Per comparison (jurybox compare): the runs and each judge's change, linked to
+    compare.html. Where two runs or more compared different models with one same model on
+    the same items, a leaderboard: each model's win rate over that model, per judge that the
+    run's own report trusts. Every table sorts by a click on a column's name. The page loads
+    nothing and runs no script but its own; its links are relative, so keep it beside the runs.
+    """
+    from jurybox.app.view import view_folder
+
+    view_folder(directory, out=out, console=_console(stderr=False))
+
+
 # --- jurybox cascade (issue 36) -------------------------------------------------------------
 def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     costs = {}
