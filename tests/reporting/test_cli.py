@@ -192,7 +192,10 @@ def test_analyze_writes_into_the_run_folder_by_default(tmp_path: Path) -> None:
     assert beside.exit_code == 0 and (judgments.parent / "report" / "report.html").is_file()
 
 
-def _thresholds(out: Path) -> dict[str, float]:
+def _thresholds(run: str, out: Path, *flags: str) -> dict[str, float]:
+    """The thresholds a report applied, analysed with ``flags``."""
+    result = _invoke("analyze", run, "--out", str(out), "--no-plots", *flags)
+    assert result.exit_code == 0, result.output
     report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
     thresholds: dict[str, float] = report["options"]["thresholds"]
     return thresholds
@@ -201,21 +204,15 @@ def _thresholds(out: Path) -> dict[str, float]:
 def test_threshold_flags_are_named_as_their_config_keys(tmp_path: Path) -> None:
     judgments, _, _ = _dataset_files(tmp_path)
     run = str(judgments.parent)
-    new = _invoke(
-        "analyze", run, "--out", str(tmp_path / "a"), "--no-plots",
-        "--warn-failure-rate", "0.01", "--warn-swap-consistency", "0.9",
-    )  # fmt: skip
-    assert new.exit_code == 0, new.output
-    assert _thresholds(tmp_path / "a")["warn_failure_rate"] == 0.01
-    assert _thresholds(tmp_path / "a")["warn_swap_consistency"] == 0.9
+    new = _thresholds(
+        run, tmp_path / "a", "--warn-failure-rate", "0.01", "--warn-swap-consistency", "0.9"
+    )
+    assert (new["warn_failure_rate"], new["warn_swap_consistency"]) == (0.01, 0.9)
     # the old names still work (scripts written for them), hidden from --help
-    old = _invoke(
-        "analyze", run, "--out", str(tmp_path / "b"), "--no-plots",
-        "--max-failure-rate", "0.02", "--min-swap-consistency", "0.85",
-    )  # fmt: skip
-    assert old.exit_code == 0, old.output
-    assert _thresholds(tmp_path / "b")["warn_failure_rate"] == 0.02
-    assert _thresholds(tmp_path / "b")["warn_swap_consistency"] == 0.85
+    old = _thresholds(
+        run, tmp_path / "b", "--max-failure-rate", "0.02", "--min-swap-consistency", "0.85"
+    )
+    assert (old["warn_failure_rate"], old["warn_swap_consistency"]) == (0.02, 0.85)
     both = CliRunner().invoke(
         main, ["analyze", run, "--warn-failure-rate", "0.1", "--max-failure-rate", "0.2"]
     )

@@ -205,3 +205,21 @@ def test_in_chromium_every_link_resolves_and_nothing_is_fetched(
     elsewhere.parent.mkdir()
     assert _invoke("view", tree, "--out", elsewhere).exit_code == 0
     assert {p.resolve() for p in _check_page(browser, elsewhere)} == {p.resolve() for p in targets}
+
+
+def test_a_file_that_cannot_be_read_is_said_not_fatal(tmp_path: Path) -> None:
+    broken = tmp_path / "broken-run"
+    broken.mkdir()
+    (broken / "manifest.json").write_text("{not json", encoding="utf-8")
+    other = tmp_path / "someone-elses"  # a manifest.json jurybox did not write: not a run
+    other.mkdir()
+    (other / "manifest.json").write_text('{"name": "a web app"}', encoding="utf-8")
+    stray = tmp_path / "old-report"
+    stray.mkdir()
+    (stray / "analysis_report.json").write_text('{"schema_version": 1}', encoding="utf-8")
+    result = _invoke("view", tmp_path)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert page.count("broken-run/manifest.json:1: not valid JSON") == 1
+    assert "old-report/analysis_report.json: not readable as an analysis report" in page
+    assert "someone-elses" not in page

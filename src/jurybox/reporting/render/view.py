@@ -153,7 +153,7 @@ def _run_cell(run: RunFound, links: _Links) -> ViewCell:
 def _status(run: RunFound) -> ViewCell:
     manifest = run.manifest
     if manifest is None:
-        return ViewCell(MISSING, sort="", lines=run.problems)
+        return ViewCell(MISSING, sort="")
     done = f"{fmt_num(manifest.records)} of {fmt_num(manifest.units_planned)} judgments"
     said = {
         "complete": ("complete", ()),
