@@ -76,6 +76,8 @@ def test_the_walkthrough_runs_command_by_command(project: Path) -> None:
     analyze = next(argv for argv in commands if argv[1] == "analyze")
     assert f"Next: {shlex.join(analyze)}" in outputs[ran]  # the run printed the next command
     assert (run_dir / "report/report.html").is_file()
+    overview = (project / "examples/results/index.html").read_text(encoding="utf-8")
+    assert 'href="pairwise/report/report.html"' in overview  # the `view` step
     exported = pd.read_parquet(run_dir / "judgments.parquet")
     assert len(exported) == 264
     assert exported["question"].str.len().gt(0).all()
