@@ -81,6 +81,19 @@ def test_the_walkthrough_runs_command_by_command(project: Path) -> None:
     exported = pd.read_parquet(run_dir / "judgments.parquet")
     assert len(exported) == 264
     assert exported["question"].str.len().gt(0).all()
+    # prompt v2: its instructions were sent, `show` prints them, `compare` answers per judge
+    shown = outputs[next(i for i, argv in enumerate(commands) if argv[1] == "show")]
+    criteria = (project / "examples/pairwise_criteria.md").read_text(encoding="utf-8")
+    assert f"<evaluation_criteria>\n{criteria.rstrip()}" in shown
+    compared = project / "examples/results/compare"
+    report = json.loads((compared / "compare.json").read_text(encoding="utf-8"))
+    (comparison,) = report["comparisons"]
+    answers = {line["judge_a"]: line["answer"] for line in comparison["headlines"]}
+    assert answers == dict.fromkeys(("first_pick", "long_pick", "coin"), "no evidence")
+    assert [change["setting"] for change in comparison["config_changes"]] == ["task.instructions"]
+    html = (compared / "compare.html").read_text(encoding="utf-8")
+    for href in set(re.findall(r'href="([^"#][^"]*)"', html)):  # each resolves from the page
+        assert (compared / href.split("#")[0]).resolve().is_file(), href
 
 
 def test_the_api_key_path_plans_the_panel_without_a_call(

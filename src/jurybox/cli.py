@@ -98,10 +98,14 @@ def main() -> None:
     "--resume",
     type=_FOLDER,
     help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
-    "--engine, --ray-address, --batch and --batch-fallback apply unless given (see above).",
+    "--engine, --ray-address, --batch, --batch-fallback and --until apply unless given (see "
+    "above).",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+    "--dry-run",
+    is_flag=True,
+    help="Print work units, tokens and the estimated cost (output at a typical length per "
+    "judgment, max_tokens as the bound; docs/pricing.md); make no calls, read no key.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
@@ -128,6 +132,14 @@ def main() -> None:
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
+@click.option(
+    "--until",
+    metavar="decided|win_rate±H",
+    help="Judge items in a seeded order, 20 at a time, and stop each judge once an anytime-valid "
+    "95% interval answers: `decided` (pairwise, gold labels): its accuracy lies above or below "
+    "trust.min_accuracy; `win_rate±0.03` (or +-): the win rate is known to ±0.03. With "
+    "--dry-run: the worst case and the expected saving.",
+)
 @handle_errors
 def run(
     config: Path,
@@ -141,19 +153,29 @@ def run(
     batch_fallback: str | None,
     engine: str | None,
     ray_address: str | None,
+    until: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
-    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
-    any judge's every call failed (one line per such judge).
+    Exits 2 before any call on bad input, a judge's unset key variable included (not with
+    --dry-run, which reads no key); exits 1 when any judge's every call failed (one line per
+    such judge). Failures are counted by kind (HTTP 500, connection refused, timeout, parse
+    ...); a judge whose server is not there is stopped after 3 quick attempts. After failed
+    calls the run prints the --resume command that redoes them.
 
     \b
     --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
-    --ray-address, --batch and --batch-fallback, and those apply when the command line leaves
-    them out. Given, they change the run only where a resume may: --limit may grow (not shrink
-    or be dropped: refused, naming both), the engine, Ray address and batch fallback may
-    change, --batch sends the remaining work as batches (a batch run stays one). CONFIG may be
-    another path, but what decides the judgments must match the manifest's.
+    --ray-address, --batch, --batch-fallback and --until, and those apply when the command
+    line leaves them out. Given, they change the run only where a resume may: --limit may grow
+    (not shrink or be dropped: refused, naming both), the engine, Ray address and batch
+    fallback may change, --batch sends the remaining work as batches (a batch run stays one),
+    --until may not change. CONFIG may be another path, but what decides the judgments must
+    match the manifest's.
+
+    \b
+    --until stops early: the manifest's `until` entry and the report say which judge stopped,
+    after how many items, why, and with which anytime-valid interval (docs/statistics.md).
+    A resume continues the same order and reaches the same stop.
     """
     from jurybox.app import run_from_config
 
@@ -169,11 +191,8 @@ def run(
         batch_fallback=batch_fallback,
         engine=engine,
         ray_address=ray_address,
+        until=until,
     )
-    if not dry_run:  # the next step, ready to paste
-        from jurybox.app.run import analyze_hint
-
-        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
@@ -461,6 +480,90 @@ def analyze(
     )
 
 
+@main.command("label")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Whose labels these are (default: your login name); annotators on one file are kept "
+    "apart by it.",
+)
+@click.option(
+    "--labels",
+    type=_FILE,
+    help="The labels file (.jsonl) to append to (default: labels.jsonl in the run folder, which "
+    "`analyze` then reads).",
+)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--targeted/--uniform",
+    default=False,
+    help="Ask first for the items where judges disagree or flip (weighted so accuracy stays "
+    "unbiased; docs/labelling.md), or in a plain random order (default).",
+)
+@click.option(
+    "--oversample",
+    type=float,
+    default=4.0,
+    show_default=True,
+    help="With --targeted: how many times as often a contested item is asked as a settled one.",
+)
+@click.option(
+    "--uniform-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --targeted: the share of labels still asked in the uniform random order (they "
+    "keep the figures that need a random sample, such as bias given the labels).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Order seed.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: any free).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@handle_errors
+def label_command(
+    run: Path,
+    *,
+    annotator: str | None,
+    labels: Path | None,
+    dataset: Path | None,
+    targeted: bool,
+    oversample: float,
+    uniform_share: float,
+    seed: int,
+    port: int,
+    open_browser: bool,
+) -> None:
+    """Label RUN's items blind on a local page (127.0.0.1, token in the URL): responses under
+    neutral names, no judge verdict shown, every label saved the moment it is given. Ctrl-C
+    stops; running it again resumes where you stopped."""
+    import getpass
+
+    from jurybox.app.label import LabelOptions, label_run
+
+    def ready(url: str) -> None:
+        click.echo(f"open {url}")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    options = LabelOptions(
+        annotator=annotator if annotator is not None else getpass.getuser(),
+        labels=labels,
+        stream="targeted" if targeted else "uniform",
+        seed=seed,
+        oversample=oversample,
+        uniform_share=uniform_share,
+        dataset=dataset,
+    )
+    label_run(run, options, port=port, say=lambda line: click.echo(line, err=True), ready=ready)
+
+
 class _ImportCommand(click.Command):
     """``jurybox import``, whose help ends with every ``--map`` key of ``generic``."""
 
@@ -637,6 +740,11 @@ def compare_command(
 ) -> None:
     """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
 
+    The pages open on the answer, per judge present in both runs: better, worse or no evidence
+    on its accuracy against the labels (or its score error against human scores), both runs'
+    trust levels, and what changed between their configs (own instructions and template as a
+    diff); item links open each run's own report (RUN/report/report.html, if written).
+
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
     the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
     between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
@@ -685,7 +793,77 @@ def view_command(directory: Path, out: Path | None) -> None:
     view_folder(directory, out=out, console=_console(stderr=False))
 
 
+# --- jurybox show (issue 35) ----------------------------------------------------------------
+@main.command("show")
+@click.argument("run", type=_PATH)
+@click.argument("item")
+@click.option("--judge", help="Only this judge's judgments.")
+@click.option("--order", help="Only this presentation order (e.g. control_first).")
+@click.option("--repeat", type=click.IntRange(min=0), help="Only this repeat (0 = the first).")
+@click.option("--criterion", help="Criterion mode: only this criterion.")
+@click.option("--retest/--no-retest", default=None, help="Only the retest pass, or only not.")
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--part",
+    type=click.Choice(["system", "user"]),
+    help="Print only this part of the one judgment selected, byte for byte (for diff).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per judgment.")
+@handle_errors
+def show_command(
+    run: Path,
+    item: str,
+    *,
+    judge: str | None,
+    order: str | None,
+    repeat: int | None,
+    criterion: str | None,
+    retest: bool | None,
+    dataset: Path | None,
+    part: str | None,
+    as_json: bool,
+) -> None:
+    """Print the exact prompt a judgment of ITEM in RUN (a run folder) was sent.
+
+    For each judgment selected: the system and user text its call carried, then the judge's
+    raw answer, tokens and latency. The prompt is rebuilt from the run's manifest (its config
+    and its instructions and template as run) and the dataset, and printed only when its hash
+    is the record's prompt_hash: byte for byte what the provider was given. Exits 2 when it
+    cannot be (a file changed since the run, an imported run).
+    """
+    from jurybox.app.show import Selection, format_shown, show_prompts, shown_json
+
+    selection = Selection(item, judge, order, repeat, criterion, retest)
+    shown = show_prompts(run, selection, dataset=dataset)
+    if part is not None:
+        if len(shown) != 1:
+            raise click.UsageError(
+                f"--part needs one judgment, {len(shown)} match: narrow with --judge, --order, "
+                "--repeat, --criterion or --retest"
+            )
+        click.echo(getattr(shown[0].prompt, part), nl=False)
+        return
+    click.echo(shown_json(shown) if as_json else format_shown(shown), nl=False)
+
+
 # --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _fresh_cascade(config: Path, options: Any, out_dir: Path, flags: dict[str, Any]) -> None:
+    """``jurybox cascade CONFIG``: the cascade as a fresh run (app/cascade_run.py)."""
+    from jurybox.app.cascade_run import fresh_cascade
+
+    if flags["dataset"] is not None:
+        raise click.UsageError("--dataset: a fresh run judges the config's dataset")
+    fresh_cascade(
+        config,
+        options,
+        out_dir=out_dir,
+        human=flags["human"],
+        output_dir=flags["output_dir"],
+        resume=flags["resume"],
+        console=_console(),
+    )
+
+
 def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     costs = {}
     for value in values:
@@ -735,29 +913,48 @@ def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
     help="Cost of one call of JUDGE (repeat per judge); default: the records' USD cost, else "
     "their tokens, else one per call.",
 )
-@click.option("--dataset", type=_FILE, help="The judged dataset (default: as analyze finds it).")
-@click.option("--human", type=_FILE, help="Human labels (default: as analyze finds them).")
+@click.option(
+    "--dataset", type=_FILE, help="Replay: the judged dataset (default: as analyze finds it)."
+)
+@click.option(
+    "--human",
+    type=_FILE,
+    help="Human labels (default: as analyze finds them; a fresh run: the config's).",
+)
 @click.option(
     "--out",
     "out_dir",
     type=_FOLDER,
     required=True,
-    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl.",
+    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl "
+    "(and a fresh run's decisions.jsonl).",
+)
+@click.option("--output-dir", type=_FOLDER, help="Fresh run: overrides paths.output_dir.")
+@click.option(
+    "--resume",
+    type=_FOLDER,
+    help="Fresh run: carry on the cascade run in DIR (its manifest records the flags above, "
+    "which must match).",
 )
 @handle_errors
 def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
-    """Replay a cascade of judges (Trust or Escalate) over RUN's recorded pairwise verdicts.
+    """Run a cascade of judges (Trust or Escalate), or replay one over RUN's recorded verdicts.
 
     RUN is a run folder or judgments.jsonl (a run, or an import such as `jurybox import
-    llmbar`) where every judge of --judges judged the items. The labelled items are split at
-    random: on the calibration part each judge, cheap first, gets a confidence threshold such
-    that its agreement with humans on the items it decides is >= --target with probability >=
-    1 - --delta (exact binomial test, fixed-sequence); an item it is unsure of goes to the next
-    judge, and after the last to "needs a human". On the test part it reports the agreement
-    achieved with its interval, the share each judge decided, and the cost against the
-    strongest judge alone (calibrated the same way), beside the uncalibrated rule "escalate
-    when a judge's orders disagree". needs_human.jsonl lists the items nobody decided, ready for
-    labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
+    llmbar`) where every judge of --judges judged the items: a replay. RUN may instead be a
+    run config (.yaml / .yml): a fresh run, in which the first judge judges every item and
+    each later judge only the items every judge before it was unsure of (--output-dir,
+    --resume as for `jurybox run`; decisions.jsonl says which judge decided each item).
+
+    The labelled items are split at random: on the calibration part each judge, cheap first,
+    gets a confidence threshold such that its agreement with humans on the items it decides
+    is >= --target with probability >= 1 - --delta (exact binomial test, fixed-sequence); an
+    item it is unsure of goes to the next judge, and after the last to "needs a human". On the
+    test part it reports the agreement achieved with its interval, the share each judge
+    decided, and the cost against the strongest judge alone (a replay calibrates that one the
+    same way, beside the uncalibrated rule "escalate when a judge's orders disagree"; a fresh
+    run estimates its cost from its calls). needs_human.jsonl lists the items nobody decided,
+    ready for labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
     """
     from jurybox.analysis.cascade import CascadeOptions
     from jurybox.app.cascade import cascade_to_dir
@@ -775,6 +972,11 @@ def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if run.suffix.lower() in (".yaml", ".yml") and not run.is_dir():
+        _fresh_cascade(run, options, out_dir, flags)
+        return
+    if flags["output_dir"] is not None or flags["resume"] is not None:
+        raise click.UsageError("--output-dir and --resume are for a fresh run (RUN a config)")
     cascade_to_dir(
         run,
         options,

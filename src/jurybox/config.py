@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -33,6 +34,8 @@ from jurybox.providers.registry import (
     unmet_requirement,
 )
 from jurybox.thresholds import TrustThresholds
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Affects(enum.Enum):
@@ -244,6 +247,13 @@ def answer_identity(judge: JudgeConfig) -> dict[str, Any]:
     return judge.model_dump(mode="json", include=set(answer_fields()))
 
 
+class TemplateConfig(_Frozen):
+    """``task.template``: the two files of a custom prompt."""
+
+    system: str = Field(description="Path to the system template (the same for every item).")
+    user: str = Field(description="Path to the user template (prints every response once).")
+
+
 class TaskConfig(_Frozen):
     """What the judges are asked to do."""
 
@@ -260,6 +270,32 @@ class TaskConfig(_Frozen):
     criteria: tuple[str, ...] = Field(
         (), description="Criterion mode: paths to criterion YAML files (one judge each)."
     )
+    # The user's own prompt. Both change the answer (as a JudgeConfig field marked ANSWER does):
+    # the cache key hashes the prompt they produce, and the manifest keeps the text they were
+    # read as, which a resume must match (docs/prompts.md).
+    instructions: Annotated[str | None, _ANSWER] = Field(
+        None,
+        description="Your evaluation criteria, put in the system prompt of every judge (fenced "
+        "and labelled as the evaluation criteria): the text itself, or one line ending in .txt "
+        "or .md naming a text file (relative to this config file).",
+    )
+    template: Annotated[TemplateConfig | None, _ANSWER] = Field(
+        None,
+        description="Your own prompt: {system: PATH, user: PATH}, sandboxed Jinja templates "
+        "(relative to this config file) that replace jurybox's (docs/prompts.md).",
+    )
+
+    @field_validator("template")
+    @classmethod
+    def _template_judges_one_pair(
+        cls, template: TemplateConfig | None, info: ValidationInfo
+    ) -> TemplateConfig | None:
+        if template is not None and info.data.get("batch_size", 1) > 1:
+            raise ValueError(
+                "a custom template judges one pair per call, and batch_size > 1 uses jurybox's "
+                "batch prompt: set batch_size: 1 or drop the template"
+            )
+        return template
 
 
 class PipelineConfig(_Frozen):
@@ -346,6 +382,12 @@ class PathsConfig(_Frozen):
     dataset: str
     output_dir: str = "results/run"
     human_labels: str | None = None
+    prices: str | None = Field(
+        None,
+        description="A YAML price table (USD per 1M tokens per provider and model, the layout "
+        "of jurybox's own prices.yaml) whose entries override and extend jurybox's; a judge's "
+        "own price_* settings still win (docs/pricing.md).",
+    )
 
 
 class RunConfig(_Frozen):
@@ -466,6 +508,16 @@ def load_yaml(text: str, source: str) -> Any:
 
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML config; errors name the file, line and key path."""
+    data, text = read_yaml_mapping(path)
+    return config_from_mapping(data, source=str(path), text=text)
+
+
+def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
+    """A YAML file that holds a mapping, and its text (for ``validated``'s line numbers).
+
+    Raises ConfigError naming the file (and line) when it is missing, not UTF-8, not YAML or
+    not a mapping.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -483,15 +535,21 @@ def load_config(path: str | Path) -> RunConfig:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(path))
-    return config_from_mapping(data, source=str(path), text=text)
+    return data, text
 
 
 def config_from_mapping(
     data: dict[str, Any], *, source: str = "<config>", text: str | None = None
 ) -> RunConfig:
     """Validate an already-parsed config mapping."""
+    return validated(RunConfig, {**data, "source_path": source}, source=source, text=text)
+
+
+def validated(model: type[M], data: Any, *, source: str, text: str | None = None) -> M:
+    """``model.model_validate(data)``; a ConfigError naming ``source``, the line in ``text``
+    and the key path of the first problem instead of a ValidationError."""
     try:
-        return RunConfig.model_validate({**data, "source_path": source})
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         key_path = ".".join(str(p) for p in error["loc"])

@@ -41,6 +41,7 @@ from jurybox.pipeline.cache import CACHE_FILE, ResponseCache
 from jurybox.pipeline.engines.ray import UnitJudge, connect, new_limiter
 from jurybox.pipeline.run_dir import new_run_id
 from jurybox.pipeline.units import make_batches, plan_units
+from jurybox.pricing import price_judges
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 __all__ = ["judge", "read_records", "write_judgments"]
@@ -86,6 +87,7 @@ def judge(
     """
     if not isinstance(config, RunConfig):
         config = load_config(config)
+    config, _ = price_judges(config)  # the price table, as in `jurybox run`
     renames: dict[str, Any] = {}
     if columns is not None:
         renames["columns"] = dict(columns)

@@ -38,6 +38,29 @@ def write_items(path: Path, n: int) -> Path:
     return path
 
 
+def write_marked_items(
+    path: Path, n: int, *, labelled: int | None = None, hard: Sequence[int] = ()
+) -> Path:
+    """Two-arm items for the wire server's scripted judges (``pick="marked"``): the better
+    response (treatment on two items in three) carries ``[GOOD]``, the first ``labelled`` items
+    (all by default) have it as their gold ``human.preferred_arm``, and the questions of the
+    items numbered in ``hard`` carry ``[HARD]`` (``unsure_mark``)."""
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            gold = "treatment" if i % 3 else "control"
+            responses = {"control": f"Control answer {i}.", "treatment": f"Treatment answer {i}."}
+            responses[gold] += " [GOOD]"
+            row: dict[str, Any] = {
+                "id": f"q{i:04d}",
+                "question": f"Question {i}: which answer is better?" + (" [HARD]" * (i in hard)),
+                "responses": responses,
+            }
+            if labelled is None or i < labelled:
+                row["human"] = {"preferred_arm": gold}
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
 def run_config(
     dataset: Path,
     output_dir: Path,

@@ -76,6 +76,24 @@ def _analyze(run: Path, out: Path, *flags: str) -> float:
     return time.monotonic() - started
 
 
+def _staged(out: Path) -> list[str]:
+    return [p.name for p in out.parent.iterdir() if p.name.startswith(".report.")]
+
+
+def _kill_while_staged(run: Path, out: Path, delay_s: float) -> bool:
+    """Start ``analyze`` and kill it ``delay_s`` after its staging folder appears (True), or
+    let it finish when none appeared (False). Polling, not a guessed time: on a busy machine
+    an analysis' duration varies too much for a fraction of it to land inside the staging."""
+    process = _start(run, out)
+    while process.poll() is None and not _staged(out):
+        time.sleep(0.002)
+    seen = process.poll() is None
+    time.sleep(delay_s)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(ANALYZE_TIMEOUT_S)
+    return seen
+
+
 @pytest.mark.slow
 def test_a_killed_analyze_leaves_the_old_report_or_the_new_one(tmp_path: Path) -> None:
     run = fake_run(tmp_path, items=40)
@@ -87,21 +105,31 @@ def test_a_killed_analyze_leaves_the_old_report_or_the_new_one(tmp_path: Path) -
     out = tmp_path / "work" / "report"
     out.parent.mkdir()
     (out.parent / "keep.txt").write_text("not jurybox's", encoding="utf-8")
-    outcomes = []
-    for point in range(1, KILL_POINTS + 1):
+
+    def fresh() -> None:
         shutil.rmtree(out, ignore_errors=True)
         shutil.copytree(old, out)
+
+    def check(label: object) -> str:
+        found = snapshot(out)
+        assert found in (old_files, new_files), (label, sorted(found))
+        assert (out.parent / "keep.txt").read_text(encoding="utf-8") == "not jurybox's"
+        return "new" if found == new_files else "old"
+
+    for point in range(1, KILL_POINTS + 1):  # kills spread over the whole command
+        fresh()
         process = _start(run, out)
         time.sleep(took * point / (KILL_POINTS + 1))
         os.kill(process.pid, signal.SIGKILL)
         process.wait(ANALYZE_TIMEOUT_S)
-        found = snapshot(out)
-        assert found in (old_files, new_files), (point, sorted(found))
-        assert (out.parent / "keep.txt").read_text(encoding="utf-8") == "not jurybox's"
-        staged = [p.name for p in out.parent.iterdir() if p.name.startswith(".report.")]
-        outcomes.append(("new" if found == new_files else "old", bool(staged)))
+        check(point)
+    staged_kills = 0
+    for delay_s in (0.0, 0.01, 0.05, 0.2):  # kills while the new report is being written
+        fresh()
+        staged_kills += _kill_while_staged(run, out, delay_s)
+        check(f"{delay_s} s after staging began")
     # Not vacuous: some kills came while the new report was being written beside the old one.
-    assert any(staged for _, staged in outcomes), outcomes
+    assert staged_kills >= 2
     # What a killed analyze left beside the folder goes with the next one; foreign files stay.
     assert _start(run, out).wait(ANALYZE_TIMEOUT_S) == 0
     assert snapshot(out) == new_files

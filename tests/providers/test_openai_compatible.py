@@ -122,7 +122,8 @@ def test_a_proxy_failure_never_shows_its_password(clean_proxy_env: pytest.Monkey
     raw = asyncio.run(call())
     error = provider.classify_error(raw)
 
-    assert error.retryable and "connection failed" in str(error)
+    assert error.retryable and "connection refused" in str(error)
+    assert f"is the proxy at http://127.0.0.1:{port} up?" in str(error)
     for thing in (raw, error, provider):
         assert PROXY_PASSWORD not in str(thing) and PROXY_PASSWORD not in repr(thing)
 

@@ -79,7 +79,19 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
     assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
     assert accuracy["mcnemar"]["method"]
-    assert coin["changed"][0]["href"].startswith("report.html#items?item=")
+    assert "href" not in coin["changed"][0]  # links are the pages', relative to where they are
+    headlines = {h["judge_a"]: h for h in comparison["headlines"]}
+    assert headlines["first_pick"]["answer"] == "no evidence"  # no verdict changed
+    assert "discordant" in headlines["first_pick"]["reason"]
+    assert headlines["coin"]["n_tested"] == 1  # the one judge whose verdicts changed
+    changes = {c["setting"]: c for c in comparison["config_changes"]}
+    assert changes["task.reference_guided"] == {
+        "setting": "task.reference_guided",
+        "value_a": "false",
+        "value_b": "true",
+    }
+    assert "paths.output_dir" not in changes
+    assert {t["judge"] for t in report["runs"][0]["trust"]} == {"first_pick", "long_pick", "coin"}
     mcnemar_first = judges["first_pick"]["verdicts"]["accuracy"]["mcnemar"]
     assert mcnemar_first["value"] is None and "discordant" in mcnemar_first["reason"]
     html = (out / "compare.html").read_text(encoding="utf-8")

@@ -16,8 +16,9 @@ repeat; a tie between two verdicts is no verdict). Its confidence (``CascadeOpti
 * ``both`` (default): their product, or ``orders`` alone for a judge that states none.
 
 Token probabilities would fit the same slot; no record field carries them yet. The fresh-run
-cascade (call the strong judge only where the cheap one is unsure) reuses ``judge_items``,
-``calibrate_cascade`` and ``route`` on the records of each stage.
+cascade (``jurybox cascade CONFIG``, ``app.cascade_run``: call the strong judge only where the
+cheap one is unsure) reuses ``judge_items``, ``split_labelled``, ``rule_outcome`` and the
+report's parts here on the records of each stage.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -52,6 +52,7 @@ from jurybox.stats.cascade import (
     cascade_outcome,
     route,
 )
+from jurybox.versions import jurybox_version
 
 ConfidenceKind = Literal["orders", "stated", "both"]
 CONFIDENCE_KINDS: tuple[ConfidenceKind, ...] = ("orders", "stated", "both")
@@ -207,7 +208,7 @@ def replay_inputs(m: CascadeInputs, options: CascadeOptions, *, source: str) -> 
     if tuple(options.judges) != m.judges:
         raise ValueError(f"inputs are for judges {m.judges}, options name {options.judges}")
     labelled = np.flatnonzero(pd.notna(m.labels))
-    cal, test = _split(labelled, options)
+    cal, test = split_labelled(labelled, options)
     calib = _calibrate(m, cal, options, rows=slice(None))
     alone = _calibrate(m, cal, options, rows=slice(-1, None))
     k = len(options.judges)
@@ -230,15 +231,15 @@ def replay_inputs(m: CascadeInputs, options: CascadeOptions, *, source: str) -> 
     )
     report = CascadeReport(
         schema_version=CASCADE_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         source=source,
-        settings=_settings(options, m.basis),
+        settings=settings(options, m.basis),
         items=counts,
-        stages=_stages(calib, m.judged),
+        stages=stages(calib, m.judged),
         cascade=rules[0],
         strongest_alone=rules[1],
         uncalibrated=rules[2],
-        unlabelled=_routed(calib, m.conf[:, unlabelled], options) if unlabelled.size else None,
+        unlabelled=routed(calib, m.conf[:, unlabelled], options) if unlabelled.size else None,
         needs_human=int(nobody.size),
         method=calib.method,
         notes=_notes(m),
@@ -257,7 +258,7 @@ def cascade_inputs(frame: AnalysisFrame, options: CascadeOptions) -> CascadeInpu
     agree = np.array(
         [[v is not None and v == g for v, g in zip(j.verdict, labels, strict=True)] for j in judged]
     )
-    cost, basis = _costs(judged, options)
+    cost, basis = costs(judged, options)
     return CascadeInputs(
         judges=tuple(options.judges),
         ids=ids,
@@ -293,7 +294,9 @@ def _shared_items(records: pd.DataFrame, judges: Sequence[str]) -> tuple[list[st
     return sorted(shared), len(set.union(*seen)) - len(shared)
 
 
-def _split(labelled: NDArray[np.intp], options: CascadeOptions) -> tuple[NDArray[np.intp], ...]:
+def split_labelled(
+    labelled: NDArray[np.intp], options: CascadeOptions
+) -> tuple[NDArray[np.intp], ...]:
     """Seeded random calibration / test parts of the labelled items (sorted indices)."""
     n_cal = round(options.calibration_share * labelled.size)
     if n_cal < 1 or n_cal >= labelled.size:
@@ -305,20 +308,27 @@ def _split(labelled: NDArray[np.intp], options: CascadeOptions) -> tuple[NDArray
     return np.sort(order[:n_cal]), np.sort(order[n_cal:])
 
 
-def _costs(judged: Sequence[JudgeItems], options: CascadeOptions) -> tuple[FloatArray, str]:
+def costs(
+    judged: Sequence[JudgeItems],
+    options: CascadeOptions,
+    called: NDArray[np.bool_] | None = None,
+) -> tuple[FloatArray, str]:
     """Judges × items cost in one unit: the given per-call costs, else USD where every record
-    is priced, else tokens where every record counts them, else calls."""
+    is priced, else tokens where every record counts them, else calls. ``called``: where each
+    judge was called (a fresh-run cascade calls a judge only on the items that reach it; the
+    others cost 0); default everywhere."""
     calls = np.vstack([j.calls for j in judged])
     if options.call_costs:
         weights = np.array([[float(options.call_costs[j.judge])] for j in judged])
         return calls * weights, "calls × --call-cost"
+    where = np.ones(calls.shape, dtype=bool) if called is None else called
     for basis, values in (
         ("usd", [j.cost_usd for j in judged]),
         ("tokens", [j.tokens for j in judged]),
     ):
         table = np.vstack(values)
-        if np.isfinite(table).all():
-            return table, basis
+        if np.isfinite(table[where]).all():
+            return np.where(where, table, 0.0), basis
     return calls, "calls"
 
 
@@ -347,9 +357,22 @@ def _rule(
     """One rule's outcome on the test items (a one-judge rule uses the last judge's rows)."""
     rows = slice(-len(thresholds), None)
     out: CascadeOutcome = cascade_outcome(decided_by, m.agree[rows][:, test], m.cost[rows][:, test])
-    names = list(options.judges)[rows]
-    agreement = None if math.isnan(out.agreement) else out.agreement
     method = _UNCALIBRATED if name == "uncalibrated" else out.method
+    judges = list(options.judges)[rows]
+    return rule_outcome(name, thresholds, out, judges, options=options, method=method)
+
+
+def rule_outcome(
+    name: str,
+    thresholds: Sequence[float],
+    out: CascadeOutcome,
+    judges: Sequence[str],
+    *,
+    options: CascadeOptions,
+    method: str,
+) -> RuleOutcome:
+    """``cascade.json``'s entry for one rule's outcome (NaN becomes null)."""
+    agreement = None if math.isnan(out.agreement) else out.agreement
     return RuleOutcome(
         rule=name,
         thresholds=[t if math.isfinite(t) else None for t in thresholds],
@@ -359,7 +382,7 @@ def _rule(
         meets_target=None if agreement is None else agreement >= options.target,
         n_items=out.n_items,
         n_decided=out.n_decided,
-        decided_share=dict(zip(names, out.decided_share, strict=True)),
+        decided_share=dict(zip(judges, out.decided_share, strict=True)),
         nobody_share=out.nobody_share,
         cost=out.cost,
         cost_strongest=out.cost_strongest,
@@ -368,7 +391,7 @@ def _rule(
     )
 
 
-def _settings(options: CascadeOptions, basis: str) -> CascadeSettings:
+def settings(options: CascadeOptions, basis: str) -> CascadeSettings:
     return CascadeSettings(
         judges=list(options.judges),
         target=options.target,
@@ -382,7 +405,7 @@ def _settings(options: CascadeOptions, basis: str) -> CascadeSettings:
     )
 
 
-def _stages(calib: CascadeCalibration, judged: Sequence[JudgeItems]) -> list[StageModel]:
+def stages(calib: CascadeCalibration, judged: Sequence[JudgeItems]) -> list[StageModel]:
     return [
         StageModel(
             judge=j.judge,
@@ -399,7 +422,7 @@ def _stages(calib: CascadeCalibration, judged: Sequence[JudgeItems]) -> list[Sta
     ]
 
 
-def _routed(
+def routed(
     calib: CascadeCalibration, conf: FloatArray, options: CascadeOptions
 ) -> RoutedUnlabelled:
     who = calib.route(conf)

@@ -37,6 +37,7 @@ from jurybox.analysis.model.effects import Effects
 from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.stopping import Stopping
 from jurybox.analysis.model.summary import (
     Excluded,
     HumanLabelCounts,
@@ -124,7 +125,11 @@ def _cost(records: pd.DataFrame, run_judges: Mapping[str, JudgeConfig]) -> RunCo
         if priced_batch.any()
         else (None, None)
     )
+    answered = records["input_tokens"].notna() | records["output_tokens"].notna()
+    unpriced = sorted(map(str, records.loc[answered & cost.isna(), "judge"].unique()))
+    listed = {"unpriced_judges": unpriced} if unpriced else {}  # old reports read unchanged
     return RunCost(
+        **listed,
         cost_usd=float(cost.sum()) if cost.notna().any() else None,
         n_priced=int(cost.notna().sum()),
         n_batch_records=int(batched.sum()),
@@ -185,11 +190,12 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         dimensions=[str(d) for d in frame.dimensions],
         n_items=int(r["query_id"].nunique()) if len(r) else 0,
         n_retest_records=int(r["retest"].sum()) if len(r) else 0,
-        human_labels=HumanLabelCounts(
+        human_labels=HumanLabelCounts.given(
             preferences=len(labels.preferences),
             annotators=int(labels.annotators["annotator"].nunique()),
             scores=len(labels.scores),
             verdicts=len(labels.verdicts),
+            targeted=int((labels.design["stream"] == "targeted").sum()) or None,
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},
@@ -258,6 +264,8 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
         human_calibration=f.human_calibration,
         panels=f.panels,
         accuracy_vs_gold=f.accuracy_vs_gold,
+        # Only where a run stopped early: a plain run's report keeps its keys.
+        **({"stopping": Stopping.from_manifest(options.stopping)} if options.stopping else {}),
     )
 
 

@@ -29,6 +29,7 @@ from jurybox.app.sources import (
     run_judges,
     run_labels,
     run_sources,
+    run_stopping,
     say_sources,
 )
 from jurybox.config import LabelsConfig
@@ -231,6 +232,7 @@ def analyze_to_dir(
                 thresholds=thresholds or TrustThresholds(),
                 score_scale=declared_scale(path),
                 run_judges=run_judges(path),
+                stopping=run_stopping(path),
             ),
             label_source=str(sources.human.path) if sources.human.path is not None else None,
             records_pass=records_pass,

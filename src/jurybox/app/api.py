@@ -38,6 +38,7 @@ _RUN_ARGUMENTS = {
     "--limit": "limit",
     "--force": "force=True",
     "--dry-run": "dry_run=True",
+    "--until": "until",
 }
 _ANALYZE_ARGUMENTS = {
     "--out": "out",
@@ -46,10 +47,10 @@ _ANALYZE_ARGUMENTS = {
     "--no-plots": "plots=False",
 }
 # A resume command as ``pipeline.options.resume_command`` prints it: in the API the run's
-# recorded options (limit, engine, batch) apply by themselves, so it is one call.
+# recorded options (limit, engine, batch, until) apply by themselves, so it is one call.
 _RESUME_COMMAND = re.compile(
-    r"jurybox run (?P<config>\S+) --resume (?P<folder>\S+?)(?: --(?:limit|batch-fallback|engine|"
-    r"ray-address) \S+?| --batch)*(?=[\s,;)]|$)"
+    r"jurybox run (?P<config>\S+) --resume (?P<folder>\S+?)(?: --(?:until|limit|batch-fallback|"
+    r"engine|ray-address) \S+?| --batch)*(?=[\s,;)]|$)"
 )
 
 
@@ -94,14 +95,16 @@ def run(
     dry_run: bool = False,
     force: bool = False,
     quiet: bool = False,
+    until: str | None = None,
 ) -> RunSummary:
     """Judge the dataset CONFIG names (``jurybox run``); returns the run's summary
     (``output_dir``, ``judgments_path``, counts, ``failed_judges``). ``resume=DIR`` carries on
     a run (``force=True``: one whose folder has no manifest.json); ``dry_run`` only
-    estimates."""
+    estimates; ``until`` stops each judge early (``--until``: its stop in ``summary.schedule``)."""
     from jurybox.app.notebook import RunResult  # noqa: PLC0415
 
-    with _api_errors(_RUN_ARGUMENTS, resume=resume, output_dir=output_dir, limit=limit):
+    given = {"resume": resume, "output_dir": output_dir, "limit": limit, "until": until}
+    with _api_errors(_RUN_ARGUMENTS, **given):
         summary = run_from_config(
             config,
             output_dir=output_dir,
@@ -110,6 +113,7 @@ def run(
             limit=limit,
             force=force,
             console=_console(quiet),
+            until=until,
         )
     return RunResult.of(summary)
 

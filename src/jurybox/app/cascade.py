@@ -68,6 +68,8 @@ def _print_summary(
 ) -> None:
     report = replay.report
     for rule in (report.cascade, report.strongest_alone, report.uncalibrated):
+        if rule is None:  # a fresh run measures the cascade alone
+            continue
         agreement = fmt_value_ci(rule.agreement, rule.ci_low, rule.ci_high)
         console.print(
             f"{rule.rule}: agreement {agreement} on {rule.n_decided}/{rule.n_items} test items, "

@@ -1,12 +1,13 @@
 """Which dataset and human labels an analysis of a run uses, and why.
 
 A run folder's ``manifest.json`` names the dataset it judged (``dataset.path`` and its hash) and
-the config's ``paths.human_labels``. ``analyze RUN_DIR`` uses those unless told otherwise, so the
-checks that need the items (verbosity, self-preference, subgroups) and the human labels are not
-silently dropped. Recorded paths were written relative to the directory the run was started
-from; they are looked up there (the current directory), then re-anchored on where the run
-folder is now (the folder moved or copied with its dataset), and the dataset's hash says whether
-the file found is the one judged.
+the config's ``paths.human_labels``; ``jurybox label`` writes ``labels.jsonl`` into the run
+folder, which is then the labels ``analyze`` reads. ``analyze RUN_DIR`` uses those unless told
+otherwise, so the checks that need the items (verbosity, self-preference, subgroups) and the
+human labels are not silently dropped. Recorded paths were written relative to the directory
+the run was started from; they are looked up there (the current directory), then re-anchored on
+where the run folder is now (the folder moved or copied with its dataset), and the dataset's
+hash says whether the file found is the one judged.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.console import Console
 from jurybox.config import DatasetConfig, JudgeConfig, LabelsConfig
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
+from jurybox.io.label_log import LABELS_FILE
 from jurybox.io.verdicts import companion_items_path, read_items
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
 from jurybox.records import Item, JudgeRecord
@@ -32,7 +34,7 @@ class Source:
     """A file the analysis reads (or ``None``), where it came from, and anything to warn about."""
 
     path: Path | None
-    origin: str  # "given", "manifest", "none"
+    origin: str  # "given", "manifest", "labelled", "none"
     note: str | None = None
 
     def line(self, what: str) -> str:
@@ -40,10 +42,11 @@ class Source:
         if self.path is None:
             said = f"{what}: none"
         else:
-            said = f"{what}: {self.path}" + (
-                " (from manifest.json)" if self.origin == "manifest" else " (given)"
-            )
+            said = f"{what}: {self.path}" + _ORIGINS.get(self.origin, " (given)")
         return said + (f"; {self.note}" if self.note else "")
+
+
+_ORIGINS = {"manifest": " (from manifest.json)", "labelled": " (written by jurybox label)"}
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,14 @@ def run_sources(
     """The dataset and labels for ``judgments`` (a judgments.jsonl path): the ones given, else
     the ones the run folder's manifest names. Without a manifest (an import), nothing is added.
     Labels are read as ``labels`` says, else as the run config's ``labels:`` section does."""
+    labelled = judgments.parent / LABELS_FILE  # `jurybox label`'s file in the run folder
+    human_source = _given(human) or (Source(labelled, "labelled") if labelled.is_file() else None)
     try:
         manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
     except DatasetError as exc:  # the judgments are still analysable: say what is missing
         unreadable = Source(None, "none", f"{exc}: pass --dataset / --human")
         return RunSources(
-            _given(dataset) or unreadable, _given(human) or unreadable, labels_config=labels
+            _given(dataset) or unreadable, human_source or unreadable, labels_config=labels
         )
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     if dataset is not None and human is not None:
@@ -88,7 +93,7 @@ def run_sources(
     anchor = _run_cwd(judgments.parent, manifest)
     return RunSources(
         dataset=_given(dataset) or _recorded_dataset(manifest, anchor),
-        human=_given(human) or _recorded_labels(manifest, config or {}, anchor),
+        human=human_source or _recorded_labels(manifest, config or {}, anchor),
         dataset_config=_section(config or {}, DatasetConfig) if dataset is None else None,
         labels_config=labels or _section(config or {}, LabelsConfig),
     )
@@ -186,11 +191,25 @@ def _labels_from_config(manifest: Mapping[str, Any], config: Mapping[str, Any]) 
     return str(Path(config_path).parent / labels)
 
 
+def recorded_config_path(judgments: Path, manifest: Mapping[str, Any]) -> str | None:
+    """The run's config file as its manifest records it, looked up as the dataset is (here,
+    then re-anchored on where the run folder is now); the recorded path when not found. What
+    the config's relative paths (rubric, criteria) are resolved against."""
+    recorded = manifest.get("config_path")
+    if not isinstance(recorded, str):
+        return None
+    for path in _candidates(recorded, _run_cwd(judgments.parent, manifest)):
+        if path.is_file():
+            return str(path)
+    return recorded
+
+
 def run_records(run: Path) -> tuple[Path, list[JudgeRecord]]:
-    """The judgments file of ``run`` (a run folder or the file) and its records, one per key.
+    """The judgments file of ``run`` (a run folder or judgments.jsonl) and its records, one per
+    key (``read_unique_records``), held in memory: for the use cases that need them as a list.
 
     Raises:
-        DatasetError: no such file, or no record in it.
+        DatasetError: no judgments file, or one without a record.
     """
     from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
 
@@ -216,7 +235,10 @@ def run_labels(sources: RunSources) -> dict[str, Mapping[str, Any]] | None:
     """The labels file's entries by item id, or ``None`` without one."""
     if sources.human.path is None:
         return None
-    return load_human_labels(sources.human.path, sources.labels_config)
+    # `jurybox label` writes jurybox's own keys and the run's arm names: the ``labels:``
+    # section describes the user's own file, and is not applied to that one.
+    labelled = sources.human.origin == "labelled"
+    return load_human_labels(sources.human.path, None if labelled else sources.labels_config)
 
 
 def run_judges(judgments: Path) -> dict[str, JudgeConfig]:
@@ -238,6 +260,49 @@ def run_judges(judgments: Path) -> dict[str, JudgeConfig]:
         except ValidationError:
             continue
     return found
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """What a run judged, as its manifest records it: the mode, the run id and the config's
+    folder candidates (where its rubric and criteria paths are read from)."""
+
+    mode: str | None
+    run_id: str | None
+    task: Mapping[str, Any]
+    folders: tuple[Path, ...]
+
+
+def run_task(judgments: Path) -> RunTask:
+    """The task section of the run that wrote ``judgments`` (empty without a manifest)."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        manifest = {}
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    task = (config or {}).get("task")
+    task = task if isinstance(task, dict) else {}
+    config_path = manifest.get("config_path")
+    base = Path(config_path).parent if isinstance(config_path, str) else Path()
+    folders = tuple(_candidates(str(base), _run_cwd(judgments.parent, manifest)))
+    mode, run_id = task.get("mode"), manifest.get("run_id")
+    return RunTask(
+        mode=mode if isinstance(mode, str) else None,
+        run_id=run_id if isinstance(run_id, str) else None,
+        task=task,
+        folders=folders,
+    )
+
+
+def run_stopping(judgments: Path) -> dict[str, Any] | None:
+    """The manifest's ``until`` entry of a ``jurybox run --until`` run (where each judge
+    stopped, with its anytime-valid interval); None for any other run or without a manifest."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
+    except DatasetError:
+        return None
+    entry = manifest.get("until")
+    return entry if isinstance(entry, dict) and isinstance(entry.get("judges"), dict) else None
 
 
 def declared_scale(judgments: Path) -> tuple[int, int] | None:

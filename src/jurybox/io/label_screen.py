@@ -52,6 +52,11 @@ def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
         bad.append(f"verdict {verdict!r} is not Pass or Fail")
     if isinstance(verdict, Mapping) and not set(verdict) <= set(arms):
         bad.append(f"verdict names arms {sorted(set(verdict) - set(arms))} not in the run")
+    annotators = label.get("annotators")  # several annotators' preferences (a label file)
+    if isinstance(annotators, Mapping):
+        named = sorted({str(v) for v in annotators.values() if v != "tie" and v not in arms})
+        if named:
+            bad.append(f"annotators prefer {named}, not arms of the run")
     scores = label.get("scores")
     if isinstance(scores, Mapping) and not set(scores) <= set(arms):
         bad.append(f"scores name arms {sorted(set(scores) - set(arms))} not in the run")

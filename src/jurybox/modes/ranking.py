@@ -52,6 +52,7 @@ class RankingMode(JudgingMode):
             unit.order,
             self.ctx.require_rubric(),
             reference_guided=self.ctx.task.reference_guided,
+            sources=self.ctx.prompt,
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:

@@ -25,6 +25,7 @@ from pydantic import (
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.atomic import write_text_atomic
+from jurybox.pricing import format_cost
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
 from jurybox.versions import installed_version
@@ -118,11 +119,33 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return {"pipeline": pipeline, "judges": judges, **rest}
 
 
-def check_resumable(manifest: Mapping[str, Any], config: RunConfig, dataset_hash: str) -> None:
-    """Refuse to resume a run whose judgments the new config or dataset would not reproduce."""
+def _prompt_texts(entry: Any) -> Any:
+    """The text of a manifest's ``prompt`` entry (instructions, templates), paths left out: a
+    moved file with the same text judges the same."""
+    if not isinstance(entry, Mapping):
+        return None
+    template = entry.get("template")
+    if isinstance(template, Mapping):
+        template = {part: (v.get("text") if isinstance(v, Mapping) else v)
+                    for part, v in template.items()}  # fmt: skip
+    return {"instructions": entry.get("instructions"), "template": template}
+
+
+def check_resumable(
+    manifest: Mapping[str, Any],
+    config: RunConfig,
+    dataset_hash: str,
+    prompt: Mapping[str, Any] | None = None,
+) -> None:
+    """Refuse to resume a run whose judgments the new config or dataset would not reproduce.
+
+    ``prompt`` is the run's own prompt as read now (``PromptSources.manifest_entry``): its text
+    must be the text the run started with, whatever the config's paths say."""
     old = _judgment_settings(manifest.get("config", {}))
     new = _judgment_settings(config_snapshot(config))
     changed = [section for section in new if old.get(section) != new[section]]
+    if _prompt_texts(manifest.get("prompt")) != _prompt_texts(prompt):
+        changed.append("the instructions or template text")
     if changed:
         raise ConfigError(
             f"cannot resume: {', '.join(changed)} differ from the run's manifest; resume with "
@@ -154,6 +177,7 @@ class RunningTotals:
         self.counts = {status.value: 0 for status in Status}
         self.input_tokens = self.output_tokens = self.cached_hit_input = self.cache_hits = 0
         self.cost: float | None = None
+        self.unpriced: set[str] = set()  # judges with answers but no cost: no price for them
         self.local = False
         self.batch_records = 0
 
@@ -166,6 +190,8 @@ class RunningTotals:
             self.cached_hit_input += record.input_tokens or 0
         if record.cost_usd is not None:
             self.cost = (self.cost or 0.0) + record.cost_usd
+        elif record.input_tokens is not None or record.output_tokens is not None:
+            self.unpriced.add(record.judge_name)
         self.local = self.local or record.local_judge
         self.batch_records += record.batch_id is not None
 
@@ -178,6 +204,8 @@ class RunningTotals:
             "input_tokens": tokens_in,
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost,
+            "unpriced_judges": sorted(self.unpriced),
+            "cost": format_cost(self.cost, sorted(self.unpriced)),  # as every output writes it
             "cache_hits": self.cache_hits,
             "cache_input_share": self.cached_hit_input / tokens_in if tokens_in else None,
             "local_judge_used": self.local,

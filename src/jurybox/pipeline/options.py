@@ -1,5 +1,6 @@
 """A run's own options beyond its config: what ``jurybox run`` was given (the config file, the
-run folder, ``--limit``, ``--engine``, ``--ray-address``, ``--batch``, ``--batch-fallback``).
+run folder, ``--limit``, ``--engine``, ``--ray-address``, ``--batch``, ``--batch-fallback``,
+``--until``), or the fresh-run cascade of ``jurybox cascade CONFIG`` (its flags).
 
 They are kept in ``manifest.json`` from a session's first moment, so that
 
@@ -12,14 +13,16 @@ They are kept in ``manifest.json`` from a session's first moment, so that
 What a resuming command line may change: ``--limit`` may grow (the run then covers more
 items) but not shrink or be dropped; the engine, the Ray address, ``--batch`` (a synchronous
 run's remaining work may go as batches; a batch run stays one) and ``--batch-fallback`` only
-schedule the work and may change. Anything else is the config's, checked by
-``manifest.check_resumable``.
+schedule the work and may change. ``--until`` and a cascade decide which units are judged at
+all: a resume carries them on as recorded and refuses another (or none where one was
+recorded, or one where none was).
+Anything else is the config's, checked by ``manifest.check_resumable``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jurybox.errors import ConfigError
@@ -39,10 +42,14 @@ class RunOptions:
     ray_address: str | None = None
     batch: bool = False  # a batch run (``--batch`` or ``pipeline.batch``)
     batch_fallback: str | None = None  # given on the command line; None: the config's
+    until: str | None = None  # ``--until`` as canonically spelled (``pipeline.until``)
+    # A fresh-run cascade: ``jurybox cascade CONFIG``'s flags, by long option name (``--judges``
+    # -> "judges"), the output folder included; None for a plain run.
+    cascade: Mapping[str, Any] | None = None
 
     def recorded(self) -> dict[str, Any]:
-        """The manifest's ``options`` entry."""
-        return {
+        """The manifest's ``options`` entry (``until`` and ``cascade`` only where set)."""
+        entry: dict[str, Any] = {
             "config_path": self.config_path,
             "output_dir": self.output_dir,
             "limit": self.limit,
@@ -51,6 +58,11 @@ class RunOptions:
             "batch": self.batch,
             "batch_fallback": self.batch_fallback,
         }
+        if self.until is not None:
+            entry["until"] = self.until
+        if self.cascade is not None:
+            entry["cascade"] = dict(self.cascade)
+        return entry
 
 
 def recorded_options(manifest: Mapping[str, Any] | None) -> RunOptions | None:
@@ -68,6 +80,8 @@ def recorded_options(manifest: Mapping[str, Any] | None) -> RunOptions | None:
         ray_address=_text(entry.get("ray_address")),
         batch=entry.get("batch") is True,
         batch_fallback=_text(entry.get("batch_fallback")),
+        until=_text(entry.get("until")),
+        cascade=cascade if isinstance(cascade := entry.get("cascade"), Mapping) else None,
     )
 
 
@@ -96,6 +110,7 @@ def resumed_options(
                 field="--limit",
             )
         limit = given.limit
+    _check_plan(recorded, given)
     engine, address = given.engine if engine_given else recorded.engine, given.ray_address
     if address is None and engine == recorded.engine:
         address = recorded.ray_address  # the same engine: on the same cluster
@@ -107,7 +122,55 @@ def resumed_options(
         ray_address=address,
         batch=recorded.batch or given.batch,
         batch_fallback=given.batch_fallback or recorded.batch_fallback,
+        until=recorded.until,
+        cascade={**(recorded.cascade or {}), **given.cascade}
+        if given.cascade
+        else recorded.cascade,
     )
+
+
+def _check_plan(recorded: RunOptions, given: RunOptions) -> None:
+    """``--until`` and a cascade choose the units: a resume keeps the recorded ones (left out
+    on the command line, they carry on) and refuses any other."""
+    if given.until is not None and given.until != recorded.until:
+        was = f"--until {recorded.until}" if recorded.until else "no --until"
+        raise ConfigError(
+            f"--until {given.until} contradicts the run's recorded {was} (manifest.json): which "
+            "items are judged follows from it, so a resume keeps it; leave --until out",
+            field="--until",
+        )
+    if (given.cascade is None) == (recorded.cascade is None):
+        changed = _cascade_changes(recorded.cascade or {}, given.cascade or {})
+        if not changed:
+            return
+        what = f"the cascade's {', '.join(changed)} differ from the run's recorded ones"
+    elif recorded.cascade is None:
+        what = "this run was not started as a cascade"
+    else:
+        what = "this run is a fresh-run cascade (`jurybox run` would judge every item)"
+    command = resume_command(replace(recorded, config_path=given.config_path))
+    raise ConfigError(f"{what} (manifest.json); resume it with {command}", field="--resume")
+
+
+# The cascade's flags that decide which items each judge sees (``--out`` only says where the
+# report goes, and may change).
+_CASCADE_DECIDING = (
+    "judges",
+    "target",
+    "delta",
+    "calibration_share",
+    "seed",
+    "confidence",
+    "human",
+)
+
+
+def _cascade_changes(recorded: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+    return [
+        "--" + name.replace("_", "-")
+        for name in _CASCADE_DECIDING
+        if recorded.get(name) != given.get(name)
+    ]
 
 
 def resume_command(options: RunOptions) -> str:
@@ -116,8 +179,16 @@ def resume_command(options: RunOptions) -> str:
     import shlex  # noqa: PLC0415 - start-up: only when a command is printed
 
     config = options.config_path
-    words = ["jurybox", "run", shlex.quote(config) if config not in (None, *_NO_FILE) else "CONFIG"]
+    command = "cascade" if options.cascade is not None else "run"
+    words = ["jurybox", command]
+    words.append(shlex.quote(config) if config not in (None, *_NO_FILE) else "CONFIG")
     words += ["--resume", shlex.quote(options.output_dir or "DIR")]
+    if options.until is not None:
+        words += ["--until", shlex.quote(options.until)]
+    for name, value in (options.cascade or {}).items():
+        for one in value if isinstance(value, list) else [value]:  # a list: a repeated flag
+            if one is not None:
+                words += ["--" + name.replace("_", "-"), shlex.quote(str(one))]
     if options.limit is not None:
         words += ["--limit", str(options.limit)]
     if options.batch:

@@ -157,12 +157,13 @@ def completed_records(
 
 
 def error_text(ctx: RecordContext, error: ProviderError, attempts: int) -> str:
-    """The error as recorded: type, status code, message, with any key scrubbed out."""
+    """The error as recorded: its kind in brackets (``pipeline.failures`` reads it back), type,
+    attempts, message, with any key scrubbed out: ``[HTTP 500] TransientError after 6
+    attempts: ...``."""
     env = ctx.judge.api_key_env
     secret = os.environ.get(env) if env else None  # only to remove it from the message
-    code = f" (HTTP {error.status_code})" if error.status_code is not None else ""
-    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}"
-    return scrub_secrets(f"{type(error).__name__}{code}{tries}: {error}", [secret])
+    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
+    return scrub_secrets(f"[{error.kind}] {type(error).__name__}{tries}: {error}", [secret])
 
 
 def failed_records(

@@ -72,8 +72,10 @@ def open_output(
         )
     data_hash = dataset_hash(inputs.dataset_path)
     previous = read_manifest(manifest_path) if resume else None
+    own = inputs.mode.ctx.prompt  # the run's own instructions / template, kept as run
+    prompt = own.manifest_entry() if own is not None else None
     if previous is not None:
-        check_resumable(previous, inputs.config, data_hash)
+        check_resumable(previous, inputs.config, data_hash, prompt)
     elif resume and not force and judgments.exists() and judgments.stat().st_size > 0:
         # Judgments with no manifest: nothing to check this config against. (A folder with no
         # judgments yet has nothing to mix with: the devloop resumes into fresh folders.)
@@ -102,6 +104,8 @@ def open_output(
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
     )
+    if prompt is not None:
+        manifest["prompt"] = prompt
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )
@@ -118,11 +122,10 @@ def _resume_hint(inputs: RunInputs, directory: Path) -> str:
     return resume_command(here)
 
 
-def check_run_folder(inputs: RunInputs, directory: Path) -> None:
-    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
-    run whose dataset or labels are the files it writes: before the folder is locked, so a
-    refused folder is left exactly as it was."""
-    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+def read_run_manifest(directory: Path) -> dict[str, Any] | None:
+    """The run folder's manifest (None: it has none yet); refused where ``manifest.json`` is not
+    a jurybox run's, JSON or not, since a run would replace it."""
+    manifest_path = directory / MANIFEST_FILE
     try:
         existing = read_manifest(manifest_path)
         foreign = existing is not None and not is_run_manifest(existing)
@@ -134,6 +137,15 @@ def check_run_folder(inputs: RunInputs, directory: Path) -> None:
             "choose another --output-dir",
             field="paths.output_dir",
         )
+    return existing
+
+
+def check_run_folder(inputs: RunInputs, directory: Path) -> None:
+    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
+    run whose dataset or labels are the files it writes: before the folder is locked, so a
+    refused folder is left exactly as it was."""
+    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+    read_run_manifest(directory)
     labels = inputs.config.paths.human_labels
     reads = [inputs.dataset_path]
     if labels is not None:

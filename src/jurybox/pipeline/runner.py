@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ProviderError
+from jurybox.errors import ConnectError, JudgeStopped, ProviderError
 from jurybox.io.datasets import load_dataset
-from jurybox.io.judgments import JsonlWriter
+from jurybox.io.judgments import JsonlWriter, read_records
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
@@ -38,7 +38,7 @@ from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_ret
 from jurybox.pipeline.run_dir import RunOutput, check_run_folder, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.pricing import batch_priced, completion_cost_usd
+from jurybox.pricing import PriceNote, batch_priced, completion_cost_usd, price_judges
 from jurybox.providers._common import estimate_tokens_of
 from jurybox.providers.base import Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider, judge_concurrency
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jurybox.pipeline.batch import BatchLog
+    from jurybox.pipeline.schedule import Schedule
     from jurybox.pipeline.summary import RunSummary
     from jurybox.providers.batch import BatchBackend
 
@@ -97,27 +98,34 @@ class Runtime:
 
 @dataclass(frozen=True, slots=True)
 class RunInputs:
-    """Everything validated before a single call: items, judging mode and work units."""
+    """Everything validated before a single call: items, judging mode and work units. The
+    config's judges are priced (``pricing.price_judges``); ``prices`` says from where."""
 
     config: RunConfig
     items: Mapping[str, Item]
     units: Sequence[WorkUnit]
     mode: JudgingMode
     dataset_path: Path
+    prices: Mapping[str, PriceNote] = field(default_factory=dict)
 
 
 def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
-    """Load the dataset (first ``limit`` items), the rubric/criteria and plan the work units.
+    """Load the dataset (first ``limit`` items), the rubric/criteria and the run's own prompt,
+    and plan the work units.
 
-    Raises ConfigError / DatasetError on bad input, before any provider exists.
+    Raises ConfigError / DatasetError on bad input (a bad prices file included), before any
+    provider exists.
     """
+    config, prices = price_judges(config)
     dataset_path = config.resolve(config.paths.dataset)
     items = load_dataset(dataset_path, config.dataset, config.labels)
     if limit is not None:
         items = items[:limit]
     mode = build_mode(config)
     units = plan_units(config, items)
-    return RunInputs(config, {item.id: item for item in items}, units, mode, dataset_path)
+    by_id = {item.id: item for item in items}
+    mode.check_prompts(units, by_id)  # a custom template fails here, before any call
+    return RunInputs(config, by_id, units, mode, dataset_path, prices)
 
 
 def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
@@ -157,9 +165,13 @@ class _Sink:
 class _Session:
     """One session of a run. All methods run on the event loop's thread: counters need no lock."""
 
-    def __init__(self, inputs: RunInputs, runtime: Runtime) -> None:
+    def __init__(
+        self, inputs: RunInputs, runtime: Runtime, schedule: Schedule | None = None
+    ) -> None:
         self.inputs = inputs
         self.runtime = runtime
+        self.schedule = schedule  # a run judged in rounds (pipeline.schedule); None: at once
+        self.rounds_done = False  # the schedule had no more work
         self.policy = RetryPolicy.from_config(inputs.config.pipeline)
         self.rng = random.Random(inputs.config.pipeline.random_seed)  # backoff jitter only
         self.started = time.monotonic()
@@ -170,9 +182,28 @@ class _Session:
         self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
         self.deadlines: dict[float, Deadlines] = {}  # per timeout_s: one timer for its calls
+        # Judges whose server is not there (a call found none, retries spent): by the id of
+        # their provider, so a mode's own answerer under the same judge name carries on.
+        self.stopped: dict[int, JudgeStopped] = {}
 
     def stop(self) -> None:
         self.stopping = True
+
+    async def run_planned(
+        self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink, checkpoint: Any
+    ) -> None:
+        """Every pending unit at once, or the schedule's rounds one after another (the manifest
+        written after each: ``checkpoint``)."""
+        if self.schedule is None:
+            return await self.run(judges, pending, sink)
+        while not self.stopping:
+            units = self.schedule.next_round()
+            if not units:
+                self.rounds_done = True
+                return None
+            await self.run(judges, units, sink)
+            checkpoint()
+        return None
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
@@ -266,10 +297,13 @@ class _Session:
     async def call_and_record(
         self, judge: _Judge, units: list[WorkUnit], request: CompletionRequest
     ) -> Fresh:
-        """Call the judge (retries included) and turn the outcome into records."""
+        """Call the judge (retries included) and turn the outcome into records. A judge found
+        to have no server is not called again: its calls become records at once."""
         prompt_hash = request.prompt_hash()
-        result = await self._call(judge, request)
+        stopped = self.stopped.get(id(judge.provider))
+        result = CallFailed(stopped, 0) if stopped else await self._call(judge, request)
         if isinstance(result, CallFailed):
+            self._stop_if_unreachable(judge, result.error)
             failed = failed_records(
                 judge.records,
                 units,
@@ -284,6 +318,20 @@ class _Session:
         if size is not None:
             records = [replace(record, answer_cut_bytes=size) for record in records]
         return Fresh(records, completion, attempts)
+
+    def _stop_if_unreachable(self, judge: _Judge, error: ProviderError) -> None:
+        """Stop the judge when a call's retries found no server (refused, unknown host):
+        every later call of it, and the retries in flight, end at once as records that a
+        resume redoes, instead of each spending its own retries (issue #34)."""
+        if not isinstance(error, ConnectError) or not error.unreachable:
+            return
+        self.stopped.setdefault(
+            id(judge.provider),
+            JudgeStopped(
+                f"judge stopped: a call found no server ({error.kind}): {error.hint}",
+                kind=error.kind,
+            ),
+        )
 
     def _records(
         self,
@@ -313,6 +361,8 @@ class _Session:
             sink.totals.add(record)
             sink.failures.add(record)
             sink.progress.advance(record)
+            if self.schedule is not None:
+                self.schedule.observe(record)
         self.units_run += len(records)
 
     async def _call(
@@ -325,6 +375,9 @@ class _Session:
             deadlines = self.deadlines[limit_s] = Deadlines(limit_s)
 
         async def attempt() -> Completion:
+            stopped = self.stopped.get(id(judge.provider))
+            if stopped is not None:  # another call found no server: no retry of this one
+                raise JudgeStopped(str(stopped), kind=stopped.kind)
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
@@ -448,6 +501,8 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
         out.session.update(
             batch_records=session.batch_records, batch_saved_usd=session.batch_saved_usd
         )
+    if session.schedule is not None:
+        out.manifest[session.schedule.manifest_key] = session.schedule.recorded()
     if status != "running":
         out.session["finished_at"] = out.manifest["finished_at"] = utc_now()
     out.manifest.update(status=status, **file_totals)
@@ -475,6 +530,9 @@ def _make_judge(
     entry.update(
         vendor=judge.provider.vendor, model=judge.provider.model, local=judge.provider.is_local
     )
+    note = inputs.prices.get(name)
+    if note is not None:  # the manifest says where the judge's prices come from, or why none
+        entry["prices" if note.priced else "unpriced"] = note.text
     return judge
 
 
@@ -569,10 +627,12 @@ async def _judge_all(
                 len(pending),
                 lambda: _limit_notes(judges),
                 first_wait=_first_wait(judges),
+                planned=units_per_judge(pending),
             ) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures, log)
-            await session.run(judges, pending, sink)
+            checkpoint = lambda: _write_manifest(out, "running", session)  # noqa: E731
+            await session.run_planned(judges, pending, sink, checkpoint)
     finally:
         if cache is not None:
             cache.close()
@@ -587,9 +647,11 @@ async def execute(
     runtime: Runtime,
     force: bool = False,
     options: RunOptions | None = None,
+    schedule: Schedule | None = None,
 ) -> RunSummary:
     """Run (or resume) the planned units into ``directory``; see ``run_async``. ``options``:
-    what the session was started with, recorded in the manifest (``pipeline.options``).
+    what the session was started with, recorded in the manifest (``pipeline.options``);
+    ``schedule``: judge in its rounds (``pipeline.schedule``) rather than every unit at once.
 
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
@@ -609,8 +671,25 @@ async def execute(
     ):
         out = open_output(inputs, directory, resume=resume, force=force)
         return await _execute_locked(
-            inputs, out, options, console=console, runtime=runtime, signals=signals
+            inputs,
+            out,
+            options,
+            console=console,
+            runtime=runtime,
+            signals=signals,
+            schedule=schedule,
         )
+
+
+def _pending(inputs: RunInputs, out: RunOutput, schedule: Schedule | None) -> list[WorkUnit]:
+    """The units not done yet; of a scheduled run, those of the judges it may still call (its
+    state read from the records, never from a past session's memory)."""
+    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    if schedule is None:
+        return pending
+    schedule.begin(read_records(out.judgments) if out.judgments.exists() else ())
+    still = set(schedule.judges())
+    return [unit for unit in pending if unit.judge in still]
 
 
 async def _execute_locked(
@@ -621,14 +700,15 @@ async def _execute_locked(
     console: Console | LazyConsole | None,
     runtime: Runtime,
     signals: StopSignals,
+    schedule: Schedule | None,
 ) -> RunSummary:
-    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    pending = _pending(inputs, out, schedule)
     # A batch run stays one when resumed without --batch: its open batches are polled, not
     # paid for again.
     batch = options.batch or inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
     options = replace(options, batch=batch)
     out.manifest.update(batch=options.batch, options=options.recorded())
-    session = _Session(inputs, runtime)
+    session = _Session(inputs, runtime, schedule)
     judges: list[_Judge] = []
     status = "interrupted"
     try:
@@ -643,7 +723,7 @@ async def _execute_locked(
             signals.reinstall()  # Ray's start puts handlers of its own on SIGTERM
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
-        if session.units_run == len(pending):
+        if session.units_run == len(pending) or session.rounds_done:
             status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
@@ -699,6 +779,7 @@ def _summary(
         failures=out.failures.judges(),
         batch_saved_usd=sum(s.get("batch_saved_usd", 0.0) for s in out.manifest["sessions"]),
         resume_command=resume,
+        schedule=session.schedule.recorded() if session.schedule is not None else None,
     )
 
 

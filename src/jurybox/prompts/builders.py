@@ -6,6 +6,11 @@ templates print goes through ``finalize``, which neutralises look-alikes of the 
 only fenced blocks (``Fenced``) are printed as they are. Static text (instructions, rubric,
 anchors, few-shot examples) goes in ``system`` and the item in ``user``, so provider prompt
 caching applies across items. Nothing that identifies an arm or an author reaches either part.
+
+``sources`` (``prompts.custom.PromptSources``) carries the user's own prompt: its instructions go
+into the system part as the fenced evaluation criteria, and its template, when there is one,
+replaces the packaged pair (rendered by ``prompts.custom``, with the same variables). Without
+them every prompt is what it always was.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import PackageLoader, StrictUndefined
+from jinja2 import PackageLoader
 from jinja2.sandbox import SandboxedEnvironment
 
 from jurybox.prompts import schemas
-from jurybox.prompts.fencing import Fenced, fence_untrusted, neutralise
+from jurybox.prompts.custom import TEMPLATE_OPTIONS, PromptSources, render_custom, response_names
+from jurybox.prompts.fencing import Fenced, fence_untrusted, printed
 from jurybox.records import POSITION_LETTERS, Item
 
 if TYPE_CHECKING:
@@ -41,29 +47,12 @@ class PromptParts:
     schema_name: str
 
 
-def _finalize(value: Any) -> Any:
-    if isinstance(value, Fenced):
-        return str(value)
-    if isinstance(value, str):
-        return neutralise(value)
-    return value
-
-
 @functools.cache
 def _environment() -> SandboxedEnvironment:
     # Cached because compiling the templates dominates rendering time; the environment is
     # configured once here and never mutated afterwards.
     return SandboxedEnvironment(
-        loader=PackageLoader("jurybox.prompts", "templates"),
-        # Packaged templates do not change under a running process; auto_reload would stat
-        # each template file on every render.
-        auto_reload=False,
-        undefined=StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        finalize=_finalize,
+        loader=PackageLoader("jurybox.prompts", "templates"), finalize=printed, **TEMPLATE_OPTIONS
     )
 
 
@@ -71,6 +60,62 @@ def render(template: str, **context: Any) -> str:
     """Render one packaged template; runs of blank lines are collapsed to one."""
     text = _environment().get_template(template).render(**context)
     return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
+
+
+def _compose(
+    kind: str,
+    context: dict[str, Any],
+    responses: Sequence[tuple[str, Fenced]],
+    *,
+    schema: dict[str, Any],
+    schema_name: str,
+    sources: PromptSources | None,
+) -> PromptParts:
+    """The prompt of one call: the packaged ``<kind>`` templates, or the run's own template."""
+    context = {**context, "instructions": _criteria(sources)}
+    if sources is None or not sources.has_template:
+        system = render(f"{kind}.system.j2", **context)
+        shown = response_names([fenced for _, fenced in responses])
+        return PromptParts(
+            system, render(f"{kind}.user.j2", **context, **shown), schema, schema_name
+        )
+    rubric = context.get("rubric")
+    extras = {
+        "untrusted_notice": _block("_notice.j2", context),
+        "answer_format": _block(f"_answer_{kind}.j2", context),
+        "rubric_text": _block("_rubric.j2", context) if rubric is not None else None,
+    }
+    fields = _field_names(schema)
+    system, user = render_custom(sources, {**context, **extras}, responses, fields)
+    return PromptParts(system, user, schema, schema_name)
+
+
+def _block(template: str, context: dict[str, Any]) -> Fenced:
+    """A packaged part, rendered, for a custom template to print as it is."""
+    return Fenced(render(template, **context).rstrip("\n"))
+
+
+def _criteria(sources: PromptSources | None) -> Fenced | None:
+    """``task.instructions`` as the labelled, fenced evaluation criteria (None without)."""
+    if sources is None or sources.instructions is None:
+        return None
+    return _block("_evaluation_criteria.j2", {"criteria": sources.instructions})
+
+
+def _field_names(schema: dict[str, Any]) -> list[str]:
+    """Every property name in the answer's schema, outermost first."""
+    names: list[str] = []
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop(0)
+        if not isinstance(node, dict):
+            continue
+        for name, sub in (node.get("properties") or {}).items():
+            if name not in names:
+                names.append(name)
+            pending.append(sub)
+        pending.append(node.get("items"))
+    return names
 
 
 def _item_context(item: Item, reference_guided: bool) -> dict[str, Any]:
@@ -116,6 +161,7 @@ def pairwise_prompt(
     rubric: Rubric | None,
     request_confidence: bool,
     confidence_scale: tuple[int, int] | None = None,
+    sources: PromptSources | None = None,
 ) -> PromptParts:
     """Blind A/B comparison; with ``rubric``, both responses are scored per dimension first.
 
@@ -131,18 +177,22 @@ def pairwise_prompt(
         "rubric": _rubric_context(rubric) if rubric is not None else None,
         "confidence_scale": scale,
     }
-    system = render("pairwise.system.j2", **context)
-    user = render(
-        "pairwise.user.j2",
-        **context,
-        response_a=_response(item, order[0], "Response A"),
-        response_b=_response(item, order[1], "Response B"),
-    )
     if rubric is None:
         schema = schemas.pairwise_schema(request_confidence=request_confidence)
-        return PromptParts(system, user, schema, "pairwise_verdict")
-    schema = schemas.pairwise_rubric_schema(rubric, scale, request_confidence=request_confidence)
-    return PromptParts(system, user, schema, "pairwise_rubric_verdict")
+        name = "pairwise_verdict"
+    else:
+        schema = schemas.pairwise_rubric_schema(
+            rubric, scale, request_confidence=request_confidence
+        )
+        name = "pairwise_rubric_verdict"
+    shown = _shown(item, order)
+    return _compose("pairwise", context, shown, schema=schema, schema_name=name, sources=sources)
+
+
+def _shown(item: Item, order: Sequence[str]) -> list[tuple[str, Fenced]]:
+    """The item's responses in the order shown, fenced as Response A, Response B ..."""
+    labels = [f"Response {letter}" for letter in POSITION_LETTERS[: len(order)]]
+    return [(label, _response(item, arm, label)) for label, arm in zip(labels, order, strict=True)]
 
 
 def batch_pairwise_prompt(
@@ -150,8 +200,10 @@ def batch_pairwise_prompt(
     *,
     reference_guided: bool,
     request_confidence: bool = True,
+    sources: PromptSources | None = None,
 ) -> PromptParts:
-    """Several A/B comparisons in one prompt, numbered 1..k in the order given."""
+    """Several A/B comparisons in one prompt, numbered 1..k in the order given (always the
+    packaged templates: a custom template judges one pair per call)."""
     if not pairs:
         raise ValueError("batch pairwise needs at least one pair")
     examples = []
@@ -169,6 +221,7 @@ def batch_pairwise_prompt(
         "count": len(pairs),
         "reference_guided": reference_guided,
         "request_confidence": request_confidence,
+        "instructions": _criteria(sources),
     }
     system = render("batch_pairwise.system.j2", **context)
     user = render("batch_pairwise.user.j2", **context, examples=examples)
@@ -184,6 +237,7 @@ def rubric_prompt(
     reference_guided: bool,
     request_confidence: bool,
     confidence_scale: tuple[int, int] | None,
+    sources: PromptSources | None = None,
 ) -> PromptParts:
     """Pointwise scoring of one response on every rubric dimension."""
     scale = confidence_scale if request_confidence else None
@@ -192,13 +246,20 @@ def rubric_prompt(
         "rubric": _rubric_context(rubric),
         "confidence_scale": scale,
     }
-    system = render("rubric.system.j2", **context)
-    user = render("rubric.user.j2", **context, response=_response(item, arm, "Response"))
-    return PromptParts(system, user, schemas.rubric_schema(rubric, scale), "rubric_judgment")
+    responses = [("Response", _response(item, arm, "Response"))]
+    schema = schemas.rubric_schema(rubric, scale)
+    return _compose(
+        "rubric", context, responses, schema=schema, schema_name="rubric_judgment", sources=sources
+    )
 
 
 def ranking_prompt(
-    item: Item, order: tuple[str, ...], rubric: Rubric, *, reference_guided: bool
+    item: Item,
+    order: tuple[str, ...],
+    rubric: Rubric,
+    *,
+    reference_guided: bool,
+    sources: PromptSources | None = None,
 ) -> PromptParts:
     """Listwise: N anonymised responses ("Response A", ...) scored on the rubric, then ranked."""
     if not 2 <= len(order) <= len(POSITION_LETTERS):
@@ -210,17 +271,20 @@ def ranking_prompt(
         "letters": letters,
         "count": len(order),
     }
-    responses = [
-        _response(item, arm, f"Response {letter}")
-        for letter, arm in zip(letters, order, strict=True)
-    ]
-    system = render("ranking.system.j2", **context)
-    user = render("ranking.user.j2", **context, responses=responses)
     schema = schemas.ranking_schema(rubric, letters)
-    return PromptParts(system, user, schema, "ranking_judgment")
+    return _compose(
+        "ranking",
+        context,
+        _shown(item, order),
+        schema=schema,
+        schema_name="ranking_judgment",
+        sources=sources,
+    )
 
 
-def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
+def criterion_prompt(
+    criterion: Criterion, item: Item, arm: str, *, sources: PromptSources | None = None
+) -> PromptParts:
     """Binary Pass/Fail on one atomic criterion, with the criterion's few-shot examples."""
     context = {
         **_item_context(item, reference_guided=False),
@@ -228,9 +292,16 @@ def criterion_prompt(criterion: Criterion, item: Item, arm: str) -> PromptParts:
         "criterion_name": criterion.name,
         "examples": _criterion_examples(criterion),
     }
-    system = render("criterion.system.j2", **context)
-    user = render("criterion.user.j2", **context, response=_response(item, arm, "Response"))
-    return PromptParts(system, user, schemas.criterion_schema(), "criterion_verdict")
+    responses = [("Response", _response(item, arm, "Response"))]
+    schema = schemas.criterion_schema()
+    return _compose(
+        "criterion",
+        context,
+        responses,
+        schema=schema,
+        schema_name="criterion_verdict",
+        sources=sources,
+    )
 
 
 def _criterion_examples(criterion: Criterion) -> list[dict[str, Any]]:

@@ -1,10 +1,11 @@
 """Fencing of untrusted text: candidate responses sit between tags they cannot close.
 
 Every tag the prompts use (``untrusted_response``, ``question``, ``reference_context``,
-``expected_answer``, ``example...``) is defanged wherever something in variable text could be
-read as one of them, opening or closing: its opener is shown in square brackets (``</question>``
-becomes ``[<]/question>``), so the judge still sees what the text said, but nothing inside a
-response can end its fence early or open a fake section. What counts as a tag:
+``expected_answer``, ``example...``, ``evaluation_criteria``) is defanged wherever something in
+variable text could be read as one of them, opening or closing: its opener is shown in square
+brackets (``</question>`` becomes ``[<]/question>``), so the judge still sees what the text
+said, but nothing inside a response can end its fence early or open a fake section. What
+counts as a tag:
 
 - an opener: ``<``, a character that reads as it (``＜`` U+FF1C, ``﹤`` U+FE64, ``‹`` U+2039,
   ``❮``, ``❬``, ``〈``, ``〈``, ``⟨``, ``˂``, ``ᐸ``), or any of these written as an HTML character
@@ -37,8 +38,11 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 FENCE_TAG = "untrusted_response"
-# Prefixes of every tag the templates use (``example`` covers example_input, example_response).
-_TAG_NAMES = ("untrusted", "question", "reference_context", "expected_answer", "example")
+# Prefixes of every tag the templates use (``example`` covers example_input, example_response;
+# ``evaluation`` the evaluation_criteria of ``task.instructions``).
+_TAG_NAMES = (
+    "untrusted", "question", "reference_context", "expected_answer", "example", "evaluation",
+)  # fmt: skip
 # "<" and the characters that read as it: Unicode's confusables of "<" and the angle brackets.
 _LESS_THAN = "<\uff1c\ufe64\u2039\u276e\u276c\u2329\u3008\u27e8\u02c2\u1438"
 _LESS_THAN_NAMES = ("lt", "lsaquo", "lang", "LeftAngleBracket")  # HTML's names for them
@@ -105,6 +109,16 @@ class Fenced(str):
     """A string already fenced by ``fence_untrusted``; templates emit it as is."""
 
     __slots__ = ()
+
+
+def printed(value: object) -> object:
+    """What a template prints for a value (jinja's ``finalize``): a ``Fenced`` block as it is,
+    any other text neutralised, anything else unchanged."""
+    if isinstance(value, Fenced):
+        return str(value)
+    if isinstance(value, str):
+        return neutralise(value)
+    return value
 
 
 # --- finding them --------------------------------------------------------------------------------

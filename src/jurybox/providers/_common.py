@@ -13,11 +13,14 @@ vendor SDK. Conventions every adapter follows (so cost and reports read all vend
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import math
 import re
+import socket
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +33,7 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import (
     AuthError,
     BadRequestError,
+    ConnectError,
     MissingDependencyError,
     ProviderError,
     RateLimitError,
@@ -46,6 +50,7 @@ __all__ = [
     "classify_common",
     "classify_status",
     "classify_vendor_error",
+    "connect_error",
     "estimate_tokens",
     "estimate_tokens_of",
     "import_dependency",
@@ -196,12 +201,53 @@ def classify_common(exc: BaseException, secrets: Iterable[str | None] = ()) -> P
         return exc
     detail = scrub_secrets(f"{type(exc).__name__}: {exc}", secrets)
     if isinstance(exc, TimeoutError):
-        return TransientError(f"timed out ({detail})")
-    if isinstance(exc, ConnectionError):
-        return TransientError(f"connection failed ({detail})")
+        return TransientError(f"timed out ({detail})", kind="timeout")
+    if isinstance(exc, ConnectionError | socket.gaierror):
+        return connect_error(exc, detail)
     if isinstance(exc, json.JSONDecodeError | MalformedResponseError | pydantic.ValidationError):
-        return TransientError(f"malformed response body ({detail})")
+        return TransientError(f"malformed response body ({detail})", kind="bad response")
     return None
+
+
+def server_of(url: str | None) -> str | None:
+    """``scheme://host:port`` of ``url``, user info left out (for a hint that is printed)."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}" if parts.scheme and host else None
+
+
+def connect_error(
+    exc: BaseException, detail: str, url: str | None = None, *, role: str = "server"
+) -> ConnectError:
+    """A ``ConnectError`` for a failed connection, its cause read from the exception chain (an
+    SDK wraps the socket's error): refused, DNS, reset, or other. ``detail`` must already be
+    scrubbed; ``url`` (what was called: the endpoint, or the proxy) names it in the hint."""
+    return ConnectError(detail, cause=_connect_cause(exc), server=server_of(url), role=role)
+
+
+_RESET = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED)
+
+
+def _connect_cause(exc: BaseException) -> str:
+    """Walk ``exc``, its causes, contexts and ``os_error`` (aiohttp) for the socket's error."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or "DNSError" in type(current).__name__:
+            return "dns"
+        code = current.errno if isinstance(current, OSError) else None
+        if isinstance(current, ConnectionRefusedError) or code == errno.ECONNREFUSED:
+            return "refused"
+        if isinstance(current, ConnectionResetError | BrokenPipeError) or code in _RESET:
+            return "reset"
+        todo += [current.__cause__, current.__context__, getattr(current, "os_error", None)]
+    return "other"
 
 
 def classify_vendor_error(

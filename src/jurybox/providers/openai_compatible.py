@@ -45,6 +45,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    connect_error,
     parse_retry_after,
     scrub_secrets,
 )
@@ -235,16 +236,38 @@ class OpenAICompatibleProvider:
 
     def _classify_http(self, exc: BaseException) -> ProviderError | None:
         if isinstance(exc, TimeoutError):
-            return TransientError(f"timed out after {self._judge.timeout_s:g} s")
+            return TransientError(f"timed out after {self._judge.timeout_s:g} s", kind="timeout")
         aiohttp = self._aiohttp
         if isinstance(exc, aiohttp.InvalidURL):
             detail = scrub_secrets(str(exc), self._secrets)
             return BadRequestError(f"invalid base_url for judge '{self._judge_name}': {detail}")
-        if isinstance(exc, aiohttp.ClientError):
-            # refused or dropped connections, a body cut short, a server that hung up
+        if isinstance(exc, aiohttp.ClientPayloadError):
             detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
-            return TransientError(f"connection failed ({detail})")
+            return TransientError(f"response body cut short ({detail})", kind="bad response")
+        if isinstance(exc, aiohttp.ClientError):
+            # refused or dropped connections, an unknown host, a server that hung up
+            detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
+            if isinstance(exc, aiohttp.ClientProxyConnectionError):
+                return connect_error(exc, detail, self._called_proxy(exc), role="proxy")
+            return connect_error(exc, detail, self._called_url(exc))
         return None
+
+    def _called_proxy(self, exc: BaseException) -> str | None:
+        """The proxy (its URL holds no credentials: ``env_proxy``) the failed call went to."""
+        host = getattr(exc, "host", None)
+        proxies = [each.proxy.url for each in self._replicas if each.proxy.url]
+        named = [url for url in proxies if urllib.parse.urlsplit(url).hostname == host]
+        return next(iter(named or proxies), None)
+
+    def _called_url(self, exc: BaseException) -> str:
+        """The replica the failed call went to (aiohttp's connection errors name its host and
+        port), else the first."""
+        host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+        for each in self._replicas:
+            parts = urllib.parse.urlsplit(each.url)
+            if host == parts.hostname and port in (None, parts.port):
+                return each.url
+        return self._replicas[0].url
 
     async def aclose(self) -> None:
         if self._session is not None:

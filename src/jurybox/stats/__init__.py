@@ -99,6 +99,7 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.stratified import StratifiedProportion, stratified_proportion
 from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
@@ -137,6 +138,7 @@ __all__ = [
     "RankingStability",
     "RoganGladenResult",
     "ShiftEstimate",
+    "StratifiedProportion",
     "SubgroupEffect",
     "SubgroupHeterogeneity",
     "TOSTResult",
@@ -184,6 +186,7 @@ __all__ = [
     "rank_biserial",
     "rogan_gladen",
     "spearman",
+    "stratified_proportion",
     "subgroup_heterogeneity",
     "tost_paired",
     "tpr_tnr",

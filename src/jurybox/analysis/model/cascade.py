@@ -6,6 +6,11 @@ test split (``RuleOutcome``): the calibrated cascade, the strongest judge alone 
 guarantee, and the uncalibrated rule "a judge decides where its presentation orders all agree,
 else escalate". A number that does not exist (no item decided, a judge that decides nothing) is
 absent or null, never NaN.
+
+A fresh run (``jurybox cascade CONFIG``) calls each judge only on the items that reach it, so the
+strongest judge alone and the uncalibrated rule cannot be measured on the test split: those two
+entries are absent, and ``fresh_run`` says what the run called and spent, against the strongest
+judge on every item (estimated from what it cost per item where it was called).
 """
 
 from __future__ import annotations
@@ -82,6 +87,24 @@ class RoutedUnlabelled(Model):
     nobody_share: Number
 
 
+class FreshRun(Model):
+    """What a fresh-run cascade called and spent, over every item, against the strongest judge
+    alone (its cost per item where it was called, times every item: an estimate)."""
+
+    run_dir: str
+    items: int
+    called: dict[str, int]  # items each judge judged
+    units: dict[str, int]  # its work units (calls)
+    cost: dict[str, Number]
+    cost_total: Number
+    cost_strongest_alone: Number | None  # None: the strongest judge was never called
+    cost_ratio: Number | None
+    cost_basis: str
+    decided: dict[str, int]  # items each judge decided (calibration items included)
+    needs_human: int
+    method: str
+
+
 class CascadeReport(Model):
     """cascade.json."""
 
@@ -92,9 +115,10 @@ class CascadeReport(Model):
     items: ItemCounts
     stages: list[StageModel]
     cascade: RuleOutcome
-    strongest_alone: RuleOutcome
-    uncalibrated: RuleOutcome
+    strongest_alone: RuleOutcome | None = None  # absent for a fresh run (module docstring)
+    uncalibrated: RuleOutcome | None = None
     unlabelled: RoutedUnlabelled | None = None
     needs_human: int
     method: str
     notes: list[str]
+    fresh_run: FreshRun | None = None

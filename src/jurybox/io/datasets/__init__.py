@@ -52,7 +52,10 @@ plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annota
 config's ``labels:`` section (``LabelsConfig``) renames its columns (``columns: {query_id: id,
 preferred_arm: winner}``) and says which arm each ``preferred_arm`` value means (``values: {A:
 old, B: new}``; in label files and inline ``human`` fields alike). A column or value that
-matches nothing is refused with the nearest name (difflib) and the config line that maps it.
+matches nothing is refused with the nearest name (difflib) and the config line that maps it. An
+item may have several lines when each names its ``annotator``: a later line by the same
+annotator supersedes, several annotators are merged (``_labels.py``). ``jurybox label`` adds
+``design``, ``skipped`` and ``labelled_at`` to each line (docs/labelling.md).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +76,7 @@ from jurybox.io.datasets._fields import (
     FIELDS,
     HUMAN_KEYS,
     LABEL_FIELDS,
+    LINE_KEYS,
     OPTIONAL_FIELDS,
     REQUIRED_FIELDS,
     _align_arms,
@@ -84,6 +88,7 @@ from jurybox.io.datasets._fields import (
     _Spec,
     _to_item,
 )
+from jurybox.io.datasets._labels import LabelLine, line_extras, merge_lines
 from jurybox.io.datasets._readers import _Record, _records, _Where
 from jurybox.io.targets import check_target
 from jurybox.io.text import clean_value
@@ -94,11 +99,14 @@ __all__ = [
     "LABEL_FIELDS",
     "OPTIONAL_FIELDS",
     "REQUIRED_FIELDS",
+    "LabelLine",
     "dataset_hash",
     "export_pairs",
     "items_from_rows",
+    "label_lines",
     "load_dataset",
     "load_human_labels",
+    "merge_lines",
 ]
 from jurybox.records import Item
 
@@ -174,11 +182,17 @@ def _say_replaced(path: str | Path, replaced: int) -> None:
 def load_human_labels(
     path: str | Path, config: LabelsConfig | None = None
 ) -> dict[str, Mapping[str, Any]]:
-    """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``),
+    """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``, plus
+    ``annotators`` and ``design`` where several annotators or ``jurybox label`` wrote them),
     its columns renamed by ``config.columns`` and preferred arms read through ``config.values``.
     """
-    labels: dict[str, Mapping[str, Any]] = {}
-    seen: dict[str, int | None] = {}
+    return merge_lines(label_lines(path, config))
+
+
+def label_lines(path: str | Path, config: LabelsConfig | None = None) -> Iterator[LabelLine]:
+    """Every validated line of a human-label file, in file order, mapped line by line through
+    ``config`` (``merge_lines`` combines them: a later line by the same annotator for the same
+    item supersedes)."""
     replaced = 0
     spec = _Spec.for_labels(config, str(path))
     for record in _records(Path(path)):
@@ -186,14 +200,17 @@ def load_human_labels(
         where, replaced = record.where, replaced + count
         _reject_unknown(data, LABEL_FIELDS, where, spec)
         query_id = _identifier(data.get("query_id"), "query_id", where, spec.label("query_id"))
-        _check_unique(query_id, where, seen, "query_id")
-        rest = {k: v for k, v in data.items() if k != "query_id"}
-        human = _human(rest, None, where, "", spec.label_values)
-        if not {"preferred_arm", "scores", "verdict"} & set(human):
+        design, skipped, stamp = line_extras(data, where)
+        given = {k: v for k, v in data.items() if k != "query_id" and k not in LINE_KEYS}
+        human = _human(given, None, where, "", spec.label_values)
+        has_label = bool({"preferred_arm", "scores", "verdict"} & set(human))
+        if skipped and has_label:
+            raise where.error("a skipped line carries no label", field="skipped")
+        if not skipped and not has_label:
             raise where.error("no label: give preferred_arm, scores or verdict", field="query_id")
-        labels[query_id] = human
+        annotator = human.pop("annotator", None) if skipped else human.get("annotator")
+        yield LabelLine(query_id, annotator, human, design, skipped, stamp, where)
     _say_replaced(path, replaced)
-    return labels
 
 
 def dataset_hash(path: str | Path) -> str:

@@ -18,7 +18,9 @@ REQUIRED_FIELDS = ("id", "question", "responses")
 OPTIONAL_FIELDS = ("contexts", "expected_answer", "metadata", "authors", "human")
 FIELDS = (*REQUIRED_FIELDS, *OPTIONAL_FIELDS)
 HUMAN_KEYS = ("preferred_arm", "scores", "verdict", "annotator", "notes")
-LABEL_FIELDS = ("query_id", *HUMAN_KEYS)
+# Written by `jurybox label` on each line (io/datasets/_labels.py); a label file only.
+LINE_KEYS = ("design", "skipped", "labelled_at")
+LABEL_FIELDS = ("query_id", *HUMAN_KEYS, *LINE_KEYS)
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")  # "01234" stays text
 
 
@@ -31,7 +33,7 @@ class _Layout:
 
 
 _DATASET = _Layout(("responses", "metadata", "authors", "human"), ("metadata", "human"))
-_LABELS = _Layout(("scores", "verdict"), ("scores",))
+_LABELS = _Layout(("scores", "verdict", "design"), ("scores", "design"))
 Arms = tuple[str, ...] | None  # None: arms unknown (a separate label file)
 
 

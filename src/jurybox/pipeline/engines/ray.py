@@ -33,6 +33,7 @@ from jurybox.pipeline.runner import (
     build_judge,
     request_for,
 )
+from jurybox.prompts import PromptSources
 from jurybox.providers.registry import judge_concurrency
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
@@ -134,10 +135,18 @@ class UnitJudge:
     """
 
     def __init__(
-        self, config: RunConfig, items: dict[str, Item], run_id: str, limiter: Any
+        self,
+        config: RunConfig,
+        items: dict[str, Item],
+        run_id: str,
+        limiter: Any,
+        prompt: PromptSources | None = None,
     ) -> None:
         self.items = items
-        self.inputs = RunInputs(config, items, (), build_mode(config), Path("."))
+        # ``prompt``: the run's instructions / template as the driver read them (a worker on
+        # another machine may not see the files).
+        mode = build_mode(config, prompt=prompt)
+        self.inputs = RunInputs(config, items, (), mode, Path("."))
         self._session = _Session(self.inputs, Runtime())
         self._run_id = run_id
         self._limiter = limiter
@@ -204,7 +213,8 @@ class RayEngine:
             scheduling_strategy="SPREAD",
         )  # no restarts: a lost worker fails the run, and --resume redoes its calls
         self._actors = [
-            actor.remote(inputs.config, items, run_id, self._limiter) for _ in range(count)
+            actor.remote(inputs.config, items, run_id, self._limiter, inputs.mode.ctx.prompt)
+            for _ in range(count)
         ]
         self._in_flight = [0] * count
 

@@ -75,7 +75,8 @@ def render_cascade_markdown(report: CascadeReport) -> str:
         f"seed {s.seed})._",
         "",
     ]
-    for table in (_stages_table(report), _rules_table(report), _unlabelled_table(report)):
+    tables = (_stages_table(report), _rules_table(report), _unlabelled_table(report))
+    for table in (*tables, _fresh_run_table(report)):
         if table is not None:
             lines += render_table(table, level=2)
     lines += [f"- {escape_markdown(note)}" for note in report.notes]
@@ -139,8 +140,10 @@ def _rules_table(report: CascadeReport) -> Table:
         ),
     )
     for rule in (report.cascade, report.strongest_alone, report.uncalibrated):
-        table.add(*_rule_cells(rule))
-    table.note(f"uncalibrated: {report.uncalibrated.method}")
+        if rule is not None:  # a fresh run measures the cascade alone
+            table.add(*_rule_cells(rule))
+    if report.uncalibrated is not None:
+        table.note(f"uncalibrated: {report.uncalibrated.method}")
     return table
 
 
@@ -157,6 +160,31 @@ def _rule_cells(rule: RuleOutcome) -> list[str]:
         fmt_num(rule.cost, 0),
         fmt_num(rule.cost_ratio, 2),
     ]
+
+
+def _fresh_run_table(report: CascadeReport) -> Table | None:
+    run = report.fresh_run
+    if run is None:
+        return None
+    table = Table(
+        id="fresh-run",
+        title=f"The fresh run: {run.items} items, each judge called only where it was reached",
+        columns=("judge", "items judged", "calls", f"cost ({run.cost_basis})", "items decided"),
+    )
+    for judge, called in run.called.items():
+        table.add(
+            judge,
+            str(called),
+            str(run.units[judge]),
+            fmt_num(run.cost[judge], 0),
+            str(run.decided.get(judge, 0)),
+        )
+    table.add("needs a human", MISSING, MISSING, MISSING, str(run.needs_human))
+    table.note(
+        f"total {fmt_num(run.cost_total, 0)} against {fmt_num(run.cost_strongest_alone, 0)} "
+        f"for the strongest judge alone (× {fmt_num(run.cost_ratio, 2)}); {run.method}"
+    )
+    return table
 
 
 def _unlabelled_table(report: CascadeReport) -> Table | None:

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 
 from jurybox.analysis.model import Report
+from jurybox.pipeline.failures import describe_kinds, failure_kind
 from jurybox.records import JudgeRecord, Status
 from jurybox.reporting.explorer import (
     ExplorerData,
@@ -80,13 +81,15 @@ def failed_records(records: Iterable[JudgeRecord]) -> list[FailedRecord]:
 @dataclass
 class FailureDigest:
     """What the appendix shows of the failed records, gathered in one pass over the records:
-    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status.
+    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status, and
+    by judge and kind (``pipeline.failures``: HTTP 500, connection refused, timeout, parse...).
     ``side_file``: the file beside report.html listing every one, when they are more."""
 
     listed: list[FailedRecord] = field(default_factory=list)
     total: int = 0
     by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
     side_file: str | None = None
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # per judge
 
     def add(self, failed: FailedRecord, *, limit: int | None = None) -> None:
         """Count one failed record; keep it whole while fewer than ``limit`` (by default
@@ -96,6 +99,10 @@ class FailureDigest:
         counts = self.by_judge.setdefault(failed.record.judge_name, {})
         status = failed.record.status.value
         counts[status] = counts.get(status, 0) + 1
+        kind = failure_kind(failed.record)
+        if kind is not None:  # None: an ok record that fell back to a holistic score
+            kinds = self.kinds.setdefault(failed.record.judge_name, {})
+            kinds[kind] = kinds.get(kind, 0) + 1
         if len(self.listed) < limit:
             self.listed.append(failed)
 
@@ -215,6 +222,7 @@ class HtmlFailure:
     line: int
     key: str
     status: str
+    kind: str | None
     order: str | None
     error: str | None
     excerpt: str | None
@@ -231,6 +239,7 @@ class FailureGroup:
     records: list[HtmlFailure]
     total: int  # every failed record of the judge, listed or not
     by_status: str
+    by_kind: str  # "connection refused 12, HTTP 500 2": what failed, most actionable first
     explorer_href: str
 
 
@@ -432,6 +441,7 @@ def _failure_entry(failed: FailedRecord) -> HtmlFailure:
         line=failed.line,
         key=record.key,
         status=status,
+        kind=failure_kind(record),
         order=record.presentation_order,
         error=record.error,
         excerpt=None if raw is None else raw[:EXCERPT_CHARS],
@@ -460,6 +470,7 @@ def _failures(failed: Sequence[FailedRecord] | FailureDigest) -> HtmlFailures:
                 records=groups.get(judge, []),
                 total=sum(counts.values()),
                 by_status=", ".join(f"{k} {v}" for k, v in counts.items()),
+                by_kind=describe_kinds(digest.kinds.get(judge, {})),
                 explorer_href=items_href(judge=judge, filter="failed"),
             )
             for judge, counts in sorted(digest.by_judge.items())
