@@ -99,7 +99,10 @@ def test_what_the_api_returns_shows_itself_in_a_notebook(
     summary = jurybox.run("examples/pairwise.yaml", limit=4, quiet=True)
     html = summary._repr_html_()  # type: ignore[attr-defined]
     assert "examples/results/pairwise" in html and "provider calls" in html
+    assert summary.cost in html and "unpriced" in summary.cost  # the one cost wording
     assert "<script" not in html
+    dry = jurybox.run("examples/pairwise.yaml", limit=4, dry_run=True, quiet=True)
+    assert "estimated cost" in dry._repr_html_()  # type: ignore[attr-defined]
     report = jurybox.analyze(summary.output_dir, plots=False, quiet=True)
     shown = report._repr_html_()  # type: ignore[attr-defined]
     assert report.verdict.line in shown and shown.count("<tr>") == 1 + len(report.verdict.judges)

@@ -10,7 +10,7 @@ from jurybox.analysis.model import Report
 from jurybox.pipeline.summary import RunSummary
 from jurybox.reporting.render.html import _environment, _table
 from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table
-from jurybox.reporting.view.format import MISSING, fmt_num, fmt_rate
+from jurybox.reporting.view.format import fmt_rate
 
 _TABLE = """\
 <table>
@@ -56,19 +56,30 @@ def report_html(report: Report) -> str:
 
 
 def run_html(summary: RunSummary) -> str:
-    """Where the run wrote, what its judgments hold and the failures by reason."""
+    """Where the run wrote, what its judgments hold, its cost and the failures by kind."""
     counts = ", ".join(f"{name} {n:,}" for name, n in summary.status_counts.items() if n)
-    failed = ", ".join(f"{reason} {n:,}" for reason, n in summary.failures_by_reason.items() if n)
+    failed = ", ".join(f"{kind} {n:,}" for kind, n in summary.failures_by_kind.items() if n)
     rows: list[tuple[str, Any]] = [
         ("folder", str(summary.output_dir)),
         ("records", counts or "none"),
         ("judged now", f"{summary.units_run:,} of {summary.units_total:,} units"),
         ("already done", f"{summary.units_skipped:,}"),
         ("provider calls", f"{summary.provider_calls:,}"),
-        ("cost (USD)", fmt_num(summary.cost_usd, 4) if summary.cost_usd is not None else MISSING),
+        _cost_row(summary),
         ("cache share of input", fmt_rate(summary.cache_input_share)),
         ("failures", failed or "none"),
     ]
     rows += [("no verdict at all", judge.reason_line()) for judge in summary.failed_judges]
     title = f"dry run: {summary.units_total:,} work units" if summary.dry_run else "jurybox run"
     return _environment().from_string(_RUN).render(title=title, rows=rows)
+
+
+def _cost_row(summary: RunSummary) -> tuple[str, str]:
+    """The cost in the one wording every output uses (``pricing.format_cost``); a dry run's
+    is its estimate and its bound."""
+    if not summary.dry_run:
+        return ("cost", summary.cost)
+    from jurybox.pipeline.dryrun import estimated_cost  # noqa: PLC0415 - dry runs only
+
+    cost, most = estimated_cost(summary.estimates)
+    return ("estimated cost", f"{cost}, at most {most}")
