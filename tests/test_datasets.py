@@ -17,6 +17,7 @@ from jurybox.errors import DatasetError
 from jurybox.io.datasets import (
     dataset_hash,
     export_pairs,
+    label_lines,
     load_dataset,
     load_human_labels,
 )
@@ -445,6 +446,32 @@ def test_label_values_map_to_arms_inline_and_in_a_label_file(tmp_path: Path) -> 
         "x1": {"preferred_arm": "new", "annotator": "ann"},
         "x2": {"preferred_arm": "tie", "annotator": "ann"},
     }
+
+
+def test_a_mapped_label_file_keeps_its_annotators_lines(tmp_path: Path) -> None:
+    """``labels:`` maps each line; the lines then merge as any label file's do: a later line
+    by the same annotator supersedes, several annotators' preferences go to ``annotators``."""
+    file = _csv(
+        tmp_path / "l.csv",
+        "id,winner,annotator\nx1,A,ann\nx1,B,bob\nx2,A,ann\nx2,draw,ann\nx1,B,ann\n",
+    )
+    read = LabelsConfig(
+        columns={"query_id": "id", "preferred_arm": "winner"},
+        values={"A": "old", "B": "new", "draw": "tie"},
+    )
+    lines = list(label_lines(file, read))
+    assert [(line.query_id, line.human["preferred_arm"]) for line in lines] == [
+        ("x1", "old"),
+        ("x1", "new"),
+        ("x2", "old"),
+        ("x2", "tie"),
+        ("x1", "new"),
+    ]
+    labels = load_human_labels(file, read)
+    assert labels["x1"]["annotators"] == {"ann": "new", "bob": "new"}
+    assert labels["x2"] == {"preferred_arm": "tie", "annotator": "ann"}
+    with pytest.raises(DatasetError, match=r"`labels: \{columns: \{query_id: id\}\}`"):
+        load_human_labels(file)  # unmapped, the file's own column names are refused
 
 
 def test_yaml_number_keys_of_a_value_map_are_read_as_text() -> None:
