@@ -35,7 +35,7 @@ from jurybox.errors import InputError
 from jurybox.io.atomic import write_text_atomic
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.io.targets import check_target
-from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest, read_run_manifest
+from jurybox.pipeline.manifest import MANIFEST_FILE, RunManifest, read_manifest
 from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
 from jurybox.records import Item
 from jurybox.reporting.render.compare import COMPARE_HTML, COMPARE_JSON
@@ -95,7 +95,7 @@ def _run(folder: Path, reports: list[Path]) -> RunFound | None:
     manifest.json is another program's."""
     analyse = f"jurybox analyze {shlex.quote(str(folder))}"
     try:
-        manifest = read_run_manifest(folder / MANIFEST_FILE)
+        manifest = RunManifest.read(folder / MANIFEST_FILE)
     except InputError as exc:
         return RunFound(folder, None, (), analyse, problems=(str(exc),))
     if manifest is None:

@@ -249,20 +249,21 @@ class RunManifest(BaseModel):
     cost_usd: float | None = None
     config: Annotated[RunConfig | None, WrapValidator(_config_or_none)] = None
 
+    @classmethod
+    def read(cls, path: Path) -> RunManifest | None:
+        """``path``'s manifest, typed, when it is a jurybox run's; None when there is no file or
+        it is another program's manifest.json (``run_dir.read_run_manifest`` refuses that one:
+        a run would replace it).
 
-def read_run_manifest(path: Path) -> RunManifest | None:
-    """``path``'s manifest, typed, when it is a jurybox run's; None when there is no file or
-    it is another program's manifest.json.
-
-    Raises:
-        DatasetError: not JSON, or a run's manifest whose fields are not what a run writes.
-    """
-    data = read_manifest(path)
-    if data is None or not is_run_manifest(data):
-        return None
-    try:
-        return RunManifest.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        raise DatasetError(str(error["msg"]), path=str(path), field=field) from None
+        Raises:
+            DatasetError: not JSON, or a run's manifest whose fields are not what a run writes.
+        """
+        data = read_manifest(path)
+        if data is None or not is_run_manifest(data):
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise DatasetError(str(error["msg"]), path=str(path), field=field) from None
