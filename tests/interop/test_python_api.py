@@ -109,3 +109,21 @@ def test_what_the_api_returns_shows_itself_in_a_notebook(
     for name, verdict in report.verdict.judges.items():
         assert name in shown and verdict.reason.split(" (")[0] in shown
     assert "<script" not in shown
+
+
+def test_until_errors_and_resume_commands_in_api_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    summary = jurybox.run("examples/pairwise.yaml", limit=6, until="decided", quiet=True)
+    assert summary.schedule is not None and summary.schedule["until"] == "decided"
+    with pytest.raises(InputError) as again:  # the resume command carries --until: one call
+        jurybox.run("examples/pairwise.yaml", limit=6, until="decided", quiet=True)
+    said = str(again.value)
+    assert f"jurybox.run('examples/pairwise.yaml', resume='{summary.output_dir}')" in said
+    assert "--" not in said
+    with pytest.raises(InputError) as other:
+        jurybox.run("examples/pairwise.yaml", resume=summary.output_dir, until="win_rate±0.1")
+    assert other.value.field == "until"
+    assert "until='win_rate±0.1' contradicts the run's recorded until decided" in str(other.value)
