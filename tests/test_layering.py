@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "pipeline": 4,
     "analysis": 5,
     "devloop": 6,
+    "optimize": 6,
     "reporting": 6,
     "app": 7,
     "ray": 7,  # jurybox.ray: the Ray Data API, beside app

@@ -16,11 +16,11 @@ import hashlib
 import json
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from jurybox.io.targets import same_file
 from jurybox.records import Item
 
 SplitName = Literal["train", "dev", "test"]
+_E = TypeVar("_E")
 SPLITS: tuple[SplitName, ...] = ("train", "dev", "test")
 MANIFEST = "split_manifest.json"
 FORMAT = "jurybox-split/1"
@@ -102,7 +103,7 @@ def check_fractions(fractions: Mapping[str, float]) -> dict[str, float]:
     return values
 
 
-def _allocate(n: int, fractions: Mapping[str, float]) -> list[SplitName]:
+def allocate(n: int, fractions: Mapping[str, float]) -> list[SplitName]:
     """n slots over the splits by largest remainder; ties go to the earlier split."""
     exact = [n * fractions[name] for name in SPLITS]
     counts = [math.floor(x) for x in exact]
@@ -126,7 +127,7 @@ def assign_splits(
     for label in ("Pass", "Fail"):
         keys = by_label[label]
         shuffled = [keys[i] for i in rng.permutation(len(keys))]
-        for key, split in zip(shuffled, _allocate(len(keys), fractions), strict=True):
+        for key, split in zip(shuffled, allocate(len(keys), fractions), strict=True):
             for item in groups[key]:
                 response = item_response(item)
                 entries.append(
@@ -141,14 +142,21 @@ def assign_splits(
     return entries
 
 
-def _interleaved(entries: Sequence[SplitEntry]) -> list[SplitEntry]:
-    """Spread the labels evenly through a file, so its first N items are roughly stratified."""
-    ranked: list[tuple[float, int, SplitEntry]] = []
-    for label in ("Pass", "Fail"):
-        mine = [entry for entry in entries if entry.label == label]
+def interleaved(
+    entries: Sequence[_E], labels: Sequence[str], label: Callable[[_E], str]
+) -> list[_E]:
+    """Spread the labels (in the order ``labels`` gives them) evenly through a file, so that
+    its first N items are roughly stratified."""
+    ranked: list[tuple[float, int, int, _E]] = []
+    for rank, name in enumerate(labels):
+        mine = [entry for entry in entries if label(entry) == name]
         for index, entry in enumerate(mine):
-            ranked.append(((index + 0.5) / len(mine), 0 if label == "Pass" else 1, entry))
-    return [entry for *_, entry in sorted(ranked, key=lambda r: (r[0], r[1]))]
+            ranked.append(((index + 0.5) / len(mine), rank, index, entry))
+    return [entry for *_, entry in sorted(ranked, key=lambda r: (r[0], r[1], r[2]))]
+
+
+def _interleaved(entries: Sequence[SplitEntry]) -> list[SplitEntry]:
+    return interleaved(entries, ("Pass", "Fail"), lambda entry: entry.label)
 
 
 def item_row(item: Item) -> dict[str, Any]:
