@@ -102,7 +102,8 @@ async def propose(
     cache_path: Path,
     provider: Provider | None = None,
 ) -> tuple[list[str], int]:
-    """The proposer's rewrites (raw, in order) and the calls made (0: answered from the cache).
+    """The proposer's rewrites (raw, in order) and the calls its answer took (an answer read
+    from the cache counts the one call that made it: an earlier start of this optimize).
 
     Raises:
         ConfigError: the call failed for good, or its answer is not the JSON asked for.
@@ -113,7 +114,7 @@ async def propose(
     cache = ResponseCache(cache_path)
     try:
         key = cache_key(provider.vendor, provider.model, proposer.judge, request)
-        completion, calls = cache.get(key), 0
+        completion = cache.get(key)
         if completion is None:
             outcome = await call_with_retry(
                 lambda: provider.complete(request),
@@ -131,7 +132,7 @@ async def propose(
             rewrites = _rewrites(completion.structured, completion.text)  # before caching it
             cache.put(key, completion)
             return rewrites, calls
-        return _rewrites(completion.structured, completion.text), calls
+        return _rewrites(completion.structured, completion.text), 1
     finally:
         cache.close()
         if owned:
