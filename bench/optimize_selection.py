@@ -4,11 +4,11 @@ K candidate prompts of equal true quality: each judges every item right with the
 probability p (accuracy p). Per item a candidate is judged in both presentation orders; with
 probability ``rho`` both orders share one outcome (a judge that is consistent on the item),
 else the two are drawn independently, so the item's score (its share of right judgments) is
-0, ½ or 1 with mean p either way. Each repeat draws fresh dev and test items (120 or 40 dev, 100 test), runs
-``jurybox.optimize.search`` exactly as ``jurybox optimize`` does (the same plan under a calls
-budget, successive halving over growing dev prefixes, the sign-test tie rule toward the simpler
-prompt), then judges the winner once on the test items and computes the interval the report
-gives (``search.item_interval``: Wilson on items).
+0, ½ or 1 with mean p either way. Each repeat draws fresh dev and test items (120 or 40 dev,
+100 test), runs ``jurybox.optimize.search`` exactly as ``jurybox optimize`` does (the same plan
+under a calls budget, successive halving over growing dev prefixes, the sign-test tie rule
+toward the simpler prompt), then judges the winner once on the test items and computes the
+interval the report gives (``search.item_interval``: Wilson at the effective number of items).
 
 * optimism: the winner's dev score minus p (p is every candidate's true accuracy, so any
   excess is selection alone);
@@ -101,8 +101,8 @@ def main() -> None:
         optimism, test_cover, dev_cover, width, rungs, items = rows.mean(axis=0)
         se = rows[:, 0].std(ddof=1) / np.sqrt(len(rows))
         print(
-            f"| {k} | {p} | {rho} | {n_dev} | {rungs:.0f} | {items:.0f} | {optimism:+.3f} (± {se:.3f}) | "
-            f"{test_cover:.3f} | {dev_cover:.3f} | {width:.3f} |"
+            f"| {k} | {p} | {rho} | {n_dev} | {rungs:.0f} | {items:.0f} | "
+            f"{optimism:+.3f} (± {se:.3f}) | {test_cover:.3f} | {dev_cover:.3f} | {width:.3f} |"
         )
     print(f"\n{time.time() - started:.0f} s")
 

@@ -21,7 +21,9 @@ VARIANTS = [
     {"name": "rule", "text": f"Prefer the response marked {MARKER} ({RULE})."},
     {"name": "concise", "text": "Prefer the shorter, more direct response."},
 ]
-_SHOWN = re.compile(r'<untrusted_response label="Response ([AB])">\n(.*?)\n</untrusted_response>', re.S)
+_SHOWN = re.compile(
+    r'<untrusted_response label="Response ([AB])">\n(.*?)\n</untrusted_response>', re.S
+)
 
 
 def write_items(folder: Path, n: int = 40) -> Path:

@@ -5,16 +5,17 @@ the ledger, resuming, the budget, few-shot sets and the proposer."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from jurybox.app.optimize import OptimizeStopped
 from jurybox.cli import main
 from jurybox.config import load_config
 from jurybox.errors import ConfigError
-from jurybox.app.optimize import OptimizeStopped
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import CompletionRequest
 
@@ -242,3 +243,21 @@ def test_criterion_mode_scores_against_the_gold_verdicts(tmp_path: Path) -> None
     assert names[report["winner"]["id"]] == "rule"
     assert report["winner"]["test"]["score"] == 1.0
     assert report["candidates"][0]["dev"]["score"] == 0.5  # Fail everywhere: half right
+
+
+def test_the_bundled_example_runs_and_picks_the_simplest_of_equal_candidates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/optimize/: scripted judges that ignore the prompt tie every candidate, so the
+    simplest wins (examples/README.md says so)."""
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["optimize", "examples/optimize/optimize.yaml"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "results/optimize/optimize_report.json").read_text("utf-8"))
+    assert report["split"]["items"] == {"train": 4, "dev": 9, "test": 7}
+    assert len(report["candidates"]) == 8
+    assert len({c["dev"]["score"] for c in report["candidates"]}) == 1
+    assert report["winner"]["name"] == "variant-3"
+    assert report["spent"]["calls"] <= 200

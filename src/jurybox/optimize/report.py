@@ -33,8 +33,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"Winner: **{winner['name']}** ({winner['id']})",
         "",
         f"- dev score {_figure(dev)} on {dev['items']} dev items (selected on them: optimistic)",
-        f"- test score {_figure(test)} on {test['items']} test items, judged once "
-        f"({test['method']})",
+        f"- test score {_figure(test)} on {test['items']} test items, judged once",
         f"- trust on test: {winner['trust']['level']} — {winner['trust']['reason']}",
         f"- optimism gap (dev − test): {winner['optimism_gap']:+.3f}",
     ]
