@@ -48,6 +48,7 @@ from jurybox.optimize.scoring import item_scores
 from jurybox.optimize.search import Budget, SearchResult, run_search
 from jurybox.optimize.split import load_optimize_split
 from jurybox.optimize.state import Layout, read_state
+from jurybox.pipeline.retry import RetryPolicy
 
 __all__ = ["OptimizeOptions", "OptimizeStopped", "optimize"]
 
@@ -125,28 +126,12 @@ def _resumed(config: Path | None, resume: Path, options: OptimizeOptions) -> Ses
 
 
 def _prepare(session: Session) -> None:
+    """The split, the candidates as run configs, the plan; then ``state.json``."""
     opt, layout, echo = session.opt, session.layout, session.options.echo
     split, dropped = choose_split(opt, layout, new_split=session.state["new_split"], echo=echo)
     session.split = split
     session.state["split"] = {"folder": str(split.folder), "seed": split.seed, "dropped": dropped}
-    variants = (
-        read_variants(opt.resolve(opt.config.instructions)) if opt.config.instructions else []
-    )
-    proposer_calls = 0
-    if opt.config.proposer is not None:
-        proposed, proposer_calls = _proposals(session, [v.text for v in variants])
-        variants += proposed
-    arms = opt.base.task.arms
-    sets = []
-    if opt.config.examples is not None:
-        pair = (arms[0], arms[1]) if arms and len(arms) == 2 else None
-        sets = example_sets(
-            split, pair, sizes=opt.config.examples.sizes, sets=opt.config.examples.sets
-        )
-    rubrics = [opt.resolve(path) for path in opt.config.rubrics]
-    session.candidates = build_candidates(
-        base_instructions(opt.base), variants, sets, rubrics, split
-    )
+    proposer_calls = _candidates(session)
     write_candidate_files(opt, layout, session.candidates, split)
     budget = Budget(session.state["budget"]["calls"], session.state["budget"]["usd"])
     found = costs(opt, layout, session.candidates, split, priced=budget.usd is not None)
@@ -174,6 +159,32 @@ def _prepare(session: Session) -> None:
     )
 
 
+def _candidates(session: Session) -> int:
+    """Every combination of the variants (the user's, the proposer's), the example sets and
+    the rubric variants; returns the proposer's calls."""
+    opt, split = session.opt, session.split
+    assert split is not None
+    variants = (
+        read_variants(opt.resolve(opt.config.instructions)) if opt.config.instructions else []
+    )
+    proposer_calls = 0
+    if opt.config.proposer is not None:
+        proposed, proposer_calls = _proposals(session, [v.text for v in variants])
+        variants += proposed
+    arms = opt.base.task.arms
+    sets = []
+    if opt.config.examples is not None:
+        pair = (arms[0], arms[1]) if arms and len(arms) == 2 else None
+        sets = example_sets(
+            split, pair, sizes=opt.config.examples.sizes, sets=opt.config.examples.sets
+        )
+    rubrics = [opt.resolve(path) for path in opt.config.rubrics]
+    session.candidates = build_candidates(
+        base_instructions(opt.base), variants, sets, rubrics, split
+    )
+    return proposer_calls
+
+
 def _proposals(session: Session, known: Sequence[str]) -> tuple[list[Variant], int]:
     opt, split = session.opt, session.split
     assert opt.config.proposer is not None and split is not None
@@ -181,8 +192,9 @@ def _proposals(session: Session, known: Sequence[str]) -> tuple[list[Variant], i
         opt.config.proposer, split, session.mode, base_instructions(opt.base)
     )
     provider = session.options.providers.get("proposer")
+    policy = RetryPolicy.from_config(opt.base.pipeline)  # the base config's retries
     rewrites, calls = asyncio.run(
-        propose(opt.config.proposer, request, session.layout.cache, provider)
+        propose(opt.config.proposer, request, session.layout.cache, policy, provider)
     )
     kept, dropped = keep_new(rewrites, [*known, base_instructions(opt.base) or ""])
     session.options.echo(

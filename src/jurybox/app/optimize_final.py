@@ -28,7 +28,7 @@ from jurybox.optimize.prepare import check_test_allowed, write_run_config
 from jurybox.optimize.report import markdown, winner_config
 from jurybox.optimize.scoring import item_scores
 from jurybox.optimize.search import INTERVAL_METHOD, SearchResult, item_interval
-from jurybox.optimize.split import append_ledger, test_uses
+from jurybox.optimize.split import append_ledger, passes_on_test
 from jurybox.optimize.state import Layout
 from jurybox.records import JudgeRecord
 from jurybox.versions import jurybox_version
@@ -86,10 +86,12 @@ def _test_pass(session: Session, winner: Candidate) -> dict[str, Any]:
         "method": INTERVAL_METHOD,
         "level": trust["level"],
     }
-    done = [u for u in test_uses(_ledger_root(session), split.seed) if u.get("status") == "done"]
+    done = [
+        u for u in passes_on_test(_ledger_root(session), split.seed) if u.get("status") == "done"
+    ]
     if not any(u.get("output_dir") == str(layout.root) for u in done):
         append_ledger(_ledger_root(session), {**_use(session, winner, "done"), "result": outcome})
-    return {"outcome": outcome, "trust": trust, "records": _spent(records)}
+    return {"outcome": outcome, "trust": trust, "spent": _spent(records)}
 
 
 def _use(session: Session, winner: Candidate, status: str) -> dict[str, Any]:
@@ -168,7 +170,7 @@ def _report(session: Session, result: SearchResult, test: Mapping[str, Any]) -> 
     layout, state = session.layout, session.state
     winner = session.candidates[result.choice.winner]
     dev = _candidate_entry(winner, result.choice.winner, result)["dev"]
-    spent = _all_spent(session, test["records"])
+    spent = _all_spent(session, test["spent"])
     ids = [c.id for c in session.candidates]
     return {
         "format": "jurybox-optimize-report/1",
@@ -179,15 +181,7 @@ def _report(session: Session, result: SearchResult, test: Mapping[str, Any]) -> 
         "split": {**state["split"], "items": session.split.counts() if session.split else {}},
         "budget": state["budget"],
         "spent": {**spent, "proposer_calls": state.get("proposer_calls", 0)},
-        "search": {
-            "method": result.plan.method,
-            "interval_method": INTERVAL_METHOD,
-            "rungs": [
-                {"rung": r.index, "candidates": r.candidates, "items": r.items}
-                for r in result.plan.rungs
-            ],
-            "planned_calls": result.plan.calls,
-        },
+        "search": _search_entry(result),
         "candidates": [_candidate_entry(c, i, result) for i, c in enumerate(session.candidates)],
         "choice": {
             "leader": ids[result.choice.leader],
@@ -208,6 +202,18 @@ def _report(session: Session, result: SearchResult, test: Mapping[str, Any]) -> 
             "test_run": str(layout.test_run),
             "test_report": str(layout.test_report),
         },
+    }
+
+
+def _search_entry(result: SearchResult) -> dict[str, Any]:
+    return {
+        "method": result.plan.method,
+        "interval_method": INTERVAL_METHOD,
+        "rungs": [
+            {"rung": r.index, "candidates": r.candidates, "items": r.items}
+            for r in result.plan.rungs
+        ],
+        "planned_calls": result.plan.calls,
     }
 
 

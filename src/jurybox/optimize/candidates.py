@@ -157,8 +157,7 @@ def check_quotes(text: str, what: str, held: Sequence[tuple[str, str, str]]) -> 
             raise ConfigError(
                 f"{what} quotes the {split} item '{item_id}' (a question or response of it, "
                 "after normalising whitespace and case): the judge must never be shown an item "
-                "it is scored on, nor the test items before the test pass",
-                field=what,
+                "it is scored on, nor the test items before the test pass"
             )
 
 

@@ -28,8 +28,8 @@ from jurybox.optimize.split import (
     append_ledger,
     draw_split,
     load_optimize_split,
+    passes_on_test,
     read_ledger,
-    test_uses,
 )
 from jurybox.optimize.state import Layout
 from jurybox.pipeline.dryrun import estimate_run
@@ -89,7 +89,7 @@ def choose_split(
 
 
 def _check_reusable(opt: Optimize, root: Path, split: OptimizeSplit) -> None:
-    used = test_uses(root, split.seed)
+    used = passes_on_test(root, split.seed)
     if used:
         raise ConfigError(
             f"the test split of {split.folder} was judged {describe_test_use(used[-1])}; "
@@ -112,7 +112,7 @@ def check_test_allowed(opt: Optimize, split: OptimizeSplit, layout: Layout) -> b
     """Right before the test pass: refuse when another optimize judged this test split; True
     when this optimize started its own test pass already (a resume carries it on)."""
     root = opt.split_root
-    uses = test_uses(root, split.seed)
+    uses = passes_on_test(root, split.seed)
     others = [u for u in uses if u.get("output_dir") != str(layout.root)]
     if others:
         raise ConfigError(

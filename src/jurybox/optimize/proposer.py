@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from jurybox.devloop.split import normalise_text
-from jurybox.errors import ConfigError, ParseError
+from jurybox.errors import ConfigError, ParseError, ProviderError
 from jurybox.optimize.candidates import Variant
 from jurybox.optimize.config import Proposer
 from jurybox.optimize.split import OptimizeSplit
@@ -28,7 +28,7 @@ from jurybox.pipeline.retry import CallFailed, RetryPolicy, call_with_retry
 from jurybox.prompts import fence_untrusted, neutralise
 from jurybox.providers.base import Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider
-from jurybox.records import CompletionRequest, Item
+from jurybox.records import Completion, CompletionRequest, Item
 
 _SYSTEM = """You improve the instructions given to an LLM judge. The judge {task}. \
 Its instructions tell it what a better answer is for this data set.
@@ -100,13 +100,15 @@ async def propose(
     proposer: Proposer,
     request: CompletionRequest,
     cache_path: Path,
+    policy: RetryPolicy,
     provider: Provider | None = None,
 ) -> tuple[list[str], int]:
     """The proposer's rewrites (raw, in order) and the calls its answer took (an answer read
     from the cache counts the one call that made it: an earlier start of this optimize).
 
     Raises:
-        ConfigError: the call failed for good, or its answer is not the JSON asked for.
+        ProviderError: the call failed for good (exit 1).
+        ConfigError: its answer is not the JSON asked for.
     """
     register_judge_secrets(proposer.judge)
     owned = provider is None
@@ -115,28 +117,32 @@ async def propose(
     try:
         key = cache_key(provider.vendor, provider.model, proposer.judge, request)
         completion = cache.get(key)
-        if completion is None:
-            outcome = await call_with_retry(
-                lambda: provider.complete(request),
-                provider.classify_error,
-                RetryPolicy(),
-                rng=random.Random(0),
-            )
-            if isinstance(outcome, CallFailed):
-                raise ConfigError(
-                    f"the proposer's call failed after {outcome.attempts} attempts: "
-                    f"{outcome.error}",
-                    field="proposer.judge",
-                )
-            completion, calls = outcome
-            rewrites = _rewrites(completion.structured, completion.text)  # before caching it
-            cache.put(key, completion)
-            return rewrites, calls
-        return _rewrites(completion.structured, completion.text), 1
+        if completion is not None:
+            return _rewrites(completion.structured, completion.text), 1
+        completion, calls = await _ask(provider, request, policy)
+        rewrites = _rewrites(completion.structured, completion.text)  # checked before it is kept
+        cache.put(key, completion)
+        return rewrites, calls
     finally:
         cache.close()
         if owned:
             await provider.aclose()
+
+
+async def _ask(
+    provider: Provider, request: CompletionRequest, policy: RetryPolicy
+) -> tuple[Completion, int]:
+    outcome = await call_with_retry(
+        lambda: provider.complete(request),
+        provider.classify_error,
+        policy,
+        rng=random.Random(0),
+    )
+    if isinstance(outcome, CallFailed):
+        raise ProviderError(
+            f"the proposer's call failed after {outcome.attempts} attempts: {outcome.error}"
+        )
+    return outcome
 
 
 def _rewrites(structured: Mapping[str, Any] | None, text: str) -> list[str]:

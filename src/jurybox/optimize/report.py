@@ -25,9 +25,14 @@ def _figure(entry: Mapping[str, Any] | None) -> str:
 def markdown(report: Mapping[str, Any]) -> str:
     """The report for a reader: the winner's dev and test figures first, then every
     candidate."""
+    return "\n".join([*_headline(report), "", *_context(report), "", *_table(report)]) + "\n"
+
+
+def _headline(report: Mapping[str, Any]) -> list[str]:
     winner = report["winner"]
     test, dev = winner["test"], winner["dev"]
-    lines = [
+    base = report["candidates"][0]
+    return [
         f"# jurybox optimize: {report['judge']} ({report['mode']})",
         "",
         f"Winner: **{winner['name']}** ({winner['id']})",
@@ -36,43 +41,49 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"- test score {_figure(test)} on {test['items']} test items, judged once",
         f"- trust on test: {winner['trust']['level']} — {winner['trust']['reason']}",
         f"- optimism gap (dev − test): {winner['optimism_gap']:+.3f}",
+        f"- the base prompt on dev: {_figure(base['dev'])} on {base['dev']['items']} items",
     ]
-    base = report["candidates"][0]
-    lines.append(
-        f"- the base prompt on dev: {_figure(base['dev'])} on {base['dev']['items']} items"
-    )
+
+
+def _context(report: Mapping[str, Any]) -> list[str]:
     split, spent = report["split"], report["spent"]
-    lines += [
-        "",
+    dropped = (
+        f"; {split['dropped']} items without a gold label left out" if split["dropped"] else ""
+    )
+    usd = f", USD {spent['usd']:.4f}" if spent["usd"] is not None else ""
+    return [
         f"Split {split['folder']} (seed {split['seed']}): train {split['items']['train']}, "
-        f"dev {split['items']['dev']}, test {split['items']['test']}"
-        + (f"; {split['dropped']} items without a gold label left out" if split["dropped"] else ""),
-        f"Calls: {spent['calls']} made ({spent['proposer_calls']} by the proposer)"
-        + (f", USD {spent['usd']:.4f}" if spent["usd"] is not None else "")
+        f"dev {split['items']['dev']}, test {split['items']['test']}{dropped}",
+        f"Calls: {spent['calls']} made ({spent['proposer_calls']} by the proposer){usd}"
         + _budget(report["budget"]),
         "",
         f"Search: {report['search']['method']}.",
         f"Intervals: {report['search']['interval_method']}.",
-        "",
+    ]
+
+
+def _table(report: Mapping[str, Any]) -> list[str]:
+    winner = report["winner"]["id"]
+    lines = [
         "| id | candidate | examples | characters | dev score [95 % CI] | dev items seen | "
         "p vs leader |",
         "|---|---|---|---|---|---|---|",
     ]
     for entry in report["candidates"]:
         p = entry.get("p_vs_leader")
-        mark = " (winner)" if entry["id"] == winner["id"] else ""
+        mark = " (winner)" if entry["id"] == winner else ""
         lines.append(
             f"| {entry['id']} | {entry['name']}{mark} | {entry['examples']} | "
             f"{entry['own_chars']} | {_figure(entry['dev'])} | {entry['items_seen']} | "
             f"{'—' if p is None else f'{p:.3g}'} |"
         )
     files = report["files"]
-    lines += [
+    return [
+        *lines,
         "",
         f"Winning config: {files['winner_config']}",
         f"Test run: {files['test_run']} (report: {files['test_report']})",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def _budget(budget: Mapping[str, Any]) -> str:

@@ -161,13 +161,7 @@ def draw_split(
     entries = assign(labelled, gold.strata, shares, seed)
     folder = root / f"seed-{seed}"
     by_id = {item.id: dataclasses.replace(item, human=gold.human[item.id]) for item in labelled}
-    files: dict[SplitName, Path] = {}
-    for name in SPLITS:
-        mine = [e for e in entries if e.split == name]
-        ordered = interleaved(mine, sorted({e.label for e in mine}), lambda e: e.label)
-        files[name] = folder / f"{name}.jsonl"
-        rows = [json.dumps(item_row(by_id[e.id]), ensure_ascii=False) + "\n" for e in ordered]
-        write_text_atomic(files[name], "".join(rows))
+    files = _write_files(folder, entries, by_id)
     manifest = {
         "format": FORMAT,
         "seed": seed,
@@ -184,6 +178,20 @@ def draw_split(
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     write_text_atomic(folder / MANIFEST, text)
     return load_optimize_split(folder), len(items) - len(labelled)
+
+
+def _write_files(
+    folder: Path, entries: Sequence[SplitItem], by_id: Mapping[str, Item]
+) -> dict[SplitName, Path]:
+    """train/dev/test.jsonl, each with its labels spread evenly through the file."""
+    files: dict[SplitName, Path] = {}
+    for name in SPLITS:
+        mine = [e for e in entries if e.split == name]
+        ordered = interleaved(mine, sorted({e.label for e in mine}), lambda e: e.label)
+        files[name] = folder / f"{name}.jsonl"
+        rows = [json.dumps(item_row(by_id[e.id]), ensure_ascii=False) + "\n" for e in ordered]
+        write_text_atomic(files[name], "".join(rows))
+    return files
 
 
 def load_optimize_split(folder: Path) -> OptimizeSplit:
@@ -265,14 +273,11 @@ def current_seed(root: Path) -> int | None:
     return seeds[-1] if seeds else None
 
 
-def test_uses(root: Path, seed: int) -> list[dict[str, Any]]:
+def passes_on_test(root: Path, seed: int) -> list[dict[str, Any]]:
     """Every test pass started on the split of ``seed`` (finished or not), oldest first."""
     return [
         e for e in read_ledger(root) if e.get("event") == "test" and int(e.get("seed", -1)) == seed
     ]
-
-
-test_uses.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite the name
 
 
 def held_out_texts(split: OptimizeSplit) -> list[tuple[str, str, str]]:
