@@ -23,45 +23,14 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
+from optimize_helpers import MARKER, RULE, SIX_VARIANTS, questions, write_items
 
 from .conftest import StartServer
 from .helpers import CLI, run_cli
 
-RULE_WORD = "checkmark-rule"
-MARKER = "[checked]"
-VARIANTS = [
-    {"name": "helpful", "text": "Prefer the response that helps the user most."},
-    {"name": "concise", "text": "Prefer the shorter, more direct response."},
-    {"name": "rule", "text": f"Prefer the response marked {MARKER} ({RULE_WORD})."},
-    {"name": "correct", "text": "Prefer the response whose facts are correct."},
-    {"name": "polite", "text": "Prefer the more polite and respectful response."},
-    {"name": "detailed", "text": "Prefer the response that explains its reasoning in detail."},
-]
-
-
-def _dataset(folder: Path, n: int) -> Path:
-    """Items whose right answer holds the marker (the treatment on even items, the control on
-    odd ones), each labelled with it; questions unique and none a prefix of another."""
-    lines = []
-    for number in range(n):
-        right = "treatment" if number % 2 == 0 else "control"
-        wrong = "control" if right == "treatment" else "treatment"
-        responses = {right: f"Answer {number:03d} {MARKER}", wrong: f"Answer {number:03d}, plain"}
-        lines.append(
-            {
-                "id": f"q{number:03d}",
-                "question": f"Question q{number:03d}: which answer applies the house rule?",
-                "responses": {arm: responses[arm] for arm in ("control", "treatment")},
-                "human": {"preferred_arm": right},
-            }
-        )
-    path = folder / "items.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
-
 
 def _configs(folder: Path, url: str, n: int, variants: list[dict[str, str]], **extra: Any) -> Path:
-    _dataset(folder, n)
+    write_items(folder, n)
     base = {
         "judges": {
             "rules": {
@@ -90,18 +59,13 @@ def _configs(folder: Path, url: str, n: int, variants: list[dict[str, str]], **e
     return path
 
 
-def _questions(split_file: Path) -> list[str]:
-    lines = split_file.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["question"] for line in lines]
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_optimize_finds_the_rule_and_never_shows_test_before_the_test_pass(
     tmp_path: Path, wire_server: StartServer
 ) -> None:
-    server = wire_server(rule_word=RULE_WORD, rule_marker=MARKER, record_bodies=True)
-    config = _configs(tmp_path, server.url, 120, VARIANTS)
+    server = wire_server(rule_word=RULE, rule_marker=MARKER, record_bodies=True)
+    config = _configs(tmp_path, server.url, 120, SIX_VARIANTS)
 
     result = CliRunner().invoke(
         main, ["optimize", str(config), "--budget-calls", "600"], catch_exceptions=False
@@ -122,8 +86,8 @@ def test_optimize_finds_the_rule_and_never_shows_test_before_the_test_pass(
     # The server's log, in order: every request before the test pass shows a dev item, the
     # test pass shows test items only, and nothing after it.
     split = Path(report["split"]["folder"])
-    test_questions = _questions(split / "test.jsonl")
-    dev_questions = _questions(split / "dev.jsonl")
+    test_questions = questions(split / "test.jsonl")
+    dev_questions = questions(split / "dev.jsonl")
     bodies = [body.decode("utf-8") for body in server.bodies()]
     holds_test = [any(q in body for q in test_questions) for body in bodies]
     first_test = holds_test.index(True)
@@ -131,11 +95,11 @@ def test_optimize_finds_the_rule_and_never_shows_test_before_the_test_pass(
     assert all(holds_test[first_test:])
     assert len(bodies) - first_test == 2 * len(test_questions)  # once, in both orders
     assert all(any(q in body for q in dev_questions) for body in bodies[:first_test])
-    assert all(RULE_WORD in body for body in bodies[first_test:])
+    assert all(RULE in body for body in bodies[first_test:])
 
     # The winning config runs as it is and is right where the base prompt is not.
     winner = yaml.safe_load((out / "winner.yaml").read_text(encoding="utf-8"))
-    assert winner["task"]["instructions"] == VARIANTS[2]["text"]
+    assert winner["task"]["instructions"] == SIX_VARIANTS[1]["text"]
 
     # A second optimize on the same data refuses to judge the test split again.
     again = CliRunner().invoke(main, ["optimize", str(config), "--out", str(tmp_path / "o2")])
@@ -164,10 +128,8 @@ def _units(bodies: list[bytes]) -> list[tuple[str, str]]:
 def test_a_killed_optimize_resumes_without_asking_a_recorded_judgment_again(
     tmp_path: Path, wire_server: StartServer
 ) -> None:
-    server = wire_server(
-        rule_word=RULE_WORD, rule_marker=MARKER, record_bodies=True, latency_s=0.02
-    )
-    config = _configs(tmp_path, server.url, 80, VARIANTS[:4], concurrency=2)
+    server = wire_server(rule_word=RULE, rule_marker=MARKER, record_bodies=True, latency_s=0.02)
+    config = _configs(tmp_path, server.url, 80, SIX_VARIANTS[:4], concurrency=2)
     out = tmp_path / "results" / "optimize"
     process = subprocess.Popen(
         [*CLI, "optimize", str(config), "--budget-calls", "400"],

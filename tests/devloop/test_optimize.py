@@ -18,8 +18,7 @@ from jurybox.config import load_config
 from jurybox.errors import ConfigError
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import CompletionRequest
-
-from .optimize_helpers import (
+from optimize_helpers import (
     MARKER,
     RULE,
     VARIANTS,
@@ -188,7 +187,7 @@ def test_the_proposer_sees_train_items_only_and_is_asked_once(tmp_path: Path) ->
 
 
 def test_rubric_variants_are_candidates_in_rubric_mode(tmp_path: Path) -> None:
-    from .optimize_helpers import write_base, write_items
+    from optimize_helpers import write_base, write_items
 
     write_items(tmp_path, 30)
     write_base(tmp_path, mode="rubric", rubric="general")

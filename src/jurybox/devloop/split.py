@@ -298,28 +298,41 @@ class LoadedSplit:
         return [e.id for e in self.entries.values() if e.split == name]
 
 
-def load_split(directory: str | Path) -> LoadedSplit:
-    """Read ``split_manifest.json`` and verify that the split files are the ones it hashed."""
-    folder = Path(directory)
+def checked_manifest(
+    folder: Path, fmt: str, *, missing: str, changed: str
+) -> tuple[dict[str, Any], dict[SplitName, Path]]:
+    """A split folder's manifest (of format ``fmt``) and its train/dev/test files, each checked
+    against the hash the manifest holds: ConfigError with ``missing`` when there is none, and
+    naming the file, followed by ``changed``, when one is missing or edited."""
     path = folder / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError("no split here; run `jurybox split` first", path=str(path)) from None
+        raise ConfigError(missing, path=str(path)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not valid JSON ({exc.msg})", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ConfigError(f"not a {FORMAT} manifest", path=str(path))
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise ConfigError(f"not a {fmt} manifest", path=str(path))
     files: dict[SplitName, Path] = {}
     for name in SPLITS:
         file = folder / data["files"][name]["path"]
         if not file.exists() or dataset_hash(file) != data["files"][name]["sha256"]:
-            raise ConfigError(
-                f"{file.name} is missing or changed since `jurybox split` wrote it; its hashes "
-                "would no longer guard against leaks. Re-run `jurybox split`",
-                path=str(file),
-            )
+            raise ConfigError(f"{file.name} is missing or changed since {changed}", path=str(file))
         files[name] = file
+    return data, files
+
+
+def load_split(directory: str | Path) -> LoadedSplit:
+    """Read ``split_manifest.json`` and verify that the split files are the ones it hashed."""
+    folder = Path(directory)
+    path = folder / MANIFEST
+    data, files = checked_manifest(
+        folder,
+        FORMAT,
+        missing="no split here; run `jurybox split` first",
+        changed="`jurybox split` wrote it; its hashes would no longer guard against leaks. "
+        "Re-run `jurybox split`",
+    )
     entries = {
         row["id"]: SplitEntry(
             row["id"], row["split"], row["label"], row["content_hash"], row["response_hash"]

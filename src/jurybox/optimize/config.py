@@ -27,9 +27,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from jurybox.config import JudgeConfig, RunConfig, load_config, load_yaml
+from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
-from jurybox.rubrics.model import validation_error
+from jurybox.rubrics.model import read_yaml_mapping, validation_error
 
 
 class _Frozen(BaseModel):
@@ -123,9 +123,7 @@ def load_optimize(path: str | Path) -> Optimize:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("optimize config not found", path=str(path)) from None
-    data = load_yaml(text, str(path))
-    if not isinstance(data, dict):
-        raise ConfigError("expected a mapping at the top level", path=str(path))
+    data = read_yaml_mapping(text, str(path))
     try:
         config = OptimizeConfig.model_validate(data)
     except ValidationError as exc:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +30,15 @@ from jurybox.devloop.split import (
     SplitName,
     allocate,
     check_fractions,
+    checked_manifest,
     content_hash,
     interleaved,
     item_row,
     normalise_text,
     response_hash,
 )
-from jurybox.errors import ConfigError, DatasetError
+from jurybox.devloop.state import append_line, read_lines
+from jurybox.errors import DatasetError
 from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.pipeline.until import gold_labels
@@ -196,26 +197,13 @@ def _write_files(
 
 def load_optimize_split(folder: Path) -> OptimizeSplit:
     """A seed's split folder, its files checked against the manifest's hashes."""
-    path = folder / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError("no optimize split here", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON ({exc.msg})", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ConfigError(f"not a {FORMAT} manifest", path=str(path))
-    files: dict[SplitName, Path] = {}
-    for name in SPLITS:
-        file = folder / data["files"][name]["path"]
-        if not file.exists() or dataset_hash(file) != data["files"][name]["sha256"]:
-            raise ConfigError(
-                f"{file.name} is missing or changed since optimize split the data: its test "
-                "items could no longer be told apart from the rest. Draw a new split "
-                "(--new-split)",
-                path=str(file),
-            )
-        files[name] = file
+    data, files = checked_manifest(
+        folder,
+        FORMAT,
+        missing="no optimize split here",
+        changed="optimize split the data: its test items could no longer be told apart from "
+        "the rest. Draw a new split (--new-split)",
+    )
     entries = {
         row["id"]: SplitItem(
             row["id"],
@@ -232,7 +220,7 @@ def load_optimize_split(folder: Path) -> OptimizeSplit:
         files,
         entries,
         data["source"]["sha256"],
-        dataset_hash(path),
+        dataset_hash(folder / MANIFEST),
     )
 
 
@@ -240,31 +228,12 @@ def load_optimize_split(folder: Path) -> OptimizeSplit:
 
 
 def append_ledger(root: Path, entry: Mapping[str, Any]) -> None:
-    """One line, appended and fsync'd; the file is never rewritten."""
-    root.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(dict(entry), ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = os.open(root / LEDGER, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """One line, appended and fsync'd; the ledger is never rewritten."""
+    append_line(root / LEDGER, entry)
 
 
 def read_ledger(root: Path) -> Iterator[dict[str, Any]]:
-    path = root / LEDGER
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith("\n") or not line.strip():
-                continue  # a torn last line from a killed process
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"not valid JSON ({exc.msg})", path=str(path), line=number
-                ) from None
+    return read_lines(root / LEDGER)
 
 
 def current_seed(root: Path) -> int | None:

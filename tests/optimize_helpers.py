@@ -1,4 +1,5 @@
-"""Builders of the optimize tests: labelled pairwise items, configs, and a scripted rule judge."""
+"""Builders of the optimize tests (tests/devloop/test_optimize.py, tests/chaos/
+test_optimize_wire.py): labelled pairwise items, configs, and a scripted rule judge."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ VARIANTS = [
     {"name": "helpful", "text": "Prefer the response that helps the user most."},
     {"name": "rule", "text": f"Prefer the response marked {MARKER} ({RULE})."},
     {"name": "concise", "text": "Prefer the shorter, more direct response."},
+]
+# Six variants, one holding the rule word (the chaos test's candidate file).
+SIX_VARIANTS = [
+    *VARIANTS,
+    {"name": "correct", "text": "Prefer the response whose facts are correct."},
+    {"name": "polite", "text": "Prefer the more polite and respectful response."},
+    {"name": "detailed", "text": "Prefer the response that explains its reasoning in detail."},
 ]
 _SHOWN = re.compile(
     r'<untrusted_response label="Response ([AB])">\n(.*?)\n</untrusted_response>', re.S
