@@ -260,3 +260,44 @@ def test_the_bundled_example_runs_and_picks_the_simplest_of_equal_candidates(
     assert len({c["dev"]["score"] for c in report["candidates"]}) == 1
     assert report["winner"]["name"] == "variant-3"
     assert report["spent"]["calls"] <= 200
+
+
+@pytest.mark.parametrize(
+    ("extra", "variants", "message"),
+    [
+        ({"bogus": 1}, None, "field 'bogus': Extra inputs are not permitted"),
+        ({"split": {"train": 0.5}}, None, "field 'split': train, dev and test must sum to 1"),
+        ({"judge": "zz"}, None, "field 'judge': no judge 'zz' in the base config"),
+        ({"rubrics": ["r.yaml"]}, None, "rubric variants need task.mode rubric"),
+        ({}, [{"name": "a", "text": "x", "file": "y.md"}], "field '[0]': give a variant's text"),
+        ({}, [""], "field '[0]': an instruction variant is empty"),
+        ({}, ["Same words.", " same   WORDS. "], "have the same text"),
+    ],
+)
+def test_bad_optimize_input_is_refused_before_anything_is_written(
+    tmp_path: Path,
+    extra: dict,
+    variants: list | None,
+    message: str,  # type: ignore[type-arg]
+) -> None:
+    config = setup(tmp_path, variants=variants, **extra)
+    result = CliRunner().invoke(main, ["optimize", str(config)])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "optimize_split").exists() and not (tmp_path / "results").exists()
+
+
+def test_a_dollar_budget_bounds_the_plan_with_the_judges_prices(tmp_path: Path) -> None:
+    from optimize_helpers import write_base
+
+    config = setup(tmp_path, search={"min_items": 4})
+    prices = {"price_input_per_mtok": 1.0, "price_output_per_mtok": 4.0, "max_tokens": 200}
+    write_base(tmp_path, judge={"provider": "fake", **prices})
+    report = run_optimize(config, {"rules": rule_judge()}, budget_usd=0.2)
+    state = json.loads((Path(report["files"]["winner_config"]).parent / "state.json").read_text())
+    reserved, plan = state["reserved"]["test_usd"], state["plan"]
+    assert reserved > 0 and plan["usd"] + reserved <= 0.2
+    assert len(plan["rungs"]) > 1  # 0.2 USD does not buy every candidate every dev item
+    assert report["budget"] == {"calls": None, "usd": 0.2}
+    assert report["spent"]["usd"] <= 0.2

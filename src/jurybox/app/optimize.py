@@ -128,10 +128,13 @@ def _resumed(config: Path | None, resume: Path, options: OptimizeOptions) -> Ses
 def _prepare(session: Session) -> None:
     """The split, the candidates as run configs, the plan; then ``state.json``."""
     opt, layout, echo = session.opt, session.layout, session.options.echo
+    variants = (  # read first: a bad variants file is refused before a split is drawn
+        read_variants(opt.resolve(opt.config.instructions)) if opt.config.instructions else []
+    )
     split, dropped = choose_split(opt, layout, new_split=session.state["new_split"], echo=echo)
     session.split = split
     session.state["split"] = {"folder": str(split.folder), "seed": split.seed, "dropped": dropped}
-    proposer_calls = _candidates(session)
+    proposer_calls = _candidates(session, variants)
     write_candidate_files(opt, layout, session.candidates, split)
     budget = Budget(session.state["budget"]["calls"], session.state["budget"]["usd"])
     found = costs(opt, layout, session.candidates, split, priced=budget.usd is not None)
@@ -159,14 +162,11 @@ def _prepare(session: Session) -> None:
     )
 
 
-def _candidates(session: Session) -> int:
+def _candidates(session: Session, variants: list[Variant]) -> int:
     """Every combination of the variants (the user's, the proposer's), the example sets and
     the rubric variants; returns the proposer's calls."""
     opt, split = session.opt, session.split
     assert split is not None
-    variants = (
-        read_variants(opt.resolve(opt.config.instructions)) if opt.config.instructions else []
-    )
     proposer_calls = 0
     if opt.config.proposer is not None:
         proposed, proposer_calls = _proposals(session, [v.text for v in variants])

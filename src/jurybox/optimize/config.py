@@ -20,12 +20,13 @@ its rubric) is always candidate ``base``.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jurybox.config import JudgeConfig, RunConfig, load_config
 from jurybox.errors import ConfigError
@@ -60,6 +61,14 @@ class SplitSettings(_Frozen):
     dev: float = Field(0.4, gt=0, le=1)
     test: float = Field(0.4, gt=0, le=1)
     seed: int = Field(42, description="Seed of the first split (a new split takes the next).")
+
+    @model_validator(mode="after")
+    def _shares_sum_to_one(self) -> SplitSettings:
+        if not math.isclose(self.train + self.dev + self.test, 1.0, abs_tol=1e-6):
+            raise ValueError(
+                f"train, dev and test must sum to 1, got {self.train} + {self.dev} + {self.test}"
+            )
+        return self
 
 
 class BudgetSettings(_Frozen):
