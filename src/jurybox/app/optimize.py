@@ -53,7 +53,9 @@ from jurybox.pipeline.retry import RetryPolicy
 __all__ = ["OptimizeOptions", "OptimizeStopped", "optimize"]
 
 
-def optimize(config: Path | None, *, resume: Path | None, options: OptimizeOptions) -> Any:
+def optimize(
+    config: Path | None, *, resume: Path | None, options: OptimizeOptions
+) -> dict[str, Any]:
     """Start an optimize from ``config`` or carry on the one in ``resume``; returns its report
     (``optimize_report.json``'s content). Bad input raises ConfigError / DatasetError before
     any call; a failed judge raises OptimizeStopped naming the resume command."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from jurybox.config import load_config
+from jurybox.devloop.split import SplitName
 from jurybox.errors import JuryboxError
 from jurybox.io.judgments import read_records
 from jurybox.optimize.candidates import Candidate
@@ -66,12 +68,13 @@ class Session:
 
     @property
     def resume_command(self) -> str:
-        return f"jurybox optimize --resume {self.layout.root}"
+        return f"jurybox optimize --resume {shlex.quote(str(self.layout.root))}"
 
 
-def split_gold(split: OptimizeSplit, name: str, mode: str) -> dict[str, Any]:
+def split_gold(split: OptimizeSplit, name: SplitName, mode: str) -> dict[str, Any]:
+    """Item id -> its gold label as the split files hold it (``optimize.scoring`` reads it)."""
     key = "verdict" if mode == "criterion" else "preferred_arm"
-    return {item.id: item.human[key] for item in split.items(name)}  # type: ignore[arg-type]
+    return {item.id: item.human[key] for item in split.items(name)}
 
 
 def judge_run(session: Session, config: Path, out: Path, limit: int | None) -> list[JudgeRecord]:
