@@ -43,7 +43,7 @@ from jurybox.optimize.prepare import (
     search_plan,
     write_candidate_files,
 )
-from jurybox.optimize.proposer import keep_new, propose, proposer_request
+from jurybox.optimize.proposer import Proposal, keep_new, propose, proposer_request
 from jurybox.optimize.scoring import item_scores
 from jurybox.optimize.search import Budget, SearchResult, run_search
 from jurybox.optimize.split import load_optimize_split
@@ -136,7 +136,7 @@ def _prepare(session: Session) -> None:
     split, dropped = choose_split(opt, layout, new_split=session.state["new_split"], echo=echo)
     session.split = split
     session.state["split"] = {"folder": str(split.folder), "seed": split.seed, "dropped": dropped}
-    proposer_calls = _candidates(session, variants)
+    proposal = _candidates(session, variants)
     write_candidate_files(opt, layout, session.candidates, split)
     budget = Budget(session.state["budget"]["calls"], session.state["budget"]["usd"])
     found = costs(opt, layout, session.candidates, split, priced=budget.usd is not None)
@@ -146,7 +146,7 @@ def _prepare(session: Session) -> None:
         budget,
         n_candidates=len(session.candidates),
         n_dev=len(split.ids("dev")),
-        spent_calls=proposer_calls,
+        spent=Budget(proposal.calls, proposal.usd),
     )
     session.save(
         stage="searching",
@@ -154,7 +154,8 @@ def _prepare(session: Session) -> None:
         plan=plan_json(plan),
         method=plan.method,
         reserved={"test_calls": found.test_calls, "test_usd": found.test_usd},
-        proposer_calls=proposer_calls,
+        proposer_calls=proposal.calls,
+        proposer_usd=proposal.usd,
     )
     echo(
         f"{len(session.candidates)} candidates; search plan: "
@@ -164,15 +165,15 @@ def _prepare(session: Session) -> None:
     )
 
 
-def _candidates(session: Session, variants: list[Variant]) -> int:
+def _candidates(session: Session, variants: list[Variant]) -> Proposal:
     """Every combination of the variants (the user's, the proposer's), the example sets and
-    the rubric variants; returns the proposer's calls."""
+    the rubric variants; returns what the proposer cost (nothing without one)."""
     opt, split = session.opt, session.split
     assert split is not None
-    proposer_calls = 0
+    proposal = Proposal([], 0, None)
     if opt.config.proposer is not None:
-        proposed, proposer_calls = _proposals(session, [v.text for v in variants])
-        variants += proposed
+        proposal, proposed = _proposals(session, [v.text for v in variants])
+        variants = variants + proposed
     arms = opt.base.task.arms
     sets = []
     if opt.config.examples is not None:
@@ -184,26 +185,25 @@ def _candidates(session: Session, variants: list[Variant]) -> int:
     session.candidates = build_candidates(
         base_instructions(opt.base), variants, sets, rubrics, split
     )
-    return proposer_calls
+    return proposal
 
 
-def _proposals(session: Session, known: Sequence[str]) -> tuple[list[Variant], int]:
+def _proposals(session: Session, known: Sequence[str]) -> tuple[Proposal, list[Variant]]:
     opt, split = session.opt, session.split
     assert opt.config.proposer is not None and split is not None
-    request = proposer_request(
-        opt.config.proposer, split, session.mode, base_instructions(opt.base)
-    )
+    current = base_instructions(opt.base)
+    request = proposer_request(opt.config.proposer, split, session.mode, current)
     provider = session.options.providers.get("proposer")
     policy = RetryPolicy.from_config(opt.base.pipeline)  # the base config's retries
-    rewrites, calls = asyncio.run(
+    proposal = asyncio.run(
         propose(opt.config.proposer, request, session.layout.cache, policy, provider)
     )
-    kept, dropped = keep_new(rewrites, [*known, base_instructions(opt.base) or ""])
+    kept, dropped = keep_new(proposal.rewrites, [*known, current or ""])
     session.options.echo(
         f"proposer: {len(kept)} new instructions ({dropped} empty or repeated answers dropped)"
     )
-    session.state["proposals"] = {"rewrites": rewrites, "kept": [v.name for v in kept]}
-    return kept, calls
+    session.state["proposals"] = {"rewrites": proposal.rewrites, "kept": [v.name for v in kept]}
+    return proposal, kept
 
 
 def _reload(session: Session) -> None:

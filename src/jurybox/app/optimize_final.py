@@ -226,6 +226,9 @@ def _all_spent(session: Session, test: Mapping[str, Any]) -> dict[str, Any]:
             calls += part["calls"]
             if part["usd"] is not None:
                 usd = (usd or 0.0) + part["usd"]
+    proposer_usd = session.state.get("proposer_usd")
+    if proposer_usd is not None:
+        usd = (usd or 0.0) + proposer_usd
     return {"calls": calls + session.state.get("proposer_calls", 0), "usd": usd}
 
 

@@ -233,13 +233,13 @@ def search_plan(
     *,
     n_candidates: int,
     n_dev: int,
-    spent_calls: int,
+    spent: Budget,
 ) -> SearchPlan:
-    """The plan under what the budget leaves once the test pass (and the proposer's calls,
-    ``spent_calls``) are set aside."""
+    """The plan under what the budget leaves once the test pass and what is ``spent`` (the
+    proposer's call) are set aside."""
     left = Budget(
-        None if budget.calls is None else budget.calls - costs_.test_calls - spent_calls,
-        None if budget.usd is None else budget.usd - (costs_.test_usd or 0.0),
+        None if budget.calls is None else budget.calls - costs_.test_calls - (spent.calls or 0),
+        None if budget.usd is None else budget.usd - (costs_.test_usd or 0.0) - (spent.usd or 0),
     )
     if (left.calls is not None and left.calls <= 0) or (left.usd is not None and left.usd <= 0):
         raise ConfigError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from jurybox.optimize.split import OptimizeSplit
 from jurybox.parsing import extract_json
 from jurybox.pipeline.cache import ResponseCache, cache_key
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, call_with_retry
+from jurybox.pricing import completion_cost_usd
 from jurybox.prompts import fence_untrusted, neutralise
 from jurybox.providers.base import Provider, register_judge_secrets
 from jurybox.providers.registry import create_provider
@@ -96,15 +98,24 @@ def _shown(item: Item, number: int) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """The proposer's rewrites (raw, in order) and what its answer cost: an answer read from
+    the cache counts the one call that made it (an earlier start of this optimize)."""
+
+    rewrites: list[str]
+    calls: int
+    usd: float | None  # None: the proposer judge has no prices
+
+
 async def propose(
     proposer: Proposer,
     request: CompletionRequest,
     cache_path: Path,
     policy: RetryPolicy,
     provider: Provider | None = None,
-) -> tuple[list[str], int]:
-    """The proposer's rewrites (raw, in order) and the calls its answer took (an answer read
-    from the cache counts the one call that made it: an earlier start of this optimize).
+) -> Proposal:
+    """Ask the proposer (or read its answer from the cache).
 
     Raises:
         ProviderError: the call failed for good (exit 1).
@@ -116,13 +127,13 @@ async def propose(
     cache = ResponseCache(cache_path)
     try:
         key = cache_key(provider.vendor, provider.model, proposer.judge, request)
-        completion = cache.get(key)
-        if completion is not None:
-            return _rewrites(completion.structured, completion.text), 1
-        completion, calls = await _ask(provider, request, policy)
-        rewrites = _rewrites(completion.structured, completion.text)  # checked before it is kept
-        cache.put(key, completion)
-        return rewrites, calls
+        completion, calls = cache.get(key), 1
+        if completion is None:
+            completion, calls = await _ask(provider, request, policy)
+            _rewrites(completion.structured, completion.text)  # a bad answer is never cached
+            cache.put(key, completion)
+        usd = completion_cost_usd(proposer.judge, completion)
+        return Proposal(_rewrites(completion.structured, completion.text), calls, usd)
     finally:
         cache.close()
         if owned:
