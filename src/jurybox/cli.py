@@ -713,6 +713,57 @@ def estimate_command(
     )
 
 
+@main.command("optimize")
+@click.argument("config", type=_FILE, required=False)
+@click.option("--out", "out_dir", type=_FOLDER, help="Its folder (default: output_dir in CONFIG).")
+@click.option("--resume", type=_FOLDER, help="Carry on the optimize in this folder.")
+@click.option("--budget-calls", type=click.IntRange(min=1), help="Most judge calls in all.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Most USD.")
+@click.option("--new-split", is_flag=True, help="Draw a new split (the last one's test is used).")
+@handle_errors
+def optimize_command(
+    config: Path | None,
+    *,
+    out_dir: Path | None,
+    resume: Path | None,
+    budget_calls: int | None,
+    budget_usd: float | None,
+    new_split: bool,
+) -> None:
+    """Tune a judge's prompt on train and dev; judge the winner once on the frozen test split.
+
+    CONFIG names a run config with gold labels, the judge to tune and its candidates:
+    instruction variants (a YAML list or a folder of .md files), a proposer's rewrites,
+    few-shot sets from train, rubric variants (docs/optimize.md). They are searched on dev by
+    successive halving within --budget-calls / --budget-usd (the test pass set aside first);
+    the winner is judged once on test, and the report gives its dev score, its test score
+    with a per-item interval and trust level, the optimism gap (dev - test) and every
+    candidate; winner.yaml is ready for `jurybox run`.
+
+    \b
+    A second optimize on a split whose test was judged is refused unless --new-split.
+    --resume DIR carries a stopped optimize on (its budget kept): no recorded judgment is
+    asked again. Exits 2 on bad input, 1 when a judge's calls failed (resume later).
+    """
+    from jurybox.app.optimize import OptimizeOptions, OptimizeStopped, optimize
+
+    options = OptimizeOptions(
+        output_dir=out_dir,
+        budget_calls=budget_calls,
+        budget_usd=budget_usd,
+        new_split=new_split,
+        console=_console(),
+        echo=lambda line: click.echo(line, err=True),
+    )
+    try:
+        report = optimize(config, resume=resume, options=options)
+    except OptimizeStopped as exc:
+        _say_error(str(exc))
+        sys.exit(EXIT_FAILURE)
+    click.echo(f"report: {report['files']['report_md']}")
+    click.echo(f"winning config: {report['files']['winner_config']}")
+
+
 # --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True, type=_PATH)

@@ -254,6 +254,17 @@ class TemplateConfig(_Frozen):
     user: str = Field(description="Path to the user template (prints every response once).")
 
 
+class PairwiseExample(_Frozen):
+    """``task.examples``: one worked pairwise example shown to the judge, with its answer."""
+
+    id: str | None = Field(None, description="Where it came from (e.g. a train item's id).")
+    question: str = Field(min_length=1, description="The example's question.")
+    response_a: str = Field(description="The response shown as the example's Response A.")
+    response_b: str = Field(description="The response shown as the example's Response B.")
+    verdict: Literal["A", "B", "TIE"] = Field(description="The right verdict for the example.")
+    reasoning: str | None = Field(None, description="Why it is right (shown when given).")
+
+
 class TaskConfig(_Frozen):
     """What the judges are asked to do."""
 
@@ -296,6 +307,34 @@ class TaskConfig(_Frozen):
                 "batch prompt: set batch_size: 1 or drop the template"
             )
         return template
+
+    # Worked examples change the answer as the instructions do; the cache key hashes the prompt
+    # they produce and the resume check compares the task section, which holds them inline.
+    examples: Annotated[tuple[PairwiseExample, ...], _ANSWER] = Field(
+        (),
+        description="Pairwise: worked examples with their right verdict, shown (fenced) in the "
+        "system prompt before the evaluation criteria. `jurybox optimize` draws them from the "
+        "train split only; criterion mode keeps its examples in the criterion file.",
+    )
+
+    @field_validator("examples")
+    @classmethod
+    def _examples_in_plain_pairwise(
+        cls, examples: tuple[PairwiseExample, ...], info: ValidationInfo
+    ) -> tuple[PairwiseExample, ...]:
+        if not examples:
+            return examples
+        if info.data.get("mode") != "pairwise":
+            raise ValueError(
+                "task.examples are pairwise examples: criterion mode keeps its examples in the "
+                "criterion file, rubric and ranking mode have none"
+            )
+        if info.data.get("batch_size", 1) > 1 or info.data.get("template") is not None:
+            raise ValueError(
+                "task.examples go into jurybox's own pairwise prompt: not with batch_size > 1 "
+                "or a custom task.template (write the examples into your template)"
+            )
+        return examples
 
 
 class PipelineConfig(_Frozen):

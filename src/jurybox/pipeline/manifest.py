@@ -116,6 +116,11 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         for name, judge in snapshot.get("judges", {}).items()
     }
     rest = {k: snapshot.get(k) for k in ("task", "scoring", "dataset")}
+    # A task setting left empty is the one a run started before it existed had: a manifest
+    # without `examples` (added by issue 37) resumes under a config without them.
+    task = rest.get("task")
+    if isinstance(task, Mapping):
+        rest["task"] = {k: v for k, v in task.items() if v not in (None, [], {})}
     return {"pipeline": pipeline, "judges": judges, **rest}
 
 
