@@ -181,7 +181,9 @@ class Costs:
 
 
 def _priced(estimates: Sequence[JudgeEstimate]) -> float | None:
-    costs = [e.cost_usd for e in estimates]
+    """The most the calls can cost (every answer at ``max_tokens``): a budget is a bound, so it
+    is held against the dear case, not the typical output the dry run estimates."""
+    costs = [e.max_cost_usd for e in estimates]
     return None if any(c is None for c in costs) else float(sum(c for c in costs if c))
 
 
