@@ -39,7 +39,7 @@ def config(name: str) -> RunConfig:
 
 
 def dataset_of(run: RunConfig) -> list[Item]:
-    return load_dataset(run.resolve(run.paths.dataset), run.dataset)
+    return load_dataset(run.resolve(run.paths.dataset), run.dataset, run.labels)
 
 
 def approx_tokens(text: str) -> int:
@@ -72,8 +72,10 @@ def test_config_validates_and_its_dataset_loads(name: str) -> None:
     if run.task.arms is not None:
         assert set(run.task.arms) == set(items[0].arms)
     if run.paths.human_labels is not None:
-        labels = load_human_labels(run.resolve(run.paths.human_labels))
+        labels = load_human_labels(run.resolve(run.paths.human_labels), run.labels)
         assert set(labels) <= {item.id for item in items}
+        arms = {*items[0].arms, "tie"}
+        assert {label["preferred_arm"] for label in labels.values()} <= arms
     for criterion in run.task.criteria:
         assert run.resolve(criterion).is_file()
     assert name in README
@@ -283,3 +285,22 @@ def test_readme_describes_every_file() -> None:
     ]  # results/ holds run outputs when the example configs are run (git-ignored)
     for path in files:
         assert path.name in README, path
+
+
+def test_the_csv_example_maps_its_columns_and_its_a_b_labels() -> None:
+    run = config("csv_pairwise.yaml")
+    assert Path(run.paths.dataset).suffix == ".csv" and run.paths.human_labels == "ab_labels.csv"
+    items = dataset_of(run)
+    assert len(items) == 12 and {item.arms for item in items} == {("old", "new")}
+    assert items[0].id == "s01" and items[0].metadata == {"topic": "science"}
+    labels = load_human_labels(run.resolve("ab_labels.csv"), run.labels)
+    assert len(labels) == 8
+    assert Counter(label["preferred_arm"] for label in labels.values()) == {
+        "old": 4,
+        "new": 3,
+        "tie": 1,
+    }
+    raw = (EXAMPLES / "ab_labels.csv").read_text(encoding="utf-8")
+    assert ",A," in raw and ",B," in raw  # the file itself says A / B
+    assert "12 items x 2 judges x 2 orders = 48" in (EXAMPLES / "csv_pairwise.yaml").read_text()
+    assert "| `ab_items.csv` | 12 |" in README and "| `ab_labels.csv` | 8 |" in README

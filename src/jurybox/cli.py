@@ -1,4 +1,5 @@
-"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input, 1 other failure."""
+"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input or set-up (a
+missing extra), 1 other failure."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from jurybox.errors import InputError, JuryboxError
+from jurybox.errors import InputError, JuryboxError, MissingDependencyError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jurybox.config import RunConfig
 
 # Start-up (issue #19): this module imports only click and the errors. rich, pydantic (the trust
 # thresholds) and asyncio (the run's signals) load when a command needs them, so `--help` and
@@ -52,7 +55,7 @@ def handle_errors(func: F) -> F:
         except KeyboardInterrupt:  # Ctrl-C before a run's own handler is installed
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except InputError as exc:
+        except (InputError, MissingDependencyError) as exc:  # bad input or set-up: fix, rerun
             _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
@@ -316,14 +319,20 @@ def export_command(
     export_run(run, out, fmt=fmt, dataset=dataset, human=human, console=_console())
 
 
-# `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
+# `jurybox analyze` options that override one trust threshold, each named as its key in the
+# config's `trust:` section (a TrustThresholds field).
 _TRUST_FLAGS = (
-    ("--min-accuracy", "min_accuracy"),
-    ("--fail-accuracy", "fail_accuracy"),
-    ("--min-kappa", "min_kappa"),
-    ("--max-failure-rate", "warn_failure_rate"),
-    ("--min-swap-consistency", "warn_swap_consistency"),
+    "min_accuracy",
+    "fail_accuracy",
+    "min_kappa",
+    "warn_failure_rate",
+    "warn_swap_consistency",
 )
+# Their names before they matched the config keys: still read, not shown in --help.
+_OLD_TRUST_FLAGS = {
+    "--max-failure-rate": "warn_failure_rate",
+    "--min-swap-consistency": "warn_swap_consistency",
+}
 
 
 class _TrustOption(click.Option):
@@ -342,11 +351,28 @@ class _TrustOption(click.Option):
 
 
 def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for flag, name in reversed(_TRUST_FLAGS):
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        command = click.option(flag, f"old_{name}", type=float, hidden=True)(command)
+    for name in reversed(_TRUST_FLAGS):
+        flag = "--" + name.replace("_", "-")
         command = click.option(flag, name, cls=_TrustOption, type=float, default=None, metavar="X")(
             command
         )
     return command
+
+
+def _trust_overrides(given: dict[str, float | None]) -> dict[str, float | None]:
+    """The threshold flags by TrustThresholds field, an old flag name read as its new one."""
+    overrides = {name: given.get(name) for name in _TRUST_FLAGS}
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        value = given.get(f"old_{name}")
+        if value is None:
+            continue
+        if overrides[name] is not None:
+            new = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag} is the old name of {new}: give one of them")
+        overrides[name] = value
+    return overrides
 
 
 def _plot_families(value: str | None) -> tuple[str, ...] | None:
@@ -365,14 +391,13 @@ def _plot_families(value: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
+def _thresholds(config: RunConfig | None, overrides: dict[str, float | None]) -> Any:
     """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
     from pydantic import ValidationError
 
-    from jurybox.config import load_config
     from jurybox.thresholds import TrustThresholds
 
-    base = load_config(config).trust if config is not None else TrustThresholds()
+    base = config.trust if config is not None else TrustThresholds()
     given = {name: value for name, value in overrides.items() if value is not None}
     try:
         return TrustThresholds.model_validate({**base.model_dump(), **given})
@@ -389,9 +414,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--out",
     "out_dir",
     type=_FOLDER,
-    required=True,
-    help="Folder for the report files: new, empty or an earlier report, which is replaced whole "
-    "once the new one is complete.",
+    help="Folder for the report files (default: RUN/report for a run folder, `report` beside a "
+    "judgments file): new, empty or an earlier report, which is replaced whole once the new "
+    "one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -406,8 +431,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--config",
     "config",
     type=_FILE,
-    help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
-    "override single ones.",
+    help="Run config (YAML) whose `trust:` section sets the trust thresholds (the flags below "
+    "override single ones) and whose `labels:` section, if it has one, says how to read the "
+    "labels (default: as the run's config did, per manifest.json).",
 )
 @_trust_options
 @handle_errors
@@ -416,14 +442,14 @@ def analyze(
     *,
     human: Path | None,
     dataset: Path | None,
-    out_dir: Path,
+    out_dir: Path | None,
     no_plots: bool,
     plot_families: tuple[str, ...] | None,
     config: Path | None,
     **trust: float | None,
 ) -> None:
     """Analyse JUDGMENTS (judgments.jsonl, a run folder, or an export's Parquet file); write
-    the report files to --out.
+    the report files to --out (default: RUN/report, or `report` beside a judgments file).
 
     The dataset and human labels default to the ones the run's manifest.json names; which were
     used is printed.
@@ -432,18 +458,25 @@ def analyze(
     evidence of accuracy (agreement with gold or human labels whose 95% CI clears
     --min-accuracy / --min-kappa), at most `use with caution` without labels, lowered by
     failures, swap inconsistency, position or length preference and retest drift. The
-    thresholds applied are echoed in analysis_report.json (options.thresholds).
+    thresholds applied are echoed in analysis_report.json (options.thresholds). The flags are
+    named as the `trust:` keys; --max-failure-rate and --min-swap-consistency, their former
+    names, still work.
     """
     from jurybox.app import analyze_to_dir
+    from jurybox.app.analyze import default_report_dir
+    from jurybox.config import load_config
 
+    run_config = load_config(config) if config is not None else None
+    labels = run_config.labels if run_config and "labels" in run_config.model_fields_set else None
     analyze_to_dir(
         judgments,
         human=human,
         dataset=dataset,
-        out_dir=out_dir,
+        out_dir=out_dir if out_dir is not None else default_report_dir(judgments),
         console=_console(stderr=False),
         plots=False if no_plots else (plot_families if plot_families is not None else True),
-        thresholds=_thresholds(config, trust),
+        thresholds=_thresholds(run_config, _trust_overrides(trust)),
+        labels_config=labels,
     )
 
 
@@ -680,6 +713,57 @@ def estimate_command(
     )
 
 
+@main.command("optimize")
+@click.argument("config", type=_FILE, required=False)
+@click.option("--out", "out_dir", type=_FOLDER, help="Its folder (default: output_dir in CONFIG).")
+@click.option("--resume", type=_FOLDER, help="Carry on the optimize in this folder.")
+@click.option("--budget-calls", type=click.IntRange(min=1), help="Most judge calls in all.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Most USD.")
+@click.option("--new-split", is_flag=True, help="Draw a new split (the last one's test is used).")
+@handle_errors
+def optimize_command(
+    config: Path | None,
+    *,
+    out_dir: Path | None,
+    resume: Path | None,
+    budget_calls: int | None,
+    budget_usd: float | None,
+    new_split: bool,
+) -> None:
+    """Tune a judge's prompt on train and dev; judge the winner once on the frozen test split.
+
+    CONFIG names a run config with gold labels, the judge to tune and its candidates:
+    instruction variants (a YAML list or a folder of .md files), a proposer's rewrites,
+    few-shot sets from train, rubric variants (docs/optimize.md). They are searched on dev by
+    successive halving within --budget-calls / --budget-usd (the test pass set aside first);
+    the winner is judged once on test, and the report gives its dev score, its test score
+    with a per-item interval and trust level, the optimism gap (dev - test) and every
+    candidate; winner.yaml is ready for `jurybox run`.
+
+    \b
+    A second optimize on a split whose test was judged is refused unless --new-split.
+    --resume DIR carries a stopped optimize on (its budget kept): no recorded judgment is
+    asked again. Exits 2 on bad input, 1 when a judge's calls failed (resume later).
+    """
+    from jurybox.app.optimize import OptimizeOptions, OptimizeStopped, optimize
+
+    options = OptimizeOptions(
+        output_dir=out_dir,
+        budget_calls=budget_calls,
+        budget_usd=budget_usd,
+        new_split=new_split,
+        console=_console(),
+        echo=lambda line: click.echo(line, err=True),
+    )
+    try:
+        report = optimize(config, resume=resume, options=options)
+    except OptimizeStopped as exc:
+        _say_error(str(exc))
+        sys.exit(EXIT_FAILURE)
+    click.echo(f"report: {report['files']['report_md']}")
+    click.echo(f"winning config: {report['files']['winner_config']}")
+
+
 # --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True, type=_PATH)
@@ -733,6 +817,35 @@ def compare_command(
     )
 
 
+# --- jurybox view (issue 34) ----------------------------------------------------------------
+@main.command("view")
+@click.argument("directory", type=_FOLDER)
+@click.option(
+    "--out",
+    type=_FILE,
+    help="The page to write (default: DIR/index.html); an existing file is replaced only when "
+    "it is a page jurybox view wrote.",
+)
+@handle_errors
+def view_command(directory: Path, out: Path | None) -> None:
+    """One offline page over every run and comparison under DIRECTORY, however deep.
+
+    \b
+    Per run: when it started, its status (an interrupted run says so, with the command that
+    resumes it), mode, items, each judge's trust level and the result the trusted judges
+    give, linked to its report.html; a run not analysed yet shows the command that analyses
+    it. Per comparison (jurybox compare): the runs and each judge's change, linked to
+    compare.html. Where two runs or more compared different models with one same model on
+    the same items, a leaderboard: each model's win rate over that model, per judge that the
+    run's own report trusts. Every table sorts by a click on a column's name. The page loads
+    nothing and runs no script but its own; its links are relative, so keep it beside the runs.
+    """
+    from jurybox.app.view import view_folder
+
+    view_folder(directory, out=out, console=_console(stderr=False))
+
+
+# --- jurybox show (issue 35) ----------------------------------------------------------------
 @main.command("show")
 @click.argument("run", type=_PATH)
 @click.argument("item")

@@ -18,6 +18,7 @@ import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -253,6 +254,17 @@ class TemplateConfig(_Frozen):
     user: str = Field(description="Path to the user template (prints every response once).")
 
 
+class PairwiseExample(_Frozen):
+    """``task.examples``: one worked pairwise example shown to the judge, with its answer."""
+
+    id: str | None = Field(None, description="Where it came from (e.g. a train item's id).")
+    question: str = Field(min_length=1, description="The example's question.")
+    response_a: str = Field(description="The response shown as the example's Response A.")
+    response_b: str = Field(description="The response shown as the example's Response B.")
+    verdict: Literal["A", "B", "TIE"] = Field(description="The right verdict for the example.")
+    reasoning: str | None = Field(None, description="Why it is right (shown when given).")
+
+
 class TaskConfig(_Frozen):
     """What the judges are asked to do."""
 
@@ -295,6 +307,34 @@ class TaskConfig(_Frozen):
                 "batch prompt: set batch_size: 1 or drop the template"
             )
         return template
+
+    # Worked examples change the answer as the instructions do; the cache key hashes the prompt
+    # they produce and the resume check compares the task section, which holds them inline.
+    examples: Annotated[tuple[PairwiseExample, ...], _ANSWER] = Field(
+        (),
+        description="Pairwise: worked examples with their right verdict, shown (fenced) in the "
+        "system prompt before the evaluation criteria. `jurybox optimize` draws them from the "
+        "train split only; criterion mode keeps its examples in the criterion file.",
+    )
+
+    @field_validator("examples")
+    @classmethod
+    def _examples_in_plain_pairwise(
+        cls, examples: tuple[PairwiseExample, ...], info: ValidationInfo
+    ) -> tuple[PairwiseExample, ...]:
+        if not examples:
+            return examples
+        if info.data.get("mode") != "pairwise":
+            raise ValueError(
+                "task.examples are pairwise examples: criterion mode keeps its examples in the "
+                "criterion file, rubric and ranking mode have none"
+            )
+        if info.data.get("batch_size", 1) > 1 or info.data.get("template") is not None:
+            raise ValueError(
+                "task.examples go into jurybox's own pairwise prompt: not with batch_size > 1 "
+                "or a custom task.template (write the examples into your template)"
+            )
+        return examples
 
 
 class PipelineConfig(_Frozen):
@@ -351,6 +391,32 @@ class DatasetConfig(_Frozen):
     )
 
 
+def _text_keys(values: Any) -> Any:
+    """YAML reads ``1: old`` with an integer key; a label value is matched as text."""
+    if isinstance(values, dict):
+        return {
+            str(key) if isinstance(key, int | float) and not isinstance(key, bool) else key: value
+            for key, value in values.items()
+        }
+    return values
+
+
+class LabelsConfig(_Frozen):
+    """How to read human labels: the inline ``human`` fields of the dataset and the file
+    ``paths.human_labels`` names. They never reach a judge (a resume ignores this section)."""
+
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Label field -> column in the labels file, e.g. {query_id: id, "
+        "preferred_arm: winner}.",
+    )
+    values: Annotated[dict[str, str], BeforeValidator(_text_keys)] = Field(
+        default_factory=dict,
+        description="preferred_arm value in the labels -> the arm it means (or tie), e.g. "
+        "{A: old, B: new, draw: tie}; inline labels and the labels file alike.",
+    )
+
+
 class PathsConfig(_Frozen):
     dataset: str
     output_dir: str = "results/run"
@@ -371,6 +437,7 @@ class RunConfig(_Frozen):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
     paths: PathsConfig
     trust: TrustThresholds = Field(
         default_factory=TrustThresholds,

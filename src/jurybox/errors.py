@@ -6,10 +6,20 @@ input without reading a traceback. The CLI maps ``InputError`` subclasses to exi
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from jurybox.records import RateLimits
+
+
+def nearest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``name`` (difflib, case ignored), or None when none is close: the
+    "did you mean" of a message about a field, column or value that matched nothing."""
+    by_lower = {choice.lower(): choice for choice in choices}
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[found[0]] if found else None
 
 
 class JuryboxError(Exception):

@@ -235,6 +235,7 @@ def test_compare_pages_escape_user_text_and_load_nothing(tmp_path: Path) -> None
     # B's items link to its own report, from where the page is written; A has none to link
     assert 'href="../runs/b%20x/report.html#items?item=q20">q20</a>' in html
     assert "A: no report.html found in the run folder" in html
+    assert "`jurybox analyze RUN` (into RUN/report)" in html  # analyze's default folder
     markdown = render_compare_markdown(report)
     assert "<script>" not in markdown
     assert "Verdict accuracy" in markdown

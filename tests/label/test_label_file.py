@@ -170,3 +170,22 @@ def test_a_full_disk_loses_no_complete_label(tmp_path: Path) -> None:
     assert data.endswith(b"\n")  # the short write was cut back: no torn line
     assert len(data.splitlines()) == int(written) > 0
     assert all(json.loads(line) for line in data.splitlines())
+
+
+def test_the_labels_section_maps_the_users_file_not_jurybox_labels(tmp_path: Path) -> None:
+    """``labels:`` describes the user's own label file; ``RUN/labels.jsonl`` holds jurybox's
+    keys and the run's arm names, and is read as written. Here the user's tool showed the
+    responses the other way round, so its file's arm names are swapped by ``values``."""
+    from jurybox.app.sources import run_labels, run_sources
+    from jurybox.config import LabelsConfig
+
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("", encoding="utf-8")
+    _write(tmp_path / "labels.jsonl", [{"query_id": "q1", "preferred_arm": "A", "annotator": "x"}])
+    mine = _write(tmp_path / "mine.jsonl", [{"query_id": "q1", "preferred_arm": "A"}])
+    swap = LabelsConfig(values={"A": "B", "B": "A"})
+    labelled = run_sources(judgments, dataset=None, human=None, labels=swap)
+    assert labelled.human.origin == "labelled" and labelled.labels_config == swap
+    assert run_labels(labelled) == {"q1": {"preferred_arm": "A", "annotator": "x"}}
+    given = run_sources(judgments, dataset=None, human=mine, labels=swap)
+    assert run_labels(given) == {"q1": {"preferred_arm": "B"}}

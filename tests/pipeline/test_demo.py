@@ -100,3 +100,20 @@ def test_bundled_local_judge_end_to_end_on_one_item(tmp_path: Path) -> None:
     records = list(read_records(tmp_path / "out"))
     assert len(records) == 3 and all(r.local_judge and r.judge_vendor == "local" for r in records)
     assert all(r.cost_usd == 0.0 for r in records if r.status.value != "provider_error")
+
+
+def test_demo_without_the_local_extra_exits_2_with_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from jurybox.cli import main
+    from jurybox.providers import local
+
+    monkeypatch.setattr(local, "llama_cpp_available", lambda: False)
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(main, ["demo", "--output-dir", str(out)])
+    assert result.exit_code == 2, result.output  # bad set-up, as an unset key is
+    assert 'pip install "jurybox[local]"' in result.output
+    assert "bash scripts/demo.sh" in result.output and "Traceback" not in result.output
+    assert not out.exists()  # refused before anything was written

@@ -101,3 +101,17 @@ def test_unwritable_directory_names_the_manifest(tmp_path: Path) -> None:
     with pytest.raises(OSError) as failed:
         write_manifest(blocker / "manifest.json", {"run_id": "one"})
     assert failed.value.filename == str(blocker / "manifest.json")
+
+
+def test_a_run_started_before_a_task_setting_existed_resumes_without_it() -> None:
+    """A manifest written before ``task.examples`` (issue 37) has no such key: resuming it with
+    a config that leaves them out is no change; giving some is."""
+    config = make_config(DATA, OUT)
+    snapshot = config_snapshot(config)
+    del snapshot["task"]["examples"]
+    manifest = {"config": snapshot, "dataset": {"hash": "h", "path": "d"}}
+    check_resumable(manifest, config, "h")
+    example = {"question": "Q?", "response_a": "a", "response_b": "b", "verdict": "A"}
+    with_examples = make_config(DATA, OUT, task={"mode": "pairwise", "examples": [example]})
+    with pytest.raises(ConfigError, match="task"):
+        check_resumable(manifest, with_examples, "h")

@@ -262,3 +262,32 @@ def test_the_accuracy_check_reads_the_anytime_interval_when_given() -> None:
     )
     check = accuracy_check(stopped, TrustThresholds())
     assert check.status == "warn" and "anytime-valid interval 0.66–0.90" in check.message
+
+
+def test_until_and_a_fresh_cascade_read_the_labels_file_through_the_labels_section(
+    tmp_path: Path,
+) -> None:
+    """examples/csv_pairwise.yaml's labels file says A / B under its own column names: --until's
+    gold and a fresh cascade's labels are read through the config's ``labels:`` section, as
+    ``analyze`` reads them (unmapped, the file is refused at column 'qid')."""
+    from jurybox.pipeline.until import gold_labels
+    from shared_paths import PROJECT_ROOT
+
+    example = PROJECT_ROOT / "examples/csv_pairwise.yaml"
+    config = load_config(example)
+    assert gold_labels(config, load_inputs(config).items.values()) == {
+        "s01": "new",
+        "s02": "old",
+        "s04": "new",
+        "s05": "tie",
+        "s06": "old",
+        "s08": "old",
+        "s10": "new",
+        "s12": "old",
+    }
+    out, run = tmp_path / "cascade", tmp_path / "run"
+    argv = ["cascade", str(example), "--judges", "first_pick,long_pick", "--out", str(out)]
+    result = CliRunner().invoke(main, [*argv, "--output-dir", str(run)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "cascade.json").read_text(encoding="utf-8"))
+    assert report["items"]["n_labelled"] == 8

@@ -33,6 +33,7 @@ from jurybox.app.sources import (
     run_stopping,
     say_sources,
 )
+from jurybox.config import LabelsConfig
 from jurybox.errors import DatasetError
 from jurybox.io.judgments import judgments_path
 from jurybox.io.label_screen import LabelScreen, screen_labels
@@ -83,6 +84,9 @@ def _screened(
             + "; ".join(screen.bad_values[:5]),
             markup=False,
         )
+        hint = screen.value_map_hint(tables.arms)
+        if hint is not None:
+            console.print(hint, markup=False)
     return screen
 
 
@@ -153,6 +157,12 @@ def _run_options(
     )
 
 
+def default_report_dir(judgments: Path) -> Path:
+    """Where ``analyze`` writes without ``--out``: ``report`` beside the judgments file (in the
+    run folder, for a run)."""
+    return judgments_path(Path(judgments)).parent / "report"
+
+
 def analyze_to_dir(
     judgments: Path,
     *,
@@ -163,6 +173,7 @@ def analyze_to_dir(
     plots: bool | Collection[str] = True,
     options: AnalysisOptions | None = None,
     thresholds: TrustThresholds | None = None,
+    labels_config: LabelsConfig | None = None,
 ) -> ReportPaths:
     """Analyse ``judgments`` (a judgments.jsonl, a run folder, or the Parquet file ``jurybox
     export`` wrote) into ``out_dir``.
@@ -172,11 +183,13 @@ def analyze_to_dir(
     run's manifest.json beside the records gives the rubric's declared scale
     (``AnalysisOptions.score_scale``: weighted kappa and AC2 weigh over every point of it).
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
-    ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given).
+    ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given);
+    ``labels_config`` how to read the labels (default: the run config's ``labels:``, per its
+    manifest).
     """
     console = console or Console(stderr=True)
     path = _judgments_file(Path(judgments))
-    sources = run_sources(path, dataset=dataset, human=human)
+    sources = run_sources(path, dataset=dataset, human=human, labels=labels_config)
     say_sources(sources, console)
     items = run_items(path, sources)
     # Written whole into a folder beside out_dir, which it then replaces (``report_folder``).

@@ -132,7 +132,7 @@ def plan_cascade(inputs: RunInputs, flags: Mapping[str, Any]) -> tuple[RunInputs
     human_path = flags.get("human") or (
         config.resolve(config.paths.human_labels) if config.paths.human_labels else None
     )
-    human = load_human_labels(human_path) if human_path else None
+    human = load_human_labels(human_path, config.labels) if human_path else None
     schedule = CascadeSchedule.plan(replace(inputs, units=units), options, human)
     return replace(inputs, units=units), schedule
 

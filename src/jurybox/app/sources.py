@@ -13,14 +13,14 @@ hash says whether the file found is the one judged.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 from rich.console import Console
 
-from jurybox.config import DatasetConfig, JudgeConfig
+from jurybox.config import DatasetConfig, JudgeConfig, LabelsConfig
 from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.label_log import LABELS_FILE
@@ -37,7 +37,7 @@ class Source:
     """A file the analysis reads (or ``None``), where it came from, and anything to warn about."""
 
     path: Path | None
-    origin: str  # "given", "manifest", "none"
+    origin: str  # "given", "manifest", "labelled", "none"
     note: str | None = None
 
     def line(self, what: str) -> str:
@@ -54,11 +54,13 @@ _ORIGINS = {"manifest": " (from manifest.json)", "labelled": " (written by juryb
 
 @dataclass(frozen=True)
 class RunSources:
-    """The dataset (and how to read its columns) and the labels an analysis uses."""
+    """The dataset (and how to read its columns) and the labels an analysis uses (and how to
+    read theirs: the run config's ``labels:`` section)."""
 
     dataset: Source
     human: Source
     dataset_config: DatasetConfig | None = None
+    labels_config: LabelsConfig | None = None
 
 
 def say_sources(sources: RunSources, console: Console) -> None:
@@ -68,24 +70,35 @@ def say_sources(sources: RunSources, console: Console) -> None:
             console.print(source.line(what), markup=False, soft_wrap=True)
 
 
-def run_sources(judgments: Path, *, dataset: Path | None, human: Path | None) -> RunSources:
+def run_sources(
+    judgments: Path,
+    *,
+    dataset: Path | None,
+    human: Path | None,
+    labels: LabelsConfig | None = None,
+) -> RunSources:
     """The dataset and labels for ``judgments`` (a judgments.jsonl path): the ones given, else
-    the ones the run folder's manifest names. Without a manifest (an import), nothing is added."""
-    if dataset is not None and human is not None:
-        return RunSources(Source(Path(dataset), "given"), Source(Path(human), "given"))
+    the ones the run folder's manifest names. Without a manifest (an import), nothing is added.
+    Labels are read as ``labels`` says, else as the run config's ``labels:`` section does."""
     labelled = judgments.parent / LABELS_FILE  # `jurybox label`'s file in the run folder
     human_source = _given(human) or (Source(labelled, "labelled") if labelled.is_file() else None)
     try:
         manifest = read_manifest(judgments.parent / MANIFEST_FILE) or {}
     except DatasetError as exc:  # the judgments are still analysable: say what is missing
         unreadable = Source(None, "none", f"{exc}: pass --dataset / --human")
-        return RunSources(_given(dataset) or unreadable, human_source or unreadable)
+        return RunSources(
+            _given(dataset) or unreadable, human_source or unreadable, labels_config=labels
+        )
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    if dataset is not None and human is not None:
+        given = RunSources(Source(Path(dataset), "given"), Source(Path(human), "given"))
+        return replace(given, labels_config=labels or _section(config or {}, LabelsConfig))
     anchor = _run_cwd(judgments.parent, manifest)
     return RunSources(
         dataset=_given(dataset) or _recorded_dataset(manifest, anchor),
         human=human_source or _recorded_labels(manifest, config or {}, anchor),
-        dataset_config=_dataset_config(config or {}) if dataset is None else None,
+        dataset_config=_section(config or {}, DatasetConfig) if dataset is None else None,
+        labels_config=labels or _section(config or {}, LabelsConfig),
     )
 
 
@@ -93,10 +106,20 @@ def _given(path: Path | None) -> Source | None:
     return Source(Path(path), "given") if path is not None else None
 
 
-def _dataset_config(config: Mapping[str, Any]) -> DatasetConfig | None:
-    """The run's column mapping: a dataset read with the run's own renaming."""
-    section = config.get("dataset")
-    return DatasetConfig.model_validate(section) if isinstance(section, dict) else None
+_SECTIONS: dict[type[DatasetConfig | LabelsConfig], str] = {
+    DatasetConfig: "dataset",
+    LabelsConfig: "labels",
+}
+
+
+_S = TypeVar("_S", DatasetConfig, LabelsConfig)
+
+
+def _section(config: Mapping[str, Any], kind: type[_S]) -> _S | None:
+    """The run's column mapping (``dataset:``) or label reading (``labels:``), from the config
+    snapshot: the files read as the run read them."""
+    section = config.get(_SECTIONS[kind])
+    return kind.model_validate(section) if isinstance(section, dict) else None
 
 
 def _run_cwd(run_dir: Path, manifest: Mapping[str, Any]) -> Path | None:
@@ -217,14 +240,19 @@ def run_items(judgments: Path, sources: RunSources) -> list[Item] | None:
     """The dataset (given, or the run's per its manifest), else the companion items an
     ``import`` wrote beside the records, else ``None``."""
     if sources.dataset.path is not None:
-        return load_dataset(sources.dataset.path, sources.dataset_config)
+        return load_dataset(sources.dataset.path, sources.dataset_config, sources.labels_config)
     companion = companion_items_path(judgments)
     return read_items(companion) if companion.is_file() else None
 
 
 def run_labels(sources: RunSources) -> dict[str, Mapping[str, Any]] | None:
     """The labels file's entries by item id, or ``None`` without one."""
-    return load_human_labels(sources.human.path) if sources.human.path is not None else None
+    if sources.human.path is None:
+        return None
+    # `jurybox label` writes jurybox's own keys and the run's arm names: the ``labels:``
+    # section describes the user's own file, and is not applied to that one.
+    labelled = sources.human.origin == "labelled"
+    return load_human_labels(sources.human.path, None if labelled else sources.labels_config)
 
 
 def run_judges(judgments: Path) -> dict[str, JudgeConfig]:

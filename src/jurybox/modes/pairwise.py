@@ -93,6 +93,7 @@ class PairwiseMode(JudgingMode):
             request_confidence=self.ctx.scoring.request_confidence,
             confidence_scale=self.ctx.confidence_scale,
             sources=self.ctx.prompt,
+            examples=task.examples,
         )
 
     def pair_labels(self, unit: WorkUnit) -> Pair | None:

@@ -96,6 +96,15 @@ def print_estimates(console: Console, estimates: Sequence[JudgeEstimate], mode: 
         console.print(line, markup=False, soft_wrap=True)
 
 
+def estimated_cost(estimates: Sequence[JudgeEstimate]) -> tuple[str, str]:
+    """The run's estimated cost and the most it can cost, as every output writes a cost."""
+    unpriced = [est.judge for est in estimates if not est.priced]
+    priced = [est for est in estimates if est.priced]
+    cost = sum(est.cost_usd or 0.0 for est in priced) if priced else None
+    most = sum(est.max_cost_usd or 0.0 for est in priced) if priced else None
+    return format_cost(cost, unpriced), format_cost(most, unpriced)
+
+
 def estimate_notes(estimates: Sequence[JudgeEstimate], mode: str) -> list[str]:
     """The lines under the dry-run table: each judge's prices, the totals, the assumption."""
     lines = [
@@ -103,14 +112,10 @@ def estimate_notes(estimates: Sequence[JudgeEstimate], mode: str) -> list[str]:
         for est in estimates
         if est.prices
     ]
-    unpriced = [est.judge for est in estimates if not est.priced]
-    priced = [est for est in estimates if est.priced]
-    cost = sum(est.cost_usd or 0.0 for est in priced) if priced else None
-    most = sum(est.max_cost_usd or 0.0 for est in priced) if priced else None
+    cost, most = estimated_cost(estimates)
     lines.append(
-        f"{sum(est.units for est in estimates)} work units in all; estimated cost "
-        f"{format_cost(cost, unpriced)}, at most {format_cost(most, unpriced)} (every answer "
-        "at max_tokens)"
+        f"{sum(est.units for est in estimates)} work units in all; estimated cost {cost}, at "
+        f"most {most} (every answer at max_tokens)"
     )
     lines.append(
         f"output estimated at {typical_output_tokens(mode)} tokens per {mode} judgment: the "

@@ -12,7 +12,15 @@ import json
 import platform
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 
 from jurybox.config import RunConfig, dump_config, judgment_fields
 from jurybox.errors import ConfigError, DatasetError
@@ -108,6 +116,11 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         for name, judge in snapshot.get("judges", {}).items()
     }
     rest = {k: snapshot.get(k) for k in ("task", "scoring", "dataset")}
+    # A task setting left empty is the one a run started before it existed had: a manifest
+    # without `examples` (added by issue 37) resumes under a config without them.
+    task = rest.get("task")
+    if isinstance(task, Mapping):
+        rest["task"] = {k: v for k, v in task.items() if v not in (None, [], {})}
     return {"pipeline": pipeline, "judges": judges, **rest}
 
 
@@ -203,3 +216,59 @@ class RunningTotals:
             "local_judge_used": self.local,
             "batch_records": self.batch_records,
         }
+
+
+def _config_or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> RunConfig | None:
+    """A config snapshot that no longer validates (an older jurybox wrote it) reads as None."""
+    try:
+        config: RunConfig | None = handler(value)
+    except ValidationError:
+        return None
+    return config
+
+
+class ManifestDataset(BaseModel):
+    """The manifest's ``dataset`` entry: the file judged, its hash and how many items."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    path: str | None = None
+    hash: str | None = None
+    items: int | None = None
+
+
+class RunManifest(BaseModel):
+    """What a reader outside the run (``jurybox view``) reads of a manifest.json, typed; the
+    rest of the file is ignored. ``status``: running, complete, interrupted or failed (a run
+    killed without a word stays ``running``)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: str
+    status: str = "unknown"
+    started_at: str | None = None
+    finished_at: str | None = None
+    dataset: ManifestDataset | None = None
+    units_planned: int | None = None
+    records: int | None = None
+    cost_usd: float | None = None
+    config: Annotated[RunConfig | None, WrapValidator(_config_or_none)] = None
+
+    @classmethod
+    def read(cls, path: Path) -> RunManifest | None:
+        """``path``'s manifest, typed, when it is a jurybox run's; None when there is no file or
+        it is another program's manifest.json (``run_dir.read_run_manifest`` refuses that one:
+        a run would replace it).
+
+        Raises:
+            DatasetError: not JSON, or a run's manifest whose fields are not what a run writes.
+        """
+        data = read_manifest(path)
+        if data is None or not is_run_manifest(data):
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise DatasetError(str(error["msg"]), path=str(path), field=field) from None

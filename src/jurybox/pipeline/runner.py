@@ -118,7 +118,7 @@ def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
     """
     config, prices = price_judges(config)
     dataset_path = config.resolve(config.paths.dataset)
-    items = load_dataset(dataset_path, config.dataset)
+    items = load_dataset(dataset_path, config.dataset, config.labels)
     if limit is not None:
         items = items[:limit]
     mode = build_mode(config)

@@ -114,10 +114,11 @@ def item_order(seed: int, ids: Iterable[str]) -> list[str]:
 
 def gold_labels(config: RunConfig, items: Iterable[Item]) -> dict[str, str]:
     """Item id -> gold preference (an arm or ``tie``): the items' ``human.preferred_arm``, the
-    labels file's (``paths.human_labels``) winning where both give one."""
+    labels file's (``paths.human_labels``, read as the ``labels:`` section says) winning where
+    both give one."""
     found = {item.id: item.human.get("preferred_arm") for item in items if item.human}
     if config.paths.human_labels is not None:
-        labels = load_human_labels(config.resolve(config.paths.human_labels))
+        labels = load_human_labels(config.resolve(config.paths.human_labels), config.labels)
         found.update({qid: label.get("preferred_arm") for qid, label in labels.items()})
     return {
         qid: "tie" if str(value).lower() == "tie" else str(value)

@@ -31,6 +31,7 @@ from jurybox.prompts.fencing import Fenced, fence_untrusted, printed
 from jurybox.records import POSITION_LETTERS, Item
 
 if TYPE_CHECKING:
+    from jurybox.config import PairwiseExample
     from jurybox.rubrics.criteria import Criterion
     from jurybox.rubrics.model import Rubric
 
@@ -162,11 +163,13 @@ def pairwise_prompt(
     request_confidence: bool,
     confidence_scale: tuple[int, int] | None = None,
     sources: PromptSources | None = None,
+    examples: Sequence[PairwiseExample] = (),
 ) -> PromptParts:
     """Blind A/B comparison; with ``rubric``, both responses are scored per dimension first.
 
     ``order`` is (arm shown as A, arm shown as B). ``confidence_scale`` asks for a confidence
-    per dimension score (with a rubric only).
+    per dimension score (with a rubric only). ``examples`` (``task.examples``) are shown in the
+    system part, each response fenced; without them the prompt is what it always was.
     """
     if len(order) != 2:
         raise ValueError(f"pairwise needs exactly two arms, got {order}")
@@ -176,6 +179,7 @@ def pairwise_prompt(
         "request_confidence": request_confidence,
         "rubric": _rubric_context(rubric) if rubric is not None else None,
         "confidence_scale": scale,
+        "examples": _pairwise_examples(examples),
     }
     if rubric is None:
         schema = schemas.pairwise_schema(request_confidence=request_confidence)
@@ -187,6 +191,30 @@ def pairwise_prompt(
         name = "pairwise_rubric_verdict"
     shown = _shown(item, order)
     return _compose("pairwise", context, shown, schema=schema, schema_name=name, sources=sources)
+
+
+def _pairwise_examples(examples: Sequence[PairwiseExample]) -> Fenced | None:
+    """The worked examples as one block (None without): question neutralised, both responses
+    fenced as untrusted text, the right answer in the answer format's JSON."""
+    if not examples:
+        return None
+    shown = []
+    for number, example in enumerate(examples, start=1):
+        answer = {"reasoning": example.reasoning} if example.reasoning else {}
+        answer["verdict"] = example.verdict
+        shown.append(
+            {
+                "question": example.question,
+                "response_a": Fenced(
+                    fence_untrusted(example.response_a, f"Example {number}, Response A")
+                ),
+                "response_b": Fenced(
+                    fence_untrusted(example.response_b, f"Example {number}, Response B")
+                ),
+                "answer_json": json.dumps(answer, ensure_ascii=False),
+            }
+        )
+    return _block("_pairwise_examples.j2", {"examples": shown})
 
 
 def _shown(item: Item, order: Sequence[str]) -> list[tuple[str, Fenced]]:

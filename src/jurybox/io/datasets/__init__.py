@@ -48,10 +48,14 @@ replaced is logged as a warning.
 
 A human-label file (:func:`load_human_labels`) uses the same formats with a ``query_id`` column
 plus the keys of ``human`` (``preferred_arm``, ``scores``, ``verdict``, ``annotator``,
-``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too. An item
-may have several lines when each names its ``annotator``: a later line by the same annotator
-supersedes, several annotators are merged (``_labels.py``). ``jurybox label`` adds ``design``,
-``skipped`` and ``labelled_at`` to each line (docs/labelling.md).
+``notes``); in CSV, ``verdict.<arm>`` and ``scores.<arm>.<dimension>`` columns work too. The run
+config's ``labels:`` section (``LabelsConfig``) renames its columns (``columns: {query_id: id,
+preferred_arm: winner}``) and says which arm each ``preferred_arm`` value means (``values: {A:
+old, B: new}``; in label files and inline ``human`` fields alike). A column or value that
+matches nothing is refused with the nearest name (difflib) and the config line that maps it. An
+item may have several lines when each names its ``annotator``: a later line by the same
+annotator supersedes, several annotators are merged (``_labels.py``). ``jurybox label`` adds
+``design``, ``skipped`` and ``labelled_at`` to each line (docs/labelling.md).
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurybox.config import DatasetConfig
+from jurybox.config import DatasetConfig, LabelsConfig
 from jurybox.errors import DatasetError
 from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets._fields import (
@@ -109,13 +113,16 @@ from jurybox.records import Item
 logger = logging.getLogger(__name__)
 
 
-def load_dataset(path: str | Path, config: DatasetConfig | None = None) -> list[Item]:
+def load_dataset(
+    path: str | Path, config: DatasetConfig | None = None, labels: LabelsConfig | None = None
+) -> list[Item]:
     """Read and validate a dataset file; see the module docstring for the formats.
+    ``labels.values`` says which arm each inline ``human.preferred_arm`` value means.
 
     Raises:
         DatasetError: naming the file, line (Parquet: row) and field at fault.
     """
-    spec = _Spec.build(config or DatasetConfig(), str(path))
+    spec = _Spec.build(config or DatasetConfig(), str(path), labels)
     return _items(_records(Path(path)), spec, str(path))
 
 
@@ -172,24 +179,30 @@ def _say_replaced(path: str | Path, replaced: int) -> None:
         )
 
 
-def load_human_labels(path: str | Path) -> dict[str, Mapping[str, Any]]:
+def load_human_labels(
+    path: str | Path, config: LabelsConfig | None = None
+) -> dict[str, Mapping[str, Any]]:
     """Read a human-label file: ``query_id`` -> validated labels (keys of ``Item.human``, plus
-    ``annotators`` and ``design`` where several annotators or ``jurybox label`` wrote them)."""
-    return merge_lines(label_lines(path))
+    ``annotators`` and ``design`` where several annotators or ``jurybox label`` wrote them),
+    its columns renamed by ``config.columns`` and preferred arms read through ``config.values``.
+    """
+    return merge_lines(label_lines(path, config))
 
 
-def label_lines(path: str | Path) -> Iterator[LabelLine]:
-    """Every validated line of a human-label file, in file order (``merge_lines`` combines
-    them: a later line by the same annotator for the same item supersedes)."""
+def label_lines(path: str | Path, config: LabelsConfig | None = None) -> Iterator[LabelLine]:
+    """Every validated line of a human-label file, in file order, mapped line by line through
+    ``config`` (``merge_lines`` combines them: a later line by the same annotator for the same
+    item supersedes)."""
     replaced = 0
+    spec = _Spec.for_labels(config, str(path))
     for record in _records(Path(path)):
-        data, count = _encodable(_normalise(record, _Spec({}, None), _LABELS), record)
+        data, count = _encodable(_normalise(record, spec, _LABELS), record)
         where, replaced = record.where, replaced + count
-        _reject_unknown(data, LABEL_FIELDS, where, "labels")
-        query_id = _identifier(data.get("query_id"), "query_id", where, "field")
+        _reject_unknown(data, LABEL_FIELDS, where, spec)
+        query_id = _identifier(data.get("query_id"), "query_id", where, spec.label("query_id"))
         design, skipped, stamp = line_extras(data, where)
         given = {k: v for k, v in data.items() if k != "query_id" and k not in LINE_KEYS}
-        human = _human(given, None, where, "")
+        human = _human(given, None, where, "", spec.label_values)
         has_label = bool({"preferred_arm", "scores", "verdict"} & set(human))
         if skipped and has_label:
             raise where.error("a skipped line carries no label", field="skipped")

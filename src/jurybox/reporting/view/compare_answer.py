@@ -22,7 +22,7 @@ from jurybox.reporting.view.tables import Link, Table
 
 _NO_REPORT = (
     "no report.html found in the run folder (RUN/report/report.html or RUN/report.html): "
-    "write one with `jurybox analyze RUN --out RUN/report` and compare again to link its items"
+    "write one with `jurybox analyze RUN` (into RUN/report) and compare again to link its items"
 )
 
 
