@@ -107,7 +107,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert compared.exit_code == 0, compared.output
     viewed = _invoke("view", root)
     assert viewed.exit_code == 0, viewed.output
-    assert "4 runs (2 analysed), 1 comparisons, 1 leaderboards" in viewed.output
+    assert "4 runs (2 analysed), 1 comparison, 1 leaderboard" in viewed.output
     return root
 
 

@@ -59,9 +59,15 @@ def view_folder(folder: str | Path, *, out: str | Path | None = None, console: C
     overview = survey(folder)
     write_text_atomic(page, render_view(overview, page.parent))
     analysed = sum(run.report is not None for run in overview.runs)
+    counts = ", ".join(
+        _counted(len(found), noun)
+        for found, noun in (
+            (overview.comparisons, "comparison"),
+            (overview.leaderboards, "leaderboard"),
+        )
+    )
     console.print(
-        f"{len(overview.runs)} runs ({analysed} analysed), {len(overview.comparisons)} "
-        f"comparisons, {len(overview.leaderboards)} leaderboards: {page}",
+        f"{_counted(len(overview.runs), 'run')} ({analysed} analysed), {counts}: {page}",
         markup=False,
         soft_wrap=True,
     )
@@ -179,3 +185,8 @@ def _comparison(folder: Path) -> ComparisonFound | None:
         return None
     written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     return ComparisonFound(folder, folder / COMPARE_HTML, report, written)
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 run``, ``2 runs``: the count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
