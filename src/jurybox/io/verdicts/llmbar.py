@@ -8,6 +8,7 @@ tree imports everything below it; the subset is kept in each item's metadata and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -108,8 +109,23 @@ def _llmbar_judge(
         if item is None:
             raise at.error("matches no item of dataset.json", "input")
         last = _last_result(entry, at)
-        rated = _rating(last)
+        rated, failed, score_text = _rating(last)
         for name, shown in _LLMBAR_ORDERS:
+            if failed is not None:  # no score: a failed call, not upstream's fallback winner
+                loaded.records.append(
+                    pair_record(
+                        run_id=f"import-llmbar-{subset}",
+                        stamp=stamp,
+                        qid=item.id,
+                        judge=judge,
+                        shown=shown,
+                        winner=None,
+                        raw=score_text,
+                        status=failed,
+                        positions_shown=False,
+                    )
+                )
+                continue
             winner = _winner(last, name, at)
             arm = f"output_{winner}" if str(winner) in ("1", "2") else None
             if arm is None:
@@ -120,6 +136,7 @@ def _llmbar_judge(
             raw_answer = (
                 raw_text(completion[0]) if isinstance(completion, list) and completion else None
             )
+            raw_answer = raw_answer if raw_answer is not None else score_text
             loaded.records.append(
                 pair_record(
                     run_id=f"import-llmbar-{subset}",
@@ -135,16 +152,35 @@ def _llmbar_judge(
             )
 
 
-def _rating(last: Any) -> tuple[float, float] | None:
-    """The two scores of a ``Rating*`` strategy (each output scored alone), or None."""
+def _rating(last: Mapping[str, Any]) -> tuple[tuple[float, float] | None, Status | None, str | None]:
+    """A ``Rating*`` entry's two scores (each output scored alone), the failure status when a
+    call returned no score (``truncated`` when cut at the length limit, else ``unparsed``),
+    and the score texts as raw text; (None, None, None) for other strategies.
 
-    def score(value: Any) -> float:  # upstream stores [text, finish_reason]
-        return float(value[0] if isinstance(value, list) else value)
-
+    Upstream still names a winner for a call without a score (its fallback); that winner is not
+    the judge's, so the call is imported as the failure it was.
+    """
+    if "score_1" not in last and "score_2" not in last:
+        return None, None, None
+    answers = [_score_answer(last.get(key)) for key in ("score_1", "score_2")]
+    raw = "\n".join(f"score_{i}: {text}" for i, (text, _) in enumerate(answers, 1))
+    if any(finish == "length" for _, finish in answers):
+        return None, Status.TRUNCATED, raw
     try:
-        return score(last["score_1"]), score(last["score_2"])
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
+        scores = float(str(answers[0][0]).strip()), float(str(answers[1][0]).strip())
+    except ValueError:
+        return None, Status.UNPARSED, raw
+    if not all(math.isfinite(score) for score in scores):
+        return None, Status.UNPARSED, raw
+    return scores, None, raw
+
+
+def _score_answer(value: Any) -> tuple[str | None, str | None]:
+    """(text, finish reason) of a stored score: upstream keeps ``[text, finish_reason]``."""
+    if isinstance(value, list):
+        finish = value[1] if len(value) > 1 and isinstance(value[1], str) else None
+        return (raw_text(value[0]) if value else None), finish
+    return raw_text(value), None
 
 
 def _subset_folders(source: Path) -> list[Path]:
