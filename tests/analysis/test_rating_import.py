@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -115,3 +116,18 @@ def test_ties_are_shown_under_both_conventions_beside_llmbars_figure(tmp_path: P
     assert 100 * ties["ties_half"] == pytest.approx(float(published["correct_average"][:-1]))
     assert ties["ties_wrong"] == pytest.approx(ties["ties_half"] - 0.47 / 2)
     assert "counts half" in accuracy["ties_note"]
+
+
+def test_benchmark_arms_get_no_treatment_effect(tmp_path: Path) -> None:
+    last = {"swap = False": {"winner": "2"}, "swap = True": {"winner": "2"}}
+    out = tmp_path / "j.jsonl"
+    import_verdicts("llmbar", _folder(tmp_path, last), out)
+    records, items = load_imported(out)
+    assert items[0].metadata["arms_are_treatments"] is False
+    report = analyze(records, items=items)
+    assert report["effects"]["status"] == "skipped"
+    assert "not a treatment and a control" in report["effects"]["reason"]
+    assert report["summary"].get("treatment_arm") is None
+    # The same verdicts on arms of an experiment: the win rate is computed.
+    plain = [dataclasses.replace(i, metadata={}) for i in items]
+    assert analyze(records, items=plain)["effects"]["status"] == "computed"

@@ -26,7 +26,7 @@ from jurybox.io.verdicts._common import (
     raw_text,
     text_of,
 )
-from jurybox.records import Item, Status
+from jurybox.records import ARMS_ARE_TREATMENTS, Item, Status
 
 _LLMBAR_ORDERS = (
     ("swap = False", ("output_1", "output_2")),
@@ -63,7 +63,12 @@ def _llmbar_items(folder: Path, subset: str) -> list[Item]:
                 id=f"{subset}/{at.index}",
                 question=text_of(entry, "input", at),
                 responses={arm: text_of(entry, arm, at) for arm in ("output_1", "output_2")},
-                metadata={"source": f"llmbar/{subset}", "subset": subset, "category": subset},
+                metadata={
+                    "source": f"llmbar/{subset}",
+                    "subset": subset,
+                    "category": subset,
+                    ARMS_ARE_TREATMENTS: False,
+                },
                 human={"preferred_arm": f"output_{label}"},
             )
         )
