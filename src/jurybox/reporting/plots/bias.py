@@ -330,7 +330,8 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     every = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
     if not every:
         why = "no pairwise verdicts to compare"
-        if not report.effects.computed and report.effects.reason:
+        pairwise = "pairwise" in report.summary.modes
+        if pairwise and not report.effects.computed and report.effects.reason:
             why = f"no win rates: {report.effects.reason}"  # e.g. a benchmark's arms
         return not_applicable(name, title, f"no scores and {why}")
     kept, left_out = top_judges(report, every)
