@@ -82,7 +82,9 @@ def main() -> None:
                 f"{new[2]:9.3f} | {old['lower'] / args.sims:19.3f}  "
                 f"{old['higher'] / args.sims:6.3f}"
             )
-    print(f"\nKendall's W of {REVIEWERS} judges ranking at random (chance 1/m = {1 / REVIEWERS:.3f})")
+    print(
+        f"\nKendall's W of {REVIEWERS} judges ranking at random (chance 1/m = {1 / REVIEWERS:.3f})"
+    )
     print("units  mean W  'above chance' rate")
     for n_units in (10, 40):
         mean_w, rate = concordance_null(n_units, args.sims, args.seed)

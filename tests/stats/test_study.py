@@ -94,7 +94,9 @@ def test_concordance_w_is_the_friedman_w_and_its_null_is_one_over_m() -> None:
 
 def test_concordance_under_no_agreement_averages_one_over_m_and_rejects_at_alpha() -> None:
     rng = np.random.default_rng(4)
-    results = [concordance(rng.normal(size=(3, 12)), n_permutations=199, rng=rng) for _ in range(300)]
+    results = [
+        concordance(rng.normal(size=(3, 12)), n_permutations=199, rng=rng) for _ in range(300)
+    ]
     mean_w = np.mean([r.kendall_w for r in results])
     assert mean_w == pytest.approx(1 / 3, abs=0.02)  # not 0: chance agreement of 3 judges
     rejected = np.mean([r.decision == "above chance" for r in results])

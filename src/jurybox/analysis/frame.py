@@ -29,7 +29,6 @@ no scores: they are excluded from every score metric and counted in the report.
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field

@@ -38,7 +38,6 @@ from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
 from jurybox.analysis.model.stopping import Stopping
-from jurybox.analysis.model.verdict import Verdict
 from jurybox.analysis.model.summary import (
     Excluded,
     HumanLabelCounts,
@@ -48,6 +47,7 @@ from jurybox.analysis.model.summary import (
     SavingMethod,
     Summary,
 )
+from jurybox.analysis.model.verdict import Verdict
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
@@ -268,7 +268,9 @@ def _verdict(frame: AnalysisFrame, evidence: Evidence, options: AnalysisOptions)
     subsets = item_subsets(frame)
     if not subsets or not pooled.judges:
         return pooled
-    by_subset = {name: _verdict_on(restricted(frame, ids), options) for name, ids in subsets.items()}
+    by_subset = {
+        name: _verdict_on(restricted(frame, ids), options) for name, ids in subsets.items()
+    }
     return with_subsets(pooled, by_subset)
 
 

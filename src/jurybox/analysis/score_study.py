@@ -166,7 +166,9 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
         join="inner",
     ).dropna()
     diffs = [
-        float(part.loc[part["length"].idxmax(), "score"] - part.loc[part["length"].idxmin(), "score"])
+        float(
+            part.loc[part["length"].idxmax(), "score"] - part.loc[part["length"].idxmin(), "score"]
+        )
         for _, part in both.groupby(level="query_id", sort=True)
         if len(part) == 2 and part["length"].nunique() == 2
     ]

@@ -147,8 +147,7 @@ def with_subsets(pooled: Verdict, by_subset: dict[str, Verdict]) -> Verdict:
         judge: [
             f"{levels[judge].level.replace('_', ' ')} on {name}"
             for name, levels in subsets.items()
-            if judge in levels
-            and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[entry.level]
+            if judge in levels and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[entry.level]
         ]
         for judge, entry in pooled.judges.items()
     }

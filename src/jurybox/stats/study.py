@@ -12,8 +12,8 @@ differences, formed by the caller.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -168,9 +168,7 @@ def variance_difference(
     )
 
 
-def _bca(
-    diffs: NDArray[np.float64], conf: float, reps: int, rng: RNGLike
-) -> tuple[float, float]:
+def _bca(diffs: NDArray[np.float64], conf: float, reps: int, rng: RNGLike) -> tuple[float, float]:
     if np.all(diffs == diffs[0]):  # BCa is undefined on a constant sample: the interval is it
         return float(diffs[0]), float(diffs[0])
     res = sps.bootstrap(

@@ -157,7 +157,9 @@ def _llmbar_judge(
             )
 
 
-def _rating(last: Mapping[str, Any]) -> tuple[tuple[float, float] | None, Status | None, str | None]:
+def _rating(
+    last: Mapping[str, Any],
+) -> tuple[tuple[float, float] | None, Status | None, str | None]:
     """A ``Rating*`` entry's two scores (each output scored alone), the failure status when a
     call returned no score (``truncated`` when cut at the length limit, else ``unparsed``),
     and the score texts as raw text; (None, None, None) for other strategies.
