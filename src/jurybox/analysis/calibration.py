@@ -411,7 +411,7 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     """Accuracy of each judge against gold preferences, per presentation order and overall;
     with labels from ``jurybox label``, also weighted by their design (``design``)."""
     design = design_accuracy(frame, options)
-    extra = {"design": design} if design is not None else {}
+    extra: dict[str, Any] = {"design": design} if design is not None else {}
     gold = gold_preferences(frame)
     if gold.empty and design is not None:  # every label from `jurybox label`'s targeted stream
         return AccuracyVsGold.of(

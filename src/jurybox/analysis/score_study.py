@@ -166,15 +166,17 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
         join="inner",
     ).dropna()
     diffs = [
-        float(
-            part.loc[part["length"].idxmax(), "score"] - part.loc[part["length"].idxmin(), "score"]
-        )
+        _longer_minus_shorter(part["length"].to_numpy(float), part["score"].to_numpy(float))
         for _, part in both.groupby(level="query_id", sort=True)
         if len(part) == 2 and part["length"].nunique() == 2
     ]
     return attempt(
         WilcoxonMetric, wilcoxon_signed_rank, np.asarray(diffs), alternative="less", n=len(diffs)
     )
+
+
+def _longer_minus_shorter(lengths: np.ndarray, scores: np.ndarray) -> float:
+    return float(scores[np.argmax(lengths)] - scores[np.argmin(lengths)])
 
 
 def _no_lengths() -> None:
