@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jurybox.analysis import import_verdicts, load_imported
+from jurybox.analysis import analyze_records, import_verdicts, load_imported
 from jurybox.records import JudgeRecord, Status
+from jurybox.reporting import render_markdown
 
 from .helpers import analyze
 
@@ -107,7 +108,8 @@ def test_ties_are_shown_under_both_conventions_beside_llmbars_figure(tmp_path: P
     out = tmp_path / "j.jsonl"
     import_verdicts("llmbar", strategy, out)
     records, items = load_imported(out)
-    accuracy = analyze(records, items=items)["accuracy_vs_gold"]
+    report = analyze_records(records, items=items)
+    accuracy = report.model_dump(mode="json")["accuracy_vs_gold"]
     ties = accuracy["judges"]["ChatGPT/Rating"]["ties"]
     published = json.loads((strategy / "statistics.json").read_text(encoding="utf-8"))
     # 47 of 100 items have equal scores: a tie in both orders. LLMBar's own 68.5 % gives each
@@ -116,6 +118,9 @@ def test_ties_are_shown_under_both_conventions_beside_llmbars_figure(tmp_path: P
     assert 100 * ties["ties_half"] == pytest.approx(float(published["correct_average"][:-1]))
     assert ties["ties_wrong"] == pytest.approx(ties["ties_half"] - 0.47 / 2)
     assert "counts half" in accuracy["ties_note"]
+    text = " ".join(render_markdown(report).split())
+    assert "| ChatGPT/Rating | 94/200 | 0.450 | 0.685 |" in text
+    assert "A tie counts half in a benchmark's own figure" in text
 
 
 def test_benchmark_arms_get_no_treatment_effect(tmp_path: Path) -> None:
