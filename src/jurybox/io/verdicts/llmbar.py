@@ -114,34 +114,8 @@ def _llmbar_judge(
         if item is None:
             raise at.error("matches no item of dataset.json", "input")
         last = _last_result(entry, at)
-        rated, failed, score_text = _rating(last)
         for name, shown in _LLMBAR_ORDERS:
-            if failed is not None:  # no score: a failed call, not upstream's fallback winner
-                loaded.records.append(
-                    pair_record(
-                        run_id=f"import-llmbar-{subset}",
-                        stamp=stamp,
-                        qid=item.id,
-                        judge=judge,
-                        shown=shown,
-                        winner=None,
-                        raw=score_text,
-                        status=failed,
-                        positions_shown=False,
-                    )
-                )
-                continue
-            winner = _winner(last, name, at)
-            arm = f"output_{winner}" if str(winner) in ("1", "2") else None
-            if arm is None:
-                loaded.note(winner)
-            elif rated is not None and rated[0] == rated[1]:
-                arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
-            completion = mapping_of(last[name], at, name).get("completion")
-            raw_answer = (
-                raw_text(completion[0]) if isinstance(completion, list) and completion else None
-            )
-            raw_answer = raw_answer if raw_answer is not None else score_text
+            arm, raw_answer, status = _verdict(last, name, at, loaded)
             loaded.records.append(
                 pair_record(
                     run_id=f"import-llmbar-{subset}",
@@ -151,10 +125,29 @@ def _llmbar_judge(
                     shown=shown,
                     winner=arm,
                     raw=raw_answer,
-                    status=Status.OK if arm else Status.UNPARSED,
-                    positions_shown="score_1" not in last,
+                    status=status,
+                    positions_shown="score_1" not in last and "score_2" not in last,
                 )
             )
+
+
+def _verdict(
+    last: dict[str, Any], name: str, at: At, loaded: Loaded
+) -> tuple[str | None, str | None, Status]:
+    """(winner arm or "tie" or None, raw text, status) of one order of one entry."""
+    rated, failed, score_text = _rating(last)
+    if failed is not None:  # no score: a failed call, not upstream's fallback winner
+        return None, score_text, failed
+    winner = _winner(last, name, at)
+    arm = f"output_{winner}" if str(winner) in ("1", "2") else None
+    if arm is None:
+        loaded.note(winner)
+    elif rated is not None and rated[0] == rated[1]:
+        arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
+    completion = mapping_of(last[name], at, name).get("completion")
+    if isinstance(completion, list) and completion:
+        score_text = raw_text(completion[0])
+    return arm, score_text, Status.OK if arm else Status.UNPARSED
 
 
 def _rating(
