@@ -286,6 +286,7 @@ def test_conciseness_vs_length_is_one_sided_and_paired_by_item() -> None:
     assert planted is not None and planted.conciseness_paired is not None
     test = planted.conciseness_paired
     assert (test.n, test.alternative) == (30, "less")
+    assert test.method is not None and "longer response − the shorter's, one-sided" in test.method
     assert test.p_value is not None and test.p_value < 0.001
     # Longer responses scored *more* concise: the one-sided test does not call that a finding.
     reversed_ = score_study(_two_arm_conciseness(-0.3), options)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis._common import TOTAL, attempt, with_fields
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
     AlphaDifferenceMetric,
@@ -170,9 +170,13 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
         for _, part in both.groupby(level="query_id", sort=True)
         if len(part) == 2 and part["length"].nunique() == 2
     ]
-    return attempt(
+    test = attempt(
         WilcoxonMetric, wilcoxon_signed_rank, np.asarray(diffs), alternative="less", n=len(diffs)
     )
+    if test.method is None:
+        return test
+    paired = "per item: conciseness of the longer response − the shorter's, one-sided (less); "
+    return with_fields(test, method=paired + test.method)
 
 
 def _longer_minus_shorter(lengths: np.ndarray, scores: np.ndarray) -> float:
