@@ -37,6 +37,12 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
+# Item metadata key: False where the arms are a benchmark's own numbering of two responses
+# (LLMBar's output_1 / output_2 ...), not a treatment and a control: no treatment effect is
+# computed for them. Absent: the arms are what the dataset says (an experiment's arms).
+ARMS_ARE_TREATMENTS = "arms_are_treatments"
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One question with the responses to judge, keyed by arm (e.g. control / treatment)."""

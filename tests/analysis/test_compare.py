@@ -13,6 +13,7 @@ from scipy import stats as sps
 
 from jurybox.analysis import build_frame
 from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs, pair_judges
+from jurybox.analysis.score_study import score_study
 from jurybox.records import Item, JudgeRecord, Status
 from jurybox.reporting.render.compare import render_compare_html, render_compare_markdown
 
@@ -156,24 +157,24 @@ def _items(rng: np.random.Generator) -> list[Item]:
     ]
 
 
-def _scored(judge: str, item: Item, scores: dict[str, float]) -> JudgeRecord:
+def _scored(judge: str, item: Item, scores: dict[str, float], arm: str = "only") -> JudgeRecord:
     overall = float(np.mean(list(scores.values())))
     return JudgeRecord(
-        key=f"{item.id}|{judge}|only|r0",
+        key=f"{item.id}|{judge}|{arm}|r0",
         run_id="run",
         query_id=item.id,
         judge_name=judge,
         judge_model="m",
         judge_vendor="fake",
         mode="rubric",
-        presentation_order="only",
-        positions={"A": "only"},
+        presentation_order=arm,
+        positions={"A": arm},
         status=Status.OK,
         parse_success=True,
         raw_response="{}",
         timestamp="2026-01-01T00:00:00Z",
-        scores={"only": scores},
-        overall={"only": overall},
+        scores={arm: scores},
+        overall={arm: overall},
     )
 
 
@@ -218,10 +219,80 @@ def test_adr016_study_finds_the_planted_differences() -> None:
     assert rubric.conciseness_dimension == "conciseness"
     rho = rubric.conciseness_length
     assert rho is not None and rho.ci_high is not None and rho.ci_high < 0
-    assert rubric.kendall_w.kendall_w is not None and rubric.kendall_w.kendall_w > 0.5
+    w = rubric.concordance
+    assert w.value is not None and w.value > 0.5 and w.null_expectation == pytest.approx(1 / 3)
+    assert w.decision == "above chance" and w.p_value is not None and w.p_value < 0.01
+    # One response per item: no item pairs a longer with a shorter response.
+    assert rubric.conciseness_paired is not None and rubric.conciseness_paired.value is None
+    assert rubric.conciseness_paired.reason
     holistic = next(s for s in report.studies if s.run == "B")
     alphas = {row.dimension: row.alpha.value for row in holistic.reliability}
     assert alphas["total"] is not None and alphas["total"] < by_dim["accuracy"].alpha  # type: ignore[operator]
+
+
+def _variance_runs(noise_var: float, true_sd: float) -> tuple[RunInput, RunInput]:
+    """Rubric run A (one dimension: true scores of SD ``true_sd``, reviewer noise variance
+    ``noise_var``) and holistic run B (SD 1.5, noise variance 1), 3 judges, 60 items."""
+    rng = np.random.default_rng(8)
+    items = [Item(f"i{i:02d}", "q", {"only": "x"}) for i in range(60)]
+    runs = []
+    for dim, sd, var in (("accuracy", true_sd, noise_var), ("overall", 1.5, 1.0)):
+        truth = rng.normal(6, sd, size=len(items))
+        records = [
+            _scored(judge, item, {dim: float(truth[i] + rng.normal(0, var**0.5))})
+            for judge in ("j1", "j2", "j3")
+            for i, item in enumerate(items)
+        ]
+        runs.append(_run("A" if dim == "accuracy" else "B", records, items=items))
+    return runs[0], runs[1]
+
+
+@pytest.mark.parametrize(
+    ("noise_var", "true_sd", "expected"),
+    [(1.0, 3.0, None), (0.5, 0.6, True)],  # the alpha rule said True, then False, here
+)
+def test_lower_variance_reads_inter_reviewer_variance_not_alpha(
+    noise_var: float, true_sd: float, expected: bool | None
+) -> None:
+    report = compare_runs(list(_variance_runs(noise_var, true_sd)), CompareOptions(seed=2))
+    study = report.comparisons[0].study
+    assert study is not None, report.comparisons[0].study_skipped
+    (row,) = study.dimensions
+    assert row.lower_variance is expected
+    assert row.variance.n_items == 60 and row.variance.ratio is not None
+    assert row.variance.ratio == pytest.approx(noise_var, abs=0.3)
+
+
+def _two_arm_conciseness(penalty: float) -> RunInput:
+    """30 items × two responses of different lengths; conciseness falls by ``penalty`` points
+    per 100 characters, plus an item effect both responses of the item share."""
+    rng = np.random.default_rng(5)
+    records, items = [], []
+    for i in range(30):
+        short, long_ = int(rng.integers(50, 400)), int(rng.integers(500, 900))
+        item = Item(f"i{i:02d}", "q", {"a": "x" * short, "b": "y" * long_})
+        items.append(item)
+        shared = rng.normal(0, 2)  # what makes an item's two responses alike
+        for judge in ("j1", "j2", "j3"):
+            for arm, n in (("a", short), ("b", long_)):
+                score = 6 + shared - penalty * n / 100 + rng.normal(0, 0.5)
+                records.append(_scored(judge, item, {"conciseness": float(score)}, arm))
+    return _run("A", records, items=items)
+
+
+def test_conciseness_vs_length_is_one_sided_and_paired_by_item() -> None:
+    options = CompareOptions(n_bootstrap=200)
+    planted = score_study(_two_arm_conciseness(0.3), options)
+    assert planted is not None and planted.conciseness_paired is not None
+    test = planted.conciseness_paired
+    assert (test.n, test.alternative) == (30, "less")
+    assert test.method is not None and "longer response − the shorter's, one-sided" in test.method
+    assert test.p_value is not None and test.p_value < 0.001
+    # Longer responses scored *more* concise: the one-sided test does not call that a finding.
+    reversed_ = score_study(_two_arm_conciseness(-0.3), options)
+    assert reversed_ is not None and reversed_.conciseness_paired is not None
+    assert reversed_.conciseness_paired.p_value is not None
+    assert reversed_.conciseness_paired.p_value > 0.99
 
 
 def test_compare_pages_escape_user_text_and_load_nothing(tmp_path: Path) -> None:

@@ -152,3 +152,29 @@ def test_judges_under_60_percent_are_never_trusted(reports: dict[str, dict[str, 
                 seen += 1
                 assert entry["level"] != "trusted", judge
     assert seen >= 2  # FairEval's ChatGPT and LLaMA2 at least
+
+
+def test_a_whole_tree_gets_a_verdict_per_judge_and_subset(
+    reports: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    from shared_paths import require_shared
+
+    path = tmp_path / "all.jsonl"
+    import_verdicts("llmbar", require_shared("data/llmbar"), path)
+    records, items = load_imported(path)
+    verdict = analyze(records, items=items)["verdict"]
+    assert sorted(verdict["subsets"]) == sorted(FOLDERS)
+    for folder in FOLDERS:  # each subset's levels are those of the subset imported alone
+        alone = reports[folder]["verdict"]["judges"]
+        for judge, entry in verdict["subsets"][folder].items():
+            assert entry["level"] == alone[judge]["level"], (folder, judge)
+            assert entry["accuracy"] == alone[judge]["accuracy"], (folder, judge)
+            assert entry["n_items"] == alone[judge]["n_items"]
+    # GPT-4 is trusted pooled, not on FairEval alone: the pooled answer says so.
+    assert verdict["judges"]["GPT-4"]["level"] == "trusted"
+    assert verdict["subsets"]["FairEval"]["GPT-4"]["level"] != "trusted"
+    assert "GPT-4: use with caution on FairEval alone" in verdict["answer"]
+
+
+def test_one_subset_gets_no_per_subset_verdict(reports: dict[str, dict[str, Any]]) -> None:
+    assert "subsets" not in reports["Natural"]["verdict"]

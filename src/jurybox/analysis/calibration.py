@@ -36,7 +36,12 @@ from jurybox.analysis.agreement import agreement_block, kappa_metric
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.labelling import design_accuracy
 from jurybox.analysis.model import Skipped
-from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, JudgeGoldAccuracy
+from jurybox.analysis.model.accuracy import (
+    Accuracy,
+    AccuracyVsGold,
+    JudgeGoldAccuracy,
+    TieConventions,
+)
 from jurybox.analysis.model.human import (
     CriterionJudge,
     DimensionKappa,
@@ -367,11 +372,33 @@ def _judge_accuracy(
         return _accuracy(int(hit.sum()), int(part["ok"].sum()), len(part), options)
 
     hits = int((cons["label"] == cons["gold"]).sum())
-    return JudgeGoldAccuracy(
+    pooled = score(rows)
+    return JudgeGoldAccuracy.given(
         orders={str(o): score(part) for o, part in rows.groupby("order")},
-        pooled=score(rows),
+        pooled=pooled,
         consolidated=_accuracy(hits, len(cons), len(cons), options),
         both_orders_correct=_both_orders(pairs, options),
+        ties=_tie_conventions(rows, pooled),
+    )
+
+
+TIES_NOTE = (
+    "A tie counts half in a benchmark's own figure (LLMBar gives a score tie to the output "
+    "shown second, so it is right in one order of two) and wrong in the trust verdict's "
+    "accuracy, which asks the judge to pick the gold answer."
+)
+
+
+def _tie_conventions(rows: pd.DataFrame, pooled: Accuracy) -> TieConventions | None:
+    """The pooled accuracy with ties wrong and half, failures wrong; None without a tie."""
+    ties = int((rows["ok"] & (rows["preferred_arm"] == "tie")).sum())
+    if not ties or pooled.correct is None or not pooled.n_total:
+        return None
+    return TieConventions(
+        ties=ties,
+        n_total=pooled.n_total,
+        ties_wrong=pooled.correct / pooled.n_total,
+        ties_half=(pooled.correct + ties / 2) / pooled.n_total,
     )
 
 
@@ -384,7 +411,7 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     """Accuracy of each judge against gold preferences, per presentation order and overall;
     with labels from ``jurybox label``, also weighted by their design (``design``)."""
     design = design_accuracy(frame, options)
-    extra = {"design": design} if design is not None else {}
+    extra: dict[str, Any] = {"design": design} if design is not None else {}
     gold = gold_preferences(frame)
     if gold.empty and design is not None:  # every label from `jurybox label`'s targeted stream
         return AccuracyVsGold.of(
@@ -411,6 +438,8 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
         )
         for j, rows in recs.groupby("judge")
     }
+    if any(entry.ties is not None for entry in judges.values()):
+        extra = {"ties_note": TIES_NOTE, **extra}
     return AccuracyVsGold.of(
         judges=judges,
         n_labelled=len(gold),

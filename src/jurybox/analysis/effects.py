@@ -59,6 +59,7 @@ from jurybox.analysis.model.metrics import (
 )
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import consolidated
+from jurybox.records import ARMS_ARE_TREATMENTS
 
 
 def resolve_contrast(frame: AnalysisFrame, options: AnalysisOptions) -> tuple[str, str] | str:
@@ -66,6 +67,13 @@ def resolve_contrast(frame: AnalysisFrame, options: AnalysisOptions) -> tuple[st
     arms = frame.arms
     if len(arms) < 2:
         return f"a single arm ({', '.join(arms) or 'none'}): no treatment to compare"
+    items = frame.items
+    if not items.empty and not items["treatment_arms"].all():
+        return (
+            f"the arms ({', '.join(arms)}) are the benchmark's own numbering of two responses, "
+            f"not a treatment and a control (item metadata {ARMS_ARE_TREATMENTS}: false): "
+            "no treatment effect to compute"
+        )
     control = options.control_arm or arms[0]
     treatment = options.treatment_arm or (arms[1] if len(arms) == 2 else None)
     if treatment is None:

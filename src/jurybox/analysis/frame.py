@@ -28,6 +28,7 @@ no scores: they are excluded from every score metric and counted in the report.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.io.record_fields import record_fields
 from jurybox.io.record_table import Judgments, records_table
-from jurybox.records import Item, JudgeRecord, Status
+from jurybox.records import ARMS_ARE_TREATMENTS, Item, JudgeRecord, Status
 
 RETEST_SUFFIX = "|retest"
 T = TypeVar("T")
@@ -78,6 +79,42 @@ class AnalysisFrame:
     @property
     def judges(self) -> tuple[str, ...]:
         return tuple(sorted(self.records["judge"].unique()))
+
+
+def item_subsets(frame: AnalysisFrame) -> dict[str, frozenset[str]]:
+    """Subset name -> its item ids, where the items name two or more subsets (metadata
+    ``subset``, e.g. an LLMBar tree imported whole); else empty."""
+    items = frame.items
+    named = items.dropna(subset=["subset"]) if not items.empty else items
+    if named.empty or named["subset"].nunique() < 2:
+        return {}
+    return {
+        str(name): frozenset(part["query_id"].astype(str))
+        for name, part in named.groupby("subset", sort=True)
+    }
+
+
+def restricted(frame: AnalysisFrame, item_ids: frozenset[str]) -> AnalysisFrame:
+    """The frame of the records, scores, items and labels of ``item_ids`` only."""
+
+    def keep(table: pd.DataFrame) -> pd.DataFrame:
+        if table.empty:
+            return table
+        chosen = table[table["query_id"].astype(str).isin(item_ids)]
+        if isinstance(chosen["query_id"].dtype, pd.CategoricalDtype):
+            chosen = chosen.assign(query_id=chosen["query_id"].cat.remove_unused_categories())
+        return chosen
+
+    labels = dataclasses.replace(
+        frame.labels,
+        preferences=keep(frame.labels.preferences),
+        annotators=keep(frame.labels.annotators),
+        scores=keep(frame.labels.scores),
+        verdicts=keep(frame.labels.verdicts),
+        design=keep(frame.labels.design),
+    )
+    records, scores = keep(frame.records), keep(frame.scores)
+    return AnalysisFrame(records, scores, keep(frame.items), labels, frame.arms, frame.dimensions)
 
 
 def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
@@ -152,7 +189,17 @@ def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFra
 
 
 def _items_table(items: Sequence[Item] | None) -> pd.DataFrame:
-    columns = ["query_id", "arm", "length", "author", "category", "difficulty", "normal"]
+    columns = [
+        "query_id",
+        "arm",
+        "length",
+        "author",
+        "category",
+        "difficulty",
+        "normal",
+        "treatment_arms",
+        "subset",
+    ]
     rows = []
     for item in items or ():
         meta = item.metadata or {}
@@ -166,6 +213,8 @@ def _items_table(items: Sequence[Item] | None) -> pd.DataFrame:
                     meta.get("category"),
                     meta.get("difficulty"),
                     bool(meta.get("normal", False)),
+                    meta.get(ARMS_ARE_TREATMENTS) is not False,
+                    meta.get("subset"),
                 )
             )
     return pd.DataFrame(rows, columns=columns)

@@ -28,7 +28,7 @@ from jurybox.analysis.bias import analyze_bias
 from jurybox.analysis.calibration import analyze_accuracy, analyze_human
 from jurybox.analysis.effects import analyze_effects, resolve_contrast
 from jurybox.analysis.evidence import Families as Evidence
-from jurybox.analysis.frame import AnalysisFrame, build_frame
+from jurybox.analysis.frame import AnalysisFrame, build_frame, item_subsets, restricted
 from jurybox.analysis.model import GeneratedBy, Options, Report, report_schema
 from jurybox.analysis.model.accuracy import AccuracyVsGold
 from jurybox.analysis.model.agreement import Agreement
@@ -47,10 +47,11 @@ from jurybox.analysis.model.summary import (
     SavingMethod,
     Summary,
 )
+from jurybox.analysis.model.verdict import Verdict
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
-from jurybox.analysis.verdict import build_verdict
+from jurybox.analysis.verdict import build_verdict, with_subsets
 from jurybox.config import JudgeConfig
 from jurybox.pricing import tokens_cost_usd
 from jurybox.records import Item, JudgeRecord, Status
@@ -245,6 +246,34 @@ def _families(frame: AnalysisFrame, options: AnalysisOptions) -> Families:
     )
 
 
+def _verdict_on(frame: AnalysisFrame, options: AnalysisOptions) -> Verdict:
+    """The verdict from only the families it reads, computed on ``frame`` (a subset's)."""
+    if frame.records.empty or not frame.records["ok"].any():
+        f = _families(frame, options)
+        families = (f.bias, f.reliability, f.human_calibration, f.accuracy_vs_gold)
+    else:
+        families = (
+            analyze_bias(frame, options),
+            analyze_reliability(frame, options),
+            analyze_human(frame, options),
+            analyze_accuracy(frame, options),
+        )
+    return build_verdict(frame, Evidence(summarize(frame, options), *families), options)
+
+
+def _verdict(frame: AnalysisFrame, evidence: Evidence, options: AnalysisOptions) -> Verdict:
+    """The pooled verdict; over an import spanning subsets, with each judge's level on every
+    subset alone (a judge trusted pooled can fail on a subset)."""
+    pooled = build_verdict(frame, evidence, options)
+    subsets = item_subsets(frame)
+    if not subsets or not pooled.judges:
+        return pooled
+    by_subset = {
+        name: _verdict_on(restricted(frame, ids), options) for name, ids in subsets.items()
+    }
+    return with_subsets(pooled, by_subset)
+
+
 def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) -> Report:
     """Every metric family over an already-built frame (see the module docstring)."""
     options = options or AnalysisOptions()
@@ -256,7 +285,7 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
         generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         options=Options.model_validate(options.to_dict()),
         summary=summary,
-        verdict=build_verdict(frame, evidence, options),
+        verdict=_verdict(frame, evidence, options),
         agreement=f.agreement,
         bias=f.bias,
         effects=f.effects,

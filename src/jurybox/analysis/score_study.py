@@ -4,10 +4,12 @@ Per run with scores from two or more judges (units = item × arm, each judge's s
 orders): inter-judge reliability per dimension (Krippendorff's alpha, interval metric, with a
 bootstrap interval; ICC(2,1) on the units every judge scored) and the mean inter-judge SD;
 ranking stability (mean pairwise Kendall tau-b of the judges' total scores with a bootstrap
-interval, and Kendall's W); and the Spearman correlation of a conciseness dimension with the
-response length (ADR-016 expects it negative). Across a rubric run (A) and a holistic run (B)
-over the same items and judges: each dimension's alpha against the holistic alpha, and the paired
-bootstrap difference of ranking stability.
+interval, and Kendall's W against its null 1/m with a permutation p-value and a decision); and
+conciseness vs length: per item, the longer response's conciseness score minus the shorter's,
+one-sided Wilcoxon (ADR-016 expects it below 0), with the Spearman correlation beside it. Across
+a rubric run (A) and a holistic run (B) over the same items and judges: each dimension's
+inter-reviewer variance against the holistic score's, paired by item (``lower_variance``), its
+alpha against the holistic alpha, and the paired bootstrap difference of ranking stability.
 """
 
 from __future__ import annotations
@@ -18,25 +20,34 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis._common import TOTAL, attempt, with_fields
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
     AlphaDifferenceMetric,
+    ConcordanceMetric,
     DimensionReliability,
     DimensionVersusHolistic,
     JudgePairing,
     RankingStabilityMetric,
     ScoreStudy,
     StudyComparison,
+    VarianceDifferenceMetric,
 )
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     CorrelationMetric,
-    FriedmanMetric,
     ICCMetric,
+    WilcoxonMetric,
 )
-from jurybox.stats import alpha_difference, friedman, icc, krippendorff_alpha_ci, spearman
+from jurybox.stats import (
+    alpha_difference,
+    icc,
+    krippendorff_alpha_ci,
+    spearman,
+    wilcoxon_signed_rank,
+)
 from jurybox.stats.paired import kendall_tau_difference, kendall_tau_panel
+from jurybox.stats.study import concordance, variance_difference
 
 if TYPE_CHECKING:
     from jurybox.analysis.compare import CompareOptions, RunInput
@@ -80,8 +91,16 @@ def score_study(run: RunInput, options: CompareOptions) -> ScoreStudy | None:
             n_bootstrap=options.n_bootstrap,
             rng=options.seed,
         ),
-        kendall_w=attempt(FriedmanMetric, friedman, total.to_numpy(), n=total.shape[1]),
+        concordance=attempt(
+            ConcordanceMetric,
+            concordance,
+            total.to_numpy(),
+            n=total.shape[1],
+            confidence=options.confidence,
+            rng=options.seed,
+        ),
         conciseness_length=_conciseness(frame, conciseness, options) if conciseness else None,
+        conciseness_paired=_conciseness_paired(frame, conciseness) if conciseness else None,
         conciseness_dimension=conciseness,
     )
 
@@ -132,6 +151,36 @@ def _conciseness(
         n=len(both),
         confidence=options.confidence,
     )
+
+
+def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
+    """Per item with two responses of different lengths: the judges' mean conciseness score of
+    the longer minus the shorter's; Wilcoxon signed-rank, one-sided ``less`` (items, not
+    responses, are the replicates: the two responses of an item are not independent)."""
+    if frame.items.empty:
+        return attempt(WilcoxonMetric, _no_lengths, n=0)
+    means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
+    both = pd.concat(
+        [means.rename("score"), frame.items.set_index(["query_id", "arm"])["length"]],
+        axis=1,
+        join="inner",
+    ).dropna()
+    diffs = [
+        _longer_minus_shorter(part["length"].to_numpy(float), part["score"].to_numpy(float))
+        for _, part in both.groupby(level="query_id", sort=True)
+        if len(part) == 2 and part["length"].nunique() == 2
+    ]
+    test = attempt(
+        WilcoxonMetric, wilcoxon_signed_rank, np.asarray(diffs), alternative="less", n=len(diffs)
+    )
+    if test.method is None:
+        return test
+    paired = "per item: conciseness of the longer response − the shorter's, one-sided (less); "
+    return with_fields(test, method=paired + test.method)
+
+
+def _longer_minus_shorter(lengths: np.ndarray, scores: np.ndarray) -> float:
+    return float(scores[np.argmax(lengths)] - scores[np.argmin(lengths)])
 
 
 def _no_lengths() -> None:
@@ -191,9 +240,22 @@ def _versus(
     dimension: str,
     options: CompareOptions,
 ) -> DimensionVersusHolistic:
-    """``lower_variance``: True when the paired interval of alpha(dimension) − alpha(holistic)
-    lies above 0 (less inter-judge disagreement), False when below, None when it holds 0."""
+    """``lower_variance``: True when the interval of the inter-reviewer variance of the
+    dimension minus the holistic score's, paired by item, lies below 0; False when above; None
+    when it holds 0. The alpha difference is shown beside it."""
     ma, mb = _paired_matrices(a, b, pairs, dimension)
+    complete = (ma.notna().all() & mb.notna().all()).to_numpy()
+    variance = attempt(
+        VarianceDifferenceMetric,
+        variance_difference,
+        ma.to_numpy()[:, complete],
+        mb.to_numpy()[:, complete],
+        ma.columns[complete].get_level_values("query_id").to_numpy(),
+        n=int(complete.sum()),
+        confidence=options.confidence,
+        n_bootstrap=max(options.n_bootstrap, 200),
+        rng=options.seed,
+    )
     diff = attempt(
         AlphaDifferenceMetric,
         alpha_difference,
@@ -204,17 +266,13 @@ def _versus(
         n_bootstrap=max(options.n_bootstrap, 200),
         rng=options.seed,
     )
-    lower: bool | None = None
-    if diff.ci_low is not None and diff.ci_low > 0:
-        lower = True
-    elif diff.ci_high is not None and diff.ci_high < 0:
-        lower = False
     return DimensionVersusHolistic(
         dimension=dimension,
         alpha=diff.alpha_y,
         holistic_alpha=diff.alpha_x,
         difference=diff,
-        lower_variance=lower,
+        variance=variance,
+        lower_variance={"lower": True, "higher": False}.get(variance.decision or ""),
     )
 
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from jurybox.analysis.evidence import Families, judge_evidence
 from jurybox.analysis.frame import AnalysisFrame
-from jurybox.analysis.model.verdict import BiasFigure, Check, Figure, JudgeVerdict, Verdict
+from jurybox.analysis.model.verdict import (
+    BiasFigure,
+    Check,
+    Figure,
+    JudgeVerdict,
+    SubsetLevel,
+    Verdict,
+)
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.trust import (
     BiasTest,
@@ -119,3 +126,33 @@ def build_verdict(frame: AnalysisFrame, families: Families, options: AnalysisOpt
         checks=checks,
         judges=judges,
     )
+
+
+def with_subsets(pooled: Verdict, by_subset: dict[str, Verdict]) -> Verdict:
+    """The pooled verdict with each judge's level on every subset alone, and its ``answer``
+    naming, per judge, the subsets where that level is worse than the pooled one."""
+    subsets = {
+        name: {
+            judge: SubsetLevel(
+                level=entry.level,
+                reason=entry.reason,
+                n_items=entry.n_items,
+                accuracy=entry.accuracy,
+            )
+            for judge, entry in verdict.judges.items()
+        }
+        for name, verdict in by_subset.items()
+    }
+    worse = {
+        judge: [
+            f"{levels[judge].level.replace('_', ' ')} on {name}"
+            for name, levels in subsets.items()
+            if judge in levels and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[entry.level]
+        ]
+        for judge, entry in pooled.judges.items()
+    }
+    notes = [f"{judge}: {', '.join(found)} alone" for judge, found in worse.items() if found]
+    answer = pooled.answer
+    if notes:
+        answer += " | Pooled over subsets; per subset: " + "; ".join(notes)
+    return pooled.model_copy(update={"subsets": subsets, "answer": answer})

@@ -70,7 +70,8 @@ def _screened(
     """Only labels that match the judgments: unknown ids and values naming no arm are
     excluded, and said so (they used to be counted)."""
     query_ids = set(judged.table.column("query_id").unique().to_pylist())
-    screen = screen_labels(labels, query_ids, shown_arms(judged))
+    arms = shown_arms(judged)
+    screen = screen_labels(labels, query_ids, arms)
     if screen.unknown_ids:
         shown = ", ".join(screen.unknown_ids[:5]) + (" ..." if len(screen.unknown_ids) > 5 else "")
         console.print(
@@ -84,7 +85,7 @@ def _screened(
             + "; ".join(screen.bad_values[:5]),
             markup=False,
         )
-        hint = screen.value_map_hint(tables.arms)
+        hint = screen.value_map_hint(arms)
         if hint is not None:
             console.print(hint, markup=False)
     return screen

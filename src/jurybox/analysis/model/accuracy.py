@@ -17,6 +17,17 @@ class Accuracy(ProportionMetric):
     accuracy_all: Number | None = None
 
 
+class TieConventions(Model):
+    """A judge's pooled accuracy with its ties counted wrong (the trust verdict's convention)
+    and counted half (a benchmark's own, e.g. LLMBar's), failures wrong in both; present only
+    for a judge that answered tie."""
+
+    ties: int  # successful judgments that were a tie
+    n_total: int
+    ties_wrong: Number  # correct / n_total: the accuracy the verdict reads
+    ties_half: Number  # (correct + ties / 2) / n_total
+
+
 class JudgeGoldAccuracy(Model):
     """A judge's accuracy per presentation order, pooled, consolidated, and in both orders."""
 
@@ -24,6 +35,7 @@ class JudgeGoldAccuracy(Model):
     pooled: Accuracy
     consolidated: Accuracy
     both_orders_correct: Accuracy | Skipped
+    ties: TieConventions | None = None
 
 
 class DesignAccuracy(Metric):
@@ -64,4 +76,5 @@ class AccuracyVsGold(Section):
     judges: dict[str, JudgeGoldAccuracy] | None = None
     n_labelled: int | None = None
     method: str | None = None
+    ties_note: str | None = None  # why the two tie conventions differ, where a judge tied
     design: LabelledByDesign | None = None

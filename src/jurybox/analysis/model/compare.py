@@ -20,7 +20,6 @@ from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     CorrelationMetric,
-    FriedmanMetric,
     ICCMetric,
     KappaMetric,
     McNemarMetric,
@@ -36,10 +35,13 @@ from jurybox.stats.paired import (
     RankingStability,
     ShiftEstimate,
 )
+from jurybox.stats.study import Concordance, VarianceDifference
 
 # 2: headlines, config_changes, RunSummary.report / trust; ChangedUnit.href gone (links are
 # made by the pages, relative to where they are written).
-COMPARE_SCHEMA_VERSION = 2
+# 3: ADR-016 as the ADR states it: ScoreStudy.concordance (Kendall's W against its null, was
+# kendall_w) and conciseness_paired; DimensionVersusHolistic.variance decides lower_variance.
+COMPARE_SCHEMA_VERSION = 3
 
 Answer = Literal["better", "worse", "no evidence"]
 TrustLevel = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
@@ -68,6 +70,39 @@ class AlphaDifferenceMetric(Metric):
     alpha_y: Number | None = None
     n_units: int | None = None
     n_bootstrap: int | None = None
+    confidence: Number | None = None
+
+
+class VarianceDifferenceMetric(Metric):
+    """``VarianceDifference`` (inter-reviewer variance, dimension − holistic, per item),
+    headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = VarianceDifference
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    variance: Number | None = None
+    holistic_variance: Number | None = None
+    ratio: Number | None = None
+    decision: Literal["lower", "higher", "undecided"] | None = None
+    n_items: int | None = None
+    n_reviewers: int | None = None
+    n_bootstrap: int | None = None
+    confidence: Number | None = None
+
+
+class ConcordanceMetric(Metric):
+    """``Concordance`` (Kendall's W against its null 1/m, permutation p), headline
+    ``kendall_w``."""
+
+    result_type: ClassVar[type | None] = Concordance
+    null_expectation: Number | None = None
+    p_value: Number | None = None
+    friedman_p_value: Number | None = None
+    mean_spearman: Number | None = None
+    decision: Literal["above chance", "no evidence"] | None = None
+    n_judges: int | None = None
+    n_units: int | None = None
+    n_permutations: int | None = None
     confidence: Number | None = None
 
 
@@ -220,18 +255,26 @@ class ScoreStudy(Model):
     n_judges: int
     reliability: list[DimensionReliability]
     ranking_stability: RankingStabilityMetric
-    kendall_w: FriedmanMetric
+    concordance: ConcordanceMetric
     conciseness_length: CorrelationMetric | None = None
+    # Per item with two responses of different lengths: conciseness score of the longer minus
+    # the shorter's, Wilcoxon signed-rank, one-sided (ADR-016 expects it below 0).
+    conciseness_paired: WilcoxonMetric | None = None
     conciseness_dimension: str | None = None
 
 
 class DimensionVersusHolistic(Model):
-    """A dimension of the rubric run against the holistic score of the other run."""
+    """A dimension of the rubric run against the holistic score of the other run.
+
+    ``lower_variance`` reads ``variance`` (inter-reviewer variance, paired by item): True when
+    its interval lies below 0, False above, None when it holds 0 or cannot be computed. The α
+    difference beside it is agreement relative to each score's own spread, not variance."""
 
     dimension: str
     alpha: Number | None
     holistic_alpha: Number | None
     difference: AlphaDifferenceMetric
+    variance: VarianceDifferenceMetric
     lower_variance: bool | None
 
 

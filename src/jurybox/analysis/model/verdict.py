@@ -71,6 +71,15 @@ class JudgeVerdict(Model):
     accuracy_anytime: Figure | None = None
 
 
+class SubsetLevel(Model):
+    """One judge's level on one subset of an import alone (e.g. LLMBar's FairEval)."""
+
+    level: Level
+    reason: str
+    n_items: int
+    accuracy: Figure | None
+
+
 class Verdict(Model):
     """The per-judge answers, most trusted first, and the panel line derived from them.
 
@@ -86,3 +95,6 @@ class Verdict(Model):
     reasons: list[str]
     checks: list[Check]
     judges: dict[str, JudgeVerdict]
+    # An import spanning several subsets (item metadata ``subset``): subset -> judge -> its
+    # level on that subset alone; ``answer`` names, per judge, the subsets where it is worse.
+    subsets: dict[str, dict[str, SubsetLevel]] | None = None

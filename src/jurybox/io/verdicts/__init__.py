@@ -15,7 +15,13 @@ Kinds (where each public release keeps its verdicts is in the README):
              ``results[-1]`` holds ``"swap = False"`` (output_1 shown first) and
              ``"swap = True"``, each with a ``winner`` already in the original numbering (null =
              unparsed); ``Rating*`` strategies also hold ``score_1`` / ``score_2``: each output
-             scored alone, so not shown side by side, and a score tie is a tie.
+             scored alone, so not shown side by side, a score tie is a tie, and a score that
+             is not a number is a failed call (``unparsed``; ``truncated`` when its finish
+             reason is ``length``), its text kept, whatever winner upstream's fallback named.
+
+LLMBar's, PandaLM's and JudgeBench's items carry ``metadata.arms_are_treatments: false``
+(``records.ARMS_ARE_TREATMENTS``): their two responses are the benchmark's own numbering, so the
+analysis computes no treatment effect for them.
 ``pandalm``  A folder with ``testset-v1.json`` (annotator1..3: 0 tie, 1, 2 -> human annotators)
              and judge files ``<judge>-testset-v1.json`` with a ``*_result`` field ("1" | "2" |
              "Tie" | "garbage", or 0 | 1 | 2; "garbage" = unparsed). One presentation order.

@@ -17,7 +17,7 @@ from jurybox.io.verdicts._common import (
     raw_text,
     text_of,
 )
-from jurybox.records import Item, Status
+from jurybox.records import ARMS_ARE_TREATMENTS, Item, Status
 
 _JB_ARMS = ("response_A", "response_B")
 _WHERE = (
@@ -88,7 +88,11 @@ def _jb_item(pair: Mapping[str, Any], qid: str, at: At) -> Item:
         question=text_of(pair, "question", at, required=False),
         responses={arm: text_of(pair, arm, at, required=False) for arm in _JB_ARMS},
         authors={arm: author for arm in _JB_ARMS} if author else {},
-        metadata={"category": pair.get("source"), "source": "judgebench"},
+        metadata={
+            "category": pair.get("source"),
+            "source": "judgebench",
+            ARMS_ARE_TREATMENTS: False,
+        },
         human={"preferred_arm": gold} if gold else {},
     )
 

@@ -8,6 +8,7 @@ tree imports everything below it; the subset is kept in each item's metadata and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from jurybox.io.verdicts._common import (
     raw_text,
     text_of,
 )
-from jurybox.records import Item, Status
+from jurybox.records import ARMS_ARE_TREATMENTS, Item, Status
 
 _LLMBAR_ORDERS = (
     ("swap = False", ("output_1", "output_2")),
@@ -62,7 +63,12 @@ def _llmbar_items(folder: Path, subset: str) -> list[Item]:
                 id=f"{subset}/{at.index}",
                 question=text_of(entry, "input", at),
                 responses={arm: text_of(entry, arm, at) for arm in ("output_1", "output_2")},
-                metadata={"source": f"llmbar/{subset}", "subset": subset, "category": subset},
+                metadata={
+                    "source": f"llmbar/{subset}",
+                    "subset": subset,
+                    "category": subset,
+                    ARMS_ARE_TREATMENTS: False,
+                },
                 human={"preferred_arm": f"output_{label}"},
             )
         )
@@ -108,18 +114,8 @@ def _llmbar_judge(
         if item is None:
             raise at.error("matches no item of dataset.json", "input")
         last = _last_result(entry, at)
-        rated = _rating(last)
         for name, shown in _LLMBAR_ORDERS:
-            winner = _winner(last, name, at)
-            arm = f"output_{winner}" if str(winner) in ("1", "2") else None
-            if arm is None:
-                loaded.note(winner)
-            elif rated is not None and rated[0] == rated[1]:
-                arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
-            completion = mapping_of(last[name], at, name).get("completion")
-            raw_answer = (
-                raw_text(completion[0]) if isinstance(completion, list) and completion else None
-            )
+            arm, raw_answer, status = _verdict(last, name, at, loaded)
             loaded.records.append(
                 pair_record(
                     run_id=f"import-llmbar-{subset}",
@@ -129,22 +125,62 @@ def _llmbar_judge(
                     shown=shown,
                     winner=arm,
                     raw=raw_answer,
-                    status=Status.OK if arm else Status.UNPARSED,
-                    positions_shown="score_1" not in last,
+                    status=status,
+                    positions_shown="score_1" not in last and "score_2" not in last,
                 )
             )
 
 
-def _rating(last: Any) -> tuple[float, float] | None:
-    """The two scores of a ``Rating*`` strategy (each output scored alone), or None."""
+def _verdict(
+    last: dict[str, Any], name: str, at: At, loaded: Loaded
+) -> tuple[str | None, str | None, Status]:
+    """(winner arm or "tie" or None, raw text, status) of one order of one entry."""
+    rated, failed, score_text = _rating(last)
+    if failed is not None:  # no score: a failed call, not upstream's fallback winner
+        return None, score_text, failed
+    winner = _winner(last, name, at)
+    arm = f"output_{winner}" if str(winner) in ("1", "2") else None
+    if arm is None:
+        loaded.note(winner)
+    elif rated is not None and rated[0] == rated[1]:
+        arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
+    completion = mapping_of(last[name], at, name).get("completion")
+    if isinstance(completion, list) and completion:
+        score_text = raw_text(completion[0])
+    return arm, score_text, Status.OK if arm else Status.UNPARSED
 
-    def score(value: Any) -> float:  # upstream stores [text, finish_reason]
-        return float(value[0] if isinstance(value, list) else value)
 
+def _rating(
+    last: Mapping[str, Any],
+) -> tuple[tuple[float, float] | None, Status | None, str | None]:
+    """A ``Rating*`` entry's two scores (each output scored alone), the failure status when a
+    call returned no score (``truncated`` when cut at the length limit, else ``unparsed``),
+    and the score texts as raw text; (None, None, None) for other strategies.
+
+    Upstream still names a winner for a call without a score (its fallback); that winner is not
+    the judge's, so the call is imported as the failure it was.
+    """
+    if "score_1" not in last and "score_2" not in last:
+        return None, None, None
+    answers = [_score_answer(last.get(key)) for key in ("score_1", "score_2")]
+    raw = "\n".join(f"score_{i}: {text}" for i, (text, _) in enumerate(answers, 1))
+    if any(finish == "length" for _, finish in answers):
+        return None, Status.TRUNCATED, raw
     try:
-        return score(last["score_1"]), score(last["score_2"])
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
+        scores = float(str(answers[0][0]).strip()), float(str(answers[1][0]).strip())
+    except ValueError:
+        return None, Status.UNPARSED, raw
+    if not all(math.isfinite(score) for score in scores):
+        return None, Status.UNPARSED, raw
+    return scores, None, raw
+
+
+def _score_answer(value: Any) -> tuple[str | None, str | None]:
+    """(text, finish reason) of a stored score: upstream keeps ``[text, finish_reason]``."""
+    if isinstance(value, list):
+        finish = value[1] if len(value) > 1 and isinstance(value[1], str) else None
+        return (raw_text(value[0]) if value else None), finish
+    return raw_text(value), None
 
 
 def _subset_folders(source: Path) -> list[Path]:

@@ -18,7 +18,7 @@ from jurybox.io.verdicts._common import (
     raw_text,
     text_of,
 )
-from jurybox.records import Item, Status
+from jurybox.records import ARMS_ARE_TREATMENTS, Item, Status
 
 _PANDALM_ARMS = ("response1", "response2")
 
@@ -46,7 +46,11 @@ def _pandalm_items(path: Path) -> list[Item]:
             question=question,
             responses={arm: text_of(entry, arm, at) for arm in _PANDALM_ARMS},
             authors=dict(zip(_PANDALM_ARMS, authors, strict=True)) if len(authors) == 2 else {},
-            metadata={"category": entry.get("motivation_app"), "source": "pandalm"},
+            metadata={
+                "category": entry.get("motivation_app"),
+                "source": "pandalm",
+                ARMS_ARE_TREATMENTS: False,
+            },
             human={"annotators": _annotators(entry, at)},
         )
     return list(items.values())

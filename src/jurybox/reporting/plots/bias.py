@@ -329,7 +329,11 @@ def vendor_bias(report: Report, frame: AnalysisFrame | None) -> PlotSpec:
     prefs = report.effects.preferences
     every = dict(prefs.judges or {}) if prefs is not None and prefs.computed else {}
     if not every:
-        return not_applicable(name, title, "no scores and no pairwise verdicts to compare")
+        why = "no pairwise verdicts to compare"
+        pairwise = "pairwise" in report.summary.modes
+        if pairwise and not report.effects.computed and report.effects.reason:
+            why = f"no win rates: {report.effects.reason}"  # e.g. a benchmark's arms
+        return not_applicable(name, title, f"no scores and {why}")
     kept, left_out = top_judges(report, every)
     spec = _vendor_fallback(report, {j: every[j] for j in kept}, labels, name, title)
     return replace(spec, left_out=left_out)

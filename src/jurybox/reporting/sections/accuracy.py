@@ -22,6 +22,8 @@ from jurybox.reporting.view.tables import (
 def _accuracy_tables(section: Section, node: AccuracyVsGold) -> None:
     if node.judges:
         _accuracy_table(section, node)
+    if node.ties_note:
+        _ties_table(section, node)
     if node.design is not None:
         _design_table(section, node.design)
 
@@ -90,6 +92,28 @@ def _accuracy_table(section: Section, node: AccuracyVsGold) -> None:
         "or failed (pairs minus correct in both orders); the count opens those items."
     )
     method_note(table, node.method)
+
+
+def _ties_table(section: Section, node: AccuracyVsGold) -> None:
+    """The pooled accuracy under both tie conventions, side by side, for judges that tied."""
+    table = section.table(
+        Table(
+            id="accuracy-ties",
+            title="Ties: counted wrong (the trust verdict) and half (the benchmark's figure)",
+            columns=("Judge", "Ties", "Ties wrong (verdict)", "Ties half (benchmark)"),
+        )
+    )
+    for judge, entry in (node.judges or {}).items():
+        if entry.ties is None:
+            continue
+        ties = entry.ties
+        table.add(
+            str(judge),
+            fmt_count(ties.ties, ties.n_total),
+            fmt_rate(ties.ties_wrong),
+            fmt_rate(ties.ties_half),
+        )
+    table.note(f"{node.ties_note} Failed judgments count wrong in both.")
 
 
 def _wrong_cell(judge: str, both: Accuracy | Skipped) -> Cell:

@@ -109,4 +109,10 @@ def judge_verdict_table(report: Report) -> Table:
         "verdict in both presentation orders, a failed order counted as inconsistent / over "
         "pairs parsed in both orders. Thresholds: the report's options.thresholds."
     )
+    for name, levels in (verdict.subsets or {}).items():
+        n_items = max((entry.n_items for entry in levels.values()), default=0)
+        shown = ", ".join(
+            f"{judge} {entry.level.replace('_', ' ')}" for judge, entry in levels.items()
+        )
+        table.note(f"On the subset {name} alone ({n_items} items): {shown}.")
     return table

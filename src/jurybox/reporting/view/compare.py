@@ -244,24 +244,40 @@ def _versus_table(study: StudyComparison, key: str) -> Table:
     table = Table(
         f"{key}-holistic",
         f"Rubric dimensions ({study.rubric_run}) vs the holistic score ({study.holistic_run})",
-        ["Dimension", "α", "Holistic α", "Difference (paired)", "Less inter-judge variance"],
+        [
+            "Dimension",
+            "Inter-reviewer variance",
+            "Holistic variance",
+            "Difference (paired by item)",
+            "Less inter-reviewer variance",
+            "α",
+            "Holistic α",
+            "α difference",
+        ],
     )
     for row in study.dimensions:
         verdict = {True: "yes", False: "no"}.get(row.lower_variance)  # type: ignore[arg-type]
         table.add(
             row.dimension,
+            fmt_score(row.variance.variance),
+            fmt_score(row.variance.holistic_variance),
+            _value_ci(row.variance),
+            verdict or "undecided (the interval holds 0)",
             fmt_rate(row.alpha),
             fmt_rate(row.holistic_alpha),
             _value_ci(row.difference),
-            verdict or "undecided (the interval holds 0)",
         )
-        _explain(table, row.dimension, [row.difference])
+        _explain(table, row.dimension, [row.variance, row.difference])
     diff = study.ranking_stability_difference
     table.note(
         "Ranking stability, rubric − holistic (mean Kendall τ-b between judges): " + _value_ci(diff)
     )
     _explain(table, "ranking stability difference", [diff])
-    table.note("α: Krippendorff's alpha, interval metric; see the reliability table.")
+    table.note(
+        "Variance: of the judges' scores of one response, averaged over each item's responses; "
+        "α: Krippendorff's alpha, interval metric (agreement relative to each score's own "
+        "spread, so it can move the other way); see the reliability table."
+    )
     return table
 
 
@@ -289,19 +305,30 @@ def stability_table(studies: list[ScoreStudy]) -> Table:
     table = Table(
         "stability",
         "Ranking stability and conciseness vs length (ADR-016)",
-        ["Run", "Judges", "Mean Kendall τ-b", "Kendall's W", "Friedman p", "Conciseness~length"],
+        [
+            "Run",
+            "Judges",
+            "Mean Kendall τ-b",
+            "Kendall's W (chance 1/m)",
+            "W p (permutation)",
+            "Rankings agree",
+            "Conciseness, longer − shorter (one-sided p)",
+            "Conciseness~length ρ",
+        ],
     )
     for study in studies:
-        w = study.kendall_w
+        w, paired = study.concordance, study.conciseness_paired
         table.add(
             study.run,
             fmt_num(study.n_judges),
             _value_ci(study.ranking_stability),
-            fmt_rate(w.kendall_w),
+            f"{fmt_rate(w.value)} ({fmt_rate(w.null_expectation)})",
             _p(w),
+            {"above chance": "yes, above chance"}.get(w.decision or "", "no evidence"),
+            f"{fmt_num(paired.n)} items, p {_p(paired)}" if paired is not None else fmt_num(None),
             _value_ci(study.conciseness_length),
         )
-        _explain(table, study.run, [study.ranking_stability, w, study.conciseness_length])
+        _explain(table, study.run, [study.ranking_stability, w, paired, study.conciseness_length])
         if study.conciseness_dimension is None:
             table.note(f"{study.run}: no dimension named for conciseness, so no length check")
     return table
