@@ -14,11 +14,11 @@ import yaml
 from click.testing import CliRunner
 
 from jurybox.cli import main
+from optimize_helpers import MARKER, write_items
 
 from .conftest import StartServer
 
 RULE_WORD = "checkmark-rule"
-MARKER = "[checked]"
 ITEMS = 12
 
 
@@ -26,27 +26,6 @@ def _invoke(*argv: str) -> str:
     result = CliRunner().invoke(main, list(argv), catch_exceptions=False)
     assert result.exit_code == 0, f"jurybox {' '.join(argv)}\n{result.output}"
     return result.output
-
-
-def _dataset(folder: Path) -> Path:
-    """Items whose right answer holds the marker, in the control arm on odd items and the
-    treatment arm on even ones; each item's human label names it."""
-    lines = []
-    for number in range(ITEMS):
-        right = "treatment" if number % 2 == 0 else "control"
-        wrong = "control" if right == "treatment" else "treatment"
-        responses = {right: f"Answer {number} {MARKER}", wrong: f"Answer {number}, unchecked"}
-        lines.append(
-            {
-                "id": f"q{number:02d}",
-                "question": f"Question {number}?",
-                "responses": {arm: responses[arm] for arm in ("control", "treatment")},
-                "human": {"preferred_arm": right},
-            }
-        )
-    path = folder / "items.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
 
 
 def _config(folder: Path, name: str, url: str, instructions: str | None) -> Path:
@@ -101,7 +80,7 @@ def _messages(body: bytes) -> tuple[str, str]:
 @pytest.fixture
 def runs(tmp_path: Path, wire_server: StartServer) -> dict[str, Any]:
     server = wire_server(rule_word=RULE_WORD, rule_marker=MARKER, record_bodies=True)
-    _dataset(tmp_path)
+    write_items(tmp_path, ITEMS)
     plain = _config(tmp_path, "v1", server.url, None)
     rule = f"Prefer the response marked {MARKER} ({RULE_WORD})."
     ruled = _config(tmp_path, "v2", server.url, rule)
@@ -163,14 +142,14 @@ def test_compare_says_the_instructions_made_the_judge_better(runs: dict[str, Any
 def test_show_prints_exactly_what_the_server_received(runs: dict[str, Any]) -> None:
     run_dir, _, bodies = runs["v2"]
     received = {_messages(body) for body in bodies}
-    every = json.loads(_invoke("show", str(run_dir), "q03", "--json"))
+    every = json.loads(_invoke("show", str(run_dir), "q003", "--json"))
     assert len(every) >= 2  # both orders (and a retest, where the item drew one)
     for judgment in every:
         assert (judgment["system"], judgment["user"]) in received
-    shown = json.loads(_invoke("show", str(run_dir), "q03", "--no-retest", "--json"))
+    shown = json.loads(_invoke("show", str(run_dir), "q003", "--no-retest", "--json"))
     assert sorted(one["order"] for one in shown) == ["control_first", "treatment_first"]
     order = shown[0]["order"]
-    args = (str(run_dir), "q03", "--judge", "rules", "--order", order, "--repeat", "0")
+    args = (str(run_dir), "q003", "--judge", "rules", "--order", order, "--repeat", "0")
     args += ("--no-retest",)
     system = _invoke("show", *args, "--part", "system")
     user = _invoke("show", *args, "--part", "user")
@@ -192,7 +171,7 @@ def test_a_bad_template_is_refused_before_any_call(
     tmp_path: Path, wire_server: StartServer, user: str, line: int, message: str
 ) -> None:
     server = wire_server(record_bodies=True)
-    _dataset(tmp_path)
+    write_items(tmp_path, ITEMS)
     (tmp_path / "system.j2").write_text("Judge the two answers.\n", encoding="utf-8")
     (tmp_path / "user.j2").write_text(user, encoding="utf-8")
     config = _config(tmp_path, "bad", server.url, None)
@@ -214,7 +193,7 @@ def test_the_run_keeps_its_instructions_as_run(tmp_path: Path, wire_server: Star
     """Edited after the run, the instructions file changes neither what ``show`` prints (the
     manifest keeps the text) nor a resume's judgments (refused)."""
     server = wire_server(rule_word=RULE_WORD, rule_marker=MARKER, record_bodies=True)
-    _dataset(tmp_path)
+    write_items(tmp_path, ITEMS)
     rules = tmp_path / "rules.md"
     rules.write_text(f"Prefer {MARKER} ({RULE_WORD}).\n", encoding="utf-8")
     config = _config(tmp_path, "kept", server.url, "rules.md")
@@ -225,7 +204,7 @@ def test_the_run_keeps_its_instructions_as_run(tmp_path: Path, wire_server: Star
     assert manifest["prompt"] == {"instructions": rules.read_text(encoding="utf-8")}
 
     rules.write_text("Prefer the shorter answer.\n", encoding="utf-8")
-    args = (str(run_dir), "q01", "--order", "control_first", "--no-retest")
+    args = (str(run_dir), "q001", "--order", "control_first", "--no-retest")
     system = _invoke("show", *args, "--part", "system")
     assert RULE_WORD in system and "shorter" not in system
     assert (system, _invoke("show", *args, "--part", "user")) in sent
