@@ -22,7 +22,8 @@ from rich.table import Column, Table
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
-from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table
+from jurybox.reporting.sections import LEVEL_TITLES, first_screen, judge_verdict_table
+from jurybox.reporting.sections.first_screen import JudgeLine
 from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
 from jurybox.reporting.view.report import as_report
 from jurybox.reporting.view.tables import TOTAL, present
@@ -102,16 +103,26 @@ _COLUMNS: tuple[tuple[str, Callable[[Report, str], str]], ...] = (
 
 
 def verdict_panel(report: Report) -> Panel:
-    """The panel's level, the derived panel line, and every judge's level and one-line reason."""
+    """What was compared, the panel's level and line, the result, what the data lacks, and
+    every judge's level with its defining finding first (``sections.first_screen``)."""
     verdict = report.verdict
+    screen = first_screen(report)
     level = verdict.level
-    lines = [f"[bold]{escape(verdict.line)}[/]"]
+    lines = [escape(screen.compared), f"[bold]{escape(verdict.line)}[/]"]
     lines.append(f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]")
-    for judge, entry in verdict.judges.items():
-        style = _STYLES.get(entry.level, "bold")
-        said = entry.level.replace("_", " ")
-        lines.append(f"• {escape(judge)}: [{style}]{said}[/] — {escape(entry.reason)}")
+    lines.append(f"Result: {escape(' · '.join(screen.result))}")
+    lines.extend(f"[bold yellow]![/] {escape(gap)}" for gap in screen.gaps)
+    if screen.resume:
+        lines.append(f"Resume: {escape(screen.resume)}")
+    for line in screen.judges:
+        style = _STYLES.get(line.level, "bold")
+        said = line.level.replace("_", " ")
+        lines.append(f"• {escape(line.judge)}: [{style}]{said}[/] — {escape(_judge_text(line))}")
     return Panel("\n".join(lines), title=_PANEL_TITLE, expand=False)
+
+
+def _judge_text(line: JudgeLine) -> str:
+    return line.finding + (f"; also: {'; '.join(line.also)}" if line.also else "")
 
 
 _PANEL_TITLE = "Can these judges be trusted?"
@@ -120,9 +131,18 @@ _PANEL_TITLE = "Can these judges be trusted?"
 def verdict_lines(report: Report) -> list[str]:
     """``verdict_panel`` as plain lines (for a log: no box, no colour)."""
     verdict = report.verdict
-    lines = [f"{_PANEL_TITLE} {verdict.line}", LEVEL_TITLES.get(verdict.level, verdict.level)]
-    for judge, entry in verdict.judges.items():
-        lines.append(f"• {judge}: {entry.level.replace('_', ' ')} — {entry.reason}")
+    screen = first_screen(report)
+    lines = [
+        screen.compared,
+        f"{_PANEL_TITLE} {verdict.line}",
+        LEVEL_TITLES.get(verdict.level, verdict.level),
+        f"Result: {' · '.join(screen.result)}",
+    ]
+    lines.extend(f"! {gap}" for gap in screen.gaps)
+    if screen.resume:
+        lines.append(f"Resume: {screen.resume}")
+    for line in screen.judges:
+        lines.append(f"• {line.judge}: {line.level.replace('_', ' ')} — {_judge_text(line)}")
     return lines
 
 

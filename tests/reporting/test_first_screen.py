@@ -1,0 +1,148 @@
+"""The first screen tells the whole truth (issue 34, items 1 and 2): what was compared, the
+result or "no conclusion", each judge's defining finding first with the limit that applied,
+and what the data lacks (an interrupted run, with planned vs done and the resume command).
+
+In headless Chromium on the README walkthrough's run and on a run stopped at a quarter of its
+plan; on judges of known quality (always right, always first, coin flip, never answers) from
+the shared LLMBar data.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from tests.analysis.known_judges import load_items, panel_records
+
+from jurybox.analysis import analyze_records
+from jurybox.cli import main
+from jurybox.reporting.sections import first_screen
+from shared_paths import PROJECT_ROOT, require_shared
+
+from .cdp import Chromium
+from .test_view import _config, _items
+
+# The first screen's text, and whether it all sits above the per-judge table.
+FIRST_SCREEN = """JSON.stringify({
+  text: document.getElementById("verdict").innerText,
+  above: document.getElementById("verdict").getBoundingClientRect().bottom
+         <= document.getElementById("judge-verdicts").getBoundingClientRect().top,
+})"""
+WALKTHROUGH = ("jurybox run examples/pairwise.yaml", "jurybox analyze examples/results/pairwise")
+
+
+def _invoke(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def _first_screen(browser: Chromium, html: Path) -> dict[str, object]:
+    session, page = browser.open_page(html.resolve().as_uri(), width=1366, height=768)
+    assert page.errors() == [], page.errors()
+    found: dict[str, object] = json.loads(browser.evaluate(session, FIRST_SCREEN))
+    return found
+
+
+@pytest.mark.browser
+def test_the_walkthrough_report_opens_on_what_was_compared_and_the_defining_findings(
+    browser: Chromium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert all(command in readme for command in WALKTHROUGH)  # the README's own run
+    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    for command in WALKTHROUGH:
+        result = _invoke(*command.split()[1:])
+        assert result.exit_code == 0, result.output
+    screen = _first_screen(browser, tmp_path / "examples/results/pairwise/report/report.html")
+    assert screen["above"], "the first screen runs into the per-judge table"
+    text = str(screen["text"])
+    assert "Compared treatment against control on 39 items (20 labelled)" in text
+    assert "No trusted judge: no conclusion." in text
+    line = next(line for line in text.splitlines() if line.startswith("first_pick"))
+    # the always-first judge: the first-shown position, in words, before its accuracy
+    assert "picks the first response shown in 100% of 78 decisive verdicts" in line
+    assert line.index("first response shown") < line.index("agrees with the labels")
+    # each finding names the limit that decided it: swap consistency failed below 0.60, not 0.80
+    assert "0% of 39 pairs, failures counted (limit 0.60: not trusted)" in line
+    coin = next(line for line in text.splitlines() if line.startswith("coin"))
+    assert "(limit 0.80" not in coin and "(limit 0.60: not trusted)" in coin
+
+
+def _stopped_at_a_quarter(root: Path) -> Path:
+    """A run stopped by Ctrl-C once about a quarter of its 160 judgments are written."""
+    (root / "data").mkdir()
+    _items(root / "data/items.jsonl", "model-a", treatment_longer=30)
+    config = _config(root / "slow.yaml", "data/items.jsonl", "runs/stopped")
+    slow = yaml.safe_load(config.read_text(encoding="utf-8"))
+    for judge in slow["judges"].values():  # every judge slow: the stop comes near a quarter
+        judge["fake"]["latency_ms"] = 100
+    config.write_text(yaml.safe_dump(slow), encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jurybox", "run", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    judgments = root / "runs/stopped/judgments.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        not judgments.exists() or judgments.read_bytes().count(b"\n") < 40
+    ):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 130, process.communicate()[1]
+    return root / "runs/stopped"
+
+
+@pytest.mark.browser
+def test_an_interrupted_run_is_said_so_in_the_terminal_and_on_the_first_screen(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    run = _stopped_at_a_quarter(tmp_path)
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["status"] == "interrupted"
+    done, planned = manifest["records"], manifest["units_planned"]
+    assert planned == 160 and 40 <= done <= 60, (done, planned)  # stopped at about 25 %
+    said = f"Interrupted run: {done} of {planned} planned judgments done"
+    result = _invoke("analyze", run, "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert said in result.output
+    assert f"Resume: jurybox run {tmp_path / 'slow.yaml'} --resume {run}" in result.output
+    screen = _first_screen(browser, run / "report/report.html")
+    assert screen["above"]
+    assert said in str(screen["text"])
+    assert f"--resume {run}" in str(screen["text"])
+    report = json.loads((run / "report/analysis_report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["run"]["status"] == "interrupted"
+
+
+# Each judge of known quality and how its line on the first screen must begin.
+KNOWN_FIRST_LINES = {
+    "always_right": ("trusted", "agrees with the labels in 100% of "),
+    "always_first_shown": ("not_trusted", "picks the first response shown in 100% of "),
+    "coin_flip": ("not_trusted", "gives the same verdict in both presentation orders in "),
+    "never_answers": ("not_trusted", "never answers: all "),
+}
+
+
+@pytest.mark.shared_data
+def test_judges_of_known_quality_each_get_the_right_first_line() -> None:
+    items = load_items(require_shared("data/llmbar/MT-Bench"))
+    report = analyze_records(panel_records(items), items=items)
+    lines = {line.judge: line for line in first_screen(report).judges}
+    for judge, (level, start) in KNOWN_FIRST_LINES.items():
+        assert lines[judge].level == level, (judge, lines[judge])
+        assert lines[judge].finding.startswith(start), (judge, lines[judge].finding)
+    right = lines["always_right"].finding
+    assert right.endswith("(limit 0.70: passes)"), right
+    never = lines["never_answers"].finding
+    assert never.endswith("(limit 50%: not trusted)"), never
+    assert first_screen(report).result[0].startswith("always_right: ")
