@@ -10,6 +10,7 @@ the shared LLMBar data.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -36,6 +37,7 @@ FIRST_SCREEN = """JSON.stringify({
   above: document.getElementById("verdict").getBoundingClientRect().bottom
          <= document.getElementById("judge-verdicts").getBoundingClientRect().top,
 })"""
+ARMS = ("control", "treatment")
 WALKTHROUGH = ("jurybox run examples/pairwise.yaml", "jurybox analyze examples/results/pairwise")
 
 
@@ -50,18 +52,25 @@ def _first_screen(browser: Chromium, html: Path) -> dict[str, object]:
     return found
 
 
-@pytest.mark.browser
-def test_the_walkthrough_report_opens_on_what_was_compared_and_the_defining_findings(
-    browser: Chromium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(scope="module")
+def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """report.html of the README walkthrough's run (its `run` and `analyze` commands)."""
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     assert all(command in readme for command in WALKTHROUGH)  # the README's own run
-    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
-    monkeypatch.chdir(tmp_path)
+    root = tmp_path_factory.mktemp("walkthrough")
+    shutil.copytree(PROJECT_ROOT / "examples", root / "examples")
     for command in WALKTHROUGH:
-        result = _invoke(*command.split()[1:])
+        _, verb, path = command.split()
+        result = _invoke(verb, root / path)
         assert result.exit_code == 0, result.output
-    screen = _first_screen(browser, tmp_path / "examples/results/pairwise/report/report.html")
+    return root / "examples/results/pairwise/report/report.html"
+
+
+@pytest.mark.browser
+def test_the_walkthrough_report_opens_on_what_was_compared_and_the_defining_findings(
+    browser: Chromium, walkthrough: Path
+) -> None:
+    screen = _first_screen(browser, walkthrough)
     assert screen["above"], "the first screen runs into the per-judge table"
     text = str(screen["text"])
     assert "Compared treatment against control on 39 items (20 labelled)" in text
@@ -146,3 +155,65 @@ def test_judges_of_known_quality_each_get_the_right_first_line() -> None:
     never = lines["never_answers"].finding
     assert never.endswith("(limit 50%: not trusted)"), never
     assert first_screen(report).result[0].startswith("always_right: ")
+
+
+# The explorer as a transcript: the list's header cells, each judge's verdicts of the first
+# items in their columns, the legend, and the opened item's judgments.
+TRANSCRIPT = """JSON.stringify({
+  legend: document.querySelector("[data-legend]").textContent,
+  heads: Array.from(document.querySelectorAll("#items thead th")).map(th => th.innerText),
+  rows: Array.from(document.querySelectorAll("#items tbody tr")).slice(0, 12)
+    .map(tr => Array.from(tr.cells).map(td => td.textContent)),
+})"""
+DETAIL = """JSON.stringify({
+  item: document.querySelector("[data-detail]").dataset.detailItem,
+  hash: location.hash,
+  prev: document.querySelector("[data-item-nav=prev]").disabled,
+  next: document.querySelector("[data-item-nav=next]").dataset.target,
+  judgments: Array.from(document.querySelectorAll("[data-detail] tr[data-judgment]")).map(tr => ({
+    judge: tr.dataset.judgment, order: tr.dataset.order,
+    cells: Array.from(tr.cells).slice(0, 9).map(td => td.textContent),
+    prompt: (tr.querySelector("[data-prompt] pre") || {}).textContent || "",
+    raw: (tr.querySelector("[data-raw] pre") || {}).textContent || ""})),
+})"""
+
+
+def _column(heads: list[str], judge: str, order: str) -> int:
+    return next(k for k, head in enumerate(heads) if head.split("\n") == [judge, order])
+
+
+@pytest.mark.browser
+def test_the_explorer_reads_as_a_transcript(browser: Chromium, walkthrough: Path) -> None:
+    url = walkthrough.resolve().as_uri()
+    session, _ = browser.open_page(url + "#items?sort=question&dir=-1", width=1366, height=768)
+    browser.wait_for(session, "document.getElementById('items').dataset.ready === '1'")
+    shown = json.loads(browser.evaluate(session, TRANSCRIPT))
+    assert all(mark in shown["legend"] for mark in ("⇄", "✗", "!", "presentation order"))
+    heads = shown["heads"]
+    # fixed, labelled columns: first_pick picks whichever arm was shown first, in every row
+    control, treatment = (_column(heads, "first_pick", f"{arm} first") for arm in ARMS)
+    retest = _column(heads, "first_pick", "control first (retest)")
+    assert control < treatment < retest
+    for row in shown["rows"]:
+        assert row[control].startswith("control") and row[treatment].startswith("treatment")
+    # the sort came from the address, and is kept in it
+    questions = [row[1] for row in shown["rows"]]
+    assert questions == sorted(questions, key=str.lower, reverse=True)
+    assert browser.evaluate(session, "location.hash") == "#items?sort=question&dir=-1"
+    first = browser.evaluate(session, "document.querySelector('#items tbody tr').dataset.item")
+    browser.evaluate(session, "document.querySelector('#items tbody tr td:nth-child(2)').click()")
+    detail = json.loads(browser.evaluate(session, DETAIL))
+    assert detail["item"] == first and detail["prev"] is True
+    assert detail["hash"] == f"#items?sort=question&dir=-1&item={first}"
+    coin = [j for j in detail["judgments"] if j["judge"] == "coin"]
+    assert [j["order"] for j in coin][:2] == ["control_first", "treatment_first"]
+    for judgment in detail["judgments"]:
+        status, parse, tokens, latency, cost = judgment["cells"][4:]
+        assert status == "ok" and parse == "native" and cost == "unpriced", judgment
+        assert re.fullmatch(r"\d+ in / \d+ out", tokens) and latency.endswith(" ms"), judgment
+        assert judgment["prompt"].startswith("--- system ---\nYou are an impartial judge")
+        assert '"verdict"' in judgment["raw"]
+    browser.evaluate(session, "document.querySelector('[data-item-nav=next]').click()")
+    after = json.loads(browser.evaluate(session, DETAIL))
+    assert after["item"] == detail["next"] != first
+    assert browser.collect(session).errors() == []

@@ -23,6 +23,7 @@ from jurybox.analysis.frame import judge_families, shown_arms
 from jurybox.analysis.frame_columns import FRAME_FIELDS
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.summary import InputScreen, RunProgress
+from jurybox.app.show import sent_prompts
 from jurybox.app.sources import (
     declared_scale,
     run_items,
@@ -42,6 +43,7 @@ from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.io.record_table import Judgments, records_table
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, report_folder, write_reports
+from jurybox.reporting.explorer.calls import PROMPT_RECORDS
 from jurybox.reporting.render.records_pass import write_pass
 from jurybox.thresholds import TrustThresholds
 
@@ -227,7 +229,8 @@ def analyze_to_dir(
         )
         # The appendix and the explorer now, from the columns the frame read (the texts read
         # again): then the frame holds all the analysis reads.
-        written = write_pass(frame, judged, items, staging)
+        prompts = sent_prompts(path) if len(judged) <= PROMPT_RECORDS else None
+        written = write_pass(frame, judged, items, staging, prompts)
         try:
             judged = judged.released()
             report = _analysed(frame, judged, items, options)

@@ -29,6 +29,7 @@ from jurybox.reporting.explorer import (
     items_href,
     script_hash,
 )
+from jurybox.reporting.explorer.calls import PROMPT_RECORDS
 from jurybox.reporting.explorer.paged import (
     PAGES_DIR,
     QUESTION_CHARS,
@@ -301,6 +302,7 @@ class HtmlExplorer:
     script_hash: str
     css: str
     pages: HtmlPages | None = None  # past PAGED_OVER items: the rows are in side files
+    prompt_records: int = PROMPT_RECORDS  # up to this many records, prompts are embedded
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,18 @@ from jurybox.reporting.view.format import (
     fmt_score,
     fmt_value_ci,
 )
-from jurybox.reporting.view.tables import present
+from jurybox.reporting.view.tables import of_judge, present
 
 SMALL_SAMPLE = 30  # fewer items (or labelled items) than this: every interval is wide
 NO_CONCLUSION = "No trusted judge: no conclusion."
 # Within a status, the finding that explains the others first (see the module docstring).
-_SEVERITY = ("failure_rate", "position", "swap_consistency", "length", "self_preference")
+_SEVERITY: tuple[str, ...] = (
+    "failure_rate",
+    "position",
+    "swap_consistency",
+    "length",
+    "self_preference",
+)
 _SEVERITY += ("accuracy", "kappa", "retest")
 _STATUS_RANK = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 _QUALITY = ("accuracy", "kappa")
@@ -82,9 +88,9 @@ def first_screen(report: Report) -> FirstScreen:
 def labelled_items(report: Report) -> int | None:
     """How many items carry a gold or human label the judges were checked against."""
     gold = report.accuracy_vs_gold.judges or {}
-    counts = [entry.consolidated.n_total or 0 for entry in gold.values()]
-    if counts and max(counts):
-        return max(counts)
+    most: int = max((int(entry.consolidated.n_total or 0) for entry in gold.values()), default=0)
+    if most:
+        return most
     labels = report.summary.human_labels
     return labels.preferences or labels.scores or None
 
@@ -111,10 +117,10 @@ def judge_result(report: Report, judge: str) -> str | None:
     """What ``judge`` says of the treatment: its win rate, else its score difference."""
     effects, summary = report.effects, report.summary
     contrast = f"{summary.treatment_arm} over {summary.control_arm}"
-    rate = (effects.preferences.judges or {}).get(judge) if effects.preferences else None
+    rate = of_judge(effects.preferences.judges, judge) if effects.preferences else None
     if rate is not None and rate.value is not None:
         return f"{contrast} win rate {fmt_value_ci(rate.value, rate.ci_low, rate.ci_high)}"
-    scores = (effects.scores.per_judge or {}).get(judge) if effects.scores else None
+    scores = of_judge(effects.scores.per_judge, judge) if effects.scores else None
     if isinstance(scores, PairedTests) and scores.mean_difference is not None:
         return f"{contrast} Δ total {fmt_score(scores.mean_difference)}"
     return None
@@ -123,7 +129,7 @@ def judge_result(report: Report, judge: str) -> str | None:
 def _corrected(report: Report, judge: str) -> str | None:
     """The judge's win rate corrected for its errors on the labelled pairs, where computed."""
     preferences = report.effects.preferences
-    found = (preferences.corrected or {}).get(judge) if preferences else None
+    found = of_judge(preferences.corrected, judge) if preferences else None
     if not isinstance(found, CorrectedWinRateMetric) or found.value is None:
         return None
     shown = fmt_value_ci(found.value, found.ci_low, found.ci_high)
@@ -201,9 +207,10 @@ def gaps(report: Report) -> list[str]:
 # --- each judge's findings ------------------------------------------------------------------
 
 
-def _position(report: Report, judge: str) -> PositionJudge | None:
+def position_of(report: Report, judge: str) -> PositionJudge | None:
+    """The judge's position-bias entry, where measured."""
     judges = report.bias.position.judges if report.bias.position else None
-    return (judges or {}).get(judge)
+    return of_judge(judges, judge)
 
 
 def _limit(check: Check) -> str:
@@ -216,7 +223,7 @@ def _limit(check: Check) -> str:
 
 
 def _position_words(report: Report, entry: JudgeVerdict, check: Check, judge: str) -> str | None:
-    rate = present(shown.first_position_rate) if (shown := _position(report, judge)) else None
+    rate = present(shown.first_position_rate) if (shown := position_of(report, judge)) else None
     test = entry.position
     if rate is None or rate.value is None or test is None:
         return None
@@ -229,7 +236,7 @@ def _position_words(report: Report, entry: JudgeVerdict, check: Check, judge: st
 
 
 def _swap_words(report: Report, judge: str, check: Check) -> str | None:
-    swap = present(entry.swap_consistency) if (entry := _position(report, judge)) else None
+    swap = present(entry.swap_consistency) if (entry := position_of(report, judge)) else None
     if swap is None or check.value is None:
         return None
     return (
@@ -239,7 +246,7 @@ def _swap_words(report: Report, judge: str, check: Check) -> str | None:
 
 
 def _accuracy_words(report: Report, judge: str, entry: JudgeVerdict) -> str | None:
-    gold = (report.accuracy_vs_gold.judges or {}).get(judge)
+    gold = of_judge(report.accuracy_vs_gold.judges, judge)
     accuracy = entry.accuracy
     if gold is None or accuracy is None or not gold.pooled.n_total:
         return None
