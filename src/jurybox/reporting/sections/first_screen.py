@@ -97,18 +97,18 @@ def labelled_items(report: Report) -> int | None:
 
 def compared_line(report: Report) -> str:
     """E.g. "Compared treatment against control on 39 items (20 labelled), by 3 judges
-    (coin, first_pick, long_pick) in pairwise mode."."""
+    (coin, first_pick, long_pick) in pairwise mode." ("Judged production on ..." for one arm)."""
     summary = report.summary
     if summary.control_arm and summary.treatment_arm:
-        arms = f"{summary.treatment_arm} against {summary.control_arm}"
+        arms = f"Compared {summary.treatment_arm} against {summary.control_arm}"
     else:
-        arms = ", ".join(summary.arms) or "the responses"
+        arms = f"Judged {', '.join(summary.arms) or 'the responses'}"
     labelled = labelled_items(report)
     names = ", ".join(judge.name for judge in summary.judges)
     noun = "judge" if len(summary.judges) == 1 else "judges"
     modes = " and ".join(summary.modes) or "no"
     return (
-        f"Compared {arms} on {summary.n_items} items ({labelled or 'none'} labelled), by "
+        f"{arms} on {summary.n_items} items ({labelled or 'none'} labelled), by "
         f"{len(summary.judges)} {noun} ({names}) in {modes} mode."
     )
 
