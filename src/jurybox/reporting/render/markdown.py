@@ -99,7 +99,7 @@ def render_verdict(report: Report) -> list[str]:
         "",
     ]
     if screen.gaps:
-        lines.extend(f"- **Incomplete data:** {_escape(gap)}" for gap in screen.gaps)
+        lines.extend(f"- **Mind the data:** {_escape(gap)}" for gap in screen.gaps)
         if screen.resume:
             lines.append(f"- Resume: {_escape(screen.resume)}")
         lines.append("")
