@@ -12,10 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +25,8 @@ from jurybox.reporting.sections import first_screen
 from shared_paths import PROJECT_ROOT, require_shared
 
 from .cdp import Chromium
-from .test_view import _config, _items
+from .synthetic import pairwise_world
+from .test_view import _config, _items, interrupt_run
 
 # The first screen's text, and whether it all sits above the per-judge table.
 FIRST_SCREEN = """JSON.stringify({
@@ -94,20 +91,7 @@ def _stopped_at_a_quarter(root: Path) -> Path:
     for judge in slow["judges"].values():  # every judge slow: the stop comes near a quarter
         judge["fake"]["latency_ms"] = 100
     config.write_text(yaml.safe_dump(slow), encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jurybox", "run", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    judgments = root / "runs/stopped/judgments.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (
-        not judgments.exists() or judgments.read_bytes().count(b"\n") < 40
-    ):
-        time.sleep(0.02)
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=30) == 130, process.communicate()[1]
+    interrupt_run(config, root / "runs/stopped", after=40)
     return root / "runs/stopped"
 
 
@@ -217,3 +201,17 @@ def test_the_explorer_reads_as_a_transcript(browser: Chromium, walkthrough: Path
     after = json.loads(browser.evaluate(session, DETAIL))
     assert after["item"] == detail["next"] != first
     assert browser.collect(session).errors() == []
+
+
+def test_pairs_judged_in_one_order_only_are_counted_and_said() -> None:
+    world = pairwise_world()
+    records = [r for r in world.records if not r.retest]
+    judge, item = records[0].judge_name, records[0].query_id
+    dropped = next(r for r in records if (r.judge_name, r.query_id) == (judge, item))
+    kept = [r for r in world.records if r is not dropped]
+    whole = analyze_records(world.records, human=world.human, items=world.items)
+    assert whole.summary.one_order is None  # every pair in both orders: nothing said
+    report = analyze_records(kept, human=world.human, items=world.items)
+    assert report.summary.one_order == {judge: 1}
+    said = f"Pairs judged in one presentation order only ({judge} 1)"
+    assert any(line.startswith(said) for line in first_screen(report).gaps)
