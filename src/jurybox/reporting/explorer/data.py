@@ -204,8 +204,24 @@ class ShownBlock:
     def judgments(self, prompts: Mapping[str, str] | None = None) -> Iterator[tuple[str, Judgment]]:
         """Each record's item id and ``Judgment`` (with its prompt, by record key, where
         ``prompts`` has it)."""
-        for query_id, *shown, key in self.rows():
-            yield query_id, Judgment(*shown, prompt=(prompts or {}).get(key, ""))
+        sent = prompts or {}
+        for (
+            qid,
+            judge,
+            order,
+            verdict,
+            conf,
+            why,
+            status,
+            parse,
+            tokens,
+            took,
+            cost,
+            raw,
+            key,
+        ) in self.rows():
+            said = (judge, order, verdict, conf, why, status, parse, tokens, took, cost, raw)
+            yield qid, Judgment(*said, prompt=sent.get(key, ""))
 
 
 def shown_block(part: pa.Table) -> ShownBlock:
