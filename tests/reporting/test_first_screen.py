@@ -25,7 +25,7 @@ from jurybox.reporting.sections import first_screen
 from shared_paths import PROJECT_ROOT, require_shared
 
 from .cdp import Chromium
-from .synthetic import pairwise_world
+from .synthetic import pairwise_world, rubric_world
 from .test_view import _config, _items, interrupt_run
 
 # The first screen's text, and whether it all sits above the per-judge table.
@@ -215,3 +215,16 @@ def test_pairs_judged_in_one_order_only_are_counted_and_said() -> None:
     assert report.summary.one_order == {judge: 1}
     said = f"Pairs judged in one presentation order only ({judge} 1)"
     assert any(line.startswith(said) for line in first_screen(report).gaps)
+
+
+def test_failed_calls_and_a_small_sample_are_said_before_any_figure() -> None:
+    world = rubric_world()  # 24 items; two unparsed answers and one provider error
+    report = analyze_records(world.records, human=world.human, items=world.items)
+    gaps = first_screen(report).gaps
+    n_records = report.summary.n_records
+    assert gaps[0] == (
+        f"3 of {n_records} judgments failed (unparsed 2, provider_error 1) and are left out of "
+        "every figure; --resume redoes the failed calls."
+    )
+    assert "Only 24 items (under 30): every interval is wide." in gaps
+    assert first_screen(report).compared.startswith("Compared treatment against control on 24")
