@@ -110,7 +110,7 @@ def render_verdict(report: Report) -> list[str]:
     lines.append("")
     lines.extend(render_table(judge_verdict_table(report)))
     if verdict.reasons:
-        lines.append("Findings, most severe first:")
+        lines.append("Checks not passed, in the analysis's words: failures, then warnings:")
         lines.append("")
         lines.extend(f"- {_escape(reason)}" for reason in verdict.reasons)
         lines.append("")
