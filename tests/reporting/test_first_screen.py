@@ -20,8 +20,10 @@ from click.testing import CliRunner, Result
 from tests.analysis.known_judges import load_items, panel_records
 
 from jurybox.analysis import analyze_records
+from jurybox.analysis.model.verdict import Check
 from jurybox.cli import main
 from jurybox.reporting.sections import first_screen
+from jurybox.reporting.sections.first_screen import judge_findings
 from shared_paths import PROJECT_ROOT, require_shared
 
 from .cdp import Chromium
@@ -228,3 +230,24 @@ def test_failed_calls_and_a_small_sample_are_said_before_any_figure() -> None:
     )
     assert "Only 24 items (under 30): every interval is wide." in gaps
     assert first_screen(report).compared.startswith("Compared treatment against control on 24")
+
+
+@pytest.mark.shared_data
+def test_a_moderate_pull_beside_a_shown_accuracy_is_reported_after_it_the_level_kept() -> None:
+    items = load_items(require_shared("data/llmbar/MT-Bench"))
+    report = analyze_records(panel_records(items), items=items)
+    right = next(line for line in first_screen(report).judges if line.judge == "always_right")
+    entry = report.verdict.judges["always_right"]
+    pull = Check(
+        check="length",
+        judge="always_right",
+        status="warn",
+        value=0.2,
+        threshold=0.1,
+        applied=0.1,
+        message="prefers the longer response by 0.20 (beyond the labels; Holm p 0.001)",
+    )
+    warned = entry.model_copy(update={"checks": [*entry.checks, pull]})
+    found = judge_findings(report, "always_right", warned)
+    assert found[0] == right.finding
+    assert found[1].endswith("over 200 items (limit 0.10: reported, the level kept)"), found

@@ -213,13 +213,17 @@ def position_of(report: Report, judge: str) -> PositionJudge | None:
     return of_judge(judges, judge)
 
 
-def _limit(check: Check) -> str:
-    """The limit the check's status was decided against, and what it means for the level."""
+def _limit(check: Check, level: str) -> str:
+    """The limit the check's status was decided against, and what it meant for the level (a
+    moderate length or self-preference pull beside a shown accuracy is reported only)."""
     limit = check.applied if check.applied is not None else check.threshold
     if limit is None or check.status == "skipped":
         return ""
     shown = fmt_percent(limit) if check.check == "failure_rate" else fmt_num(limit, 2)
-    return f" (limit {shown}: {_CONSEQUENCE[check.status]})"
+    meant = _CONSEQUENCE[check.status]
+    if check.status == "warn" and level == "trusted":
+        meant = "reported, the level kept"
+    return f" (limit {shown}: {meant})"
 
 
 def _position_words(report: Report, entry: JudgeVerdict, check: Check, judge: str) -> str | None:
@@ -279,7 +283,7 @@ def finding(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> st
         words = _accuracy_words(report, judge, entry)
     if words is None:
         words = f"{check.message}, over {entry.n_items} items"
-    return words + _limit(check)
+    return words + _limit(check, entry.level)
 
 
 def _defining(entry: JudgeVerdict) -> list[Check]:
