@@ -13,8 +13,9 @@ there, write the outputs of the commit before and after and diff them.
 
 Normalised before comparing (and nothing else): a record's ``run_id``, ``timestamp`` and
 ``latency_ms`` (they differ on every run), the order of the records (concurrent calls finish in
-any order; the key sorts them), the folder the test ran in, and the bytes of embedded plot
-images (matplotlib's output moves with its version; the plots are tested in
+any order; the key sorts them), each judgment's latency in the report's item explorer (its
+data block decoded, the latency blanked and encoded again), the folder the test ran in, and the
+bytes of embedded plot images (matplotlib's output moves with its version; the plots are tested in
 ``tests/reporting/``). Goldens are gzip files with a
 zero timestamp, so regenerating unchanged output leaves git clean.
 """
@@ -35,6 +36,7 @@ import pytest
 from click.testing import CliRunner
 
 from jurybox.cli import main
+from jurybox.reporting.explorer.payload import Payload, decode_payload, encode_payload
 from shared_paths import PROJECT_ROOT, SHARED_DIR, require_shared
 
 GOLDENS = PROJECT_ROOT / "tests" / "data" / "goldens"
@@ -42,6 +44,8 @@ EXAMPLE_CONFIGS = ("pairwise", "ranking", "rubric", "criterion")
 TIMING_FIELDS = ("run_id", "timestamp", "latency_ms")
 REPORT_FILES = ("analysis_report.json", "summary_tables.md", "report.html")
 EMBEDDED_IMAGE = re.compile(rb"data:image/(svg\+xml|png);base64,[A-Za-z0-9+/=]+")
+EXPLORER_DATA = re.compile(rb'(id="jb-data" data-encoding="([a-z0-9+]+)">)(.*?)(</script>)', re.S)
+LATENCY_CELL = 7  # a judgment's latency in the explorer's data (``Judgment.cells``)
 
 
 def _invoke(*argv: str) -> None:
@@ -58,11 +62,24 @@ def _normalised_records(path: Path) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
 
+def _without_latency(match: re.Match[bytes]) -> bytes:
+    """The explorer's data block with every judgment's latency blanked (timing, as above)."""
+    text, encoding = match.group(3).decode("utf-8"), match.group(2).decode("ascii")
+    data = decode_payload(Payload(text, encoding, len(text)))
+    for item in data["items"] if data else ():
+        for judgment in (cells for judge in item["v"] for cells in judge):
+            judgment[LATENCY_CELL] = "(latency)"
+    again = encode_payload(data)
+    head = match.group(1).replace(match.group(2), again.encoding.encode("ascii"))
+    return head + again.text.encode("utf-8") + match.group(4)
+
+
 def _outputs(workdir: Path, run_dir: Path, record_files: tuple[str, ...]) -> dict[str, bytes]:
     outputs = {name: _normalised_records(run_dir / name) for name in record_files}
     for name in REPORT_FILES:
         data = (run_dir / "report" / name).read_bytes()
         data = data.replace(str(workdir).encode("utf-8"), b"(workdir)")
+        data = EXPLORER_DATA.sub(_without_latency, data)
         outputs[name] = EMBEDDED_IMAGE.sub(rb"data:image/\1;base64,(image)", data)
     return outputs
 

@@ -235,3 +235,33 @@ def test_bad_evidence_and_thresholds_are_refused() -> None:
         TrustThresholds(fail_accuracy=0.8, min_accuracy=0.7)
     with pytest.raises(ValidationError):
         TrustThresholds(unknown=1)  # type: ignore[call-arg]
+
+
+def test_each_check_names_the_limit_its_status_was_decided_against() -> None:
+    """A judge failed at swap consistency 0.30 is not trusted below 0.60, not "(limit 0.80)"."""
+
+    def found(evidence: JudgeEvidence, name: str) -> tuple[str, float | None, float | None, str]:
+        c = next(c for c in assess_judge(evidence).checks if c.check == name)
+        return c.status, c.threshold, c.applied, c.message
+
+    status, threshold, applied, message = found(
+        replace(GOOD, swap_consistency=0.3), "swap_consistency"
+    )
+    assert (status, threshold, applied) == ("fail", 0.8, 0.6)
+    assert message.endswith("(limit 0.60)")
+    assert found(replace(GOOD, swap_consistency=0.7), "swap_consistency")[2:] == (
+        0.8,
+        "swap consistency 0.70 (0.92 over parsed pairs), failures counted (limit 0.80)",
+    )
+    assert found(replace(GOOD, failure_rate=0.6), "failure_rate")[2:] == (
+        0.5,
+        "60% of calls failed (limit 50%)",
+    )
+    assert found(replace(GOOD, retest_agreement=0.4), "retest")[2:] == (
+        0.5,
+        "test-retest agreement 0.40 (limit 0.50)",
+    )
+    assert found(replace(GOOD, accuracy=Estimate(0.5, 0.4, 0.6)), "accuracy")[1:3] == (0.7, 0.6)
+    assert found(GOOD, "accuracy")[1:3] == (0.7, 0.7)
+    strong = replace(GOOD, position=BiasTest(effect=0.5, p_adjusted=0.001))
+    assert found(strong, "position")[:3] == ("fail", 0.1, 0.3)

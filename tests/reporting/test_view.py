@@ -67,23 +67,29 @@ def _config(path: Path, dataset: str, output: str, **pipeline: Any) -> Path:
     return path
 
 
-def _interrupted(root: Path) -> None:
-    """A run stopped by Ctrl-C (SIGINT) a few judgments in: its manifest says interrupted."""
-    config = _config(root / "slow.yaml", "data/items_a.jsonl", "runs/stopped", latency_ms=150)
+def interrupt_run(config: Path, run: Path, after: int) -> None:
+    """Run ``config`` and stop it by Ctrl-C (SIGINT) once ``after`` judgments are written in
+    ``run``: its manifest then says interrupted."""
     process = subprocess.Popen(
         [sys.executable, "-m", "jurybox", "run", str(config)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    judgments = root / "runs/stopped/judgments.jsonl"
+    judgments = run / "judgments.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (
-        not judgments.exists() or judgments.read_bytes().count(b"\n") < 3
+        not judgments.exists() or judgments.read_bytes().count(b"\n") < after
     ):
-        time.sleep(0.05)
+        time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=30) == 130, process.communicate()[1]
+
+
+def _interrupted(root: Path) -> None:
+    """A run stopped a few judgments in."""
+    config = _config(root / "slow.yaml", "data/items_a.jsonl", "runs/stopped", latency_ms=150)
+    interrupt_run(config, root / "runs/stopped", after=3)
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,7 @@ from jurybox.analysis.model.summary import (
 )
 from jurybox.analysis.model.verdict import Verdict
 from jurybox.analysis.options import AnalysisOptions
+from jurybox.analysis.pairs import PAIR_KEY, pairwise_records
 from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
 from jurybox.analysis.verdict import build_verdict, with_subsets
@@ -201,7 +202,22 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},
         cost=_cost(r, options.run_judges),
+        **({"one_order": one} if (one := _one_order(frame)) else {}),
     )
+
+
+def _one_order(frame: AnalysisFrame) -> dict[str, int]:
+    """Per judge, its pairs judged in one presentation order only, where it judged others in
+    both (a run stopped half way through an item); none for a judge that saw one order only."""
+    pairs = pairwise_records(frame)
+    if pairs.empty:
+        return {}
+    orders = pairs.groupby(PAIR_KEY, observed=True)["first_arm"].nunique()
+    found: dict[str, int] = {}
+    for judge, counts in orders.groupby(level="judge", observed=True):
+        if (counts > 1).any() and (single := int((counts == 1).sum())):
+            found[str(judge)] = single
+    return found
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,11 @@ class JudgeEvidence:
 
 
 class TrustCheck(BaseModel):
-    """One check behind a level: what was measured, against which threshold, and what it says."""
+    """One check behind a level: what was measured, against which threshold, and what it says.
+
+    ``threshold`` is the limit a check must meet to pass; ``applied`` the one its status was
+    decided against (the stricter ``fail_*`` limit for a ``fail``), which its message names.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -123,6 +127,7 @@ class TrustCheck(BaseModel):
     status: CheckStatus
     value: float | None = None
     threshold: float | None = None
+    applied: float | None = None
     message: str
 
 
@@ -176,16 +181,20 @@ def failure_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """The share of calls with no verdict; every call failed is a failure whatever the limits."""
     rate = ev.failure_rate
     status = _graded(rate, th.warn_failure_rate, th.fail_failure_rate, higher_is_better=False)
-    if rate >= 1.0 and ev.n_judgments > 0:
-        status = "fail"
-        message = f"every one of its {ev.n_judgments} calls failed: no verdict to trust"
-    else:
-        message = f"{rate:.0%} of calls failed (limit {th.warn_failure_rate:.0%})"
+    every = rate >= 1.0 and ev.n_judgments > 0
+    status = "fail" if every else status
+    applied = th.fail_failure_rate if status == "fail" else th.warn_failure_rate
+    message = (
+        f"every one of its {ev.n_judgments} calls failed: no verdict to trust"
+        if every
+        else f"{rate:.0%} of calls failed (limit {applied:.0%})"
+    )
     return TrustCheck(
         check="failure_rate",
         status=status,
         value=rate,
         threshold=th.warn_failure_rate,
+        applied=applied,
         message=message,
     )
 
@@ -226,8 +235,14 @@ def _quality(check: str, shown: str, est: Estimate, minimum: float, fail: float)
         status, message = "pass", f"{shown}: clears {_share(minimum)}"
     else:
         status, message = "warn", f"{shown}: not shown to clear {_share(minimum)}"
+    applied = fail if status == "fail" else minimum
     return TrustCheck(
-        check=check, status=status, value=est.value, threshold=minimum, message=message
+        check=check,
+        status=status,
+        value=est.value,
+        threshold=minimum,
+        applied=applied,
+        message=message,
     )
 
 
@@ -252,15 +267,14 @@ def swap_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     )
     parsed = ev.swap_consistency_parsed
     also = f" ({_share(parsed)} over parsed pairs)" if parsed is not None else ""
-    message = (
-        f"swap consistency {_share(value)}{also}, failures counted "
-        f"(limit {_share(th.warn_swap_consistency)})"
-    )
+    applied = th.fail_swap_consistency if status == "fail" else th.warn_swap_consistency
+    message = f"swap consistency {_share(value)}{also}, failures counted (limit {_share(applied)})"
     return TrustCheck(
         check="swap_consistency",
         status=status,
         value=value,
         threshold=th.warn_swap_consistency,
+        applied=applied,
         message=message,
     )
 
@@ -280,6 +294,7 @@ def _bias_check(
         status=status,
         value=test.effect,
         threshold=th.warn_bias_effect,
+        applied=th.fail_bias_effect if status == "fail" else th.warn_bias_effect,
         message=clean if status == "pass" else found,
     )
 
@@ -357,8 +372,16 @@ def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     )
     status = _graded(value, warn, fail, higher_is_better=True)
     what = "test-retest ICC of the total" if ev.retest_is_icc else "test-retest agreement"
-    message = f"{what} {_share(value)} (limit {_share(warn)})"
-    return TrustCheck(check="retest", status=status, value=value, threshold=warn, message=message)
+    applied = fail if status == "fail" else warn
+    message = f"{what} {_share(value)} (limit {_share(applied)})"
+    return TrustCheck(
+        check="retest",
+        status=status,
+        value=value,
+        threshold=warn,
+        applied=applied,
+        message=message,
+    )
 
 
 def _ordered(checks: Sequence[TrustCheck]) -> tuple[TrustCheck, ...]:

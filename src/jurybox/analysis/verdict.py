@@ -58,6 +58,7 @@ def _checks(trust: JudgeTrust) -> list[Check]:
             value=c.value,
             threshold=c.threshold,
             message=c.message,
+            applied=c.applied,
         )
         for c in trust.checks
     ]

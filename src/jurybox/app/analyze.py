@@ -22,13 +22,16 @@ from jurybox.analysis.benchmarks import benchmark_figures
 from jurybox.analysis.frame import judge_families, shown_arms
 from jurybox.analysis.frame_columns import FRAME_FIELDS
 from jurybox.analysis.model import Report
-from jurybox.analysis.model.summary import InputScreen
+from jurybox.analysis.model.summary import InputScreen, RunProgress
+from jurybox.app.show import sent_prompts
 from jurybox.app.sources import (
     declared_scale,
     run_items,
     run_judges,
     run_judgments,
     run_labels,
+    run_manifest,
+    run_resume,
     run_sources,
     run_stopping,
     say_sources,
@@ -40,6 +43,7 @@ from jurybox.io.label_screen import LabelScreen, screen_labels
 from jurybox.io.record_table import Judgments, records_table
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, report_folder, write_reports
+from jurybox.reporting.explorer.calls import PROMPT_RECORDS
 from jurybox.reporting.render.records_pass import write_pass
 from jurybox.thresholds import TrustThresholds
 
@@ -85,7 +89,7 @@ def _screened(
             + "; ".join(screen.bad_values[:5]),
             markup=False,
         )
-        hint = screen.value_map_hint(arms)
+        hint = screen.value_map_hint(sorted(arms))
         if hint is not None:
             console.print(hint, markup=False)
     return screen
@@ -99,6 +103,23 @@ def _with_input_screen(report: Report, dropped: int, screen: LabelScreen | None)
         labels_bad_values=len(screen.bad_values) if screen else 0,
     )
     summary = report.summary.model_copy(update={"input_screen": counts})
+    return report.model_copy(update={"summary": summary})
+
+
+def _with_run(report: Report, path: Path) -> Report:
+    """The report with where its run stood (``summary.run``), from the run's manifest: how
+    much of its plan was judged, and the resume command where there is anything to redo."""
+    manifest = run_manifest(path)
+    if manifest is None:
+        return report
+    redo = manifest.status != "complete" or "provider_error" in report.summary.excluded.by_status
+    progress = RunProgress.given(
+        status=manifest.status,
+        units_planned=manifest.units_planned,
+        units_done=manifest.records,
+        resume=run_resume(path.parent) if redo else None,
+    )
+    summary = report.summary.model_copy(update={"run": progress})
     return report.model_copy(update={"summary": summary})
 
 
@@ -208,11 +229,12 @@ def analyze_to_dir(
         )
         # The appendix and the explorer now, from the columns the frame read (the texts read
         # again): then the frame holds all the analysis reads.
-        written = write_pass(frame, judged, items, staging)
+        prompts = sent_prompts(path) if len(judged) <= PROMPT_RECORDS else None
+        written = write_pass(frame, judged, items, staging, prompts)
         try:
             judged = judged.released()
             report = _analysed(frame, judged, items, options)
-            report = _with_input_screen(report, judged.dropped, screen)
+            report = _with_run(_with_input_screen(report, judged.dropped, screen), path)
             doing = f"writing the report{' and its plots' if plots else ''} to {out_dir}"
             with console.status(doing):
                 paths = write_reports(

@@ -22,7 +22,15 @@ from jurybox.pipeline.sent import PromptUnavailable, RunPrompts, SentPrompt
 from jurybox.prompts import PromptSources
 from jurybox.records import JudgeRecord
 
-__all__ = ["Selection", "Shown", "format_shown", "open_run_prompts", "show_prompts"]
+__all__ = [
+    "Selection",
+    "Shown",
+    "format_shown",
+    "open_run_prompts",
+    "prompt_text",
+    "sent_prompts",
+    "show_prompts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +150,32 @@ def format_shown(shown: Sequence[Shown]) -> str:
         head += f", one call for {prompt.units} judgments)" if prompt.units > 1 else ")"
         schema = "native JSON schema sent" if prompt.response_schema is not None else "no schema"
         blocks.append(
-            f"{head}\n--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}\n"
+            f"{head}\n{prompt_text(prompt)}\n"
             f"--- answer ({_usage(record)}; {schema}) ---\n{record.raw_response or ''}\n"
         )
     return "\n".join(blocks)
+
+
+def prompt_text(prompt: SentPrompt) -> str:
+    """The system and user text as sent, each under its marker line."""
+    return f"--- system ---\n{prompt.system}\n--- user ---\n{prompt.user}"
+
+
+def sent_prompts(run: Path) -> dict[str, str]:
+    """Every record's prompt as sent (``prompt_text``), by record key, for the report's item
+    view; records whose prompt cannot be rebuilt with their hash are left out, and a run whose
+    prompts are unknown (an import: no manifest) gives none."""
+    try:
+        prompts, records = open_run_prompts(run)
+    except InputError:
+        return {}
+    found = {}
+    for record in records:
+        try:
+            found[record.key] = prompt_text(prompts.of(record))
+        except PromptUnavailable:
+            continue
+    return found
 
 
 def _usage(record: JudgeRecord) -> str:

@@ -25,7 +25,8 @@ from jurybox.errors import ConfigError, DatasetError
 from jurybox.io.datasets import dataset_hash, load_dataset, load_human_labels
 from jurybox.io.label_log import LABELS_FILE
 from jurybox.io.verdicts import companion_items_path, read_items
-from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
+from jurybox.pipeline.manifest import MANIFEST_FILE, RunManifest, read_manifest
+from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
 from jurybox.records import Item, JudgeRecord
 
 if TYPE_CHECKING:
@@ -306,6 +307,22 @@ def run_task(judgments: Path) -> RunTask:
         task=task,
         folders=folders,
     )
+
+
+def run_resume(folder: Path) -> str:
+    """The command that carries the run in ``folder`` on, from the options its manifest
+    records (the ones a resume reuses)."""
+    options = recorded_options(read_manifest(folder / MANIFEST_FILE)) or RunOptions()
+    return resume_command(replace(options, output_dir=str(folder)))
+
+
+def run_manifest(judgments: Path) -> RunManifest | None:
+    """The manifest of the run that wrote ``judgments``, typed; None without one (judgments
+    imported or copied alone) or where it cannot be read (the report then says nothing of it)."""
+    try:
+        return RunManifest.read(judgments.parent / MANIFEST_FILE)
+    except DatasetError:
+        return None
 
 
 def run_stopping(judgments: Path) -> dict[str, Any] | None:

@@ -30,13 +30,13 @@ from jurybox.analysis.overview import (
     RunFound,
     leaderboards,
 )
-from jurybox.app.sources import run_items, run_sources
+from jurybox.app.sources import run_items, run_resume, run_sources
 from jurybox.errors import InputError
 from jurybox.io.atomic import write_text_atomic
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.io.targets import check_target
 from jurybox.pipeline.manifest import MANIFEST_FILE, RunManifest, read_manifest
-from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
+from jurybox.pipeline.options import recorded_options
 from jurybox.records import Item
 from jurybox.reporting.render.compare import COMPARE_HTML, COMPARE_JSON
 from jurybox.reporting.render.html import HTML_FILE
@@ -111,7 +111,7 @@ def _run(folder: Path, reports: list[Path]) -> RunFound | None:
     read = [_report(where) for where in inside]
     found = tuple(report for report in read if isinstance(report, ReportFound))
     problems = tuple(report for report in read if isinstance(report, str))
-    resume = None if manifest.status == "complete" else _resume(folder)
+    resume = None if manifest.status == "complete" else run_resume(folder)
     run = RunFound(folder, manifest, found, analyse, resume, problems=problems)
     return replace(run, models=_arm_models(run)) if found else run
 
@@ -141,12 +141,6 @@ def _first_error(exc: Exception) -> str:
         error = exc.errors()[0]
         return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
     return str(exc)
-
-
-def _resume(folder: Path) -> str:
-    """The command that carries the run on, from the options its manifest records."""
-    options = recorded_options(read_manifest(folder / MANIFEST_FILE)) or RunOptions()
-    return resume_command(replace(options, output_dir=str(folder)))
 
 
 def _arm_models(run: RunFound) -> ArmModels | None:

@@ -60,6 +60,18 @@ class InputScreen(Model):
     labels_bad_values: int
 
 
+class RunProgress(Model):
+    """Where the run that wrote the judgments stood when they were analysed (its manifest):
+    ``status`` running, complete, interrupted or failed (a run killed without a word stays
+    running); ``units_done`` of its ``units_planned`` judgments; ``resume``, the command that
+    carries it on or redoes its failed calls, where it has any to do."""
+
+    status: str
+    units_planned: int | None = None
+    units_done: int | None = None
+    resume: str | None = None
+
+
 SavingMethod = Literal["synchronous prices", "assumed 50% discount", "mixed"]
 
 
@@ -107,3 +119,7 @@ class Summary(Model):
     failures: dict[str, JudgeFailures]
     input_screen: InputScreen | None = None
     cost: RunCost | None = None
+    # Per judge, the pairs judged in one presentation order only where the judge saw others in
+    # both (an interrupted run): left out of swap consistency. Absent when there is none.
+    one_order: dict[str, int] | None = None
+    run: RunProgress | None = None

@@ -16,7 +16,9 @@ CheckStatus = Literal["pass", "warn", "fail", "skipped"]
 
 
 class Check(Model):
-    """One trust check of one judge; ``value`` is what was observed, ``threshold`` its limit."""
+    """One trust check of one judge; ``value`` is what was observed, ``threshold`` the limit it
+    must meet to pass, ``applied`` the limit its status was decided against (the stricter
+    not-trusted limit for a ``fail``; absent in reports written before it was recorded)."""
 
     check: str
     judge: str | None
@@ -24,6 +26,7 @@ class Check(Model):
     value: Number | None
     threshold: Number | None
     message: str
+    applied: Number | None = None
 
 
 class Figure(Model):

@@ -27,17 +27,18 @@ from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.pairs import consolidated, order_pairs, pairwise_records
 from jurybox.io.record_table import Judgments, MapEntries, records_table
 from jurybox.records import Item, JudgeRecord, Status
+from jurybox.reporting.explorer.calls import REASON_CHARS, TEXT_CHARS, call_words, cut_text
 from jurybox.reporting.explorer.links import FILTERS, Filter
 from jurybox.reporting.view.format import MISSING, fmt_num
 
 FLAG_BITS: dict[Filter, int] = {"flipped": 1, "wrong": 2, "failed": 4}
-TEXT_CHARS = 20_000  # a question or response longer than this is cut (and said so)
-REASON_CHARS = 4_000  # a judge's reasoning or raw text
 
 
 @dataclass(frozen=True)
 class Judgment:
-    """One record of an item as the explorer shows it."""
+    """One record of an item as the explorer shows it: what the judge decided, then how the
+    call went (parse method, tokens, latency, cost), its raw answer and the prompt it was sent
+    (where the report embeds prompts)."""
 
     judge: str
     order: str
@@ -45,6 +46,19 @@ class Judgment:
     confidence: str
     reasoning: str
     status: str
+    parse: str = ""
+    tokens: str = ""
+    latency: str = ""
+    cost: str = ""
+    raw: str = ""
+    prompt: str = ""
+
+    def cells(self) -> list[str]:
+        """The judgment as the page's JSON holds it (``explorer.js`` reads it by position)."""
+        return [
+            self.order, self.verdict, self.confidence, self.reasoning, self.status,
+            self.parse, self.tokens, self.latency, self.cost, self.raw, self.prompt,
+        ]  # fmt: skip
 
 
 @dataclass
@@ -94,7 +108,7 @@ class ExplorerData:
 def _row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
     by_judge: dict[str, list[list[str]]] = defaultdict(list)
     for j in row.judgments:
-        by_judge[j.judge].append([j.order, j.verdict, j.confidence, j.reasoning, j.status])
+        by_judge[j.judge].append(j.cells())
     return {
         "id": row.id,
         "q": row.question,
@@ -104,13 +118,6 @@ def _row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
         "f": [row.flags.get(judge, 0) for judge in judges],
         "v": [by_judge.get(judge, []) for judge in judges],
     }
-
-
-def cut_text(text: str | None, limit: int) -> str:
-    """The text cut at ``limit`` characters (and said so); "" of none."""
-    if not text:
-        return ""
-    return text if len(text) <= limit else text[:limit] + f"… [cut at {limit} characters]"
 
 
 def verdict_words(
@@ -159,9 +166,10 @@ def order_words(presentation_order: str, retest: bool, repeat: int, criterion: s
 
 # The record fields the explorer shows (``shown_block``).
 EXPLORER_FIELDS = (
-    "query_id", "judge_name", "presentation_order", "retest", "repeat", "criterion", "ranking",
-    "verdict", "positions", "preferred_arm", "overall", "confidence", "confidences",
+    "key", "query_id", "judge_name", "presentation_order", "retest", "repeat", "criterion",
+    "ranking", "verdict", "positions", "preferred_arm", "overall", "confidence", "confidences",
     "preference_reasoning", "raw_response", "error", "status", "holistic_fallback",
+    "parse_method", "input_tokens", "output_tokens", "latency_ms", "cost_usd",
 )  # fmt: skip
 
 
@@ -177,15 +185,43 @@ class ShownBlock:
     confidences: list[str]
     reasonings: list[str]
     statuses: list[str]
+    parses: list[str]
+    tokens: list[str]
+    latencies: list[str]
+    costs: list[str]
+    raws: list[str]
+    keys: list[str]
 
-    def judgments(self) -> Iterator[tuple[str, Judgment]]:
-        """Each record's item id and ``Judgment``."""
-        rows = zip(
+    def rows(self) -> Iterator[tuple[str, ...]]:
+        """Each record as a tuple: item id, judge, the cells of ``Judgment`` but the prompt
+        (in order), and its key."""
+        return zip(
             self.query_ids, self.judges, self.orders, self.verdicts, self.confidences,
-            self.reasonings, self.statuses, strict=True,
+            self.reasonings, self.statuses, self.parses, self.tokens, self.latencies,
+            self.costs, self.raws, self.keys, strict=True,
         )  # fmt: skip
-        for query_id, *shown in rows:
-            yield query_id, Judgment(*shown)
+
+    def judgments(self, prompts: Mapping[str, str] | None = None) -> Iterator[tuple[str, Judgment]]:
+        """Each record's item id and ``Judgment`` (with its prompt, by record key, where
+        ``prompts`` has it)."""
+        sent = prompts or {}
+        for (
+            qid,
+            judge,
+            order,
+            verdict,
+            conf,
+            why,
+            status,
+            parse,
+            tokens,
+            took,
+            cost,
+            raw,
+            key,
+        ) in self.rows():
+            said = (judge, order, verdict, conf, why, status, parse, tokens, took, cost, raw)
+            yield qid, Judgment(*said, prompt=sent.get(key, ""))
 
 
 def shown_block(part: pa.Table) -> ShownBlock:
@@ -213,6 +249,7 @@ def shown_block(part: pa.Table) -> ShownBlock:
             "holistic fallback" if status == Status.OK.value and fallback else status
             for status, fallback in statuses
         ],
+        **call_words(col),
     )
 
 
@@ -401,11 +438,14 @@ class ExplorerRows:
     """The embedded explorer's rows, built as the records are read (``add``): one per dataset
     item, in order, then one per other item the records name."""
 
-    def __init__(self, items: Sequence[Item] | None) -> None:
+    def __init__(
+        self, items: Sequence[Item] | None, prompts: Mapping[str, str] | None = None
+    ) -> None:
         self._rows = {str(item.id): item_row(item) for item in items or ()}
+        self._prompts = prompts
 
     def add(self, shown: ShownBlock) -> None:
-        for query_id, judged in shown.judgments():
+        for query_id, judged in shown.judgments(self._prompts):
             row = self._rows.get(query_id)
             if row is None:
                 row = self._rows[query_id] = ItemRow(query_id)

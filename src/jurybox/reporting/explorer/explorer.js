@@ -1,7 +1,10 @@
 /* jurybox item explorer: filters, search, sorting and one item's detail, drawn from the data
    block #jb-data. Runs under a CSP that allows only this script (by hash): no network, no eval;
    every judge or dataset text goes into the page through textContent, never as markup.
-   State lives in the fragment: #items?judge=<j>&filter=<f>&q=<text>&item=<id>.
+   State lives in the fragment: #items?judge=<j>&filter=<f>&q=<text>&sort=<key>&dir=-1&item=<id>,
+   so a sorted, filtered view and an opened item can be bookmarked and shared.
+   A judge's verdicts stand in fixed, labelled columns, one per presentation order (named by the
+   arm shown first) and retest, the same for every item: never the item's own random order.
    Past some thousands of items the block holds an index (data.paged; each item without its
    texts, with its verdicts "s" and failure count "n") and the full rows are in side files
    report_items/page-NNNN.js, each calling jbItemsPage(page, gzip+base64 JSON); a file is added
@@ -25,6 +28,8 @@
   };
   var data = null;
   var state = {judge: "", filter: "", q: "", item: "", sort: "", dir: 1, page: 0};
+  var KEYS = ["judge", "filter", "q", "sort", "dir", "item"];
+  var orders = [];  // every presentation order met, in the fixed order of the columns
   var written = "";
   var haystacks = null;
   var pages = {};  // paged: page number -> its rows, "loading" or an error text
@@ -54,7 +59,7 @@
 
   // --- state <-> fragment ------------------------------------------------------------------
   function parseHash(hash) {
-    var found = {judge: "", filter: "", q: "", item: ""};
+    var found = {judge: "", filter: "", q: "", sort: "", dir: "", item: ""};
     if (hash.indexOf("#items") !== 0) { return null; }
     var query = hash.slice("#items".length).replace(/^\?/, "");
     query.split("&").forEach(function (pair) {
@@ -69,8 +74,9 @@
 
   function hashOf(s) {
     var parts = [];
-    ["judge", "filter", "q", "item"].forEach(function (key) {
-      if (s[key]) { parts.push(key + "=" + encodeURIComponent(s[key])); }
+    KEYS.forEach(function (key) {
+      var value = key === "dir" ? (s.sort && s.dir < 0 ? "-1" : "") : s[key];
+      if (value) { parts.push(key + "=" + encodeURIComponent(value)); }
     });
     return "#items" + (parts.length ? "?" + parts.join("&") : "");
   }
@@ -90,8 +96,38 @@
     if (data.filters.indexOf(found.filter) < 0) { found.filter = ""; }
     state.judge = found.judge; state.filter = found.filter;
     state.q = found.q; state.item = found.item; state.page = 0;
+    state.sort = validSort(found.sort) ? found.sort : "";
+    state.dir = found.dir === "-1" ? -1 : 1;
     render();
     if (scroll) { (state.item ? els.detail : root).scrollIntoView(); }
+  }
+
+  // --- fixed order columns -----------------------------------------------------------------
+  function isRetest(order) { return order.indexOf("(retest)") >= 0 ? 1 : 0; }
+
+  function byOrder(a, b) {
+    return (isRetest(a) - isRetest(b)) || (a < b ? -1 : a > b ? 1 : 0);
+  }
+
+  function orderLabel(order) { return order.replace(/_first\b/, " first"); }
+
+  function collectOrders() {
+    var seen = {};
+    data.items.forEach(function (item) {
+      (item.v || []).forEach(function (list) { list.forEach(function (v) { seen[v[0]] = 1; }); });
+    });
+    orders = Object.keys(seen).sort(byOrder);
+    if (orders.length > 4) { orders = []; }  // too many (criteria, repeats): one cell per judge
+  }
+
+  function inOrder(list) {
+    return list.slice().sort(function (a, b) { return byOrder(a[0], b[0]); });
+  }
+
+  function validSort(key) {
+    if (["id", "question", "gold", "status"].indexOf(key) >= 0) { return true; }
+    var parts = key.split(":");
+    return parts[0] === "judge" && +parts[1] >= 0 && +parts[1] < data.judges.length;
   }
 
   // --- filtering and sorting ---------------------------------------------------------------
@@ -123,9 +159,14 @@
     return haystacks[i];
   }
 
-  function verdicts(item, j) {
+  function verdicts(item, j, k) {
     if (item.s) { return item.s[j]; }
-    return item.v[j].map(function (v) { return v[1]; }).join(" / ");
+    var list = inOrder(item.v[j]);
+    if (k !== undefined) {
+      var found = list.filter(function (v) { return v[0] === orders[k]; });
+      return found.length ? found[0][1] : "";
+    }
+    return list.map(function (v) { return v[1]; }).join(" / ");
   }
 
   function failures(item) {
@@ -141,7 +182,10 @@
     if (state.sort === "question") { return item.q.toLowerCase(); }
     if (state.sort === "gold") { return item.g || ""; }
     if (state.sort === "status") { return failures(item); }
-    if (state.sort.indexOf("judge:") === 0) { return verdicts(item, +state.sort.slice(6)); }
+    if (state.sort.indexOf("judge:") === 0) {
+      var parts = state.sort.split(":");
+      return verdicts(item, +parts[1], parts.length > 2 ? +parts[2] : undefined);
+    }
     return null;
   }
 
@@ -175,10 +219,16 @@
     return data.judges.map(function (_, k) { return k; }).slice(0, 8);
   }
 
-  function header(label, key) {
+  function columns(j) {  // the list's columns of judge j: one per fixed order, else one
+    if (data.paged || !orders.length) { return [undefined]; }
+    return orders.map(function (_, k) { return k; });
+  }
+
+  function header(label, key, sub) {
     var th = el("th");
     th.scope = "col";
     var button = el("button", label, "jb-sort");
+    if (sub) { button.appendChild(el("span", sub, "jb-order")); }
     button.type = "button";
     button.setAttribute("data-sort", key);
     if (state.sort === key) { button.textContent += state.dir > 0 ? " ▲" : " ▼"; }
@@ -191,7 +241,12 @@
     row.appendChild(header("Item", "id"));
     row.appendChild(header("Question", "question"));
     row.appendChild(header(data.label === "human" ? "Human label" : "Gold", "gold"));
-    shownJudges().forEach(function (j) { row.appendChild(header(data.judges[j], "judge:" + j)); });
+    shownJudges().forEach(function (j) {
+      columns(j).forEach(function (k) {
+        if (k === undefined) { row.appendChild(header(data.judges[j], "judge:" + j)); return; }
+        row.appendChild(header(data.judges[j], "judge:" + j + ":" + k, orderLabel(orders[k])));
+      });
+    });
     row.appendChild(header("Status", "status"));
     els.head.replaceChildren(row);
   }
@@ -209,14 +264,17 @@
     tr.setAttribute("data-item", item.id);
     var idCell = el("td", null, "nw");
     var link = el("a", item.id);
-    link.href = hashOf({judge: state.judge, filter: state.filter, q: state.q, item: item.id});
+    link.href = hashOf({judge: state.judge, filter: state.filter, q: state.q, sort: state.sort,
+                        dir: state.dir, item: item.id});
     idCell.appendChild(link);
     tr.appendChild(idCell);
     var q = item.q.length > 160 ? item.q.slice(0, 160) + "…" : item.q;
     tr.appendChild(el("td", q, "jb-q"));
     tr.appendChild(el("td", item.g || "—", "nw"));
     shownJudges().forEach(function (j) {
-      tr.appendChild(el("td", (verdicts(item, j) || "—") + marks(item, j), "nw"));
+      columns(j).forEach(function (k) {
+        tr.appendChild(el("td", (verdicts(item, j, k) || "—") + marks(item, j), "nw"));
+      });
     });
     var failed = failures(item);
     tr.appendChild(el("td", failed ? failed + " failed" : "ok", failed ? "status-fail nw" : "nw"));
@@ -291,7 +349,7 @@
     var close = el("button", "Close", "jb-close");
     close.type = "button";
     close.setAttribute("data-close", "");
-    parts.push(close);
+    parts.push(close, neighbours(data.items[at].id));
     if (typeof item === "string") {
       els.detail.setAttribute("data-detail-state", "waiting");
       parts.push(el("p", item, "jb-loading"));
@@ -310,26 +368,57 @@
     parts.push(el("p", (data.label === "human" ? "Human label: " : "Gold: ") + (item.g || "—")));
     var table = el("table", null, "jb-judgments");
     var head = el("tr");
-    ["Judge", "Order", "Verdict", "Confidence", "Status", "Reasoning"].forEach(function (t) {
-      head.appendChild(el("th", t));
-    });
+    ["Judge", "Order", "Verdict", "Confidence", "Status", "Parse", "Tokens", "Latency", "Cost",
+     "Reasoning, raw answer, prompt sent"].forEach(function (t) { head.appendChild(el("th", t)); });
     table.appendChild(el("thead")).appendChild(head);
     var body = table.appendChild(el("tbody"));
     data.judges.forEach(function (judge, j) {
-      item.v[j].forEach(function (v) {
-        var tr = el("tr");
-        tr.setAttribute("data-judgment", judge);
-        [judge, v[0], v[1], v[2] || "—", v[4]].forEach(function (t) { tr.appendChild(el("td", t, "nw")); });
-        var reason = el("td");
-        reason.appendChild(el("pre", v[3] || "—", "raw jb-reason"));
-        tr.appendChild(reason);
-        body.appendChild(tr);
-      });
+      inOrder(item.v[j]).forEach(function (v) { body.appendChild(judgmentRow(judge, v)); });
     });
     var wrap = el("div", null, "table-wrap");
     wrap.appendChild(table);
     parts.push(wrap);
     els.detail.replaceChildren.apply(els.detail, parts);
+  }
+
+  function judgmentRow(judge, v) {
+    var tr = el("tr");
+    tr.setAttribute("data-judgment", judge);
+    tr.setAttribute("data-order", v[0]);
+    [judge, orderLabel(v[0]), v[1], v[2], v[4], v[5], v[6], v[7], v[8]].forEach(function (t) {
+      tr.appendChild(el("td", t || "—", "nw"));
+    });
+    var reason = el("td");
+    reason.appendChild(el("pre", v[3] || "—", "raw jb-reason"));
+    if (v[9]) { reason.appendChild(folded("Raw answer", v[9], "data-raw")); }
+    if (v[10]) { reason.appendChild(folded("Prompt as sent", v[10], "data-prompt")); }
+    tr.appendChild(reason);
+    return tr;
+  }
+
+  function folded(title, text, attribute) {
+    var box = el("details");
+    box.setAttribute(attribute, "");
+    box.appendChild(el("summary", title));
+    box.appendChild(el("pre", text, "raw"));
+    return box;
+  }
+
+  function neighbours(id) {  // previous / next item of the current filtered, sorted list
+    var rows = matching();
+    var at = -1;
+    for (var i = 0; i < rows.length; i++) { if (rows[i].id === id) { at = i; break; } }
+    var nav = el("p", at >= 0 ? "Item " + (at + 1) + " of " + rows.length + " " : "", "jb-nav");
+    [["prev", "← Previous item", at - 1], ["next", "Next item →", at + 1]].forEach(function (b) {
+      var button = el("button", b[1], "jb-close");
+      button.type = "button";
+      button.setAttribute("data-item-nav", b[0]);
+      var target = at >= 0 && b[2] >= 0 && b[2] < rows.length ? rows[b[2]].id : "";
+      button.disabled = !target;
+      button.setAttribute("data-target", target);
+      nav.appendChild(button);
+    });
+    return nav;
   }
 
   function render() {
@@ -373,9 +462,7 @@
       var button = event.target.closest("[data-sort]");
       if (!button) { return; }
       var key = button.getAttribute("data-sort");
-      state.dir = state.sort === key ? -state.dir : 1;
-      state.sort = key;
-      render();
+      update({dir: state.sort === key ? -state.dir : 1, sort: key});
     });
     els.body.addEventListener("click", function (event) {
       var row = event.target.closest("[data-item]");
@@ -384,6 +471,8 @@
     });
     els.detail.addEventListener("click", function (event) {
       if (event.target.closest("[data-close]")) { update({item: ""}); }
+      var nav = event.target.closest("[data-item-nav]");
+      if (nav && nav.getAttribute("data-target")) { update({item: nav.getAttribute("data-target")}); }
     });
     els.prev.addEventListener("click", function () { update({page: state.page - 1}); });
     els.next.addEventListener("click", function () { update({page: state.page + 1}); });
@@ -395,6 +484,7 @@
   decode().then(function (loaded) {
     data = loaded;
     if (!data || !data.items) { root.setAttribute("data-ready", "empty"); return; }
+    collectOrders();
     wire();
     render();
     fromHash(location.hash.indexOf("#items") === 0);

@@ -32,7 +32,8 @@ from typing import IO, TYPE_CHECKING, Any
 from jurybox.io.atomic import swap_folder
 from jurybox.records import Item
 from jurybox.redaction import redact_known
-from jurybox.reporting.explorer.data import FLAG_BITS, TEXT_CHARS, ItemMarks, ShownBlock, cut_text
+from jurybox.reporting.explorer.calls import TEXT_CHARS, cut_text
+from jurybox.reporting.explorer.data import FLAG_BITS, ItemMarks, ShownBlock
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
 
@@ -175,21 +176,17 @@ class PageWriter:
         known, place, judge_number = self._position.get, self._place, self._judge_number
         text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
         by_bucket: dict[int, list[str]] = defaultdict(list)
-        rows = zip(
-            block.query_ids, block.judges, block.orders, block.verdicts, block.confidences,
-            block.reasonings, block.statuses, strict=True,
-        )  # fmt: skip
-        for query_id, judge, order, verdict, confidence, reasoning, status in rows:
+        for query_id, judge, *shown, _key in block.rows():
             position = known(query_id)
             if position is None:
                 position = place(query_id, None)
             j = judge_number(judge)
-            # The judgment as the page's JSON holds it, encoded once here and copied into the
-            # page as text; the verdict and the failure again for the index. JSON text has no
-            # tab.
-            shown = text(verdict)
-            cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
-            line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
+            # The judgment as the page's JSON holds it (``Judgment.cells``), encoded once here
+            # and copied into the page as text; the verdict and the failure again for the
+            # index. JSON text has no tab. No prompt: past PAGED_OVER items none is embedded.
+            verdict, status = text(shown[1]), shown[4]
+            cells = ",".join(map(text, shown))
+            line = f'{position}\t{j}\t{int(status != "ok")}\t{verdict}\t[{cells},""]\n'
             by_bucket[position // per_bucket].append(line)
         for bucket, lines in by_bucket.items():
             self._spool.write(bucket * self._spool.pages_per_bucket, "".join(lines))

@@ -29,6 +29,7 @@ from jurybox.reporting.explorer import (
     items_href,
     script_hash,
 )
+from jurybox.reporting.explorer.calls import PROMPT_RECORDS
 from jurybox.reporting.explorer.paged import (
     PAGES_DIR,
     QUESTION_CHARS,
@@ -41,6 +42,7 @@ from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
     build_sections,
+    first_screen,
     judge_verdict_table,
     slug,
     verdict_table,
@@ -135,20 +137,11 @@ class HtmlSection:
 
 
 @dataclass(frozen=True)
-class Chip:
-    """A short "name: value" label (a judge's level, a figure at a glance)."""
-
-    name: str
-    level: str
-
-
-@dataclass(frozen=True)
 class HtmlVerdict:
     level: str
     title: str
     line: str
     reasons: list[str]
-    judges: list[Chip]
 
 
 @dataclass(frozen=True)
@@ -276,10 +269,7 @@ def _section(
 def _verdict(report: Report) -> HtmlVerdict:
     verdict = report.verdict
     level = verdict.level
-    judges = [Chip(name, entry.level.replace("_", " ")) for name, entry in verdict.judges.items()]
-    return HtmlVerdict(
-        level, LEVEL_TITLES.get(level, level), verdict.line, list(verdict.reasons), judges
-    )
+    return HtmlVerdict(level, LEVEL_TITLES.get(level, level), verdict.line, list(verdict.reasons))
 
 
 def _glance(report: Report) -> list[Glance]:
@@ -312,6 +302,7 @@ class HtmlExplorer:
     script_hash: str
     css: str
     pages: HtmlPages | None = None  # past PAGED_OVER items: the rows are in side files
+    prompt_records: int = PROMPT_RECORDS  # up to this many records, prompts are embedded
 
 
 @dataclass(frozen=True)
@@ -439,6 +430,7 @@ def render_html(
         version=report.generated_by.version,
         schema_version=report.schema_version,
         verdict=_verdict(report),
+        screen=first_screen(report),
         glance=_glance(report),
         checks_table=_table(verdict_table(report)),
         judges_table=_table(judge_verdict_table(report)),

@@ -15,6 +15,7 @@ from jurybox.reporting.plots.specs import PlotSpec
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
     build_sections,
+    first_screen,
     judge_verdict_table,
     verdict_table,
 )
@@ -86,15 +87,30 @@ def render_verdict(report: Report) -> list[str]:
     """The per-judge answer first (level, reason, figures both ways), then the checks."""
     verdict = report.verdict
     level = verdict.level
+    screen = first_screen(report)
     lines = [
         "## Verdict: can these judges be trusted for this comparison?",
         "",
+        _escape(screen.compared),
+        "",
         f"**{_escape(verdict.line)}.** {LEVEL_TITLES.get(level, level)}.",
         "",
+        f"**Result:** {_escape(' · '.join(screen.result))}",
+        "",
     ]
+    if screen.gaps:
+        lines.extend(f"- **Mind the data:** {_escape(gap)}" for gap in screen.gaps)
+        if screen.resume:
+            lines.append(f"- Resume: {_escape(screen.resume)}")
+        lines.append("")
+    for judge in screen.judges:
+        also = f". Also: {'; '.join(judge.also)}" if judge.also else ""
+        said = judge.level.replace("_", " ")
+        lines.append(f"- **{_escape(judge.judge)}** ({said}): {_escape(judge.finding + also)}.")
+    lines.append("")
     lines.extend(render_table(judge_verdict_table(report)))
     if verdict.reasons:
-        lines.append("Findings, most severe first:")
+        lines.append("Checks not passed, in the analysis's words: failures, then warnings:")
         lines.append("")
         lines.extend(f"- {_escape(reason)}" for reason in verdict.reasons)
         lines.append("")

@@ -10,7 +10,7 @@ report.html leaves the previous report whole (docs/report-scale.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,12 +84,14 @@ def write_pass(
     judgments: Judgments,
     items: Sequence[Item] | None,
     out_dir: Path,
+    prompts: Mapping[str, str] | None = None,
 ) -> Written:
     """The failure appendix and the item explorer (none without a frame or records), from one
     pass over the records; their side files (every failure past ``MAX_FAILURES``, the
-    explorer's pages) written complete under temporary names."""
+    explorer's pages) written complete under temporary names. ``prompts``: each record's
+    prompt as sent, by record key, shown in the embedded explorer's item view."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    explorer = _explorer(frame, judgments, items, out_dir)
+    explorer = _explorer(frame, judgments, items, out_dir, prompts)
     written = Written(FailureDigest(), None)
     try:
         with AtomicFile(out_dir / FAILURES_FILE) as side:
@@ -122,6 +124,7 @@ def _explorer(
     judgments: Judgments,
     items: Sequence[Item] | None,
     out_dir: Path,
+    prompts: Mapping[str, str] | None,
 ) -> PageWriter | ExplorerRows | None:
     """What the explorer is built with: its rows embedded in report.html, or past
     ``PAGED_OVER`` items its pages (the frame's marks worked out first)."""
@@ -129,5 +132,5 @@ def _explorer(
         return None
     size = explorer_size(frame.records, items)
     if size <= paged.PAGED_OVER:
-        return ExplorerRows(items)
+        return ExplorerRows(items, prompts)
     return PageWriter(items, out_dir, size=size, marks=item_marks(frame), judges=frame.judges)

@@ -20,12 +20,12 @@ from rich.panel import Panel
 from rich.table import Column, Table
 
 from jurybox.analysis.model import Metric, Report, Skipped
-from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
-from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table
+from jurybox.reporting.sections import LEVEL_TITLES, first_screen, judge_verdict_table
+from jurybox.reporting.sections.first_screen import JudgeLine, position_of
 from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
 from jurybox.reporting.view.report import as_report
-from jurybox.reporting.view.tables import TOTAL, present
+from jurybox.reporting.view.tables import TOTAL, of_judge, present
 
 if TYPE_CHECKING:
     from jurybox.reporting.render.files import ReportPaths
@@ -51,42 +51,37 @@ def _rate(metric: Metric | Skipped | None, counted: Any = None, *, counts: bool 
     return f"{text} ({fmt_count(counted, metric.n)})" if counts else text
 
 
-def _position(r: Report, j: str) -> PositionJudge | None:
-    judges = r.bias.position.judges if r.bias.position else None
-    return (judges or {}).get(j)
-
-
 def _swap(r: Report, j: str) -> str:
-    entry = _position(r, j)
+    entry = position_of(r, j)
     swap = present(entry.swap_consistency) if entry else None
     return _rate(swap, swap.consistent if swap else None, counts=True)
 
 
 def _first(r: Report, j: str) -> str:
-    entry = _position(r, j)
+    entry = position_of(r, j)
     return _rate(entry.first_position_rate if entry else None)
 
 
 def _accuracy(r: Report, j: str) -> str:
-    entry = (r.accuracy_vs_gold.judges or {}).get(j)
+    entry = of_judge(r.accuracy_vs_gold.judges, j)
     pooled = entry.pooled if entry else None
     return _rate(pooled, pooled.correct if pooled else None, counts=True)
 
 
 def _kappa(r: Report, j: str) -> str:
     prefs = r.human_calibration.preferences
-    entry = (prefs.judges or {}).get(j) if prefs else None
+    entry = of_judge(prefs.judges, j) if prefs else None
     return _rate(entry.pooled if entry else None)
 
 
 def _win(r: Report, j: str) -> str:
     prefs = r.effects.preferences
-    return _rate((prefs.judges or {}).get(j) if prefs else None)
+    return _rate(of_judge(prefs.judges, j) if prefs else None)
 
 
 def _delta(r: Report, j: str) -> str:
     scores = r.effects.scores
-    test = present((scores.per_judge or {}).get(j)) if scores else None
+    test = present(of_judge(scores.per_judge, j)) if scores else None
     return fmt_score(test.mean_difference if test else None)
 
 
@@ -102,16 +97,26 @@ _COLUMNS: tuple[tuple[str, Callable[[Report, str], str]], ...] = (
 
 
 def verdict_panel(report: Report) -> Panel:
-    """The panel's level, the derived panel line, and every judge's level and one-line reason."""
+    """What was compared, the panel's level and line, the result, what the data lacks, and
+    every judge's level with its defining finding first (``sections.first_screen``)."""
     verdict = report.verdict
+    screen = first_screen(report)
     level = verdict.level
-    lines = [f"[bold]{escape(verdict.line)}[/]"]
+    lines = [escape(screen.compared), f"[bold]{escape(verdict.line)}[/]"]
     lines.append(f"[{_STYLES.get(level, 'bold')}]{LEVEL_TITLES.get(level, level)}[/]")
-    for judge, entry in verdict.judges.items():
-        style = _STYLES.get(entry.level, "bold")
-        said = entry.level.replace("_", " ")
-        lines.append(f"• {escape(judge)}: [{style}]{said}[/] — {escape(entry.reason)}")
+    lines.append(f"Result: {escape(' · '.join(screen.result))}")
+    lines.extend(f"[bold yellow]![/] {escape(gap)}" for gap in screen.gaps)
+    if screen.resume:
+        lines.append(f"Resume: {escape(screen.resume)}")
+    for line in screen.judges:
+        style = _STYLES.get(line.level, "bold")
+        said = line.level.replace("_", " ")
+        lines.append(f"• {escape(line.judge)}: [{style}]{said}[/] — {escape(_judge_text(line))}")
     return Panel("\n".join(lines), title=_PANEL_TITLE, expand=False)
+
+
+def _judge_text(line: JudgeLine) -> str:
+    return line.finding + (f"; also: {'; '.join(line.also)}" if line.also else "")
 
 
 _PANEL_TITLE = "Can these judges be trusted?"
@@ -120,9 +125,18 @@ _PANEL_TITLE = "Can these judges be trusted?"
 def verdict_lines(report: Report) -> list[str]:
     """``verdict_panel`` as plain lines (for a log: no box, no colour)."""
     verdict = report.verdict
-    lines = [f"{_PANEL_TITLE} {verdict.line}", LEVEL_TITLES.get(verdict.level, verdict.level)]
-    for judge, entry in verdict.judges.items():
-        lines.append(f"• {judge}: {entry.level.replace('_', ' ')} — {entry.reason}")
+    screen = first_screen(report)
+    lines = [
+        screen.compared,
+        f"{_PANEL_TITLE} {verdict.line}",
+        LEVEL_TITLES.get(verdict.level, verdict.level),
+        f"Result: {' · '.join(screen.result)}",
+    ]
+    lines.extend(f"! {gap}" for gap in screen.gaps)
+    if screen.resume:
+        lines.append(f"Resume: {screen.resume}")
+    for line in screen.judges:
+        lines.append(f"• {line.judge}: {line.level.replace('_', ' ')} — {_judge_text(line)}")
     return lines
 
 

@@ -15,12 +15,11 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
-from jurybox.analysis.model import Report
-from jurybox.analysis.model.effects import PairedTests
 from jurybox.analysis.overview import ComparisonFound, Leaderboard, Overview, RunFound
 from jurybox.reporting.explorer import script_hash
 from jurybox.reporting.render.html import _environment
-from jurybox.reporting.view.format import MISSING, fmt_num, fmt_rate, fmt_score, fmt_value_ci
+from jurybox.reporting.sections.first_screen import result_lines
+from jurybox.reporting.view.format import MISSING, fmt_num, fmt_rate, fmt_value_ci
 
 TEMPLATE = "view.html.j2"
 SCRIPT = "view.js"
@@ -211,32 +210,8 @@ def _result(run: RunFound) -> ViewCell:
             code=(run.analyse,),
         )
     report = run.report.report
-    lines = tuple(_trusted_results(run)) or ("no trusted judge: no conclusion",)
+    lines = tuple(result_lines(report))  # as the report's first screen gives it
     return ViewCell(report.verdict.line, sort=report.verdict.line, lines=lines + run.problems)
-
-
-def _trusted_results(run: RunFound) -> list[str]:
-    """Per judge the report trusts: the treatment's win rate, else its score difference."""
-    report = run.report.report if run.report is not None else None
-    if report is None:
-        return []
-    return [
-        f"{judge}: {_judge_result(report, judge)}"
-        for judge, verdict in report.verdict.judges.items()
-        if verdict.level == "trusted" and _judge_result(report, judge) is not None
-    ]
-
-
-def _judge_result(report: Report, judge: str) -> str | None:
-    effects, summary = report.effects, report.summary
-    contrast = f"{summary.treatment_arm} over {summary.control_arm}"
-    rate = (effects.preferences.judges or {}).get(judge) if effects.preferences else None
-    if rate is not None and rate.value is not None:
-        return f"{contrast} win rate {fmt_value_ci(rate.value, rate.ci_low, rate.ci_high)}"
-    scores = (effects.scores.per_judge or {}).get(judge) if effects.scores else None
-    if isinstance(scores, PairedTests) and scores.mean_difference is not None:
-        return f"{contrast} Δ total {fmt_score(scores.mean_difference)}"
-    return None
 
 
 # --- comparisons ----------------------------------------------------------------------------

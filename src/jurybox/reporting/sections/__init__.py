@@ -16,6 +16,7 @@ from jurybox.reporting.sections.benchmarks import benchmarks_section
 from jurybox.reporting.sections.bias import BIAS
 from jurybox.reporting.sections.effects import EFFECTS
 from jurybox.reporting.sections.family import Family, Row
+from jurybox.reporting.sections.first_screen import FirstScreen, first_screen
 from jurybox.reporting.sections.human import HUMAN_CALIBRATION
 from jurybox.reporting.sections.overview import failures_anchor, overview_section, slug
 from jurybox.reporting.sections.panels import PANELS
@@ -47,9 +48,11 @@ __all__ = [
     "FAMILY_TITLES",
     "LEVEL_TITLES",
     "Family",
+    "FirstScreen",
     "Row",
     "build_sections",
     "failures_anchor",
+    "first_screen",
     "judge_verdict_table",
     "slug",
     "verdict_table",

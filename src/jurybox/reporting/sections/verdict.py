@@ -6,6 +6,7 @@ from typing import Any
 
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.verdict import Figure, JudgeVerdict
+from jurybox.reporting.sections.first_screen import judge_findings
 from jurybox.reporting.view.format import MISSING, fmt_value_ci
 from jurybox.reporting.view.tables import Table, fmt_rate, fmt_text
 
@@ -88,7 +89,7 @@ def _swap(entry: JudgeVerdict) -> str:
 
 
 def judge_verdict_table(report: Report) -> Table:
-    """The per-judge answer, most trusted first: level, one-line reason, figures both ways."""
+    """The per-judge answer, most trusted first: level, defining finding, figures both ways."""
     verdict = report.verdict
     # A static title: judge names are user text, escaped in cells, never in headings.
     table = Table(id="judge-verdicts", title="Per judge, most trusted first", columns=JUDGE_COLUMNS)
@@ -96,7 +97,7 @@ def judge_verdict_table(report: Report) -> Table:
         table.add(
             str(judge),
             entry.level.replace("_", " "),
-            entry.reason,
+            judge_findings(report, str(judge), entry)[0],
             _quality(entry),
             _figure(entry.accuracy_parsed),
             _swap(entry),

@@ -44,6 +44,13 @@ def fmt_rate(value: Any) -> str:
     return fmt_num(value, 3)
 
 
+def fmt_percent(value: Any) -> str:
+    """A share in words, as a whole percentage ("100%")."""
+    if not _is_number(value) or math.isnan(value):
+        return MISSING
+    return f"{value:.0%}"
+
+
 def fmt_score(value: Any) -> str:
     """A score, a difference of scores or an effect size (2 decimals)."""
     return fmt_num(value, 2)

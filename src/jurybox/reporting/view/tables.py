@@ -101,6 +101,11 @@ M = TypeVar("M", bound=Metric)
 P = TypeVar("P", bound=Node)
 
 
+def of_judge(entries: Mapping[str, T] | None, judge: str) -> T | None:
+    """A judge's entry of a per-judge mapping that may be absent (a section not computed)."""
+    return None if entries is None else entries.get(judge)
+
+
 def present(node: T | Skipped | None) -> T | None:
     """``node`` unless it was skipped (a skipped node renders as an em dash)."""
     return None if isinstance(node, Skipped) else node
