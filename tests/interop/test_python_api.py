@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 import jurybox
 from jurybox.errors import InputError
+from jurybox.reporting.sections.first_screen import judge_findings
 from shared_paths import PROJECT_ROOT
 
 HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib")
@@ -106,8 +108,9 @@ def test_what_the_api_returns_shows_itself_in_a_notebook(
     report = jurybox.analyze(summary.output_dir, plots=False, quiet=True)
     shown = report._repr_html_()  # type: ignore[attr-defined]
     assert report.verdict.line in shown and shown.count("<tr>") == 1 + len(report.verdict.judges)
-    for name, verdict in report.verdict.judges.items():
-        assert name in shown and verdict.reason.split(" (")[0] in shown
+    for name, verdict in report.verdict.judges.items():  # each judge's defining finding first
+        defining = judge_findings(report, name, verdict)[0]
+        assert name in shown and str(escape(defining)) in shown
     assert "<script" not in shown
 
 
