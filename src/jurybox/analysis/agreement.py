@@ -134,15 +134,40 @@ def kappa_metric(
     categories: list[int] | None = None,
     n: int,
     confidence: float,
+    items: Any = None,
+    rng: int | None = None,
 ) -> K:
-    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, the same metric, computed by
-    the closed form where it settles the pair (about 30 times faster than statsmodels' results
-    object) and by the reference otherwise."""
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``.
+
+    With ``items`` (the item of each rated unit) the interval is the bootstrap over items;
+    without, the asymptotic one, computed by the closed form where it settles the pair (about
+    30 times faster than statsmodels' results object) and by the reference otherwise."""
+    if items is not None:
+        return attempt(
+            model,
+            stats.cohen_kappa,
+            a,
+            b,
+            weights,
+            categories=categories,
+            n=n,
+            confidence=confidence,
+            clusters=items,
+            rng=rng,
+        )
     known = _closed_form_kappa(a, b, weights, categories, confidence)
     if known is not None:
         return attempt(model, _known, known, n=n)
     return attempt(
-        model, stats.cohen_kappa, a, b, weights, categories=categories, n=n, confidence=confidence
+        model,
+        stats.cohen_kappa,
+        a,
+        b,
+        weights,
+        categories=categories,
+        n=n,
+        confidence=confidence,
+        interval="asymptotic",
     )
 
 
@@ -180,7 +205,15 @@ def _pair_metrics(
             attempt(KappaMetric, _known, known_kappa, n=n)
             if known_kappa is not None
             else attempt(
-                KappaMetric, stats.cohen_kappa, a, b, weights, categories=categories, n=n, **conf
+                KappaMetric,
+                stats.cohen_kappa,
+                a,
+                b,
+                weights,
+                categories=categories,
+                n=n,
+                interval="asymptotic",
+                **conf,
             )
         )
         if note and kappa.method is not None:

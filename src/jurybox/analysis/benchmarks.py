@@ -263,9 +263,17 @@ def _kappas(votes: Mapping[str, dict[str, str]]) -> dict[str, float | None]:
     kappas: dict[str, float | None] = {}
     for a, b in combinations(names, 2):
         both = [(v[a], v[b]) for v in votes.values() if a in v and b in v]
-        kappa = cohen_kappa([x for x, _ in both], [y for _, y in both]).kappa if both else None
-        kappas[f"{a}-{b}"] = kappa
+        kappas[f"{a}-{b}"] = _kappa_value([x for x, _ in both], [y for _, y in both])
     return kappas
+
+
+def _kappa_value(a: list[str], b: list[str]) -> float | None:
+    """The annotators' kappa, None where it is undefined (no shared item, one category: stats
+    says why; PandaLM's own figure is a value only)."""
+    try:
+        return cohen_kappa(a, b, interval="asymptotic").kappa if a else None
+    except ValueError:
+        return None
 
 
 def pandalm_benchmark(records: Iterable[JudgeRecord], items: Iterable[Item]) -> PandaLMBenchmark:

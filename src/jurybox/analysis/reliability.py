@@ -114,13 +114,16 @@ def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
 
 def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
     ok = frame.ok.dropna(subset=[column])
-    test = ok[~ok["retest"]][["key", column]]
+    test = ok[~ok["retest"]][["key", "query_id", column]]
     retest = ok[ok["retest"]][["base_key", column]].rename(columns={"base_key": "key"})
     return test.merge(retest, on="key", suffixes=("_test", "_retest"))
 
 
 def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> LabelRetest:
+    """Agreement of test and retest labels; intervals over items (an item's orders and
+    repeats are one cluster)."""
     a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
+    items = pairs["query_id"].to_numpy()
     return LabelRetest(
         n_pairs=n,
         percent_agreement=attempt(
@@ -130,9 +133,17 @@ def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> 
             b,
             n=n,
             confidence=options.confidence,
+            clusters=items,
         ),
         cohen_kappa=attempt(
-            KappaMetric, stats.cohen_kappa, a, b, n=n, confidence=options.confidence
+            KappaMetric,
+            stats.cohen_kappa,
+            a,
+            b,
+            n=n,
+            confidence=options.confidence,
+            clusters=items,
+            rng=options.seed,
         ),
     )
 

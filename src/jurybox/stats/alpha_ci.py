@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sps
 
+from jurybox.stats._bootstrap import expanded_bca, unit_weights
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix, confidence_level, count
 from jurybox.stats.agreement import Level, _distances, _reliability_matrix, krippendorff_alpha
@@ -105,14 +105,14 @@ def alpha_difference(
     alpha_x = krippendorff_alpha(mx, "interval").alpha
     alpha_y = krippendorff_alpha(my, "interval").alpha
     gen = as_generator(rng)
-    weights = gen.multinomial(units, np.full(units, 1 / units), size=reps).astype(np.float64)
+    weights = unit_weights(units, reps, gen)
     boot_y, jack_y = _fast_replicates(my, weights, "interval")
     boot_x, jack_x = _fast_replicates(mx, weights, "interval")
     boot = boot_y - boot_x
     finite = boot[np.isfinite(boot)]
     if finite.size < _MIN_VALID * reps:
         raise ValueError("too few bootstrap replicates had variation in both conditions")
-    low, high = _bca(alpha_y - alpha_x, finite, jack_y - jack_x, conf)
+    low, high = expanded_bca(alpha_y - alpha_x, finite, jack_y - jack_x, conf)
     return AlphaDifference(
         estimate=alpha_y - alpha_x,
         ci_low=float(low),
@@ -175,7 +175,7 @@ def krippendorff_alpha_ci(
             f"got {units}"
         )
     gen = as_generator(rng)
-    weights = gen.multinomial(units, np.full(units, 1 / units), size=reps).astype(np.float64)
+    weights = unit_weights(units, reps, gen)
     if level in ("nominal", "interval"):
         boot, jack = _fast_replicates(values, weights, level)
     elif _coincidence_cells(values) <= _MAX_COINCIDENCE_CELLS:
@@ -189,7 +189,7 @@ def krippendorff_alpha_ci(
             f"only {finite.size} of {reps} bootstrap replicates had variation: too few units "
             "differ for an interval"
         )
-    low, high = _bca(point.alpha, finite, jack, conf)
+    low, high = expanded_bca(point.alpha, finite, jack, conf)
     return AlphaInterval(
         alpha=point.alpha,
         ci_low=float(low),
@@ -308,23 +308,6 @@ def _coincidence_replicates(
     leave_one_out = per_unit.sum(axis=0) - per_unit
     jack = _alpha_from_coincidences(leave_one_out.reshape(-1, size, size), domain, level)
     return boot, jack
-
-
-def _bca(
-    point: float, boot: NDArray[np.float64], jack: NDArray[np.float64], conf: float
-) -> tuple[float, float]:
-    """Efron's bias-corrected and accelerated percentile interval, expanded for small n."""
-    z0 = float(sps.norm.ppf(np.clip(np.mean(boot < point), 1e-6, 1 - 1e-6)))
-    dev = np.nanmean(jack) - jack[np.isfinite(jack)]
-    spread = float(np.sum(dev**2))
-    accel = float(np.sum(dev**3)) / (6 * spread**1.5) if spread > 0 else 0.0
-    # Hesterberg's expansion: the normal quantile becomes sqrt(n/(n-1)) t_{n-1}, because the
-    # bootstrap's variance is too small by about (n-1)/n in small samples (30 units covered 0.90)
-    units = jack.size
-    z = np.sqrt(units / (units - 1)) * sps.t.ppf([(1 - conf) / 2, (1 + conf) / 2], units - 1)
-    levels = sps.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
-    low, high = np.quantile(boot, levels)
-    return float(low), float(high)
 
 
 def _alpha_or_nan(values: NDArray[np.float64], weights: NDArray[np.float64], level: Level) -> float:

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.stats.alpha_ci import AlphaInterval
+from jurybox.stats.clustered import ClusteredProportion
 from jurybox.stats.corrected import CorrectedWinRate
 from jurybox.stats.gwet import GwetResult
 from jurybox.stats.length_control import LengthControlledWinRate
@@ -65,6 +66,8 @@ class KappaMetric(Metric):
     categories: list[Label] | None = None
     weights: str | None = None
     confidence: Number | None = None
+    n_clusters: int | None = None
+    n_bootstrap: int | None = None
 
 
 class FleissKappaMetric(Metric):
@@ -217,6 +220,19 @@ class ProportionMetric(Metric):
     ci_low: Number | None = None
     ci_high: Number | None = None
     successes: Number | None = None
+    confidence: Number | None = None
+
+
+class ClusteredProportionMetric(Metric):
+    """``ClusteredProportion`` (a share of judgments, items as clusters), headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = ClusteredProportion
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    successes: Number | None = None
+    n_clusters: int | None = None
+    n_effective: Number | None = None
+    design_effect: Number | None = None
     confidence: Number | None = None
 
 

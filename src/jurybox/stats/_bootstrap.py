@@ -1,0 +1,53 @@
+"""The bootstrap over units (items) that the interval estimators share.
+
+A replicate draws the units with replacement; with per-unit sufficient statistics it is a
+weighted sum, so every replicate of a data set comes from one matrix product with the
+multinomial weights drawn here. The interval is Efron's BCa, its normal quantile expanded for
+small samples (Hesterberg 2015): plain percentiles and unexpanded BCa covered 0.90–0.93 with
+20–50 units (Krippendorff's alpha, Cohen's kappa; bench/coverage_by_item.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats as sps
+
+FloatArray = NDArray[np.float64]
+
+
+def unit_weights(units: int, reps: int, rng: np.random.Generator) -> FloatArray:
+    """``reps`` × ``units`` resampling weights: how often each unit is drawn in each replicate."""
+    return rng.multinomial(units, np.full(units, 1 / units), size=reps).astype(np.float64)
+
+
+def expanded_bca(
+    point: float, boot: FloatArray, jack: FloatArray, conf: float
+) -> tuple[float, float]:
+    """Efron's bias-corrected and accelerated percentile interval, expanded for small n.
+
+    Args:
+        point: The estimate on the full sample.
+        boot: Finite bootstrap replicates.
+        jack: Leave-one-unit-out estimates (one per unit; NaN where undefined).
+        conf: Two-sided confidence level.
+
+    Returns:
+        (low, high).
+
+    References:
+        Efron, B. (1987). Better bootstrap confidence intervals. JASA 82, 171–185.
+        Hesterberg, T. C. (2015). What teachers should know about the bootstrap. The American
+        Statistician 69, 371–386 (the expanded percentile interval).
+    """
+    z0 = float(sps.norm.ppf(np.clip(np.mean(boot < point), 1e-6, 1 - 1e-6)))
+    dev = np.nanmean(jack) - jack[np.isfinite(jack)]
+    spread = float(np.sum(dev**2))
+    accel = float(np.sum(dev**3)) / (6 * spread**1.5) if spread > 0 else 0.0
+    # Hesterberg's expansion: the normal quantile becomes sqrt(n/(n-1)) t_{n-1}, because the
+    # bootstrap's variance is too small by about (n-1)/n in small samples (30 units covered 0.90)
+    units = jack.size
+    z = np.sqrt(units / (units - 1)) * sps.t.ppf([(1 - conf) / 2, (1 + conf) / 2], units - 1)
+    levels = sps.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+    low, high = np.quantile(boot, levels)
+    return float(low), float(high)
