@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from jurybox.stats import (
     cohen_kappa,
@@ -209,3 +210,69 @@ def test_weighted_kappa_uses_the_full_declared_scale() -> None:
     assert cohen_kappa(a, b, "linear", categories=scale).kappa == pytest.approx(8 / 11)
     # Unweighted kappa is unaffected by unused categories.
     assert cohen_kappa(a, b, categories=scale).kappa == pytest.approx(cohen_kappa(a, b).kappa)
+
+
+# --- issue 33: kappa's interval is a bootstrap over items ------------------------------------
+
+
+def _scored_items(seed: int, items: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    human = rng.choice(5, size=items, p=[0.05, 0.1, 0.2, 0.35, 0.3]) + 1
+    judge = np.clip(human + rng.choice([-1, 0, 0, 1], size=items), 1, 5)
+    return human, judge
+
+
+def test_kappa_bootstrap_resamples_items_not_units() -> None:
+    """Both responses of every item scored alike: the clusters hold two identical units, every
+    replicate's kappa is the one of the items alone, so the interval is theirs exactly; without
+    the clusters the duplicated units pass for independent ones and the interval narrows."""
+    human, judge = _scored_items(1, 60)
+    items = np.repeat(np.arange(60), 2)
+    alone = cohen_kappa(human, judge, "quadratic", categories=range(1, 6), rng=7)
+    twice = cohen_kappa(
+        np.repeat(human, 2), np.repeat(judge, 2), "quadratic", categories=range(1, 6),
+        clusters=items, rng=7,
+    )  # fmt: skip
+    naive = cohen_kappa(
+        np.repeat(human, 2), np.repeat(judge, 2), "quadratic", categories=range(1, 6), rng=7
+    )
+    assert twice.kappa == pytest.approx(alone.kappa)
+    assert (twice.ci_low, twice.ci_high) == pytest.approx((alone.ci_low, alone.ci_high))
+    assert twice.n_clusters == 60 and twice.n_items == 120 and twice.n_bootstrap == 2000
+    assert naive.ci_high - naive.ci_low < 0.85 * (twice.ci_high - twice.ci_low)
+    assert "bootstrap over items" in twice.method
+
+
+def test_kappa_bootstrap_agrees_with_scipy_bootstrap() -> None:
+    """Its replicates are scipy.stats.bootstrap's (items resampled, kappa recomputed): the
+    percentile intervals of the two agree to the Monte-Carlo error."""
+    human, judge = _scored_items(2, 200)
+    ours = cohen_kappa(human, judge, "quadratic", categories=range(1, 6), rng=3)
+
+    def kappa(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        from jurybox.stats.kappa_ci import disagreement_weights, kappa_of_tables
+
+        cells = human[index] * 5 + judge[index] - 6
+        tables = np.apply_along_axis(np.bincount, axis, cells, minlength=25)
+        return kappa_of_tables(tables.reshape(*tables.shape[:-1], 5, 5).astype(float),
+                               disagreement_weights(5, "quadratic"))  # fmt: skip
+
+    ref = sps.bootstrap(
+        (np.arange(200),), kappa, n_resamples=2000, method="BCa", random_state=4, vectorized=True
+    )
+    assert ours.kappa == pytest.approx(kappa(np.arange(200)))
+    # ours widens BCa's quantiles for small samples (t with n - 1 df): a hair wider at 200
+    assert ours.ci_low == pytest.approx(ref.confidence_interval.low, abs=0.02)
+    assert ours.ci_high == pytest.approx(ref.confidence_interval.high, abs=0.02)
+    assert ours.ci_low <= ref.confidence_interval.low + 0.005
+
+
+def test_weighted_kappa_interval_is_never_a_nan_artefact() -> None:
+    """Seven items rated alike: statsmodels' variance is NaN there and max(-1, NaN) made the
+    interval [-1, 1]. Kappa 1 from a few items now has no interval, and says why."""
+    a = [2, 1, 1, 1, 3, 2, 3]
+    for interval in ("asymptotic", "bootstrap"):
+        with pytest.raises(ValueError, match="every one of the 7 items agrees exactly"):
+            cohen_kappa(a, a, "quadratic", interval=interval, rng=0)  # type: ignore[arg-type]
+    one_off = cohen_kappa(a, [2, 1, 1, 2, 3, 2, 3], "quadratic", rng=0)
+    assert -1 < one_off.ci_low < one_off.kappa <= one_off.ci_high <= 1

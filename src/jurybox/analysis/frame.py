@@ -93,6 +93,9 @@ class AnalysisFrame:
     labels: HumanLabels
     arms: tuple[str, ...]
     dimensions: tuple[str, ...]
+    # Judge scores that were no finite number (NaN, ±inf): set apart from ``scores`` and named
+    # in the summary; None when there were none.
+    non_finite: pd.DataFrame | None = None
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, name: str, build: Callable[[], T]) -> T:
@@ -317,6 +320,21 @@ def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([scores, means[list(_SCORE_COLUMNS)]], ignore_index=True)
 
 
+def _finite_totals(scores: pd.DataFrame) -> pd.DataFrame:
+    """``_fill_totals`` of the finite scores, the others (NaN, ±inf) kept after them for
+    ``_assemble`` to set apart and name; a (record, arm) with such a dimension gets no mean."""
+    values = scores["score"].to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return _fill_totals(scores)
+    good = scores[~bad]
+    filled = _fill_totals(good)
+    computed = filled.iloc[len(good) :]
+    tainted = pd.MultiIndex.from_frame(scores.loc[bad, ["rec", "arm"]])
+    mine = pd.MultiIndex.from_frame(computed[["rec", "arm"]]).isin(tainted)
+    return pd.concat([filled.iloc[: len(good)], computed[~mine], scores[bad]], ignore_index=True)
+
+
 def _score_frame(score_rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     scores = pd.DataFrame(score_rows, columns=list(_SCORE_COLUMNS))
     scores["score"] = pd.to_numeric(scores["score"], errors="coerce").astype(float)
@@ -345,7 +363,7 @@ def _tables(
     frame = _normalise_labels(pd.DataFrame(rows, columns=list(_RECORD_COLUMNS)))
     frame.insert(0, "rec", np.arange(len(frame)))
     scores = _score_frame(score_rows)
-    return frame, _fill_totals(scores.dropna(subset=["score"]))
+    return frame, _finite_totals(scores)
 
 
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
@@ -473,9 +491,18 @@ def _assemble(
     dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
     keys = _as_categories(frame[keep].copy(), _SCORE_KEY_CATEGORIES, object_categories=True)
     scores = _as_categories(scores, _SCORE_CATEGORIES).merge(keys, on="rec", how="left")
+    scores, bad = _set_apart(scores)
     arms = resolve_arms(frame, items, options)
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
-    return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
+    return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims), bad)
+
+
+def _set_apart(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The finite scores, and the NaN / infinite ones (None when there are none)."""
+    finite = np.isfinite(scores["score"].to_numpy(dtype=float))
+    if finite.all():
+        return scores, None
+    return scores[finite].reset_index(drop=True), scores[~finite].reset_index(drop=True)
 
 
 # --- streamed: a judgments file's checked lines, chunk by chunk, without record objects ------
@@ -676,7 +703,7 @@ def _keep(
             scores = scores.iloc[np.argsort(scores["rec"].to_numpy(), kind="stable")]
     frame = _normalise_labels(records)
     frame.insert(0, "rec", np.arange(len(frame)))
-    return frame, _fill_totals(scores.dropna(subset=["score"]))
+    return frame, _finite_totals(scores)
 
 
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:

@@ -199,8 +199,9 @@ def _kappa_estimate(
         counts = counts[np.ix_(used, used)]
         cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
     _refuse_degenerate(counts, cats, used)
-    res = inter_rater.cohens_kappa(counts, wt=weights)
-    kappa, ase, ase0 = float(res.kappa), float(np.sqrt(res.var_kappa)), float(res.std_kappa0)
+    with np.errstate(invalid="ignore"):  # a negative variance is refused by the caller
+        res = inter_rater.cohens_kappa(counts, wt=weights)
+        kappa, ase, ase0 = float(res.kappa), float(np.sqrt(res.var_kappa)), float(res.std_kappa0)
     z_crit = float(sps.norm.ppf(0.5 + conf / 2))
     z = kappa / ase0 if ase0 > 0 else float("inf") * np.sign(kappa)
     kind = "unweighted" if weights is None else f"{weights}-weighted"

@@ -15,6 +15,17 @@ class Excluded(Model):
     by_status: dict[str, int]
 
 
+class NonFiniteScores(Model):
+    """Judge scores that were no finite number (NaN, ±inf), left out of every metric: how
+    many, on how many items, and the first items and scores named (``judge item arm
+    dimension = value``)."""
+
+    total: int
+    n_items: int
+    items: list[str]
+    examples: list[str]
+
+
 class JudgeSummary(Model):
     """One judge as the records name it."""
 
@@ -98,3 +109,4 @@ class Summary(Model):
     failures: dict[str, JudgeFailures]
     input_screen: InputScreen | None = None
     cost: RunCost | None = None
+    non_finite_scores: NonFiniteScores | None = None

@@ -18,7 +18,7 @@ from rich.table import Table
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
-from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table
+from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table, non_finite_line
 from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
 from jurybox.reporting.view.report import as_report
 from jurybox.reporting.view.tables import TOTAL, present
@@ -183,6 +183,9 @@ def headline_lines(report: Report) -> list[str]:
         )
     summary = report.summary
     lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
+    bad = non_finite_line(summary)
+    if bad is not None:
+        lines.append(bad)
     return lines
 
 

@@ -88,6 +88,18 @@ def overview_section(report: Report) -> Section:
     return section
 
 
+def non_finite_line(summary: Summary) -> str | None:
+    """Judge scores left out because they were no number (NaN, ±inf), counted and named."""
+    bad = summary.non_finite_scores
+    if bad is None:
+        return None
+    more = " ..." if bad.n_items > len(bad.items) else ""
+    return (
+        f"Scores excluded as not finite (NaN or infinite): {bad.total} on {bad.n_items} "
+        f"item(s): {', '.join(bad.items)}{more} (e.g. {bad.examples[0]})."
+    )
+
+
 def _overview_notes(summary: Summary) -> list[str]:
     excluded = summary.excluded
     listed = ", ".join(f"{k}: {v}" for k, v in excluded.by_status.items()) or "none"
@@ -98,6 +110,7 @@ def _overview_notes(summary: Summary) -> list[str]:
         f"{summary.n_items} items; modes: {modes}.",
         f"Excluded from every metric: {excluded.total} (by status: {listed}; "
         f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback}).",
+        *filter(None, [non_finite_line(summary)]),
         f"Arms: {arms} (control: {summary.control_arm or '—'}, treatment: "
         f"{summary.treatment_arm or '—'}).",
     ]
