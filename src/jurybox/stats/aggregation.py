@@ -35,8 +35,9 @@ def dawid_skene(
     count plus ``smoothing``) and the E-step (posteriors from ρ, π) until the log-likelihood
     gains less than ``tol`` relative to its size *and* no item's posterior moves by more than
     ``tol_posterior``: EM creeps, and on its own the relative gain stopped runs whose
-    posteriors were still moving by 10⁻³ while reporting them converged. The first start is the (soft) majority vote
-    (ties broken by a tiny seeded jitter); the others are random item posteriors. The start with
+    posteriors were still moving by 10⁻³ while reporting them converged. The first start is the
+    (soft) majority vote (ties broken by a tiny seeded jitter); the others are random item
+    posteriors. The start with
     the highest final log-likelihood wins (ties keep the majority-vote start); every run's
     classes are first matched to the majority vote's (Hungarian assignment), because a run
     that lands on the same solution with the class names permuted has the same likelihood.
