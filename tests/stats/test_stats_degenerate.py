@@ -80,7 +80,7 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     (
         "krippendorff_alpha_ci",
         lambda: st.krippendorff_alpha_ci([[1, 1, 1, 1, 2], [1, 1, 1, 1, 2]], rng=0),
-        "replicates had variation",
+        "agrees exactly",
     ),
     ("icc", lambda: st.icc(np.empty((0, 3))), "empty"),
     ("icc", lambda: st.icc([[1], [2], [3]]), "at least 2 raters"),

@@ -253,7 +253,8 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
 
 PPI_METHOD = (
     "per judge, arm and dimension: the human scores of the responses humans scored, the judge's "
-    "mean scores of those and of the others (PPI++, power-tuned)"
+    "mean scores of those and of the others (PPI++, power-tuned; interval: expanded BCa "
+    "bootstrap of both sets)"
 )
 
 
@@ -289,6 +290,7 @@ def _ppi_entry(
         judge[~labelled].to_numpy(float),
         n=len(judge),
         confidence=options.confidence,
+        rng=options.seed,
     )
 
 

@@ -22,6 +22,7 @@ KappaInterval = Literal["bootstrap", "asymptotic"]
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_BLOCK = 64  # values per block of the expected disagreement
 
 
 def percent_agreement(
@@ -317,10 +318,12 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
 
     References:
         Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Annenberg School
-        for Communication, University of Pennsylvania. Coincidences are summed over coder
-        pairs (memory O(coders × units)); tests check the result against the ``krippendorff``
-        package (Castro, S., fast-krippendorff), whose own ``_coincidences`` needs
-        O(units × values²) memory (gigabytes for a continuous overall score).
+        for Communication, University of Pennsylvania. The observed disagreement is summed
+        over coder pairs and the expected one a block of values at a time, so memory grows
+        with coders × units and values × 64, never values² (3 coders × 2,000 continuous
+        units took 1.3 GB as coincidence, expected and distance matrices); tests check the
+        result against the ``krippendorff`` package (Castro, S., fast-krippendorff), whose
+        own ``_coincidences`` needs O(units × values²) memory.
     """
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, got {level!r}")
@@ -337,11 +340,11 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
     values = matrix[:, pairable]
     if np.unique(values[~np.isnan(values)]).size < 2:
         raise ValueError("alpha is undefined: every pairable value is the same (no variation)")
-    domain, observed = _coincidences(values)
-    n_v = observed.sum(axis=0)
-    expected = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
-    delta = _distances(domain, n_v, level)
-    alpha = float(1 - np.sum(observed * delta) / np.sum(expected * delta))
+    domain, codes = _value_codes(values)
+    # every pairable value counts: a unit's m_u values each pair with m_u - 1 others
+    n_v = np.bincount(codes[codes >= 0], minlength=domain.size).astype(np.float64)
+    observed = _observed_disagreement(codes, domain, n_v, level)
+    alpha = float(1 - observed / _expected_disagreement(domain, n_v, level))
     return AlphaResult(
         alpha=alpha,
         level=level,
@@ -393,47 +396,69 @@ def _square_table(table: ArrayLike) -> NDArray[np.float64]:
     return counts
 
 
-def _coincidences(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[Any]]:
-    """Sorted value domain and the coincidence matrix o_ck of Krippendorff (2011).
-
-    o_ck = Σ_u Σ_{raters i ≠ j} [v_iu = c][v_ju = k] / (m_u − 1): one weighted ``bincount`` per
-    rater over its pairs with every other rater, O(raters² × units) time and O(raters × units)
-    memory (the ``krippendorff`` package builds units × values² arrays: gigabytes for a
-    continuous score with hundreds of distinct values).
-    """
+def _value_codes(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """The sorted value domain and each value's index in it (-1 where missing)."""
     present = ~np.isnan(values)
     domain, inverse = np.unique(values[present], return_inverse=True)
     codes = np.full(values.shape, -1, dtype=np.intp)
     codes[present] = inverse.ravel()
-    size = domain.size
-    weight = np.broadcast_to(1.0 / (present.sum(axis=0) - 1), values.shape)
-    observed = np.zeros(size * size)
-    for rater in range(values.shape[0]):
+    return domain, codes
+
+
+def _observed_disagreement(
+    codes: NDArray[np.intp], domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str
+) -> float:
+    """Σ_ck o_ck δ²_ck of Krippendorff (2011) pair by pair: Σ_u Σ_{raters i ≠ j} δ²(v_iu, v_ju)
+    / (m_u − 1), O(raters² × units) time and O(raters × units) memory (no values² matrix)."""
+    present = codes >= 0
+    weight = np.broadcast_to(1.0 / (present.sum(axis=0) - 1), codes.shape)
+    total = 0.0
+    for rater in range(codes.shape[0]):
         both = present[rater] & present
         both[rater] = False
-        others = codes[both]
-        mine = np.broadcast_to(codes[rater], values.shape)[both]
-        observed += np.bincount(mine * size + others, weights=weight[both], minlength=size**2)
-    return domain, observed.reshape(size, size)
+        mine = np.broadcast_to(codes[rater], codes.shape)[both]
+        delta = _distances(domain, n_v, level, mine, codes[both])
+        total += float(np.sum(delta * weight[both]))
+    return total
 
 
-def _distances(domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str) -> NDArray[Any]:
-    """Squared difference function δ²_ck of Krippendorff (2011) for every pair of values."""
-    c, k = domain[:, None], domain[None, :]
+def _expected_disagreement(
+    domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str
+) -> float:
+    """Σ_ck e_ck δ²_ck = Σ_ck n_c n_k δ²_ck / (n − 1) (δ²_cc = 0), a block of values at a time:
+    memory O(values × _BLOCK) where the full matrices took gigabytes for continuous scores."""
+    idx = np.arange(domain.size)
+    total = 0.0
+    for rows in np.array_split(idx, max(1, domain.size // _BLOCK)):
+        delta = _distances(domain, n_v, level, rows[:, None], idx[None, :])
+        total += float(n_v[rows] @ delta @ n_v)
+    return total / (n_v.sum() - 1)
+
+
+def _distances(
+    domain: NDArray[np.float64],
+    n_v: NDArray[np.float64],
+    level: str,
+    rows: NDArray[np.intp] | None = None,
+    cols: NDArray[np.intp] | None = None,
+) -> NDArray[Any]:
+    """Squared difference function δ²_ck of Krippendorff (2011) between the values at
+    positions ``rows`` and ``cols`` of the domain (broadcast together; both None: every pair)."""
+    if rows is None or cols is None:
+        rows, cols = np.arange(domain.size)[:, None], np.arange(domain.size)[None, :]
     if level == "nominal":
-        return 1.0 - np.eye(domain.size)  # the domain is unique: c != k off the diagonal
+        return np.not_equal(rows, cols).astype(np.float64)  # the domain is unique
+    c, k = np.broadcast_arrays(domain[rows], domain[cols])
     if level == "interval":
         squared: NDArray[np.float64] = (c - k) ** 2
         return squared
     if level == "ratio":
-        total = np.broadcast_to(c + k, (domain.size, domain.size))
-        diff = np.broadcast_to(c - k, total.shape)
+        total = c + k
         ratio: NDArray[np.float64] = np.divide(
-            diff, total, out=np.zeros(total.shape), where=total != 0
+            c - k, total, out=np.zeros(total.shape), where=total != 0
         )
         return ratio**2
-    idx = np.arange(domain.size)
-    low, high = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+    low, high = np.minimum(rows, cols), np.maximum(rows, cols)
     cumulative = np.concatenate([[0.0], np.cumsum(n_v)])
     between: NDArray[np.float64] = cumulative[high + 1] - cumulative[low]
     return (between - (n_v[low] + n_v[high]) / 2) ** 2
