@@ -19,9 +19,16 @@ from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
 from jurybox.reporting.sections import LEVEL_TITLES, judge_verdict_table, non_finite_line
-from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.format import (
+    MISSING,
+    few_items,
+    fmt_count,
+    fmt_p,
+    fmt_rate,
+    fmt_score,
+)
 from jurybox.reporting.view.report import as_report
-from jurybox.reporting.view.tables import TOTAL, present
+from jurybox.reporting.view.tables import TOTAL, metric_items, present
 
 if TYPE_CHECKING:
     from jurybox.reporting.render.files import ReportPaths
@@ -40,11 +47,12 @@ _CAPTION = (
 
 
 def _rate(metric: Metric | Skipped | None, counted: Any = None, *, counts: bool = False) -> str:
-    """A share; with ``counts``, followed by ``(counted/n)``."""
+    """A share; with ``counts``, followed by ``(counted/n)``; `` (<30 items)`` on few items."""
     if not isinstance(metric, Metric) or metric.value is None:
         return MISSING
     text = fmt_rate(metric.value)
-    return f"{text} ({fmt_count(counted, metric.n)})" if counts else text
+    text = f"{text} ({fmt_count(counted, metric.n)})" if counts else text
+    return text + few_items(metric_items(metric))
 
 
 def _position(r: Report, j: str) -> PositionJudge | None:
@@ -180,6 +188,7 @@ def headline_lines(report: Report) -> list[str]:
         lines.append(
             f"Treatment effect on the total: {fmt_score(total.mean_difference)} points "
             f"(Wilcoxon p = {fmt_p(total.wilcoxon.p_value)}, n = {total.n} items)"
+            + few_items(total.n)
         )
     summary = report.summary
     lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
