@@ -282,3 +282,30 @@ def test_report_evidence_matches_the_reference_built_from_records(
                 assert mine.effect == pytest.approx(theirs.effect, abs=0.01)
                 assert mine.p_holm >= theirs.p_adjusted - 1e-12
                 assert mine.conditioned_on_truth
+
+
+# The levels each known judge got before issue 33 (intervals over items, not judgments): the
+# wider intervals must not move any of them on the shared subsets.
+LEVELS_BEFORE_ISSUE_33 = {
+    "always_right": "trusted",
+    "right_92": "trusted",
+    "always_first_shown": "not_trusted",
+    "always_longer": "not_trusted",
+    "coin_flip": "not_trusted",
+    "always_wrong": "not_trusted",
+    "never_answers": "not_trusted",
+}
+
+
+@pytest.mark.parametrize("subset", SUBSETS)
+def test_known_judges_keep_their_levels_when_items_are_the_unit(
+    subsets: dict[str, list[Item]], subset: str
+) -> None:
+    items = subsets[subset]
+    report = analyze_records(panel_records(items), items=items)
+    assert {judge: _level(report, judge) for judge in JUDGES} == LEVELS_BEFORE_ISSUE_33
+    for judge in JUDGES:  # every interval the verdict read counts the items, not judgments
+        entry = report.verdict.judges[judge]
+        if entry.accuracy is not None and entry.failure_rate == 0:
+            pooled = report.accuracy_vs_gold.judges[judge].pooled  # type: ignore[index]
+            assert pooled.n_clusters == len(items) and pooled.n == 2 * len(items)
