@@ -332,7 +332,9 @@ def _finite_totals(scores: pd.DataFrame) -> pd.DataFrame:
     computed = filled.iloc[len(good) :]
     tainted = pd.MultiIndex.from_frame(scores.loc[bad, ["rec", "arm"]])
     mine = pd.MultiIndex.from_frame(computed[["rec", "arm"]]).isin(tainted)
-    return pd.concat([filled.iloc[: len(good)], computed[~mine], scores[bad]], ignore_index=True)
+    parts = [filled.iloc[: len(good)], computed[~mine], scores[bad]]
+    together: pd.DataFrame = pd.concat(parts, ignore_index=True)
+    return together
 
 
 def _score_frame(score_rows: list[tuple[Any, ...]]) -> pd.DataFrame:

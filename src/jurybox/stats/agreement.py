@@ -432,7 +432,7 @@ def _expected_disagreement(
     for rows in np.array_split(idx, max(1, domain.size // _BLOCK)):
         delta = _distances(domain, n_v, level, rows[:, None], idx[None, :])
         total += float(n_v[rows] @ delta @ n_v)
-    return total / (n_v.sum() - 1)
+    return total / float(n_v.sum() - 1)
 
 
 def _distances(

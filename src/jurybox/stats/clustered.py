@@ -93,10 +93,9 @@ def cluster_codes(clusters: ArrayLike | None, size: int, name: str = "clusters")
 
 def _sums(values: FloatArray, codes: NDArray[Any]) -> tuple[FloatArray, FloatArray]:
     groups = int(codes.max()) + 1
-    return (
-        np.bincount(codes, weights=values, minlength=groups),
-        np.bincount(codes, minlength=groups).astype(np.float64),
-    )
+    sums: FloatArray = np.bincount(codes, weights=values, minlength=groups).astype(np.float64)
+    sizes: FloatArray = np.bincount(codes, minlength=groups).astype(np.float64)
+    return sums, sizes
 
 
 def design_effects(sums: FloatArray, sizes: FloatArray) -> FloatArray:

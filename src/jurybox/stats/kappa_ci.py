@@ -32,7 +32,8 @@ def disagreement_weights(k: int, weights: Weights) -> FloatArray:
     position = np.arange(k, dtype=np.float64)
     diff = position[:, None] - position
     if weights is None:
-        return (diff != 0).astype(np.float64)
+        off: FloatArray = (diff != 0).astype(np.float64)
+        return off
     span = position[-1] - position[0]
     scaled: FloatArray = np.abs(diff) / span if weights == "linear" else diff**2 / span**2
     return scaled

@@ -24,8 +24,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from jurybox.stats._validate import confidence_level
-from jurybox.stats.agreement import Weights
-from jurybox.stats.kappa_ci import disagreement_weights
+from jurybox.stats.kappa_ci import Weights, disagreement_weights
 from jurybox.stats.results import KappaResult, PercentAgreement
 
 __all__ = ["cohen_kappa_pairs", "cohen_kappa_tables", "percent_agreement_pairs", "rater_pairs"]
@@ -132,10 +131,10 @@ def _unweighted(tables: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray,
 
 
 def _weighted(
-    tables: FloatArray, weights: str
+    tables: FloatArray, weights: Weights
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     nobs, probs, row, col = _marginals(tables)
-    disagreement = disagreement_weights(tables.shape[1], weights)  # type: ignore[arg-type]
+    disagreement = disagreement_weights(tables.shape[1], weights)
     prob_exp = col[:, None, :] * row[:, :, None]
     kappa = 1 - np.sum(disagreement * tables, axis=(1, 2)) / nobs / np.sum(
         disagreement * prob_exp, axis=(1, 2)

@@ -153,7 +153,8 @@ def _estimates(
     mean_y, mean_f = w @ y / size, w @ f / size
     mean_u, square_u = unl
     if data.lam is not None:
-        return mean_y + data.lam * (mean_u - mean_f)
+        fixed: NDArray[np.float64] = mean_y + data.lam * (mean_u - mean_f)
+        return fixed
     n, big_n = y.size, data.f_unl.size
     cov = (w @ (y * f) / size - mean_y * mean_f) * n / (n - 1)
     total = n + big_n
@@ -161,7 +162,8 @@ def _estimates(
     var_f = (w @ f**2 + big_n * square_u - total * pooled**2) / (total - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(var_f > 0, cov / ((1 + n / big_n) * var_f), 0.0)
-    return mean_y + np.clip(lam, 0.0, 1.0) * (mean_u - mean_f)
+    tuned: NDArray[np.float64] = mean_y + np.clip(lam, 0.0, 1.0) * (mean_u - mean_f)
+    return tuned
 
 
 def _unlabelled_draws(
