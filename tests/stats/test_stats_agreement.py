@@ -302,3 +302,13 @@ def test_krippendorff_continuous_scores_need_memory_linear_in_values(level: str)
     small = data[:, :150]
     ref = krippendorff.alpha(reliability_data=small, level_of_measurement=level)
     assert krippendorff_alpha(small, level).alpha == pytest.approx(ref, abs=1e-9)  # type: ignore[arg-type]
+
+
+def test_kappa_of_a_positional_judge_is_undefined_not_zero_to_zero() -> None:
+    """Judged in both orders, a judge that always picks the first-shown arm gives each item one
+    agreement and one disagreement with the gold: kappa is exactly 0 in every resample of the
+    items, which used to be reported as 0 [0, 0]."""
+    gold = np.repeat(np.where(np.arange(30) % 3 == 0, "A", "B"), 2)
+    picked = np.tile(["A", "B"], 30)
+    with pytest.raises(ValueError, match="no spread"):
+        cohen_kappa(picked, gold, clusters=np.repeat(np.arange(30), 2), rng=0)

@@ -254,7 +254,7 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
 PPI_METHOD = (
     "per judge, arm and dimension: the human scores of the responses humans scored, the judge's "
     "mean scores of those and of the others (PPI++, power-tuned; interval: expanded BCa "
-    "bootstrap of both sets)"
+    "bootstrap of both sets from 10 human-scored responses on, the CLT t interval below)"
 )
 
 

@@ -84,7 +84,8 @@ def kappa_bootstrap(
 
     Raises:
         ValueError: Fewer than 2 clusters; every unit agreeing exactly (kappa 1 with nothing to
-            resample: no interval); too few replicates with a defined kappa.
+            resample: no interval); too few replicates with a defined kappa; every replicate
+            equal (no spread: never an interval like [0, 0]).
     """
     units, k = tables.shape[0], tables.shape[1]
     if units < 2:
@@ -108,6 +109,12 @@ def kappa_bootstrap(
         raise ValueError(
             f"only {finite.size} of {n_bootstrap} bootstrap replicates drew two categories: "
             "too few items vary for an interval"
+        )
+    if np.ptp(finite) < 1e-12:
+        raise ValueError(
+            f"every resample of the {units} items gives kappa {point:.3f}: the ratings balance "
+            "within each item (e.g. a verdict that follows the position shown), so kappa's "
+            "interval has no spread and is undefined"
         )
     jack = kappa_of_tables((flat.sum(axis=0) - flat).reshape(units, k, k), disagreement)
     low, high = expanded_bca(point, finite, jack, confidence)

@@ -24,6 +24,7 @@ __all__ = ["PPIMean", "ppi_mean"]
 # Unlabelled scores with at most this many distinct values are resampled by counts; others
 # response by response up to _MAX_RESAMPLED responses, then through the mean's normal limit.
 _MAX_DISTINCT = 100
+_MIN_BOOTSTRAP = 10  # labelled items from which "auto" bootstraps
 _MAX_RESAMPLED = 1000
 
 
@@ -55,7 +56,7 @@ def ppi_mean(
     *,
     lam: float | None = None,
     confidence: float = 0.95,
-    interval: Literal["bootstrap", "clt"] = "bootstrap",
+    interval: Literal["auto", "bootstrap", "clt"] = "auto",
     n_bootstrap: int = 2000,
     rng: RNGLike = None,
 ) -> PPIMean:
@@ -69,12 +70,14 @@ def ppi_mean(
             λ = Cov(Y, f) / ((1 + n/N) Var(f)), clipped to [0, 1]; 1 is plain PPI, 0 the
             classical mean.
         confidence: Two-sided confidence level.
-        interval: ``"bootstrap"`` (default): the expanded BCa interval (``_bootstrap``) of θ̂
+        interval: ``"bootstrap"``: the expanded BCa interval (``_bootstrap``) of θ̂
             recomputed, λ included, on the labelled items and the unlabelled responses each
             resampled with replacement (acceleration from leaving one labelled item out);
             ``"clt"``: θ̂ ± t_{n−1}·√(λ² Var(f_unl)/N + Var(Y − λ f_lab)/n), which covered
             0.906–0.928 with 10–30 labelled items on skewed 1–5 scores (the bootstrap
-            0.95–0.96 there; bench/corrected_estimates.py).
+            0.931–0.972 there; bench/corrected_estimates.py); ``"auto"`` (default): the
+            bootstrap from 10 labelled items on, the CLT below (a bootstrap of fewer items
+            cannot reach past the scores it saw).
         n_bootstrap: Replicates of the bootstrap (≥ 200).
         rng: Generator, seed or None (the bootstrap's resampling).
 
@@ -98,8 +101,8 @@ def ppi_mean(
         )
     if np.var(y, ddof=1) == 0 and np.var(f_unl, ddof=1) == 0:
         raise ValueError("human and judge scores are all constant: the interval has no width")
-    if interval not in ("bootstrap", "clt"):
-        raise ValueError(f"interval must be 'bootstrap' or 'clt', got {interval!r}")
+    if interval not in ("auto", "bootstrap", "clt"):
+        raise ValueError(f"interval must be 'auto', 'bootstrap' or 'clt', got {interval!r}")
     reps = count(n_bootstrap, "n_bootstrap", minimum=200)
     weight = _tuned_lambda(y, f_lab, f_unl) if lam is None else _given_lambda(lam)
     n, big_n = y.size, f_unl.size
@@ -114,7 +117,7 @@ def ppi_mean(
     tuned = "power-tuned" if lam is None else "fixed"
     low, high = estimate - t * se, estimate + t * se
     how = "CLT interval with t(n - 1) quantile"
-    if interval == "bootstrap":
+    if interval == "bootstrap" or (interval == "auto" and n >= _MIN_BOOTSTRAP):
         data = _Sample(y, f_lab, f_unl, lam)
         low, high = _bootstrap_interval(data, estimate, conf, reps, as_generator(rng))
         how = f"expanded BCa bootstrap of both sets ({reps} replicates, lambda re-tuned in each)"

@@ -222,6 +222,7 @@ __all__ = [
     "add_parts",
     "cell",
     "computed",
+    "few_items",
     "fmt_ci",
     "fmt_count",
     "fmt_num",
