@@ -221,7 +221,8 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},
         cost=_cost(r, options.run_judges),
-        non_finite_scores=_non_finite(frame),
+        # Set only where scores were set apart, so a report without any keeps its keys.
+        **({"non_finite_scores": bad} if (bad := _non_finite(frame)) is not None else {}),
     )
 
 
