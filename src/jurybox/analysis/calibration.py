@@ -307,8 +307,10 @@ def _labelled(keys: pd.Index, truth: pd.Index) -> np.ndarray[Any, np.dtype[np.bo
 
 
 def _criterion_entry(
-    rows: pd.DataFrame, unlabelled: pd.Series, options: AnalysisOptions
+    rows: pd.DataFrame, unlabelled: pd.DataFrame, options: AnalysisOptions
 ) -> CriterionJudge:
+    """TPR/TNR on the labelled responses and the corrected pass rate over the others, its
+    interval counting items (an item's responses and repeats are one cluster)."""
     labels, preds = rows["human"] == "Pass", rows["verdict"] == "Pass"
     n = len(rows)
     corrected: CorrectedRateMetric | Skipped = (
@@ -321,10 +323,11 @@ def _criterion_entry(
             stats.corrected_pass_rate,
             labels.to_numpy(),
             preds.to_numpy(),
-            (unlabelled == "Pass").to_numpy(),
+            (unlabelled["verdict"] == "Pass").to_numpy(),
             n=n + len(unlabelled),
             confidence=options.confidence,
             rng=options.seed,
+            clusters=(rows["query_id"].to_numpy(), unlabelled["query_id"].to_numpy()),
         )
     )
     return CriterionJudge(
@@ -369,7 +372,7 @@ def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCriterion
             judges[name] = skipped("no labelled response among this judge's verdicts")
             continue
         judges[name] = _criterion_entry(
-            labelled, rows.loc[rows["human"].isna(), "verdict"], options
+            labelled, rows.loc[rows["human"].isna(), ["verdict", "query_id"]], options
         )
     return HumanCriterion.of(positive_class="Pass", judges=judges)
 
