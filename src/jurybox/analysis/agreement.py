@@ -142,22 +142,13 @@ def kappa_metric(
     With ``items`` (the item of each rated unit) the interval is the bootstrap over items;
     without, the asymptotic one, computed by the closed form where it settles the pair (about
     30 times faster than statsmodels' results object) and by the reference otherwise."""
-    if items is not None:
-        return attempt(
-            model,
-            stats.cohen_kappa,
-            a,
-            b,
-            weights,
-            categories=categories,
-            n=n,
-            confidence=confidence,
-            clusters=items,
-            rng=rng,
-        )
-    known = _closed_form_kappa(a, b, weights, categories, confidence)
-    if known is not None:
-        return attempt(model, _known, known, n=n)
+    if items is None:
+        known = _closed_form_kappa(a, b, weights, categories, confidence)
+        if known is not None:
+            return attempt(model, _known, known, n=n)
+    how: dict[str, Any] = (
+        {"interval": "asymptotic"} if items is None else {"clusters": items, "rng": rng}
+    )
     return attempt(
         model,
         stats.cohen_kappa,
@@ -167,7 +158,7 @@ def kappa_metric(
         categories=categories,
         n=n,
         confidence=confidence,
-        interval="asymptotic",
+        **how,
     )
 
 

@@ -18,13 +18,14 @@ judgments (``effective_counts``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from statsmodels.stats.proportion import proportion_confint
 
 from jurybox.stats._validate import confidence_level, numeric_1d
+from jurybox.stats.results import ProportionInterval
 
 __all__ = [
     "ClusteredProportion",
@@ -44,7 +45,7 @@ METHOD = (
 
 
 @dataclass(frozen=True, slots=True)
-class ClusteredProportion:
+class ClusteredProportion(ProportionInterval):
     """A share over judgments grouped by item, with an interval on the effective sample size.
 
     ``n`` counts judgments, ``n_clusters`` items; ``design_effect`` is the variance of the share
@@ -52,18 +53,9 @@ class ClusteredProportion:
     judgments per item: every item judged alike each time) and ``n_effective`` = n / it.
     """
 
-    headline: ClassVar[str] = "estimate"
-
-    estimate: float
-    ci_low: float
-    ci_high: float
-    successes: float
-    n: int
     n_clusters: int
     n_effective: float
     design_effect: float
-    confidence: float
-    method: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,17 +223,13 @@ class ProportionMetric(Metric):
     confidence: Number | None = None
 
 
-class ClusteredProportionMetric(Metric):
+class ClusteredProportionMetric(ProportionMetric):
     """``ClusteredProportion`` (a share of judgments, items as clusters), headline ``estimate``."""
 
     result_type: ClassVar[type | None] = ClusteredProportion
-    ci_low: Number | None = None
-    ci_high: Number | None = None
-    successes: Number | None = None
     n_clusters: int | None = None
     n_effective: Number | None = None
     design_effect: Number | None = None
-    confidence: Number | None = None
 
 
 class TprTnrMetric(Metric):
