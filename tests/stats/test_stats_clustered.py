@@ -179,12 +179,12 @@ def test_a_ninety_nine_percent_judge_keeps_its_coverage() -> None:
     assert pmf[(low <= 0.99) & (high >= 0.99)].sum() < 0.93
 
 
-@pytest.mark.slow
 def test_kappa_bootstrap_over_items_covers_95_percent_at_the_grid_corners() -> None:
     """Quadratic-weighted kappa against humans on 1-5, both responses of each item scored (the
     second a copy of the first at correlation 1), judge right on 75 % of the scores: 200 data
-    sets per corner (the full grid: bench/coverage_by_item.py). The asymptotic interval falls
-    below 0.85 at correlation 1; the bootstrap over items stays at 0.93 or more."""
+    sets per corner (the full grid: bench/coverage_by_item.py; about 3 s on a quiet machine). The
+    asymptotic interval falls below 0.85 at correlation 1; the bootstrap over items stays at
+    0.93 or more."""
     bench = _bench()
     for index, (rho, n) in enumerate([(0.0, 20), (1.0, 20), (0.0, 100), (1.0, 100)]):
         found = bench.kappa_point(np.random.default_rng([34, index]), 200, n, 0.75, rho)
