@@ -46,7 +46,7 @@ def test_inf_and_nan_scores_are_excluded_counted_and_named(tmp_path: Path) -> No
     result = _invoke("analyze", str(judgments), "--dataset", str(dataset), "--out", str(out))
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
-    assert "Scores excluded as not finite (NaN or infinite): 2" in result.output
+    assert "records, and 2 score(s) not finite (NaN or infinite)" in " ".join(result.output.split())
     for item in spoiled:
         assert item in result.output
     report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
@@ -56,7 +56,7 @@ def test_inf_and_nan_scores_are_excluded_counted_and_named(tmp_path: Path) -> No
     assert any(example.endswith("= nan") for example in found["examples"])
     for name in ("summary_tables.md", "report.html"):
         text = (out / name).read_text(encoding="utf-8")
-        assert "Scores excluded as not finite (NaN or infinite): 2" in text, name
+        assert "and 2 score(s) not finite (NaN or infinite) on 2 item(s)" in text, name
         assert spoiled[0] in text
 
 

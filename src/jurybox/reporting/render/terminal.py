@@ -191,10 +191,9 @@ def headline_lines(report: Report) -> list[str]:
             + few_items(total.n)
         )
     summary = report.summary
-    lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
+    excluded = f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records} records"
     bad = non_finite_line(summary)
-    if bad is not None:
-        lines.append(bad)
+    lines.append(excluded if bad is None else f"{excluded}, and {bad}")
     return lines
 
 

@@ -95,8 +95,8 @@ def non_finite_line(summary: Summary) -> str | None:
         return None
     more = " ..." if bad.n_items > len(bad.items) else ""
     return (
-        f"Scores excluded as not finite (NaN or infinite): {bad.total} on {bad.n_items} "
-        f"item(s): {', '.join(bad.items)}{more} (e.g. {bad.examples[0]})."
+        f"{bad.total} score(s) not finite (NaN or infinite) on {bad.n_items} item(s): "
+        f"{', '.join(bad.items)}{more} (e.g. {bad.examples[0]})"
     )
 
 
@@ -108,9 +108,9 @@ def _overview_notes(summary: Summary) -> list[str]:
     notes = [
         f"{summary.n_records} records, {summary.n_ok} ok, over "
         f"{summary.n_items} items; modes: {modes}.",
-        f"Excluded from every metric: {excluded.total} (by status: {listed}; "
-        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback}).",
-        *filter(None, [non_finite_line(summary)]),
+        f"Excluded from every metric: {excluded.total} record(s) (by status: {listed}; "
+        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback})"
+        + (f"; and {bad}." if (bad := non_finite_line(summary)) else "."),
         f"Arms: {arms} (control: {summary.control_arm or '—'}, treatment: "
         f"{summary.treatment_arm or '—'}).",
     ]
