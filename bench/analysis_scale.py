@@ -8,9 +8,10 @@ a planted leniency, verbosity and self-preference so that every metric family ha
 
 Records are written to a judgments.jsonl and read back in a *fresh subprocess* under an
 address-space cap (``RLIMIT_AS``, ``--memory-cap-gb``, 4 GB by default), either the way
-``jurybox analyze`` reads them (``--reader streamed``: ``read_line_blocks`` (pyarrow.json)
--> ``record_tables`` -> ``frame_from_tables``, no record objects) or as it used to
-(``--reader list``: ``read_unique_records`` -> ``build_frame``). The subprocess prints the
+``jurybox analyze`` reads them (``--reader streamed``: ``read_judgments`` (pyarrow.json, the
+frame's columns) -> ``build_frame``, no record objects) or as records held in memory
+(``--reader list``: ``read_records`` -> ``build_frame``). A tree before issue 32 is read its
+own way (``PYTHONPATH=<tree>/src``). The subprocess prints the
 seconds (wall, and CPU of the process) spent reading + building the frame and in each metric
 family, and its peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Issue 19's target:
 1,000,000 records in <= 60 s and <= 4 GB. ``--profile`` runs cProfile in the subprocess and
@@ -232,14 +233,22 @@ def _memory_cap(gigabytes: float) -> None:
 def _read_frame(records_path: Path, items: Any, options: Any, reader: str) -> Any:
     """The analysis frame, read as ``jurybox analyze`` reads it (streamed) or as a list."""
     from jurybox.analysis import build_frame
-    from jurybox.analysis.frame import frame_from_tables, record_tables
-    from jurybox.io.judgments import read_line_blocks, read_unique_records
+    from jurybox.io.judgments import read_records
 
     if reader == "list":
-        records = read_unique_records(records_path).records
+        records = list(read_records(records_path))
         return build_frame(records, human=None, items=items, options=options)
-    tables = record_tables(read_line_blocks(records_path))
-    return frame_from_tables(tables, human=None, items=items, options=options)
+    try:
+        from jurybox.analysis.frame_columns import FRAME_FIELDS
+        from jurybox.io.record_table import read_judgments
+    except ImportError:  # a tree before issue 32
+        from jurybox.analysis.frame import frame_from_tables, record_tables
+        from jurybox.io.judgments import read_line_blocks
+
+        tables = record_tables(read_line_blocks(records_path))
+        return frame_from_tables(tables, human=None, items=items, options=options)
+    judged = read_judgments(records_path, FRAME_FIELDS)
+    return build_frame(judged, human=None, items=items, options=options)
 
 
 def worker(

@@ -92,18 +92,3 @@ def httpx2_call(client: Any, bodies: list[dict[str, Any]]) -> Call:
         return reply.json()
 
     return call
-
-
-def http1_call(url: str, bodies: list[dict[str, Any]]) -> tuple[Call, Callable[[], None]]:
-    """jurybox's lean HTTP/1.1 client (``providers/_http1.py``, what ``openai_compatible`` uses
-    for a plain http:// server) + ``json.loads``. Returns (call, close)."""
-    from jurybox.providers._http1 import Http1Endpoint
-
-    endpoint = Http1Endpoint(url + "/chat/completions", {"Content-Type": "application/json"})
-
-    async def call(i: int) -> Any:
-        payload = json.dumps(bodies[i % len(bodies)]).encode()
-        _, _, body = await endpoint.post(payload)
-        return json.loads(body)
-
-    return call, endpoint.close

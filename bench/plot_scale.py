@@ -11,8 +11,8 @@ every family of ``analysis.report._families`` and the verdict), wall and CPU sec
 ``--repeat`` runs, and skips the plots.
 
 With ``--run JUDGMENTS DATASET`` it times building the plot specs and drawing each figure of a
-real run (e.g. a million records written by ``bench/analysis_scale.py --keep``), CPU and wall
-seconds, best of ``--repeat``, after analysing it once (not timed).
+real run (e.g. a million records kept by ``bench/analysis_scale.py --data-dir``), CPU and
+wall seconds, best of ``--repeat``, after analysing it once (not timed).
 
 With ``--digests`` it prints the SHA-256 of every figure's PNG and SVG for a few synthetic panels
 (65 judges x 134 items; 3 judges x 134 items; 3 judges x 800 items, 4,800 points: just under

@@ -3,17 +3,17 @@ plots, the records pass, the explorer's pages, report.html), when each began, th
 and the peak by then, and the peak RSS.
 
 Each stage is a function of the app or the reporting layer, timed where it is called
-(``time.process_time``: every thread of the process; ``perf_counter``: wall). The records pass
-includes the pages (``pages`` is also shown apart). Where the pass runs in a forked process
-beside the analysis (``RecordsPass``), the child prints its own lines (``[pass]``), and the
-parent shows how long it waited for the child's answer, the children's CPU (``RUSAGE_CHILDREN``)
-and the peak RSS of each process. Any tree's ``src`` can be timed, so that a change is measured
-against the tree before it on the same machine, back to back:
+(``time.process_time``: every thread of the process; ``perf_counter``: wall); a stage the tree
+does not have is left out. The records pass includes the pages (``pages`` is also shown apart).
+Where a tree runs the pass in a forked process (before issue 32), the child prints its own
+lines (``[pass]``), and the parent shows the children's CPU (``RUSAGE_CHILDREN``) and the peak
+RSS of each process. Any tree's ``src`` can be timed, so that a change is measured against the
+tree before it on the same machine, back to back:
 
     PYTHONPATH=<tree>/src python bench/report_stages.py JUDGMENTS DATASET OUT
 
-Records: ``bench/analysis_scale.py`` writes synthetic runs (``--keep``); a million records
-(151,515 items) take some 3 minutes of CPU. Reports the load average before and after.
+Records: ``bench/analysis_scale.py`` writes synthetic runs (``--data-dir`` keeps them); a million
+records (151,515 items) take some 3 minutes of CPU. Reports the load average before and after.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from jurybox.app import analyze
 from jurybox.reporting.explorer import paged
 from jurybox.reporting.render import files
 
-try:  # the pass in its own module, run in a forked process (issue 19, records1m)
+try:  # the pass in its own module (issue 19 on)
     from jurybox.reporting.render import records_pass
-except ImportError:  # an older tree: the pass inside files.py, run inline
+except ImportError:  # an older tree: the pass inside files.py
     records_pass = None  # type: ignore[assignment]
 
 TIMES: dict[str, tuple[float, float]] = {}
@@ -50,8 +50,11 @@ def _rss_gb() -> tuple[float, float]:
 
 
 def _timed(owner: Any, name: str, label: str) -> None:
-    """Replace ``owner.name`` by the same function that adds its CPU and wall to ``label``."""
-    function: Callable[..., Any] = getattr(owner, name)
+    """Replace ``owner.name`` by the same function that adds its CPU and wall to ``label``
+    (nothing where the tree has no such function)."""
+    function: Callable[..., Any] | None = getattr(owner, name, None)
+    if function is None:
+        return
 
     @functools.wraps(function)
     def timed(*args: Any, **kwargs: Any) -> Any:
@@ -87,18 +90,18 @@ def main() -> None:
     args = parser.parse_args()
     _timed(analyze, "_judgments", "read the judgments into tables")
     _timed(analyze, "run_items", "read the dataset's items")
-    _timed(analyze, "_streamed_report", "frame + analysis")
+    _timed(analyze, "_streamed_report", "frame + analysis")  # before issue 32
     _timed(analyze, "frame_from_tables", "  of which the frame")
-    _timed(analyze, "analyze_frame", "  of which the analysis")
-    if records_pass is not None:  # the marks for the pages and the fork, in the parent
-        _timed(records_pass.RecordsPass, "start", "  of which starting the pass")
+    _timed(analyze, "_frame", "the frame")
+    _timed(analyze, "analyze_frame", "the analysis")
     _timed(files, "render", "plots")
-    if records_pass is None:
-        _timed(files, "_records_pass", "records pass (with the pages)")
-    else:
+    _timed(analyze, "write_pass", "records pass (with the pages)")  # before the analysis
+    _timed(files, "write_pass", "records pass (with the pages)")
+    if records_pass is not None:
         _timed(records_pass, "write_pass", "records pass (with the pages)")
-        _timed(records_pass.RecordsPass, "written", "  waited for the pass's answer")
-        _in_child(records_pass)
+        if hasattr(records_pass, "_child_pass"):
+            _timed(records_pass.RecordsPass, "written", "  waited for the pass's answer")
+            _in_child(records_pass)
     _timed(paged.PageWriter, "finish", "  of which the pages")
     _timed(files, "render_html", "render_html")
     load = os.getloadavg()

@@ -6,7 +6,7 @@ The fastest a judging run can finish is bound by the provider:
 
 This script starts ``wire_server.py`` in its own process (so that its CPU is not counted as
 jurybox's), has jurybox judge ``--units`` pairwise work units against it through each adapter in
-``--providers`` (``openai_compatible``: the lean aiohttp client; ``openai``: the official SDK;
+``--providers`` (``openai_compatible``: its aiohttp client; ``openai``: the official SDK;
 ``base_url`` at the server, ``api_key_env: null``, cache off) and prints, per scenario and
 adapter: wall time / bound, the 429s the server sent, and the CPU time of the jurybox process per
 judgment (``time.process_time()`` around the run, divided by the units it judged: jurybox's
@@ -325,10 +325,6 @@ async def _sequential_calls(
     async with httpx2.AsyncClient(base_url=url) as client:
         call = http_clients.httpx2_call(client, bodies)
         steps["  bare httpx2 POST + .json()"], _ = await http_clients.cpu_ms_sequential(call, n)
-    lean, close = http_clients.http1_call(url, bodies)
-    label = "  bare jurybox HTTP/1.1 client POST + json.loads"
-    steps[label], _ = await http_clients.cpu_ms_sequential(lean, n)
-    close()
     raw, close = http_clients.raw_client(url, bodies)
     steps["  raw asyncio HTTP/1.1 (lower bound)"], _ = await http_clients.cpu_ms_sequential(raw, n)
     close()
@@ -351,10 +347,6 @@ async def _paced_calls(
         call = http_clients.aiohttp_call(session, url, bodies)
         label = f"  bare aiohttp POST + json.loads, {pace}"
         steps[label] = await http_clients.cpu_ms_paced(call, n, interval_s)
-    lean, close = http_clients.http1_call(url, bodies)
-    label = f"  bare jurybox HTTP/1.1 client POST + json.loads, {pace}"
-    steps[label] = await http_clients.cpu_ms_paced(lean, n, interval_s)
-    close()
     raw, close = http_clients.raw_client(url, bodies)
     label = f"  raw asyncio HTTP/1.1 (lower bound), {pace}"
     steps[label] = await http_clients.cpu_ms_paced(raw, n, interval_s)

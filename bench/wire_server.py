@@ -32,6 +32,18 @@ core, which a threaded ``http.server`` does not reach on 2 cores. Three ways to 
 Unix times of the first and last chat request) and ``POST /reset`` zeroes them and the rate
 window.
 
+Scripted pairwise judges (``pick``): ``"first"`` always prefers the response shown first (a judge
+with pure position bias); ``"marked"`` prefers the response whose text holds ``mark``, right with
+probability ``pick_accuracy`` per request (seeded by the body, so a resumed run gets the same
+answers), and on a prompt holding ``unsure_mark`` prefers the first shown with ``low``
+confidence (its two orders then disagree: a judge unsure of that item).
+
+A rule judge (``rule_word``): a pairwise verdict that is right only when the prompt holds the
+word: it then picks the response (fenced as Response A or B) that holds ``rule_marker``, and
+otherwise the first response shown, as a judge that was not told what "better" means might.
+``record_bodies`` keeps every chat request's body, byte for byte, in ``bodies`` (tests compare
+what a client sent with what it says it sent).
+
 Requests without a ``response_format`` schema whose prompt is another tool's default grading
 prompt get the format that prompt asks for: Inspect AI's ``model_graded_qa`` ("GRADE: C" / "GRADE:
 I") and promptfoo's ``llm-rubric`` (``{"reason", "pass", "score"}``); see ``_free_text_grade``.
@@ -48,6 +60,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -97,6 +110,13 @@ class WireConfig:
     remaining_per_minute: bool = False
     seed: int = 0
     model: str = "wire-judge"
+    pick: str | None = None  # scripted pairwise verdicts: "first" or "marked" (module docstring)
+    mark: str = "[GOOD]"
+    pick_accuracy: float = 1.0
+    unsure_mark: str | None = None
+    rule_word: str | None = None  # a rule judge: right only when its prompt holds this word
+    rule_marker: str = "[checked]"  # what the right response holds, for the rule judge
+    record_bodies: bool = False  # keep each chat request's raw body in ``WireServer.bodies``
 
     def __post_init__(self) -> None:
         rates = [getattr(self, name) for name in FAULTS]
@@ -106,6 +126,8 @@ class WireConfig:
             raise ValueError(f"rpm must be positive, got {self.rpm}")
         if self.rate_window_s <= 0 or self.latency_s < 0 or self.hang_s < 0:
             raise ValueError("rate_window_s must be > 0; latency_s and hang_s >= 0")
+        if self.pick not in (None, "first", "marked") or not 0 <= self.pick_accuracy <= 1:
+            raise ValueError("pick must be None, 'first' or 'marked'; pick_accuracy in [0, 1]")
 
     @property
     def window_limit(self) -> int | None:
@@ -222,6 +244,22 @@ def _free_text_grade(body: Mapping[str, Any], rng: random.Random) -> str | None:
     return None
 
 
+def _shown_response(text: str, letter: str) -> str:
+    """The text fenced as Response <letter> in a prompt ("" when there is none)."""
+    start = text.find(f'label="Response {letter}">')
+    end = text.find("</untrusted_response>", start)
+    return text[start:end] if start != -1 and end != -1 else ""
+
+
+def rule_verdict(body: Mapping[str, Any], word: str, marker: str) -> str:
+    """The rule judge's verdict: the response holding ``marker`` when the prompt holds
+    ``word``, else "A" (the first response shown)."""
+    text = _prompt_text(body)
+    if word not in text:
+        return "A"
+    return "A" if marker in _shown_response(text, "A") else "B"
+
+
 def judge_answer(body: Mapping[str, Any], digest: str, seed: int) -> str:
     """The judge's answer text for a request body (deterministic in body and seed)."""
     rng = random.Random(f"{seed}:{digest}")
@@ -240,6 +278,31 @@ def judge_answer(body: Mapping[str, Any], digest: str, seed: int) -> str:
             },
         }
     return json.dumps(SchemaAnswer(schema, rng).value(schema))
+
+
+_SHOWN = re.compile(
+    r'<untrusted_response label="Response ([AB])">\n(.*?)\n</untrusted_response>', re.S
+)
+
+
+def scripted_answer(body: Mapping[str, Any], digest: str, config: WireConfig) -> str | None:
+    """The scripted pairwise verdict (``config.pick``) for a request showing Responses A and B;
+    ``None`` when no script applies (not scripted, or not a pairwise prompt)."""
+    text = _prompt_text(body)
+    shown = dict(_SHOWN.findall(text))
+    if config.pick is None or set(shown) != {"A", "B"}:
+        return None
+    verdict, confidence = "A", "high"
+    if config.pick == "marked":
+        if config.unsure_mark is not None and config.unsure_mark in text:
+            confidence = "low"
+        else:
+            good = "A" if config.mark in shown["A"] else "B"
+            right = _unit_float("pick", config.seed, digest) < config.pick_accuracy
+            verdict = good if right else {"A": "B", "B": "A"}[good]
+    return json.dumps(
+        {"reasoning": f"Scripted ({config.pick}).", "verdict": verdict, "confidence": confidence}
+    )
 
 
 @dataclass
@@ -266,6 +329,7 @@ class WireServer:
         self.stats: dict[str, float] = {}
         self._seen: dict[str, int] = {}
         self._admitted: deque[float] = deque()
+        self.bodies: list[bytes] = []  # every chat request's body, with ``record_bodies``
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._cpu0 = time.process_time()
@@ -286,6 +350,7 @@ class WireServer:
         self.stats.update(first_request_unix=0.0, last_request_unix=0.0)
         self._seen.clear()
         self._admitted.clear()
+        self.bodies.clear()
         self._cpu0 = time.process_time()
 
     def snapshot(self) -> dict[str, float]:
@@ -418,6 +483,8 @@ class WireServer:
 
     async def _chat(self, raw: bytes, arrived: float) -> Response | None:
         self.stats["requests"] += 1
+        if self.config.record_bodies:
+            self.bodies.append(raw)
         now = time.time()
         self.stats["first_request_unix"] = self.stats["first_request_unix"] or now
         self.stats["last_request_unix"] = now
@@ -457,7 +524,13 @@ class WireServer:
             return _error(status, "simulated server error", "server_error")
         if fault == "rate_malformed":
             return _malformed(self._seen[digest])
-        content = judge_answer(body, digest, self.config.seed)
+        content = scripted_answer(body, digest, self.config) or judge_answer(
+            body, digest, self.config.seed
+        )
+        if self.config.rule_word is not None:
+            answer = json.loads(content)
+            answer["verdict"] = rule_verdict(body, self.config.rule_word, self.config.rule_marker)
+            content = json.dumps(answer)
         if fault == "rate_unparsable":
             content = "I think both responses have merit; " + content[: len(content) // 2]
         else:
@@ -546,6 +619,11 @@ class ThreadedWireServer:
     def stats(self) -> dict[str, float]:
         snapshot: dict[str, float] = self._call(self.server.snapshot)
         return snapshot
+
+    def bodies(self) -> list[bytes]:
+        """The chat request bodies received so far (``record_bodies``), in arrival order."""
+        received: list[bytes] = self._call(lambda: list(self.server.bodies))
+        return received
 
     def reset(self) -> None:
         self._call(self.server.reset)

@@ -54,3 +54,15 @@ def test_a_provider_need_points_at_the_judge(tmp_path: Path) -> None:
     )
     assert (error.field, error.line) == ("judges.a", 3)
     assert "needs a `base_url`" in str(error)
+
+
+def test_a_config_holding_a_control_character_names_it_and_its_place(tmp_path: Path) -> None:
+    """PyYAML names the character YAML forbids, and its place (the message of ed41737)."""
+    config = tmp_path / "bad.yaml"
+    config.write_text("judges:\n  a: {provider: fake\x07}\npaths: {dataset: x}\n", "utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value) == (
+        f"{config}: invalid YAML: unacceptable character #x0007: special characters are not "
+        'allowed\n  in "<unicode string>", position 28'
+    )

@@ -12,11 +12,12 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
-from jurybox.config import DatasetConfig
+from jurybox.config import DatasetConfig, LabelsConfig, config_from_mapping
 from jurybox.errors import DatasetError
 from jurybox.io.datasets import (
     dataset_hash,
     export_pairs,
+    label_lines,
     load_dataset,
     load_human_labels,
 )
@@ -412,3 +413,113 @@ def test_human_label_file_errors(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as caught:
         load_human_labels(path)
     assert caught.value.field == "prefered_arm"
+
+
+# --- label value maps and the hints of a column or value that matches nothing ------------------
+
+
+def _csv(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_label_values_map_to_arms_inline_and_in_a_label_file(tmp_path: Path) -> None:
+    items = _csv(tmp_path / "d.csv", "qid,prompt,a,b,winner\nx1,Q?,one,two,A\nx2,Q?,one,two,2\n")
+    mapping = DatasetConfig(
+        columns={"id": "qid", "question": "prompt", "human.preferred_arm": "winner"},
+        response_columns={"old": "a", "new": "b"},
+    )
+    labels = LabelsConfig(values={"A": "old", "2": "new"})
+    loaded = load_dataset(items, mapping, labels)
+    assert [item.human["preferred_arm"] for item in loaded] == ["old", "new"]
+    with pytest.raises(DatasetError) as refused:  # without the map: "A" names no arm
+        load_dataset(items, mapping)
+    said = str(refused.value)
+    assert "'A' is not an arm (allowed: old, new, tie)" in said
+    assert "`labels: {values: {A: ARM}}`" in said and refused.value.line == 2
+    file = _csv(tmp_path / "l.csv", "id,winner,annotator\nx1,B,ann\nx2,draw,ann\n")
+    read = LabelsConfig(
+        columns={"query_id": "id", "preferred_arm": "winner"},
+        values={"A": "old", "B": "new", "draw": "tie"},
+    )
+    assert load_human_labels(file, read) == {
+        "x1": {"preferred_arm": "new", "annotator": "ann"},
+        "x2": {"preferred_arm": "tie", "annotator": "ann"},
+    }
+
+
+def test_a_mapped_label_file_keeps_its_annotators_lines(tmp_path: Path) -> None:
+    """``labels:`` maps each line; the lines then merge as any label file's do: a later line
+    by the same annotator supersedes, several annotators' preferences go to ``annotators``."""
+    file = _csv(
+        tmp_path / "l.csv",
+        "id,winner,annotator\nx1,A,ann\nx1,B,bob\nx2,A,ann\nx2,draw,ann\nx1,B,ann\n",
+    )
+    read = LabelsConfig(
+        columns={"query_id": "id", "preferred_arm": "winner"},
+        values={"A": "old", "B": "new", "draw": "tie"},
+    )
+    lines = list(label_lines(file, read))
+    assert [(line.query_id, line.human["preferred_arm"]) for line in lines] == [
+        ("x1", "old"),
+        ("x1", "new"),
+        ("x2", "old"),
+        ("x2", "tie"),
+        ("x1", "new"),
+    ]
+    labels = load_human_labels(file, read)
+    assert labels["x1"]["annotators"] == {"ann": "new", "bob": "new"}
+    assert labels["x2"] == {"preferred_arm": "tie", "annotator": "ann"}
+    with pytest.raises(DatasetError, match=r"`labels: \{columns: \{query_id: id\}\}`"):
+        load_human_labels(file)  # unmapped, the file's own column names are refused
+
+
+def test_yaml_number_keys_of_a_value_map_are_read_as_text() -> None:
+    config = config_from_mapping(
+        {"judges": {"j": {"provider": "fake"}}, "paths": {"dataset": "d.jsonl"},
+         "labels": {"values": {1: "old", 2: "new"}}}
+    )  # fmt: skip
+    assert config.labels.values == {"1": "old", "2": "new"}
+
+
+@pytest.mark.parametrize(
+    ("header", "config", "field", "hint"),
+    [
+        # a column near a field's name: the field, and the mapping that reads it
+        ("qid,question,responses.a", {}, "qid", "did you mean 'id'? To read column 'qid' as id, "
+         "map it: `dataset: {columns: {id: qid}}`"),
+        # no near name: the required field it may hold
+        ("id,prompt,responses.a", {}, "prompt",
+         "if 'prompt' holds the question, map it: `dataset: {columns: {question: prompt}}`"),
+        ("id,question,answer_a", {}, "answer_a",
+         "map it to its arm: `dataset: {response_columns: {ARM: answer_a}}`"),
+        # a mapped column that is not there, one near it that is
+        ("id,prompt,responses.a", {"columns": {"question": "promt"}}, "question",
+         "no column 'promt' (dataset.columns.question); did you mean 'prompt'?"),
+        ("id,question,answer_a,answer_b",
+         {"response_columns": {"old": "answer_a", "new": "answer_c"}}, "responses.new",
+         "missing response column 'answer_c'; did you mean 'answer_b'?"),
+    ],
+)  # fmt: skip
+def test_a_column_that_matches_nothing_names_the_nearest_field_and_the_mapping(
+    tmp_path: Path, header: str, config: dict[str, Any], field: str, hint: str
+) -> None:
+    width = len(header.split(","))
+    path = _csv(tmp_path / "d.csv", header + "\n" + ",".join(["x"] * width) + "\n")
+    with pytest.raises(DatasetError) as refused:
+        load_dataset(path, DatasetConfig.model_validate(config))
+    assert refused.value.field == field and refused.value.line == 2
+    assert hint in str(refused.value)
+
+
+def test_a_label_file_column_that_matches_nothing_suggests_the_labels_mapping(
+    tmp_path: Path,
+) -> None:
+    path = _csv(tmp_path / "l.csv", "id,winner\nx1,A\n")
+    with pytest.raises(DatasetError, match=r"`labels: \{columns: \{query_id: id\}\}`"):
+        load_human_labels(path)
+    with pytest.raises(DatasetError, match=r"`labels: \{columns: \{preferred_arm: winner\}\}`"):
+        load_human_labels(path, LabelsConfig(columns={"query_id": "id"}))
+    with pytest.raises(DatasetError, match=r"did you mean 'preferred_arm'\?") as typo:
+        load_human_labels(path, LabelsConfig(columns={"prefered_arm": "winner"}))
+    assert typo.value.field == "labels.columns.prefered_arm"

@@ -13,6 +13,8 @@ import yaml
 
 from jurybox.config import RunConfig, load_config
 from jurybox.io.datasets import export_pairs, load_dataset, load_human_labels
+from jurybox.pipeline.runner import load_inputs
+from jurybox.pricing import builtin_table, price_judge
 from jurybox.records import Item
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -37,7 +39,7 @@ def config(name: str) -> RunConfig:
 
 
 def dataset_of(run: RunConfig) -> list[Item]:
-    return load_dataset(run.resolve(run.paths.dataset), run.dataset)
+    return load_dataset(run.resolve(run.paths.dataset), run.dataset, run.labels)
 
 
 def approx_tokens(text: str) -> int:
@@ -70,8 +72,10 @@ def test_config_validates_and_its_dataset_loads(name: str) -> None:
     if run.task.arms is not None:
         assert set(run.task.arms) == set(items[0].arms)
     if run.paths.human_labels is not None:
-        labels = load_human_labels(run.resolve(run.paths.human_labels))
+        labels = load_human_labels(run.resolve(run.paths.human_labels), run.labels)
         assert set(labels) <= {item.id for item in items}
+        arms = {*items[0].arms, "tie"}
+        assert {label["preferred_arm"] for label in labels.values()} <= arms
     for criterion in run.task.criteria:
         assert run.resolve(criterion).is_file()
     assert name in README
@@ -90,6 +94,25 @@ def test_pairwise_work_unit_count_is_264() -> None:
     assert behaviours == {"first", "longer", "random"}
 
 
+@pytest.mark.parametrize(
+    ("name", "units"), [("pairwise_instructions.yaml", 264), ("pairwise_template.yaml", 83)]
+)
+def test_the_own_prompt_examples_render_every_prompt(name: str, units: int) -> None:
+    run = config(name)
+    inputs = load_inputs(run)  # renders every distinct prompt of a custom template
+    assert len(inputs.units) == units
+    prompt = inputs.mode.ctx.prompt
+    assert prompt is not None and prompt.instructions
+    assert prompt.has_template == (run.task.template is not None)
+    if name == "pairwise_instructions.yaml":  # prompt v2 of pairwise.yaml: only the prompt moved
+        base = config("pairwise.yaml")
+        assert run.judges == base.judges and run.pipeline == base.pipeline
+        assert run.task.model_copy(update={"instructions": None}) == base.task
+    parts = inputs.mode.prompt(inputs.units[:1], inputs.items)
+    assert f"<evaluation_criteria>\n{prompt.instructions.rstrip()}" in parts.system
+    assert "## Answer format" in parts.system
+
+
 def test_demo_config_uses_the_local_judge() -> None:
     run = config("demo.yaml")
     assert run.task.mode == "pairwise"
@@ -98,13 +121,15 @@ def test_demo_config_uses_the_local_judge() -> None:
     assert run.paths.output_dir == "results/demo"
 
 
-def test_panel_config_names_three_vendors_with_keys_and_prices() -> None:
+def test_panel_config_names_three_vendors_with_keys_and_priced_models() -> None:
     run = config("panel.yaml")
     assert {judge.provider for judge in run.judges.values()} == {"anthropic", "openai", "google"}
     for judge in run.judges.values():
-        assert judge.model and "EDIT-ME" in judge.model  # placeholders the user replaces
         assert judge.api_key_env and judge.api_key_env.endswith("_API_KEY")
-        assert judge.price_input_per_mtok and judge.price_output_per_mtok
+        # no price of its own: the price table's, so the dry run prices the panel as shipped
+        assert judge.price_input_per_mtok is None
+        priced, note = price_judge(judge, builtin_table())
+        assert note.priced and priced.price_output_per_mtok, judge.model
         assert judge.family == judge.provider
     families = {author for item in dataset_of(run) for author in item.authors.values()}
     assert families <= {judge.family for judge in run.judges.values()}
@@ -260,3 +285,22 @@ def test_readme_describes_every_file() -> None:
     ]  # results/ holds run outputs when the example configs are run (git-ignored)
     for path in files:
         assert path.name in README, path
+
+
+def test_the_csv_example_maps_its_columns_and_its_a_b_labels() -> None:
+    run = config("csv_pairwise.yaml")
+    assert Path(run.paths.dataset).suffix == ".csv" and run.paths.human_labels == "ab_labels.csv"
+    items = dataset_of(run)
+    assert len(items) == 12 and {item.arms for item in items} == {("old", "new")}
+    assert items[0].id == "s01" and items[0].metadata == {"topic": "science"}
+    labels = load_human_labels(run.resolve("ab_labels.csv"), run.labels)
+    assert len(labels) == 8
+    assert Counter(label["preferred_arm"] for label in labels.values()) == {
+        "old": 4,
+        "new": 3,
+        "tie": 1,
+    }
+    raw = (EXAMPLES / "ab_labels.csv").read_text(encoding="utf-8")
+    assert ",A," in raw and ",B," in raw  # the file itself says A / B
+    assert "12 items x 2 judges x 2 orders = 48" in (EXAMPLES / "csv_pairwise.yaml").read_text()
+    assert "| `ab_items.csv` | 12 |" in README and "| `ab_labels.csv` | 8 |" in README

@@ -105,7 +105,7 @@ def test_injection_cannot_change_the_fencing_or_the_task(name: str, mode: str) -
     # The injected text sits, whole and defanged, inside the fence of its own response.
     body = dict(blocks)[EVIL_LABEL[mode]]
     assert body == neutralise(injected)
-    assert re.sub(r"&lt;", "<", body) == injected.replace("\uff1c", "<")
+    assert re.sub(r"\[([<\uff1c])\]", r"\1", body) == injected  # only openers, bracketed
     # The task is unchanged: same system prompt, same user text outside the fences.
     assert attacked.system == clean.system
     assert _skeleton(attacked.user) == _skeleton(clean.user)

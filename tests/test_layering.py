@@ -1,9 +1,9 @@
 """The documented layering (DESIGN.md §3, docs/architecture.md) holds: no module imports upward.
 
-``cli > app > (devloop, reporting) > analysis > pipeline > modes > (prompts, parsing, providers)
-> (io, rubrics) > (config, records, errors)``; ``stats`` is a leaf that imports only numpy, scipy,
-statsmodels and ``jurybox.errors``. Every import counts — at module level, inside a function, or
-under ``TYPE_CHECKING`` — because each one is a dependency a reader has to follow.
+``cli > app > (devloop, optimize, reporting) > analysis > pipeline > modes > (prompts, parsing,
+providers) > (io, rubrics) > (config, records, errors)``; ``stats`` is a leaf that imports only
+numpy, scipy, statsmodels and ``jurybox.errors``. Every import counts — at module level, inside a
+function, or under ``TYPE_CHECKING`` — because each one is a dependency a reader has to follow.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "redaction": 0,
     "thresholds": 0,
-    "distributions": 0,
+    "pricing": 0,
+    "versions": 0,
     "records": 0,
     "config": 0,
     "io": 1,
@@ -33,6 +34,7 @@ LAYERS: dict[str, int] = {
     "pipeline": 4,
     "analysis": 5,
     "devloop": 6,
+    "optimize": 6,
     "reporting": 6,
     "app": 7,
     "ray": 7,  # jurybox.ray: the Ray Data API, beside app

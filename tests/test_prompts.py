@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import copy
-import functools
-import itertools
 import json
-import pickle
 import re
 from typing import Any
 
@@ -32,7 +28,7 @@ from jurybox.prompts import (
     ranking_prompt,
     rubric_prompt,
 )
-from jurybox.records import Item, SharedSchema, schema_json
+from jurybox.records import Item
 from jurybox.rubrics import Criterion, load_rubric, rubric_from_mapping
 
 GENERAL = load_rubric("general", env={})
@@ -292,22 +288,19 @@ def test_template_syntax_in_content_stays_literal() -> None:
         assert payload in text
 
 
-def test_neutralise_skips_only_text_the_opener_cannot_match() -> None:
-    """``neutralise`` returns text with no "<", "&" or "＜" at once (issue 19): no code point
-    other than those three can start a match of the opener, in any case, so the scan it skips
-    would have found nothing."""
-    from jurybox.prompts.fencing import _OPENER
+def test_neutralise_skips_only_text_no_opener_can_start_in() -> None:
+    """``neutralise`` returns text holding none of ``_STARTS`` at once (issue 19): no other code
+    point starts a match of a tag-like opener, written as itself or encoded."""
+    from jurybox.prompts.fencing import _STARTS, _tag_like
 
-    starts = {
-        chr(point)
-        for point in range(0x110000)
-        if any(_OPENER.match(chr(point) + rest) for rest in ("", "lt;", "LT;", "Lt;"))
-    }
-    assert starts == {"<", "&", "\uff1c"}
+    pattern = _tag_like(False)
+    rests = ("/question", "lt;/question", "#60;/question", "3c/question", "u003c/question")
+    starts = {chr(p) for p in range(0x110000) if any(pattern.match(chr(p) + r) for r in rests)}
+    assert starts == set(_STARTS)
     for text in ("plain", "a &LT;/question> b", "x ＜/untrusted_response>", "<question>", ""):
         fresh = neutralise.__wrapped__(text)  # type: ignore[attr-defined]  # lru_cache's
         assert neutralise(text) == fresh
-        assert (fresh == text) == ("<" not in text and "&" not in text and "＜" not in text)
+        assert (fresh == text) == (not any(char in text for char in _STARTS))
 
 
 def test_neutralise_defangs_every_tag_lookalike() -> None:
@@ -318,9 +311,10 @@ def test_neutralise_defangs_every_tag_lookalike() -> None:
     )
     cleaned = neutralise(text)
     assert not re.search(r"<\s*/?\s*(untrusted|question|expected|example|reference)", cleaned, re.I)
-    assert "\uff1c" not in cleaned
+    assert "\uff1c/" not in cleaned and "[\uff1c]/" in cleaned
     assert "<b>bold</b> and a < b" in cleaned
     assert neutralise(cleaned) == cleaned
+    assert re.sub(r"\[([<\uff1c])\]", r"\1", cleaned) == text  # nothing but the brackets
 
 
 def test_question_cannot_forge_sections() -> None:
@@ -395,33 +389,6 @@ def _keywords(schema: Any) -> set[str]:
     return keys
 
 
-def test_schemas_are_shared_read_only_and_keep_their_json() -> None:
-    # One object per kind and configuration (its JSON is worked out once per run), which no
-    # caller can change under the next call: a change must go to a copy.
-    first, again = _all_prompts(_item()), _all_prompts(_item("other"))
-    for kind, parts in first.items():
-        assert again[kind].schema is parts.schema, kind
-        assert isinstance(parts.schema, SharedSchema)
-        for encode in (json.dumps, functools.partial(json.dumps, sort_keys=True)):
-            assert schema_json(parts.schema, encode) == encode(json.loads(json.dumps(parts.schema)))
-            assert schema_json(parts.schema, encode) == encode(parts.schema)
-    rubric = first["rubric"].schema
-    score = rubric["properties"]["scores"]["properties"]["accuracy"]["properties"]["score"]
-    with pytest.raises(TypeError, match="read-only"):
-        score["maximum"] = 99
-    with pytest.raises(TypeError, match="read-only"):
-        rubric.update({"type": "array"})
-    copied = copy.deepcopy(rubric)
-    assert copied == rubric == pickle.loads(pickle.dumps(rubric))
-    changed = dict(first["pairwise"].schema)
-    changed["type"] = "array"  # a plain copy changes freely
-    assert first["pairwise"].schema["type"] == "object"
-    # Another rubric object (even an equal one) gets its own schema, built from it.
-    other = ranking_prompt(_item(), ARMS, GENERAL.model_copy(), reference_guided=True)
-    assert other.schema is not first["ranking"].schema
-    assert other.schema == first["ranking"].schema
-
-
 def _dims(rubric: Any, score: int, confidence: int | None = 3) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for dim in rubric.dimensions:
@@ -492,247 +459,11 @@ def test_schema_rejects_what_the_parser_rejects() -> None:
         jsonschema.validate({"evaluations": [VALID_ANSWERS["batch"]["evaluations"][0]]}, batch)
 
 
-def test_static_parts_are_rendered_once_and_stay_right() -> None:
-    """A system prompt is rendered once per (options, rubric) and the very text kept is given
-    to every item after that; options that render differently (``True`` and ``1``) and another
-    rubric get their own text, each what a full render gives."""
-    from jurybox.prompts.builders import _TASK_PARTS
-
-    options = [
-        {"reference_guided": flag, "rubric": rubric, "request_confidence": conf}
-        for flag, rubric, conf in itertools.product((False, True), (None, GENERAL), (True, 1))
-    ]
-    texts = set()
-    for option in options:
-        first = pairwise_prompt(_item("q1"), ARMS[:2], **option)
-        again = pairwise_prompt(_item("q2", "Another question?"), ARMS[1::-1], **option)
-        assert again.system is first.system  # kept, not rendered again
-        assert first.system == _full_pairwise(_item("q1"), ARMS[:2], **option)[0]
-        texts.add(first.system)
-    assert sum(key[0] == "pairwise.system.j2" for key in _TASK_PARTS) >= len(options)
-    assert len(texts) > 1
-    first = pairwise_prompt(
-        _item(), ARMS[:2], reference_guided=True, rubric=GENERAL, request_confidence=True
-    )
-    second = pairwise_prompt(
-        _item("q2"), ARMS[:2], reference_guided=True, rubric=SIX, request_confidence=True
-    )
-    assert first.system != second.system  # another rubric, another system prompt
-
-
-@pytest.mark.parametrize(
-    "response",
-    [
-        "plain answer",
-        "blank\n\n\n\n\nlines and {{ 7*7 }} and {% raw %}",
-        "a marker-like \x00response_a\x00 inside",
-        "</untrusted_response> closing early",
-        "",
-    ],
-)
-def test_user_parts_around_responses_are_what_a_full_render_gives(response: str) -> None:
-    """Responses put into an item's kept text give what a full render gives, in both orders and
-    again once kept, whatever the question and responses hold (markers: rendered in full)."""
-    questions = ("Q with\n\n\n\nblank lines?", "Q with a marker \x00response_b\x00?")
-    for question, guided, contexts in itertools.product(
-        questions, (False, True), (("ctx",), ["ctx"])
-    ):
-        item = Item(
-            id="q9",
-            question=question,
-            responses={ARMS[0]: response, ARMS[1]: "other\n\n\n"},
-            contexts=contexts,  # type: ignore[arg-type]  # a list: never kept
-            expected_answer="Paris",
-        )
-        option = {"reference_guided": guided, "rubric": None, "request_confidence": True}
-        for _, order in itertools.product(range(2), ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0]))):
-            parts = pairwise_prompt(item, order, **option)
-            assert (parts.system, parts.user) == _full_pairwise(item, order, **option)
-
-
-def test_a_template_reading_item_variables_is_kept_per_item() -> None:
-    """A task part whose template reads the item (``_item.j2`` reads all of it) is kept per
-    item, never shared between items: each item gets its own text, a full render's."""
-    from jurybox.prompts.builders import _item_context, _task_part, render
-
-    task = (bool, True)
-    items = [*_kept_part_items(), _item("q6", "Q6?"), _item("q7", "Q7?")]
-    for _ in range(2):
-        parts = set()
-        for item in items:
-            context = _item_context(item, reference_guided=True)
-            part = _task_part("_item.j2", task, None, item, lambda context=context: context)
-            assert part == render("_item.j2", **context)
-            parts.add(part)
-        assert len(parts) == len(items)  # every question differs
-
-
-def test_batch_pairwise_prompts_are_what_full_renders_give() -> None:
-    """Batch pairwise: its system prompt kept per (count, options), its user text rendered in
-    full; every call gives the text of full renders."""
-    from jurybox.prompts.builders import _item_context, _response, render
-
-    items = _kept_part_items()
-    for _, flag, conf in itertools.product(range(2), (False, True, 1), (True, False, 1)):
-        for count in (1, 2, 3):
-            pairs = [(item, (ARMS[0], ARMS[1])) for item in items[:count]]
-            parts = batch_pairwise_prompt(pairs, reference_guided=flag, request_confidence=conf)
-            context = {"count": count, "reference_guided": flag, "request_confidence": conf}
-            examples = [
-                {
-                    **_item_context(item, flag),
-                    "response_a": _response(item, order[0], f"Example {n}, Response A"),
-                    "response_b": _response(item, order[1], f"Example {n}, Response B"),
-                }
-                for n, (item, order) in enumerate(pairs, start=1)
-            ]
-            assert parts.system == render("batch_pairwise.system.j2", **context)
-            assert parts.user == render("batch_pairwise.user.j2", **context, examples=examples)
-
-
-def _full_pairwise(item: Item, order: tuple[str, str], **options: Any) -> tuple[str, str]:
-    """System and user text of a pairwise prompt by full renders (no stored part)."""
-    from jurybox.prompts.builders import _response, _rubric_context, render
-
-    rubric = options["rubric"]
-    context: dict[str, Any] = {
-        "question": item.question,
-        "reference_guided": options["reference_guided"],
-        "contexts": list(item.contexts),
-        "expected_answer": item.expected_answer,
-        "request_confidence": options["request_confidence"],
-        "rubric": _rubric_context(rubric) if rubric is not None else None,
-        "confidence_scale": options.get("confidence_scale") if rubric is not None else None,
-    }
-    slots = {
-        "response_a": _response(item, order[0], "Response A"),
-        "response_b": _response(item, order[1], "Response B"),
-    }
-    return render("pairwise.system.j2", **context), render("pairwise.user.j2", **context, **slots)
-
-
-def _full_renders(template: str, context: dict[str, Any], slots: dict[str, Any]) -> tuple[str, str]:
-    """System and user text of a prompt by full renders (no stored part)."""
-    from jurybox.prompts.builders import render
-
-    return render(f"{template}.system.j2", **context), render(
-        f"{template}.user.j2", **context, **slots
-    )
-
-
-def _item_variables(item: Item, reference_guided: Any) -> dict[str, Any]:
-    return {
-        "question": item.question,
-        "reference_guided": reference_guided,
-        "contexts": list(item.contexts),
-        "expected_answer": item.expected_answer,
-    }
-
-
-def _full_rubric(item: Item, arm: str, rubric: Any, **options: Any) -> tuple[str, str]:
-    from jurybox.prompts.builders import _response, _rubric_context
-
-    scale = options["confidence_scale"] if options["request_confidence"] else None
-    context = {
-        **_item_variables(item, options["reference_guided"]),
-        "rubric": _rubric_context(rubric),
-        "confidence_scale": scale,
-    }
-    return _full_renders("rubric", context, {"response": _response(item, arm, "Response")})
-
-
-def _full_ranking(
-    item: Item, order: tuple[str, ...], rubric: Any, **options: Any
-) -> tuple[str, str]:
-    from jurybox.prompts.builders import _response, _rubric_context
-
-    letters = ["A", "B", "C"][: len(order)]
-    context = {
-        **_item_variables(item, options["reference_guided"]),
-        "rubric": _rubric_context(rubric),
-        "letters": letters,
-        "count": len(order),
-    }
-    responses = [
-        _response(item, arm, f"Response {letter}")
-        for letter, arm in zip(letters, order, strict=True)
-    ]
-    return _full_renders("ranking", context, {"responses": responses})
-
-
-def _full_criterion(criterion: Criterion, item: Item, arm: str) -> tuple[str, str]:
-    from jurybox.prompts.builders import _criterion_examples, _response
-
-    context = {
-        **_item_variables(item, False),
-        "criterion": criterion.model_dump(),
-        "criterion_name": criterion.name,
-        "examples": _criterion_examples(criterion),
-    }
-    return _full_renders("criterion", context, {"response": _response(item, arm, "Response")})
-
-
-def _kept_part_items() -> list[Item]:
-    """Items whose text could trip the kept parts: blank lines, template syntax, markers, a list
-    ``contexts`` (not frozen: never kept)."""
-    three = {ARMS[0]: "x", ARMS[1]: "y", ARMS[2]: "z\n\n\n\nz"}
-    return [
-        _item("q1"),
-        _item("q2", "Q with\n\n\n\nblank lines and {{ 7*7 }}?"),
-        _item("q3", "Q with a marker \x00response_a\x00 and \x00responses.0\x00?"),
-        Item(
-            id="q4",
-            question="Q4?",
-            responses={ARMS[0]: "a\x00response_b\x00", ARMS[1]: "", ARMS[2]: "\x00responses.1\x00"},
-        ),
-        Item(id="q5", question="Q5?", responses=three, contexts=["c"]),  # type: ignore[arg-type]
-    ]
-
-
-def test_pairwise_parts_kept_per_task_and_item_are_what_full_renders_give() -> None:
-    """The system prompt kept per (flags, rubric) and the item text kept per item object (issue
-    19): every call gives the text of full renders, whatever changes between calls."""
-    other_general = load_rubric("general", env={})  # equal to GENERAL, another object
-    options = [
-        {"reference_guided": flag, "rubric": rubric, "request_confidence": conf}
-        for flag, rubric, conf in itertools.product(
-            (False, True, 1), (None, GENERAL, SIX, other_general), (True, False, 1)
-        )
-    ]
-    options.append({**options[5], "confidence_scale": (1, 5)})
-    options.append({**options[5], "confidence_scale": (1.0, 5.0)})
-    for _ in range(2):  # the second pass finds every part kept
-        for item, option in itertools.product(_kept_part_items(), options):
-            for order in ((ARMS[0], ARMS[1]), (ARMS[1], ARMS[0])):
-                parts = pairwise_prompt(item, order, **option)
-                system, user = _full_pairwise(item, order, **option)
-                assert (parts.system, parts.user) == (system, user)
-                rubric = option["rubric"]
-                assert parts.schema_name == (
-                    "pairwise_verdict" if rubric is None else "pairwise_rubric_verdict"
-                )
-
-
-def test_rubric_ranking_and_criterion_parts_kept_are_what_full_renders_give() -> None:
-    """The same for the other modes: the system prompt kept per (options, rubric or criterion),
-    the item text per item object, a listwise prompt's responses put into its kept item text."""
-    other_general = load_rubric("general", env={})
-    other_criterion = CRITERION.model_copy(update={"name": "other_name"})
-    items = _kept_part_items()
-    for _ in range(2):
-        for item in items:
-            for rubric, flag, conf, scale in itertools.product(
-                (GENERAL, SIX, other_general), (False, True, 1), (True, False), ((1, 5), (1.0, 5.0))
-            ):
-                option = {"reference_guided": flag, "request_confidence": conf}
-                for arm in ARMS:
-                    parts = rubric_prompt(item, arm, rubric, **option, confidence_scale=scale)
-                    full = _full_rubric(item, arm, rubric, **option, confidence_scale=scale)
-                    assert (parts.system, parts.user) == full
-                for order in (ARMS[:2], ARMS[::-1], ARMS, ARMS[1:]):
-                    parts = ranking_prompt(item, order, rubric, reference_guided=flag)
-                    full = _full_ranking(item, order, rubric, reference_guided=flag)
-                    assert (parts.system, parts.user) == full
-            for criterion, arm in itertools.product((CRITERION, other_criterion), ARMS):
-                parts = criterion_prompt(criterion, item, arm)
-                assert (parts.system, parts.user) == _full_criterion(criterion, item, arm)
+def test_each_prompt_gets_a_schema_of_its_own() -> None:
+    """A caller may change the schema it got (schemas.py builds fresh dicts): the next prompt's
+    is as it was."""
+    first = _all_prompts(_item())
+    for parts in first.values():
+        parts.schema["type"] = "array"
+    for kind, parts in _all_prompts(_item("q2")).items():
+        assert parts.schema["type"] == "object", kind

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from jurybox.cli import main
+from jurybox.config import LabelsConfig, load_config
 from jurybox.io.datasets import load_dataset, load_human_labels
 from shared_paths import PROJECT_ROOT
 
@@ -74,9 +76,24 @@ def test_the_walkthrough_runs_command_by_command(project: Path) -> None:
     analyze = next(argv for argv in commands if argv[1] == "analyze")
     assert f"Next: {shlex.join(analyze)}" in outputs[ran]  # the run printed the next command
     assert (run_dir / "report/report.html").is_file()
+    overview = (project / "examples/results/index.html").read_text(encoding="utf-8")
+    assert 'href="pairwise/report/report.html"' in overview  # the `view` step
     exported = pd.read_parquet(run_dir / "judgments.parquet")
     assert len(exported) == 264
     assert exported["question"].str.len().gt(0).all()
+    # prompt v2: its instructions were sent, `show` prints them, `compare` answers per judge
+    shown = outputs[next(i for i, argv in enumerate(commands) if argv[1] == "show")]
+    criteria = (project / "examples/pairwise_criteria.md").read_text(encoding="utf-8")
+    assert f"<evaluation_criteria>\n{criteria.rstrip()}" in shown
+    compared = project / "examples/results/compare"
+    report = json.loads((compared / "compare.json").read_text(encoding="utf-8"))
+    (comparison,) = report["comparisons"]
+    answers = {line["judge_a"]: line["answer"] for line in comparison["headlines"]}
+    assert answers == dict.fromkeys(("first_pick", "long_pick", "coin"), "no evidence")
+    assert [change["setting"] for change in comparison["config_changes"]] == ["task.instructions"]
+    html = (compared / "compare.html").read_text(encoding="utf-8")
+    for href in set(re.findall(r'href="([^"#][^"]*)"', html)):  # each resolves from the page
+        assert (compared / href.split("#")[0]).resolve().is_file(), href
 
 
 def test_the_api_key_path_plans_the_panel_without_a_call(
@@ -92,12 +109,22 @@ def test_the_api_key_path_plans_the_panel_without_a_call(
         assert result.exit_code == 0, result.output
 
 
+def _check_the_mapping_is_the_csv_examples(block: str) -> None:
+    """The README's column and label mapping is examples/csv_pairwise.yaml's, which runs."""
+    shown = yaml.safe_load(block)
+    example = load_config(PROJECT_ROOT / "examples/csv_pairwise.yaml")
+    assert shown["dataset"]["columns"].items() <= example.dataset.columns.items()
+    assert shown["dataset"]["response_columns"] == example.dataset.response_columns
+    assert LabelsConfig.model_validate(shown["labels"]) == example.labels
+
+
 @pytest.mark.slow
 def test_bring_your_own_data_examples_load_and_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     items, labels = _blocks("Bring your own data", "jsonl")
-    (config,) = _blocks("Bring your own data", "yaml")
+    config, mapping = _blocks("Bring your own data", "yaml")
+    _check_the_mapping_is_the_csv_examples(mapping)
     assert len(items.strip().splitlines()) == 3
     (tmp_path / "items.jsonl").write_text(items, encoding="utf-8")
     (tmp_path / "labels.jsonl").write_text(labels, encoding="utf-8")

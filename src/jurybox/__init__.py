@@ -9,8 +9,7 @@ The Python API (docs/python-api.md)::
 
 They are loaded on first use (module ``__getattr__``), so ``import jurybox`` and ``jurybox run``
 stay light: no pandas, scipy, statsmodels or matplotlib until an analysis or a frame is asked for.
-``__version__`` too is looked up on first use: ``importlib.metadata`` costs tens of milliseconds
-that a command line which never asks for it should not pay at start-up (issue #19).
+``__version__`` too is looked up on first use (``jurybox.versions``).
 """
 
 from __future__ import annotations
@@ -27,21 +26,13 @@ _API = ("run", "analyze", "load")
 __all__ = ["__version__", "analyze", "load", "run"]
 
 
-def _installed_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - on first use
-
-    try:
-        return version("jurybox")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0"
-
-
 def __getattr__(name: str) -> Any:
     if name in _API:
         return getattr(importlib.import_module("jurybox.app.api"), name)
     if name == "__version__":
-        globals()["__version__"] = found = _installed_version()  # looked up once
-        return found
+        from jurybox.versions import jurybox_version  # noqa: PLC0415 - on first use
+
+        return jurybox_version()
     raise AttributeError(f"module 'jurybox' has no attribute {name!r}")
 
 

@@ -1,21 +1,23 @@
-"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input, 1 other failure."""
+"""Command line: thin click commands over the library. Exit 0 ok, 2 bad input or set-up (a
+missing extra), 1 other failure."""
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from jurybox.errors import InputError, JuryboxError
+from jurybox.errors import InputError, JuryboxError, MissingDependencyError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from jurybox.config import RunConfig
 
 # Start-up (issue #19): this module imports only click and the errors. rich, pydantic (the trust
 # thresholds) and asyncio (the run's signals) load when a command needs them, so `--help` and
@@ -32,35 +34,6 @@ _FOLDER = click.Path(file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 
-# Start-up (issue #19): the cyclic GC is paused while a command imports its modules (from the
-# group's callback, or from the start under `python -m jurybox`): its ~90 passes over the objects
-# that imports create cost ~25 ms of a run's way to its first request. `run` then freezes what
-# is loaded (gc.freeze: moved out of the generations a collection scans) and resumes collection;
-# other commands resume it as they start; the command's end unfreezes.
-GC_STATE = {"paused": False, "frozen": False}
-
-
-def pause_gc() -> None:
-    if gc.isenabled():
-        gc.disable()
-        GC_STATE["paused"] = True
-
-
-def resume_gc(*, freeze: bool) -> None:
-    if GC_STATE["paused"]:
-        GC_STATE["paused"] = False
-        if freeze:
-            gc.freeze()
-            GC_STATE["frozen"] = True
-        gc.enable()
-
-
-def _end_of_command() -> None:
-    resume_gc(freeze=False)
-    if GC_STATE["frozen"]:
-        GC_STATE["frozen"] = False
-        gc.unfreeze()
-
 
 def _console(*, stderr: bool = True) -> Console:
     from rich.console import Console
@@ -68,26 +41,11 @@ def _console(*, stderr: bool = True) -> Console:
     return Console(stderr=stderr)
 
 
-@overload
-def handle_errors(func: F, /) -> F: ...
-@overload
-def handle_errors(*, keeps_gc_paused: bool) -> Callable[[F], F]: ...
-def handle_errors(func: F | None = None, /, *, keeps_gc_paused: bool = False) -> Any:
-    """Turn jurybox errors into one-line messages and the documented exit statuses.
+def handle_errors(func: F) -> F:
+    """Turn jurybox errors into one-line messages and the documented exit statuses."""
 
-    The command's GC pause (``GC_STATE``) ends as it starts, unless ``keeps_gc_paused``: such a
-    command calls ``resume_gc`` itself once its modules are in (``run``, which freezes them).
-    """
-    if func is None:
-        return lambda command: _error_handling(command, keeps_gc_paused=keeps_gc_paused)
-    return _error_handling(func, keeps_gc_paused=keeps_gc_paused)
-
-
-def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not keeps_gc_paused:
-            resume_gc(freeze=False)
         from jurybox.pipeline.signals import RunInterrupted  # asyncio: only once a command runs
 
         try:
@@ -97,26 +55,36 @@ def _error_handling(func: F, *, keeps_gc_paused: bool) -> F:
         except KeyboardInterrupt:  # Ctrl-C before a run's own handler is installed
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except (InputError, MissingDependencyError) as exc:  # bad input or set-up: fix, rerun
+            _say_error(str(exc))
             sys.exit(EXIT_BAD_INPUT)
         except JuryboxError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say_error(str(exc))
             sys.exit(EXIT_FAILURE)
         except OSError as exc:
-            click.echo(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            _say_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             sys.exit(EXIT_FAILURE)
 
-    wrapper.__dict__["keeps_gc_paused"] = keeps_gc_paused  # readable by tests and embedders
     return wrapper  # type: ignore[return-value]
+
+
+def _say_error(message: str) -> None:
+    """``error: message`` on stderr, credentials redacted (a message may quote a server)."""
+    from jurybox.redaction import redact_credentials
+
+    click.echo(f"error: {redact_credentials(message)}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jurybox")
 def main() -> None:
     """jurybox: run panels of LLM judges over model outputs and measure how far to trust them."""
-    pause_gc()
-    click.get_current_context().call_on_close(_end_of_command)
+    from jurybox.redaction import redact_log_records, register_proxy_environment
+
+    # The process is jurybox's: what it prints or logs (a vendor SDK's debug log included)
+    # never shows a proxy's credentials or a registered secret.
+    register_proxy_environment()
+    redact_log_records()
 
 
 @main.command()
@@ -129,10 +97,15 @@ def main() -> None:
 @click.option(
     "--resume",
     type=_FOLDER,
-    help="Resume the run in DIR: completed judgments are skipped.",
+    help="Resume the run in DIR: completed judgments are skipped; the run's recorded --limit, "
+    "--engine, --ray-address, --batch, --batch-fallback and --until apply unless given (see "
+    "above).",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print work units and estimated tokens and cost; make no calls."
+    "--dry-run",
+    is_flag=True,
+    help="Print work units, tokens and the estimated cost (output at a typical length per "
+    "judgment, max_tokens as the bound; docs/pricing.md); make no calls, read no key.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N items.")
 @click.option(
@@ -151,16 +124,23 @@ def main() -> None:
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where calls are made: this process, or Ray workers (the `ray` extra; docs/engines.md).",
+    help="Where calls are made: this process (default), or Ray workers (the `ray` extra; "
+    "docs/engines.md).",
 )
 @click.option(
     "--ray-address",
     metavar="ADDR",
     help="With --engine ray: the cluster to join (e.g. ray://head:10001); default: a local Ray.",
 )
-@handle_errors(keeps_gc_paused=True)  # resumed (and frozen) once the run's modules are in
+@click.option(
+    "--until",
+    metavar="decided|win_rate±H",
+    help="Judge items in a seeded order, 20 at a time, and stop each judge once an anytime-valid "
+    "95% interval answers: `decided` (pairwise, gold labels): its accuracy lies above or below "
+    "trust.min_accuracy; `win_rate±0.03` (or +-): the win rate is known to ±0.03. With "
+    "--dry-run: the worst case and the expected saving.",
+)
+@handle_errors
 def run(
     config: Path,
     *,
@@ -171,17 +151,34 @@ def run(
     force: bool,
     batch: bool,
     batch_fallback: str | None,
-    engine: str,
+    engine: str | None,
     ray_address: str | None,
+    until: str | None,
 ) -> None:
     """Judge the dataset named in CONFIG (YAML) with every configured judge.
 
-    Exits 2 before any call on bad input, a judge's unset key variable included; exits 1 when
-    any judge's every call failed (one line per such judge).
+    Exits 2 before any call on bad input, a judge's unset key variable included (not with
+    --dry-run, which reads no key); exits 1 when any judge's every call failed (one line per
+    such judge). Failures are counted by kind (HTTP 500, connection refused, timeout, parse
+    ...); a judge whose server is not there is stopped after 3 quick attempts. After failed
+    calls the run prints the --resume command that redoes them.
+
+    \b
+    --resume DIR carries the run on as it was started: its manifest records --limit, --engine,
+    --ray-address, --batch, --batch-fallback and --until, and those apply when the command
+    line leaves them out. Given, they change the run only where a resume may: --limit may grow
+    (not shrink or be dropped: refused, naming both), the engine, Ray address and batch
+    fallback may change, --batch sends the remaining work as batches (a batch run stays one),
+    --until may not change. CONFIG may be another path, but what decides the judgments must
+    match the manifest's.
+
+    \b
+    --until stops early: the manifest's `until` entry and the report say which judge stopped,
+    after how many items, why, and with which anytime-valid interval (docs/statistics.md).
+    A resume continues the same order and reaches the same stop.
     """
     from jurybox.app import run_from_config
 
-    resume_gc(freeze=True)
     summary = run_from_config(
         config,
         output_dir=output_dir,
@@ -194,11 +191,8 @@ def run(
         batch_fallback=batch_fallback,
         engine=engine,
         ray_address=ray_address,
+        until=until,
     )
-    if not dry_run:  # the next step, ready to paste
-        from jurybox.app.run import analyze_hint
-
-        click.echo(analyze_hint(summary), err=True)
     if summary.failed_judges:  # a judge with no verdict at all: the run did not do its job
         for judge in summary.failed_judges:
             click.echo(f"error: {judge.reason_line()}", err=True)
@@ -290,11 +284,10 @@ _HUMAN_HELP = (
 @handle_errors
 def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None) -> None:
     """Write a two-arm DATASET as one JSON list of pairs for external evaluation."""
-    from jurybox.io.datasets import export_pairs, load_dataset
+    from jurybox.io.datasets import export_pairs, load_dataset, write_pairs
 
     pairs = export_pairs(load_dataset(dataset), arms)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(pairs, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_pairs(pairs, out, dataset)
     click.echo(f"wrote {len(pairs)} pairs to {out}")
 
 
@@ -304,7 +297,8 @@ def export_pairs_command(dataset: Path, out: Path, arms: tuple[str, str] | None)
     "--out",
     type=_FILE,
     required=True,
-    help="File to write (.csv, .parquet or .jsonl).",
+    help="File to write (.csv, .parquet or .jsonl); an existing one is replaced only when it is "
+    "an earlier export.",
 )
 @click.option(
     "--format",
@@ -325,14 +319,20 @@ def export_command(
     export_run(run, out, fmt=fmt, dataset=dataset, human=human, console=_console())
 
 
-# `jurybox analyze` options that override one trust threshold: (flag, TrustThresholds field).
+# `jurybox analyze` options that override one trust threshold, each named as its key in the
+# config's `trust:` section (a TrustThresholds field).
 _TRUST_FLAGS = (
-    ("--min-accuracy", "min_accuracy"),
-    ("--fail-accuracy", "fail_accuracy"),
-    ("--min-kappa", "min_kappa"),
-    ("--max-failure-rate", "warn_failure_rate"),
-    ("--min-swap-consistency", "warn_swap_consistency"),
+    "min_accuracy",
+    "fail_accuracy",
+    "min_kappa",
+    "warn_failure_rate",
+    "warn_swap_consistency",
 )
+# Their names before they matched the config keys: still read, not shown in --help.
+_OLD_TRUST_FLAGS = {
+    "--max-failure-rate": "warn_failure_rate",
+    "--min-swap-consistency": "warn_swap_consistency",
+}
 
 
 class _TrustOption(click.Option):
@@ -351,11 +351,28 @@ class _TrustOption(click.Option):
 
 
 def _trust_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for flag, name in reversed(_TRUST_FLAGS):
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        command = click.option(flag, f"old_{name}", type=float, hidden=True)(command)
+    for name in reversed(_TRUST_FLAGS):
+        flag = "--" + name.replace("_", "-")
         command = click.option(flag, name, cls=_TrustOption, type=float, default=None, metavar="X")(
             command
         )
     return command
+
+
+def _trust_overrides(given: dict[str, float | None]) -> dict[str, float | None]:
+    """The threshold flags by TrustThresholds field, an old flag name read as its new one."""
+    overrides = {name: given.get(name) for name in _TRUST_FLAGS}
+    for flag, name in _OLD_TRUST_FLAGS.items():
+        value = given.get(f"old_{name}")
+        if value is None:
+            continue
+        if overrides[name] is not None:
+            new = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag} is the old name of {new}: give one of them")
+        overrides[name] = value
+    return overrides
 
 
 def _plot_families(value: str | None) -> tuple[str, ...] | None:
@@ -374,14 +391,13 @@ def _plot_families(value: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
+def _thresholds(config: RunConfig | None, overrides: dict[str, float | None]) -> Any:
     """The config's ``trust:`` section (or the defaults), with the command line's overrides."""
     from pydantic import ValidationError
 
-    from jurybox.config import load_config
     from jurybox.thresholds import TrustThresholds
 
-    base = load_config(config).trust if config is not None else TrustThresholds()
+    base = config.trust if config is not None else TrustThresholds()
     given = {name: value for name, value in overrides.items() if value is not None}
     try:
         return TrustThresholds.model_validate({**base.model_dump(), **given})
@@ -398,8 +414,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--out",
     "out_dir",
     type=_FOLDER,
-    required=True,
-    help="Folder for the report files.",
+    help="Folder for the report files (default: RUN/report for a run folder, `report` beside a "
+    "judgments file): new, empty or an earlier report, which is replaced whole once the new "
+    "one is complete.",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plot image (PNG or SVG).")
 @click.option(
@@ -414,8 +431,9 @@ def _thresholds(config: Path | None, overrides: dict[str, float | None]) -> Any:
     "--config",
     "config",
     type=_FILE,
-    help="Run config (YAML) whose `trust:` section sets the trust thresholds; the flags below "
-    "override single ones.",
+    help="Run config (YAML) whose `trust:` section sets the trust thresholds (the flags below "
+    "override single ones) and whose `labels:` section, if it has one, says how to read the "
+    "labels (default: as the run's config did, per manifest.json).",
 )
 @_trust_options
 @handle_errors
@@ -424,13 +442,14 @@ def analyze(
     *,
     human: Path | None,
     dataset: Path | None,
-    out_dir: Path,
+    out_dir: Path | None,
     no_plots: bool,
     plot_families: tuple[str, ...] | None,
     config: Path | None,
     **trust: float | None,
 ) -> None:
-    """Analyse JUDGMENTS (judgments.jsonl or a run folder); write the report files to --out.
+    """Analyse JUDGMENTS (judgments.jsonl, a run folder, or an export's Parquet file); write
+    the report files to --out (default: RUN/report, or `report` beside a judgments file).
 
     The dataset and human labels default to the ones the run's manifest.json names; which were
     used is printed.
@@ -439,19 +458,110 @@ def analyze(
     evidence of accuracy (agreement with gold or human labels whose 95% CI clears
     --min-accuracy / --min-kappa), at most `use with caution` without labels, lowered by
     failures, swap inconsistency, position or length preference and retest drift. The
-    thresholds applied are echoed in analysis_report.json (options.thresholds).
+    thresholds applied are echoed in analysis_report.json (options.thresholds). The flags are
+    named as the `trust:` keys; --max-failure-rate and --min-swap-consistency, their former
+    names, still work.
     """
     from jurybox.app import analyze_to_dir
+    from jurybox.app.analyze import default_report_dir
+    from jurybox.config import load_config
 
+    run_config = load_config(config) if config is not None else None
+    labels = run_config.labels if run_config and "labels" in run_config.model_fields_set else None
     analyze_to_dir(
         judgments,
         human=human,
         dataset=dataset,
-        out_dir=out_dir,
+        out_dir=out_dir if out_dir is not None else default_report_dir(judgments),
         console=_console(stderr=False),
         plots=False if no_plots else (plot_families if plot_families is not None else True),
-        thresholds=_thresholds(config, trust),
+        thresholds=_thresholds(run_config, _trust_overrides(trust)),
+        labels_config=labels,
     )
+
+
+@main.command("label")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Whose labels these are (default: your login name); annotators on one file are kept "
+    "apart by it.",
+)
+@click.option(
+    "--labels",
+    type=_FILE,
+    help="The labels file (.jsonl) to append to (default: labels.jsonl in the run folder, which "
+    "`analyze` then reads).",
+)
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--targeted/--uniform",
+    default=False,
+    help="Ask first for the items where judges disagree or flip (weighted so accuracy stays "
+    "unbiased; docs/labelling.md), or in a plain random order (default).",
+)
+@click.option(
+    "--oversample",
+    type=float,
+    default=4.0,
+    show_default=True,
+    help="With --targeted: how many times as often a contested item is asked as a settled one.",
+)
+@click.option(
+    "--uniform-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --targeted: the share of labels still asked in the uniform random order (they "
+    "keep the figures that need a random sample, such as bias given the labels).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Order seed.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: any free).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@handle_errors
+def label_command(
+    run: Path,
+    *,
+    annotator: str | None,
+    labels: Path | None,
+    dataset: Path | None,
+    targeted: bool,
+    oversample: float,
+    uniform_share: float,
+    seed: int,
+    port: int,
+    open_browser: bool,
+) -> None:
+    """Label RUN's items blind on a local page (127.0.0.1, token in the URL): responses under
+    neutral names, no judge verdict shown, every label saved the moment it is given. Ctrl-C
+    stops; running it again resumes where you stopped."""
+    import getpass
+
+    from jurybox.app.label import LabelOptions, label_run
+
+    def ready(url: str) -> None:
+        click.echo(f"open {url}")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    options = LabelOptions(
+        annotator=annotator if annotator is not None else getpass.getuser(),
+        labels=labels,
+        stream="targeted" if targeted else "uniform",
+        seed=seed,
+        oversample=oversample,
+        uniform_share=uniform_share,
+        dataset=dataset,
+    )
+    label_run(run, options, port=port, say=lambda line: click.echo(line, err=True), ready=ready)
 
 
 class _ImportCommand(click.Command):
@@ -476,7 +586,8 @@ class _ImportCommand(click.Command):
     "--out",
     type=_FILE,
     required=True,
-    help="judgments.jsonl to write.",
+    help="judgments.jsonl to write (and its items beside it); an existing one is replaced only "
+    "when it is an earlier import.",
 )
 @click.option(
     "--map",
@@ -602,6 +713,57 @@ def estimate_command(
     )
 
 
+@main.command("optimize")
+@click.argument("config", type=_FILE, required=False)
+@click.option("--out", "out_dir", type=_FOLDER, help="Its folder (default: output_dir in CONFIG).")
+@click.option("--resume", type=_FOLDER, help="Carry on the optimize in this folder.")
+@click.option("--budget-calls", type=click.IntRange(min=1), help="Most judge calls in all.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Most USD.")
+@click.option("--new-split", is_flag=True, help="Draw a new split (the last one's test is used).")
+@handle_errors
+def optimize_command(
+    config: Path | None,
+    *,
+    out_dir: Path | None,
+    resume: Path | None,
+    budget_calls: int | None,
+    budget_usd: float | None,
+    new_split: bool,
+) -> None:
+    """Tune a judge's prompt on train and dev; judge the winner once on the frozen test split.
+
+    CONFIG names a run config with gold labels, the judge to tune and its candidates:
+    instruction variants (a YAML list or a folder of .md files), a proposer's rewrites,
+    few-shot sets from train, rubric variants (docs/optimize.md). They are searched on dev by
+    successive halving within --budget-calls / --budget-usd (the test pass set aside first);
+    the winner is judged once on test, and the report gives its dev score, its test score
+    with a per-item interval and trust level, the optimism gap (dev - test) and every
+    candidate; winner.yaml is ready for `jurybox run`.
+
+    \b
+    A second optimize on a split whose test was judged is refused unless --new-split.
+    --resume DIR carries a stopped optimize on (its budget kept): no recorded judgment is
+    asked again. Exits 2 on bad input, 1 when a judge's calls failed (resume later).
+    """
+    from jurybox.app.optimize import OptimizeOptions, OptimizeStopped, optimize
+
+    options = OptimizeOptions(
+        output_dir=out_dir,
+        budget_calls=budget_calls,
+        budget_usd=budget_usd,
+        new_split=new_split,
+        console=_console(),
+        echo=lambda line: click.echo(line, err=True),
+    )
+    try:
+        report = optimize(config, resume=resume, options=options)
+    except OptimizeStopped as exc:
+        _say_error(str(exc))
+        sys.exit(EXIT_FAILURE)
+    click.echo(f"report: {report['files']['report_md']}")
+    click.echo(f"winning config: {report['files']['winner_config']}")
+
+
 # --- jurybox compare (issue 15 / ADR-016) -----------------------------------------------------
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True, type=_PATH)
@@ -627,7 +789,13 @@ def estimate_command(
 def compare_command(
     runs: tuple[Path, ...], out_dir: Path, dataset: Path | None, human: Path | None, seed: int
 ) -> None:
-    """Compare RUNS (judgments.jsonl files or run folders; at least two) over the same items.
+    """Compare RUNS (judgments.jsonl files, run folders or exported Parquet files; at least
+    two) over the same items.
+
+    The pages open on the answer, per judge present in both runs: better, worse or no evidence
+    on its accuracy against the labels (or its score error against human scores), both runs'
+    trust levels, and what changed between their configs (own instructions and template as a
+    diff); item links open each run's own report (RUN/report/report.html, if written).
 
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
     the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
@@ -645,6 +813,228 @@ def compare_command(
         dataset=dataset,
         human=human,
         options=CompareOptions(seed=seed),
+        console=_console(),
+    )
+
+
+# --- jurybox view (issue 34) ----------------------------------------------------------------
+@main.command("view")
+@click.argument("directory", type=_FOLDER)
+@click.option(
+    "--out",
+    type=_FILE,
+    help="The page to write (default: DIR/index.html); an existing file is replaced only when "
+    "it is a page jurybox view wrote.",
+)
+@handle_errors
+def view_command(directory: Path, out: Path | None) -> None:
+    """One offline page over every run and comparison under DIRECTORY, however deep.
+
+    \b
+    Per run: when it started, its status (an interrupted run says so, with the command that
+    resumes it), mode, items, each judge's trust level and the result the trusted judges
+    give, linked to its report.html; a run not analysed yet shows the command that analyses
+    it. Per comparison (jurybox compare): the runs and each judge's change, linked to
+    compare.html. Where two runs or more compared different models with one same model on
+    the same items, a leaderboard: each model's win rate over that model, per judge that the
+    run's own report trusts. Every table sorts by a click on a column's name. The page loads
+    nothing and runs no script but its own; its links are relative, so keep it beside the runs.
+    """
+    from jurybox.app.view import view_folder
+
+    view_folder(directory, out=out, console=_console(stderr=False))
+
+
+# --- jurybox show (issue 35) ----------------------------------------------------------------
+@main.command("show")
+@click.argument("run", type=_PATH)
+@click.argument("item")
+@click.option("--judge", help="Only this judge's judgments.")
+@click.option("--order", help="Only this presentation order (e.g. control_first).")
+@click.option("--repeat", type=click.IntRange(min=0), help="Only this repeat (0 = the first).")
+@click.option("--criterion", help="Criterion mode: only this criterion.")
+@click.option("--retest/--no-retest", default=None, help="Only the retest pass, or only not.")
+@click.option("--dataset", type=_FILE, help=_DATASET_HELP)
+@click.option(
+    "--part",
+    type=click.Choice(["system", "user"]),
+    help="Print only this part of the one judgment selected, byte for byte (for diff).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per judgment.")
+@handle_errors
+def show_command(
+    run: Path,
+    item: str,
+    *,
+    judge: str | None,
+    order: str | None,
+    repeat: int | None,
+    criterion: str | None,
+    retest: bool | None,
+    dataset: Path | None,
+    part: str | None,
+    as_json: bool,
+) -> None:
+    """Print the exact prompt a judgment of ITEM in RUN (a run folder) was sent.
+
+    For each judgment selected: the system and user text its call carried, then the judge's
+    raw answer, tokens and latency. The prompt is rebuilt from the run's manifest (its config
+    and its instructions and template as run) and the dataset, and printed only when its hash
+    is the record's prompt_hash: byte for byte what the provider was given. Exits 2 when it
+    cannot be (a file changed since the run, an imported run).
+    """
+    from jurybox.app.show import Selection, format_shown, show_prompts, shown_json
+
+    selection = Selection(item, judge, order, repeat, criterion, retest)
+    shown = show_prompts(run, selection, dataset=dataset)
+    if part is not None:
+        if len(shown) != 1:
+            raise click.UsageError(
+                f"--part needs one judgment, {len(shown)} match: narrow with --judge, --order, "
+                "--repeat, --criterion or --retest"
+            )
+        click.echo(getattr(shown[0].prompt, part), nl=False)
+        return
+    click.echo(shown_json(shown) if as_json else format_shown(shown), nl=False)
+
+
+# --- jurybox cascade (issue 36) -------------------------------------------------------------
+def _fresh_cascade(config: Path, options: Any, out_dir: Path, flags: dict[str, Any]) -> None:
+    """``jurybox cascade CONFIG``: the cascade as a fresh run (app/cascade_run.py)."""
+    from jurybox.app.cascade_run import fresh_cascade
+
+    if flags["dataset"] is not None:
+        raise click.UsageError("--dataset: a fresh run judges the config's dataset")
+    fresh_cascade(
+        config,
+        options,
+        out_dir=out_dir,
+        human=flags["human"],
+        output_dir=flags["output_dir"],
+        resume=flags["resume"],
+        console=_console(),
+    )
+
+
+def _call_costs(values: tuple[str, ...]) -> dict[str, float] | None:
+    costs = {}
+    for value in values:
+        name, _, number = value.partition("=")
+        try:
+            cost = float(number)
+        except ValueError:
+            cost = -1.0
+        if not name.strip() or not 0 <= cost < float("inf"):
+            raise click.BadParameter(f"expected JUDGE=COST with COST ≥ 0, got {value!r}")
+        costs[name.strip()] = cost
+    return costs or None
+
+
+@main.command("cascade")
+@click.argument("run", type=_PATH)
+@click.option(
+    "--judges", required=True, help="Judges in cascade order, cheap first: cheap,strong[,...]."
+)
+@click.option(
+    "--target", type=float, default=0.9, show_default=True, help="Agreement with humans to ensure."
+)
+@click.option(
+    "--delta", type=float, default=0.1, show_default=True, help="Chance the guarantee may fail."
+)
+@click.option(
+    "--calibration-share",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the labelled items used to calibrate (the rest measure the cascade).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random split.")
+@click.option(
+    "--confidence",
+    type=click.Choice(["orders", "stated", "both"]),
+    default="both",
+    show_default=True,
+    help="A judge's confidence on an item: agreement of its presentation orders, its stated "
+    "confidence, or their product (orders alone for a judge that states none).",
+)
+@click.option(
+    "--call-cost",
+    "call_costs",
+    multiple=True,
+    metavar="JUDGE=COST",
+    help="Cost of one call of JUDGE (repeat per judge); default: the records' USD cost, else "
+    "their tokens, else one per call.",
+)
+@click.option(
+    "--dataset", type=_FILE, help="Replay: the judged dataset (default: as analyze finds it)."
+)
+@click.option(
+    "--human",
+    type=_FILE,
+    help="Human labels (default: as analyze finds them; a fresh run: the config's).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=_FOLDER,
+    required=True,
+    help="Folder for cascade.json, cascade.md, needs_human.jsonl, needs_human.items.jsonl "
+    "(and a fresh run's decisions.jsonl).",
+)
+@click.option("--output-dir", type=_FOLDER, help="Fresh run: overrides paths.output_dir.")
+@click.option(
+    "--resume",
+    type=_FOLDER,
+    help="Fresh run: carry on the cascade run in DIR (its manifest records the flags above, "
+    "which must match).",
+)
+@handle_errors
+def cascade_command(run: Path, out_dir: Path, **flags: Any) -> None:
+    """Run a cascade of judges (Trust or Escalate), or replay one over RUN's recorded verdicts.
+
+    RUN is a run folder or judgments.jsonl (a run, or an import such as `jurybox import
+    llmbar`) where every judge of --judges judged the items: a replay. RUN may instead be a
+    run config (.yaml / .yml): a fresh run, in which the first judge judges every item and
+    each later judge only the items every judge before it was unsure of (--output-dir,
+    --resume as for `jurybox run`; decisions.jsonl says which judge decided each item).
+
+    The labelled items are split at random: on the calibration part each judge, cheap first,
+    gets a confidence threshold such that its agreement with humans on the items it decides
+    is >= --target with probability >= 1 - --delta (exact binomial test, fixed-sequence); an
+    item it is unsure of goes to the next judge, and after the last to "needs a human". On the
+    test part it reports the agreement achieved with its interval, the share each judge
+    decided, and the cost against the strongest judge alone (a replay calibrates that one the
+    same way, beside the uncalibrated rule "escalate when a judge's orders disagree"; a fresh
+    run estimates its cost from its calls). needs_human.jsonl lists the items nobody decided,
+    ready for labels (fill in preferred_arm), their texts in needs_human.items.jsonl.
+    """
+    from jurybox.analysis.cascade import CascadeOptions
+    from jurybox.app.cascade import cascade_to_dir
+
+    judges = tuple(name.strip() for name in str(flags["judges"]).split(",") if name.strip())
+    try:
+        options = CascadeOptions(
+            judges=judges,
+            target=flags["target"],
+            delta=flags["delta"],
+            calibration_share=flags["calibration_share"],
+            seed=flags["seed"],
+            confidence=flags["confidence"],
+            call_costs=_call_costs(flags["call_costs"]),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if run.suffix.lower() in (".yaml", ".yml") and not run.is_dir():
+        _fresh_cascade(run, options, out_dir, flags)
+        return
+    if flags["output_dir"] is not None or flags["resume"] is not None:
+        raise click.UsageError("--output-dir and --resume are for a fresh run (RUN a config)")
+    cascade_to_dir(
+        run,
+        options,
+        out_dir=out_dir,
+        dataset=flags["dataset"],
+        human=flags["human"],
         console=_console(),
     )
 

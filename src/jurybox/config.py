@@ -4,59 +4,38 @@ Model names only ever come from here, and keys only from the environment variabl
 read at call time by the provider (never stored in a config object).
 """
 
-# No `from __future__ import annotations` here (start-up, issue #19): pydantic would compile and
-# evaluate each of the ~70 field annotations from its text when the models are built on import.
+# No `from __future__ import annotations` here: pydantic would compile and evaluate each of the
+# ~70 field annotations from its text when the models are built on import.
 import enum
 import functools
 import json
 import re
-import sys
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-# The characters YAML may not hold, as PyYAML's reader writes them (``Reader.NON_PRINTABLE``,
-# compiled when ``yaml`` is imported), and the same set as the complement's two short classes.
-YAML_NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-NON_PRINTABLE_QUICK = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]|[\ud800-\udfff\ufffe\uffff]"
-
-
-def _seed_yaml_non_printable() -> None:
-    """Start-up (issue #19): let ``import yaml`` find its non-printable pattern compiled.
-
-    Python's regex compiler marks PyYAML's class code point by code point, ~63,000 of them in a
-    Python loop: ~15 ms, a twentieth of a run's way to its first request. Its complement
-    (``NON_PRINTABLE_QUICK``) compiles in a fraction of a millisecond and matches exactly the same
-    characters (tests/test_startup_yaml.py tries every code point), so it goes into ``re``'s
-    cache under PyYAML's text: ``re.compile`` returns it to PyYAML. Only its ``pattern``
-    attribute, which PyYAML never reads, shows the other text. Where ``re`` keeps no such cache
-    or ``yaml`` is already imported, PyYAML compiles its own, as before.
-    """
-    cache = getattr(re, "_cache", None)
-    if "yaml" not in sys.modules and isinstance(cache, dict):
-        cache.setdefault((str, YAML_NON_PRINTABLE, 0), re.compile(NON_PRINTABLE_QUICK))
-
-
-_seed_yaml_non_printable()
-
-import yaml  # noqa: E402 - after the seed above
-from pydantic import (  # noqa: E402
+import yaml
+from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from jurybox.errors import ConfigError  # noqa: E402
-from jurybox.providers.registry import (  # noqa: E402
+from jurybox.errors import ConfigError
+from jurybox.providers.registry import (
     provider_names,
     unknown_provider,
     unmet_requirement,
 )
-from jurybox.thresholds import TrustThresholds  # noqa: E402
+from jurybox.thresholds import TrustThresholds
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Affects(enum.Enum):
@@ -126,7 +105,7 @@ class JudgeConfig(_Frozen):
 
     provider: Annotated[str, _ANSWER] = Field(
         description="Which adapter calls the model: anthropic, openai (the SDK; api.openai.com "
-        "or any base_url), openai_compatible (a lean client for servers you run: vLLM, Ollama, "
+        "or any base_url), openai_compatible (aiohttp, for servers you run: vLLM, Ollama, "
         "llama.cpp server, LM Studio), google, local (the bundled model), fake (scripted), or a "
         "provider registered with `jurybox.providers.register_provider`.",
         json_schema_extra=_provider_choices,
@@ -268,6 +247,24 @@ def answer_identity(judge: JudgeConfig) -> dict[str, Any]:
     return judge.model_dump(mode="json", include=set(answer_fields()))
 
 
+class TemplateConfig(_Frozen):
+    """``task.template``: the two files of a custom prompt."""
+
+    system: str = Field(description="Path to the system template (the same for every item).")
+    user: str = Field(description="Path to the user template (prints every response once).")
+
+
+class PairwiseExample(_Frozen):
+    """``task.examples``: one worked pairwise example shown to the judge, with its answer."""
+
+    id: str | None = Field(None, description="Where it came from (e.g. a train item's id).")
+    question: str = Field(min_length=1, description="The example's question.")
+    response_a: str = Field(description="The response shown as the example's Response A.")
+    response_b: str = Field(description="The response shown as the example's Response B.")
+    verdict: Literal["A", "B", "TIE"] = Field(description="The right verdict for the example.")
+    reasoning: str | None = Field(None, description="Why it is right (shown when given).")
+
+
 class TaskConfig(_Frozen):
     """What the judges are asked to do."""
 
@@ -284,6 +281,60 @@ class TaskConfig(_Frozen):
     criteria: tuple[str, ...] = Field(
         (), description="Criterion mode: paths to criterion YAML files (one judge each)."
     )
+    # The user's own prompt. Both change the answer (as a JudgeConfig field marked ANSWER does):
+    # the cache key hashes the prompt they produce, and the manifest keeps the text they were
+    # read as, which a resume must match (docs/prompts.md).
+    instructions: Annotated[str | None, _ANSWER] = Field(
+        None,
+        description="Your evaluation criteria, put in the system prompt of every judge (fenced "
+        "and labelled as the evaluation criteria): the text itself, or one line ending in .txt "
+        "or .md naming a text file (relative to this config file).",
+    )
+    template: Annotated[TemplateConfig | None, _ANSWER] = Field(
+        None,
+        description="Your own prompt: {system: PATH, user: PATH}, sandboxed Jinja templates "
+        "(relative to this config file) that replace jurybox's (docs/prompts.md).",
+    )
+
+    @field_validator("template")
+    @classmethod
+    def _template_judges_one_pair(
+        cls, template: TemplateConfig | None, info: ValidationInfo
+    ) -> TemplateConfig | None:
+        if template is not None and info.data.get("batch_size", 1) > 1:
+            raise ValueError(
+                "a custom template judges one pair per call, and batch_size > 1 uses jurybox's "
+                "batch prompt: set batch_size: 1 or drop the template"
+            )
+        return template
+
+    # Worked examples change the answer as the instructions do; the cache key hashes the prompt
+    # they produce and the resume check compares the task section, which holds them inline.
+    examples: Annotated[tuple[PairwiseExample, ...], _ANSWER] = Field(
+        (),
+        description="Pairwise: worked examples with their right verdict, shown (fenced) in the "
+        "system prompt before the evaluation criteria. `jurybox optimize` draws them from the "
+        "train split only; criterion mode keeps its examples in the criterion file.",
+    )
+
+    @field_validator("examples")
+    @classmethod
+    def _examples_in_plain_pairwise(
+        cls, examples: tuple[PairwiseExample, ...], info: ValidationInfo
+    ) -> tuple[PairwiseExample, ...]:
+        if not examples:
+            return examples
+        if info.data.get("mode") != "pairwise":
+            raise ValueError(
+                "task.examples are pairwise examples: criterion mode keeps its examples in the "
+                "criterion file, rubric and ranking mode have none"
+            )
+        if info.data.get("batch_size", 1) > 1 or info.data.get("template") is not None:
+            raise ValueError(
+                "task.examples go into jurybox's own pairwise prompt: not with batch_size > 1 "
+                "or a custom task.template (write the examples into your template)"
+            )
+        return examples
 
 
 class PipelineConfig(_Frozen):
@@ -340,10 +391,42 @@ class DatasetConfig(_Frozen):
     )
 
 
+def _text_keys(values: Any) -> Any:
+    """YAML reads ``1: old`` with an integer key; a label value is matched as text."""
+    if isinstance(values, dict):
+        return {
+            str(key) if isinstance(key, int | float) and not isinstance(key, bool) else key: value
+            for key, value in values.items()
+        }
+    return values
+
+
+class LabelsConfig(_Frozen):
+    """How to read human labels: the inline ``human`` fields of the dataset and the file
+    ``paths.human_labels`` names. They never reach a judge (a resume ignores this section)."""
+
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Label field -> column in the labels file, e.g. {query_id: id, "
+        "preferred_arm: winner}.",
+    )
+    values: Annotated[dict[str, str], BeforeValidator(_text_keys)] = Field(
+        default_factory=dict,
+        description="preferred_arm value in the labels -> the arm it means (or tie), e.g. "
+        "{A: old, B: new, draw: tie}; inline labels and the labels file alike.",
+    )
+
+
 class PathsConfig(_Frozen):
     dataset: str
     output_dir: str = "results/run"
     human_labels: str | None = None
+    prices: str | None = Field(
+        None,
+        description="A YAML price table (USD per 1M tokens per provider and model, the layout "
+        "of jurybox's own prices.yaml) whose entries override and extend jurybox's; a judge's "
+        "own price_* settings still win (docs/pricing.md).",
+    )
 
 
 class RunConfig(_Frozen):
@@ -354,6 +437,7 @@ class RunConfig(_Frozen):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
     paths: PathsConfig
     trust: TrustThresholds = Field(
         default_factory=TrustThresholds,
@@ -378,11 +462,41 @@ class RunConfig(_Frozen):
         return Path(self.source_path).parent / path
 
 
+# YAML's own bombs: nesting that PyYAML's recursive composer turns into a RecursionError, and
+# aliases (``*a``) that repeat an anchor's value so often that a few lines expand to billions of
+# values once anything walks them (pydantic, the manifest's JSON, a request body).
+MAX_YAML_DEPTH = 100
+MAX_YAML_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: plain PyYAML keeps the
-    last value silently, so a second ``temperature:`` further down would quietly win."""
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (plain PyYAML keeps the
+    last value silently, so a second ``temperature:`` further down would quietly win), nesting
+    deeper than ``MAX_YAML_DEPTH`` levels, an alias inside its own anchor, and a document that,
+    aliases expanded, holds more than ``MAX_YAML_VALUES`` values."""
 
     source = "<yaml>"
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1  # checked before PyYAML's composer recurses one level further
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                message = f"nested deeper than {MAX_YAML_DEPTH} levels"
+                raise ConfigError(message, path=self.source, line=line)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and _expanded_size(node, {}, self.source) > MAX_YAML_VALUES:
+            raise ConfigError(
+                f"holds more than {MAX_YAML_VALUES:,} values once its aliases (*name) are expanded",
+                path=self.source,
+            )
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -402,6 +516,25 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], source: str) -> int:
+    """How many values ``node`` stands for, each alias counted as a copy of its anchor's value
+    (once per node: ``sizes`` is keyed by ``id``, -1 while the node is being counted)."""
+    known = sizes.get(id(node))
+    if known == -1:
+        line = node.start_mark.line + 1
+        raise ConfigError("an alias (*name) inside its own anchor's value", path=source, line=line)
+    if known is not None:
+        return known
+    sizes[id(node)] = -1
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    size = sizes[id(node)] = 1 + sum(_expanded_size(child, sizes, source) for child in children)
+    return size
+
+
 def load_yaml(text: str, source: str) -> Any:
     """``yaml.safe_load`` that raises ConfigError on a duplicate key, naming both lines."""
     loader = _UniqueKeyLoader(text)
@@ -414,6 +547,16 @@ def load_yaml(text: str, source: str) -> Any:
 
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML config; errors name the file, line and key path."""
+    data, text = read_yaml_mapping(path)
+    return config_from_mapping(data, source=str(path), text=text)
+
+
+def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
+    """A YAML file that holds a mapping, and its text (for ``validated``'s line numbers).
+
+    Raises ConfigError naming the file (and line) when it is missing, not UTF-8, not YAML or
+    not a mapping.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -431,15 +574,21 @@ def load_config(path: str | Path) -> RunConfig:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=str(path))
-    return config_from_mapping(data, source=str(path), text=text)
+    return data, text
 
 
 def config_from_mapping(
     data: dict[str, Any], *, source: str = "<config>", text: str | None = None
 ) -> RunConfig:
     """Validate an already-parsed config mapping."""
+    return validated(RunConfig, {**data, "source_path": source}, source=source, text=text)
+
+
+def validated(model: type[M], data: Any, *, source: str, text: str | None = None) -> M:
+    """``model.model_validate(data)``; a ConfigError naming ``source``, the line in ``text``
+    and the key path of the first problem instead of a ValidationError."""
     try:
-        return RunConfig.model_validate({**data, "source_path": source})
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         key_path = ".".join(str(p) for p in error["loc"])

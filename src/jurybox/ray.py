@@ -34,12 +34,14 @@ from ray.exceptions import RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from jurybox.config import RunConfig, load_config
+from jurybox.io.atomic import AtomicFile
 from jurybox.io.datasets import items_from_rows
 from jurybox.io.judgments import record_json
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache
 from jurybox.pipeline.engines.ray import UnitJudge, connect, new_limiter
 from jurybox.pipeline.run_dir import new_run_id
 from jurybox.pipeline.units import make_batches, plan_units
+from jurybox.pricing import price_judges
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 __all__ = ["judge", "read_records", "write_judgments"]
@@ -85,6 +87,7 @@ def judge(
     """
     if not isinstance(config, RunConfig):
         config = load_config(config)
+    config, _ = price_judges(config)  # the price table, as in `jurybox run`
     renames: dict[str, Any] = {}
     if columns is not None:
         renames["columns"] = dict(columns)
@@ -118,9 +121,10 @@ def read_records(ds: ray.data.Dataset) -> Iterator[JudgeRecord]:
 def write_judgments(ds: ray.data.Dataset, path: str | Path) -> Path:
     """Write a ``judge`` Dataset as a judgments.jsonl (for ``jurybox analyze``); the path."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as handle:
+    with AtomicFile(path) as handle:  # text: known secrets redacted as written
         for row in ds.iter_rows():
             handle.write(row["record"] + "\n")
+        handle.commit()
     return path
 
 

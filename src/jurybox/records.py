@@ -13,111 +13,10 @@ import dataclasses
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, dataclass_transform
-
-_T = TypeVar("_T")
-# Methods ``dataclass(frozen=True)`` writes and compiles from source text for each class, which
-# the ``_made_on_first_use`` classes below get only when one of them is first used. (The frozen
-# ``__setattr__`` and ``__delattr__`` name the class itself: those are made with the class.)
-_GENERATED = ("__init__", "__repr__", "__eq__", "__hash__")
-# ... and with them, what such a class says of its parameters (``frozen=True``, ...).
-_MADE_ON_FIRST_USE = (*_GENERATED, "__dataclass_params__")
-
-
-def _dataclass_made_on_first_use(
-    *, frozen: bool, init_at_once: bool = False
-) -> Callable[[type[_T]], type[_T]]:
-    """``@dataclass(frozen=True)`` whose generated methods (``_GENERATED``) are made the first
-    time one of them is used (a call, ``repr``, ``==``, ``hash``, ``inspect.signature``, reading
-    ``__dataclass_params__``), not at import. With ``init_at_once``, ``__init__`` is made with the
-    class (it is needed before a run's first request), and only the others wait.
-
-    Start-up (issue #19): ``dataclass`` compiles those methods from source text when the class is
-    made, ~55 lines each for ``JudgeRecord``; for the classes a run first needs once an answer has
-    come back, that was ~6 ms of CPU before its first request. The methods, once made, are the
-    very ones ``dataclass(frozen=True)`` gives (it makes them, for a twin of the class with the
-    same fields, name and module), and so is ``__dataclass_params__``; the fields
-    (``dataclasses.fields``, ``replace``, ``asdict``) and ``__match_args__`` are there from the
-    start, and so is the frozen ``__setattr__``. The class needs a docstring (``dataclass``
-    would otherwise write one from the ``__init__`` signature), no ``__post_init__`` and none of
-    the generated methods of its own.
-    """
-    if not frozen:
-        raise TypeError("only frozen classes are made on first use")
-
-    def decorate(cls: type[_T]) -> type[_T]:
-        if not cls.__doc__ or hasattr(cls, "__post_init__"):
-            raise TypeError(f"{cls.__qualname__}: needs a docstring and no __post_init__")
-        if any(name in cls.__dict__ for name in _GENERATED):
-            raise TypeError(f"{cls.__qualname__}: defines one of {_GENERATED} itself")
-        dataclass(frozen=True, init=init_at_once, repr=False, eq=False)(cls)
-        for name in _MADE_ON_FIRST_USE:
-            if not (init_at_once and name == "__init__"):
-                setattr(cls, name, _GeneratedOnFirstUse(cls, name))
-        return cls
-
-    return decorate
-
-
-class _GeneratedOnFirstUse:
-    """Stands for one of ``_MADE_ON_FIRST_USE`` of ``cls`` until it is first looked up, and then
-    puts all of them in the stand-ins' place."""
-
-    def __init__(self, cls: type, name: str) -> None:
-        self.cls, self.name = cls, name
-
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        _generate_methods(self.cls)
-        made = self.cls.__dict__[self.name]
-        if instance is None or not hasattr(made, "__get__"):  # from the class; the parameters
-            return made
-        return made.__get__(instance, owner)
-
-
-def _generate_methods(cls: type) -> None:
-    namespace: dict[str, Any] = {
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-        "__doc__": cls.__doc__,
-        "__annotations__": dict(cls.__annotations__),
-    }
-    for spec in dataclasses.fields(cls):
-        namespace[spec.name] = field(
-            default=spec.default,
-            default_factory=spec.default_factory,
-            init=spec.init,
-            repr=spec.repr,
-            hash=spec.hash,
-            compare=spec.compare,
-            metadata=spec.metadata,
-            kw_only=spec.kw_only,
-        )
-    twin: type = dataclass(frozen=True)(type(cls.__name__, (), namespace))
-    for name in _MADE_ON_FIRST_USE:
-        if isinstance(cls.__dict__[name], _GeneratedOnFirstUse):  # not an __init__ made at once
-            setattr(cls, name, twin.__dict__[name])
-
-
-if TYPE_CHECKING:
-    # What a type checker sees: the ``dataclass`` decorator itself.
-    from dataclasses import dataclass as _made_on_first_use
-else:
-    _made_on_first_use = _dataclass_made_on_first_use
-
-
-@dataclass_transform()
-def made_on_first_use(
-    *, frozen: bool, init_at_once: bool = False
-) -> Callable[[type[_T]], type[_T]]:
-    """``_made_on_first_use`` for the frozen classes of other modules (start-up, issue #19):
-    those a run first uses after its first request, and, with ``init_at_once``, those it makes
-    before its first request but neither prints, compares nor hashes until later."""
-    return _dataclass_made_on_first_use(frozen=frozen, init_at_once=init_at_once)
-
+from typing import Any, Literal
 
 # 2: keys escape "|" and "\\" inside their parts (see ``unit_key``); version-1 records are
 # given such a key when read, from their own fields.
@@ -138,7 +37,7 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Item:
     """One question with the responses to judge, keyed by arm (e.g. control / treatment)."""
 
@@ -158,6 +57,36 @@ class Item:
 
 def _escape_part(part: str) -> str:
     return part.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def ranking_ordering(order: Sequence[str]) -> str:
+    """The ``presentation_order`` of a ranking: the arms in the order shown, joined by ``>``,
+    each arm's own ``\\`` and ``>`` escaped with a backslash, so that no two orders share a name
+    (arms ``a``, ``b`` and ``a>b>a`` once gave ``a>b>a>b>a`` twice). Names of arms without ``>``
+    or ``\\`` are unchanged."""
+    if not any(">" in arm or "\\" in arm for arm in order):
+        return ">".join(order)
+    return ">".join(arm.replace("\\", "\\\\").replace(">", "\\>") for arm in order)
+
+
+def ranking_arms(ordering: str) -> list[str]:
+    """The arms of a ``ranking_ordering`` text, in order, each arm's escapes undone (its
+    inverse)."""
+    if "\\" not in ordering:
+        return ordering.split(">")
+    arms: list[str] = []
+    current: list[str] = []
+    chars = iter(ordering)
+    for char in chars:
+        if char == "\\":
+            current.append(next(chars, ""))
+        elif char == ">":
+            arms.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    arms.append("".join(current))
+    return arms
 
 
 def unit_key(
@@ -185,28 +114,47 @@ def unit_key(
 
 
 def record_key(data: Mapping[str, Any]) -> str:
-    """The key of a record read from a file: as written, or for a version-1 record (keys that
-    could collide) rebuilt from the record's own fields: the migration of old files."""
+    """The key of a record read from a file: as written, or rebuilt from the record's own fields
+    where the key written could collide: the migration of old files (a version-1 record; a
+    ranking record whose arm names hold ``>`` or ``\\``, see ``ranking_ordering``)."""
     version = data.get("schema_version")
-    if version is None or int(version) >= RECORD_SCHEMA_VERSION:
-        return str(data["key"])  # current, or not written by jurybox: the key as given
+    if version is None:
+        return str(data["key"])  # not written by jurybox: the key as given
+    ordering = _escaped_ranking_order(data)
+    if ordering is None:
+        if int(version) >= RECORD_SCHEMA_VERSION:
+            return str(data["key"])  # current: the key as written
+        ordering = str(data["presentation_order"])
     return unit_key(
         str(data["query_id"]),
         str(data["judge_name"]),
-        str(data["presentation_order"]),
+        ordering,
         int(data.get("repeat") or 0),
         criterion=data.get("criterion"),
         retest=bool(data.get("retest")),
     )
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+def _escaped_ranking_order(data: Mapping[str, Any]) -> str | None:
+    """A ranking record's ordering rebuilt from its positions when an arm's name holds ``>`` or
+    ``\\`` (files written before ``ranking_ordering`` escaped them, whose keys could collide);
+    None for every other record, whose key stays as written."""
+    positions = data.get("positions")
+    if data.get("mode") != "ranking" or not isinstance(positions, Mapping):
+        return None
+    order = [str(positions[letter]) for letter in sorted(positions)]
+    if not any(">" in arm or "\\" in arm for arm in order):
+        return None
+    return ranking_ordering(order)
+
+
+@dataclass(frozen=True)  # no slots: ``key`` is a cached_property
 class WorkUnit:
     """One judgment to make: item x judge x ordering x repeat (x retest).
 
     ``order`` lists the arms in the order they are shown (position A first). ``ordering`` is the
     human-readable name of that order ("control_first", "treatment_first", "single", or the
-    arms joined by ">" for rankings).
+    arms joined by ">" for rankings: ``ranking_ordering``).
     """
 
     item_id: str
@@ -235,7 +183,7 @@ class WorkUnit:
         return {POSITION_LETTERS[i]: arm for i, arm in enumerate(self.order)}
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class CompletionRequest:
     """What a provider is asked. ``system`` is static (instructions, rubric, few-shot) and comes
     first so vendor prompt caching applies; ``user`` carries the variable content.
@@ -253,101 +201,20 @@ class CompletionRequest:
     schema_name: str = "judgment"
     seed: int | None = None
 
-    def user_json(self) -> str:
-        """``json.dumps(self.user, ensure_ascii=False)``, encoded once per request."""
-        # Kept in the instance's __dict__ (not a field: ``replace`` and ``==`` never see it);
-        # ``functools.cached_property`` takes a lock per first read on Python 3.11.
-        memo = self.__dict__
-        text: str | None = memo.get("_user_json")
-        if text is None:
-            text = memo["_user_json"] = encode_basestring(self.user)
-        return text
-
-    def user_json_ascii(self) -> str:
-        """``json.dumps(self.user)``: for text of printable ASCII the very text of ``user_json()``
-        (the prompt hash's, already there), so a call's user message is encoded once."""
-        text = self.user
-        if text.isascii() and "\x7f" not in text:  # escaped only by the ASCII encoding
-            return self.user_json()
-        return encode_basestring_ascii(text)
-
     def prompt_hash(self) -> str:
-        """Hash of everything the judge reads (not of the parameters): the SHA-256 of
-        ``json.dumps({"system": .., "user": .., "schema": ..}, sort_keys=True,
-        ensure_ascii=False)``."""
-        # That JSON is '{"schema": S, "system": Y, "user": U}': all but U is the same for every
-        # call of a run, so the hash of that prefix is kept and copied.
-        schema = schema_json(self.response_schema, _HASH_ENCODE)
-        prefix = _HASH_PREFIXES.get((schema, self.system))
-        if prefix is None:
-            if len(_HASH_PREFIXES) >= _HASH_PREFIX_LIMIT:
-                _HASH_PREFIXES.clear()
-            system = _HASH_ENCODE(self.system)
-            head = f'{{"schema": {schema}, "system": {system}, "user": '
-            prefix = _HASH_PREFIXES[schema, self.system] = hashlib.sha256(head.encode("utf-8"))
-        digest = prefix.copy()
-        digest.update(self.user_json().encode("utf-8"))
-        digest.update(b"}")
-        return digest.hexdigest()
-
-
-class SharedSchema(dict[str, Any]):
-    """A JSON Schema handed to every request of a kind (the prompt builders keep one per mode
-    and configuration), read-only at every dict level so that its JSON, asked for on every call
-    by the prompt hash and the request body, is worked out once per encoder (``schema_json``).
-
-    A plain ``dict`` for every reader (``json``, ``isinstance``, ``==``); ``dict(schema)`` or
-    ``json.loads(json.dumps(schema))`` gives a copy to change.
-    """
-
-    __slots__ = ("_texts",)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._texts: dict[Callable[[Any], str], str] = {}
-
-    @classmethod
-    def of(cls, schema: Mapping[str, Any]) -> SharedSchema:
-        """``schema`` with every dict in it (also inside lists) made a ``SharedSchema``."""
-        return cls({key: _shared(value) for key, value in schema.items()})
-
-    def encoded(self, encode: Callable[[Any], str]) -> str:
-        """``encode(self)``, kept: the schema cannot change."""
-        text = self._texts.get(encode)
-        if text is None:
-            text = self._texts[encode] = encode(self)
-        return text
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and deepcopy would otherwise fill the copy through the refused __setitem__
-        return (SharedSchema, (dict(self),))
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise TypeError("a shared schema is read-only: change a copy (dict(schema))")
-
-    __setitem__ = __delitem__ = __ior__ = _read_only
-    clear = pop = popitem = setdefault = update = _read_only
-
-
-def _shared(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return SharedSchema.of(value)
-    if isinstance(value, list):
-        return [_shared(part) for part in value]
-    return value
-
-
-def schema_json(schema: Mapping[str, Any] | None, encode: Callable[[Any], str]) -> str:
-    """``encode(schema)``; kept for a ``SharedSchema``, which a run sends thousands of times."""
-    if type(schema) is SharedSchema:
-        return schema.encoded(encode)
-    return encode(schema)
+        """Hash of everything the judge reads (not of the parameters)."""
+        text = json.dumps(
+            {"system": self.system, "user": self.user, "schema": self.response_schema},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 FinishReason = Literal["stop", "length", "refusal", "content_filter", "other"]
 
 
-@_made_on_first_use(frozen=True)  # made once an answer is back
+@dataclass(frozen=True, slots=True)
 class RateLimits:
     """What a provider said about this key's rate limits in one response; ``None``: not said.
 
@@ -365,12 +232,10 @@ class RateLimits:
     retry_after_s: float | None = None
 
     def __bool__(self) -> bool:
-        # Asked of every response; ``dataclasses.astuple`` deep-copies and cost more than a call's
-        # header reading.
-        return any(getattr(self, name) is not None for name in _RATE_LIMIT_FIELDS)
+        return any(getattr(self, spec.name) is not None for spec in dataclasses.fields(self))
 
 
-@_made_on_first_use(frozen=True)  # made once an answer is back
+@dataclass(frozen=True, slots=True)
 class Completion:
     """A provider's answer: raw text (never altered), usage and timing.
 
@@ -392,7 +257,7 @@ class Completion:
     rate_limits: RateLimits | None = field(default=None, compare=False, repr=False)
 
 
-@_made_on_first_use(frozen=True)  # made once an answer is back
+@dataclass(frozen=True, slots=True)
 class DimensionScore:
     """One rubric dimension's score for one response, as the judge gave it."""
 
@@ -405,7 +270,7 @@ class DimensionScore:
         return dataclasses.asdict(self)
 
 
-@_made_on_first_use(frozen=True)  # made once an answer is back
+@dataclass(frozen=True)  # no slots: ``from_fields`` fills the instance dict
 class JudgeRecord:
     """One line of judgments.jsonl: a judgment, its provenance and its raw text.
 
@@ -414,7 +279,7 @@ class JudgeRecord:
     """
 
     key: str
-    run_id: str
+    run_id: str | None  # None: records made outside a run (tests, the Python API)
     query_id: str
     judge_name: str
     judge_model: str
@@ -425,7 +290,7 @@ class JudgeRecord:
     status: Status
     parse_success: bool
     raw_response: str | None
-    timestamp: str
+    timestamp: str | None
     repeat: int = 0
     retest: bool = False
     criterion: str | None = None
@@ -441,8 +306,8 @@ class JudgeRecord:
     positions_shown: bool = True
     confidence: str | None = None  # pairwise verdict confidence: high | medium | low
     preference_reasoning: str | None = None
-    scores_response_a: Mapping[str, Any] | None = None
-    scores_response_b: Mapping[str, Any] | None = None
+    scores_response_a: Mapping[str, float] | None = None
+    scores_response_b: Mapping[str, float] | None = None
     # mapped back to arms
     preferred_arm: str | None = None  # arm name, "tie", or None when unparsed
     scores: Mapping[str, Mapping[str, float]] | None = None  # arm -> dimension -> score
@@ -486,13 +351,7 @@ class JudgeRecord:
 
     def to_json(self) -> str:
         """``json.dumps(self.to_dict(), ensure_ascii=False)``."""
-        values = self.__dict__
-        if len(values) == len(_RECORD_FIELDS):
-            # Only the fields, in their order (the generated ``__init__`` and ``from_fields``
-            # both set them so): the encoder reads them as they are, without a copy; ``status``
-            # is a ``str`` subclass, encoded as its value.
-            return _RECORD_ENCODE(values)
-        return _RECORD_ENCODE(self.to_dict())
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any]) -> JudgeRecord:
@@ -512,7 +371,7 @@ class JudgeRecord:
             raise TypeError(f"JudgeRecord needs the field(s) {sorted(missing)}")
         record = object.__new__(cls)
         values = record.__dict__  # a frozen dataclass forbids setattr, not its __dict__
-        values.update(_RECORD_TEMPLATE)  # every field in its place (``to_json`` reads them so)
+        values.update(_RECORD_TEMPLATE)  # every field, in the order of the fields
         values.update(fields)
         return record
 
@@ -542,36 +401,3 @@ _RECORD_REQUIRED: frozenset[str] = _RECORD_FIELD_SET - _RECORD_DEFAULTS.keys()
 _RECORD_TEMPLATE: dict[str, Any] = {name: _RECORD_DEFAULTS.get(name) for name in _RECORD_FIELDS}
 if any(f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(JudgeRecord)):
     raise TypeError("JudgeRecord.from_fields cannot give a default_factory field its value")
-_RATE_LIMIT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RateLimits))
-
-
-def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False) -> Callable[[Any], str]:
-    """``json.JSONEncoder(ensure_ascii=.., sort_keys=..).encode``, set up once.
-
-    The same text for data without reference cycles (what jurybox encodes per call: requests,
-    schemas, records, all plain JSON data), without what ``encode`` sets up on every call: a C
-    encoder object, a closure, and a dict of container ids to detect cycles. A cycle would end
-    in ``RecursionError`` rather than ``ValueError``.
-    """
-    encoder = json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys)
-    make = getattr(json.encoder, "c_make_encoder", None)  # not in the stubs
-    if make is None:  # no C accelerator: the plain encoder
-        return encoder.encode
-    strings = encode_basestring_ascii if ensure_ascii else encode_basestring
-    # JSONEncoder.iterencode's own call, with no cycle markers.
-    chunks = make(None, encoder.default, strings, None, ": ", ", ", sort_keys, False, True)
-
-    def encode(value: Any) -> str:
-        if isinstance(value, str):
-            return strings(value)
-        return "".join(chunks(value, 0))
-
-    return encode
-
-
-# One encoder each, built once: ``json.dumps`` with any non-default option builds a new
-# ``JSONEncoder`` per call. Same output as ``json.dumps(..., <the same options>)``.
-_RECORD_ENCODE = json_encoder(ensure_ascii=False)
-_HASH_ENCODE = json_encoder(sort_keys=True, ensure_ascii=False)
-_HASH_PREFIX_LIMIT = 256  # distinct (schema, system prompt) pairs kept: a run has a few
-_HASH_PREFIXES: dict[tuple[str, str], Any] = {}  # -> a hashlib sha256 state

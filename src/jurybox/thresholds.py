@@ -9,11 +9,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from jurybox.distributions import spare_pydantic_plugin_search
-
-# Start-up (issue #19): this is the first model a run builds; pydantic looks for its plugins then.
-spare_pydantic_plugin_search()
-
 
 class TrustThresholds(BaseModel):
     """Every threshold behind the trust levels, in one place: the run config's ``trust:`` section

@@ -146,3 +146,51 @@ def test_shared_pandalm_reproduces_the_published_annotator_agreement(tmp_path: P
     assert figures.majority_counts == {"0": 105, "1": 422, "2": 472}
     assert set(figures.judges) == {"gpt-3.5-turbo", "pandalm-7b"}
     assert all(j.accuracy.n == 999 for j in figures.judges.values())
+
+
+def test_pandalm_annotators_who_used_one_category_give_an_undefined_kappa_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A valid PandaLM import whose annotators all said "1" (issue 31 item 7): `analyze` used
+    to stop on "kappa is undefined"; the report now says so for each pair."""
+    from click.testing import CliRunner
+
+    from jurybox.cli import main
+
+    source = tmp_path / "pandalm"
+    source.mkdir()
+    items = [
+        {
+            "idx": i,
+            "cmp_key": "m1_m2",
+            "instruction": f"q{i}",
+            "input": "",
+            "response1": f"a{i}",
+            "response2": f"b{i}",
+            **{f"annotator{n}": 1 for n in (1, 2, 3)},
+        }
+        for i in range(12)
+    ]
+    verdicts = [{"idx": i, "gpt_result": ["1", "2", "Tie"][i % 3]} for i in range(12)]
+    (source / "testset-v1.json").write_text(json.dumps(items), encoding="utf-8")
+    (source / "gpt-testset-v1.json").write_text(json.dumps(verdicts), encoding="utf-8")
+    run = tmp_path / "run" / "judgments.jsonl"
+    assert (
+        CliRunner().invoke(main, ["import", "pandalm", str(source), "--out", str(run)]).exit_code
+        == 0
+    )
+    report = tmp_path / "report"
+    result = CliRunner().invoke(main, ["analyze", str(run), "--out", str(report), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads((report / "analysis_report.json").read_text("utf-8"))["benchmarks"][
+        "pandalm"
+    ]
+    assert figures["annotator_kappa"] == dict.fromkeys(
+        ("annotator1-annotator2", "annotator1-annotator3", "annotator2-annotator3")
+    )
+    assert all(
+        "both raters used only one category" in why
+        for why in figures["annotator_kappa_undefined"].values()
+    )
+    assert len(figures["annotator_kappa_undefined"]) == 3
+    assert "both raters used only one category" in (report / "summary_tables.md").read_text("utf-8")

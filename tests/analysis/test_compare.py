@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,7 +86,6 @@ def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> 
     assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("exact")
     assert verdicts.n_changed == 24
     assert [u.item_id for u in verdicts.changed[:2]] == ["q20", "q20"]
-    assert verdicts.changed[0].href == "report.html#items?item=q20"
     assert verdicts.changed[0].gold == "control"
     # every item has the same winner in both orders in both runs: no position change to test
     assert verdicts.position is not None
@@ -223,14 +224,18 @@ def test_adr016_study_finds_the_planted_differences() -> None:
     assert alphas["total"] is not None and alphas["total"] < by_dim["accuracy"].alpha  # type: ignore[operator]
 
 
-def test_compare_pages_escape_user_text_and_load_nothing() -> None:
+def test_compare_pages_escape_user_text_and_load_nothing(tmp_path: Path) -> None:
     a = _run("A", _pairwise_run("<script>alert(1)</script>", 20), human=GOLD)
     b = _run("B", _pairwise_run("<script>alert(1)</script>", 30), human=GOLD)
+    b = dataclasses.replace(b, report=str(tmp_path / "runs" / "b x" / "report.html"))
     report = compare_runs([a, b], CompareOptions(n_bootstrap=200))
-    html = render_compare_html(report)
+    html = render_compare_html(report, tmp_path / "out")
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "default-src 'none'" in html
-    assert 'href="report.html#items?item=q20"' in html
+    # B's items link to its own report, from where the page is written; A has none to link
+    assert 'href="../runs/b%20x/report.html#items?item=q20">q20</a>' in html
+    assert "A: no report.html found in the run folder" in html
+    assert "`jurybox analyze RUN` (into RUN/report)" in html  # analyze's default folder
     markdown = render_compare_markdown(report)
     assert "<script>" not in markdown
     assert "Verdict accuracy" in markdown

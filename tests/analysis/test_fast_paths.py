@@ -17,12 +17,11 @@ from jurybox.analysis._common import (
     TOTAL,
     KeySet,
     first_pivot,
-    group_numbers,
     in_values,
     keyed_like,
 )
-from jurybox.analysis.frame import _fill_totals, _first_rows, _group_means, _singletons
-from jurybox.analysis.frame_arrow import sorted_categorical
+from jurybox.analysis.frame import _fill_totals
+from jurybox.analysis.frame import _sorted_categorical as sorted_categorical
 from jurybox.analysis.reliability import _retest_scores
 
 from .synth import JudgeSpec, make_world, rubric_records
@@ -68,44 +67,6 @@ def test_a_key_set_is_isin_whatever_the_categories(missing: bool) -> None:
             assert (in_values(keys, keyset) == expected).all()
             assert (in_values(pd.CategoricalIndex(keys), keyset) == expected).all()
             assert (in_values(keys.astype(object), keyset) == expected).all()
-
-
-def test_first_rows_are_the_first_of_each_group() -> None:
-    """``_first_rows`` of group numbers (0, 1, ... in order of first appearance, -1 for none)
-    is the expression it replaces: the rows not duplicated, the -1 ones left out."""
-    rng = np.random.default_rng(9)
-    for n, groups in ((0, 1), (1, 1), (50, 3), (3000, 400)):
-        keys = rng.integers(-1, groups, n)
-        numbers, _ = pd.factorize(keys, use_na_sentinel=False)  # in order of first appearance
-        if (keys < 0).any():  # the -1 keys: no group, the later groups numbered down by one
-            gone = numbers[np.flatnonzero(keys < 0)[0]]
-            numbers = np.where(keys < 0, -1, numbers - (numbers > gone))
-        expected = np.flatnonzero(~pd.Series(numbers).duplicated().to_numpy() & (numbers >= 0))
-        np.testing.assert_array_equal(_first_rows(np.asarray(numbers, dtype=np.intp)), expected)
-
-
-@pytest.mark.parametrize("missing", [False, True])
-def test_group_means_are_groupby_means(missing: bool) -> None:
-    rng = np.random.default_rng(2)
-    n = 2000
-    table = pd.DataFrame(
-        {
-            "a": _categorical(_keys(rng, n, "xyz", missing)),
-            "b": _categorical(_keys(rng, n, "pq", False)),
-            "c": _categorical(_keys(rng, n, "klmnop", missing)),
-            "score": np.where(rng.random(n) < 0.1, np.nan, rng.random(n) * 10),
-        }
-    )
-    keys = ["a", "b", "c"]
-    expected = table.groupby(keys, as_index=False, sort=False).agg(
-        score=("score", "mean"), n_records=("score", "size")
-    )
-    pd.testing.assert_frame_equal(_group_means(table, keys), expected)
-    numbers = group_numbers(table, keys)
-    assert numbers is not None
-    reference = table.groupby(keys, sort=False).ngroup().fillna(-1).to_numpy()  # dropped: NaN
-    assert (numbers == reference).all()
-    assert group_numbers(table.assign(a=table["a"].astype(object)), keys) is None
 
 
 def _reference_fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
@@ -323,31 +284,3 @@ def test_retest_scores_are_the_key_lookup(orphans: bool) -> None:
     found = _retest_scores(frame)
     assert len(found) > 0
     pd.testing.assert_frame_equal(found, _retest_scores_by_pandas(frame), check_exact=True)
-
-
-@pytest.mark.parametrize("n", [0, 1, 400])
-def test_group_means_of_single_rows_are_groupby_means(n: int) -> None:
-    """Where no key repeats (one score per judge, item, arm and dimension) the means are the
-    rows' own scores, as pandas' group mean gives them: -0.0 becomes 0.0, NaN and infinities
-    stay; the sort that finds this takes that path, and a repeated key leaves it."""
-    rng = np.random.default_rng(n)
-    items = [f"q{i:04d}" for i in range(max(n, 1))]
-    table = pd.DataFrame(
-        {
-            "a": _categorical([str(v) for v in rng.permutation(items)[:n]]),
-            "b": _categorical(_keys(rng, n, "pq", False)),
-            "score": rng.choice([-0.0, 0.0, 1.5, np.nan, np.inf, -np.inf, 7.25], n),
-        }
-    )
-    keys = ["a", "b"]
-    expected = table.groupby(keys, as_index=False, sort=False, observed=True).agg(
-        score=("score", "mean"), n_records=("score", "size")
-    )
-    found = _singletons(table, keys)
-    assert found is not None
-    pd.testing.assert_frame_equal(found, expected, check_exact=True)
-    pd.testing.assert_frame_equal(_group_means(table, keys), expected, check_exact=True)
-    assert (np.signbit(found["score"]) == np.signbit(expected["score"])).all()
-    if n > 1:
-        repeated = pd.concat([table, table.iloc[:1]], ignore_index=True)
-        assert _singletons(repeated, keys) is None

@@ -1,4 +1,4 @@
-"""Low-cardinality text columns are sorted categoricals in both frame paths.
+"""Low-cardinality text columns are sorted categoricals, from a file as from records in memory.
 
 A million-record score table holds each arm, dimension, position, family and order millions of
 times: one byte code per row instead of a string each. Sorted categories keep every sort and
@@ -16,11 +16,11 @@ import pandas as pd
 
 from jurybox.analysis import AnalysisOptions, build_frame
 from jurybox.analysis._common import TOTAL
-from jurybox.analysis.frame import frame_from_tables, record_tables
-from jurybox.io.judgments import read_line_blocks, read_unique_records, record_json
+from jurybox.io.judgments import record_json
+from jurybox.io.record_table import read_judgments
 
 from .synth import make_world, rubric_records
-from .test_frame_streamed import JUDGES
+from .test_frame_table import JUDGES
 
 CATEGORICAL = {
     "records": ("model", "vendor", "family", "mode", "order"),
@@ -35,10 +35,9 @@ def _frames(tmp_path: Path) -> list[object]:
     records = rubric_records(world, JUDGES, rng)
     path.write_text("".join(record_json(r) + "\n" for r in records), encoding="utf-8")
     options = AnalysisOptions(control_arm="control")
-    listed = build_frame(read_unique_records(path).records, items=world.items, options=options)
-    tables = record_tables(read_line_blocks(path))
-    streamed = frame_from_tables(tables, items=world.items, options=options)
-    return [listed, streamed]
+    listed = build_frame(records, items=world.items, options=options)
+    read = build_frame(read_judgments(path), items=world.items, options=options)
+    return [listed, read]
 
 
 def test_low_cardinality_columns_are_sorted_categories(tmp_path: Path) -> None:

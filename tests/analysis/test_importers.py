@@ -176,6 +176,6 @@ def test_missing_columns_and_files_name_the_place(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no dataset\.json"):
         import_verdicts("llmbar", tmp_path / "empty", tmp_path / "o.jsonl")
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"pair_id": "x"}\nnot json\n', encoding="utf-8")
+    bad.write_text('{"pair_id": "x", "judgments": [null]}\nnot json\n', encoding="utf-8")
     with pytest.raises(DatasetError, match=r"bad.jsonl:2"):
         import_verdicts("judgebench", bad, tmp_path / "o.jsonl")

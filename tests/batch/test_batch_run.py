@@ -19,7 +19,7 @@ from jurybox.io.judgments import read_records
 from jurybox.pipeline import run_async
 from jurybox.pipeline.batch import BATCH_LOG_FILE, read_log
 from jurybox.pipeline.summary import RunSummary
-from jurybox.providers._common import completion_cost_usd
+from jurybox.pricing import completion_cost_usd
 from jurybox.records import Completion, JudgeRecord, Status
 
 from .conftest import batch_config, judge

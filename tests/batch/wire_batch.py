@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,8 @@ class Behaviour:
     hold_results: bool = False  # block results downloads until ``release`` is set
     garbage_share: float = 0.0  # OpenAI answers that are prose instead of the asked-for JSON
     hold_create: bool = False  # create the batch, then hold the answer until ``release``
+    create_late_s: float = 0.0  # create the batch, then answer this late (past a client timeout)
+    list_faults: int = 0  # the first N list calls (the look-up of a lost batch) answer 500
     release: threading.Event = field(default_factory=threading.Event)
 
 
@@ -80,6 +83,7 @@ class BatchWire:
         self.batches: dict[str, _Batch] = {}
         self.submitted: Counter[str] = Counter()  # request content digest -> times submitted
         self.status_reads = 0
+        self.list_calls = 0
         self.requests = 0
         self.sync_calls = 0
         self.held = 0  # results downloads held (``hold_results``)
@@ -128,6 +132,21 @@ class BatchWire:
                 return None
             status = 429 if self.status_reads % 2 else 503
         return _json({"error": {"message": "slow down", "type": "rate_limit_error"}}, status)
+
+    def _listed(self, listing: Callable[[], Any]) -> Response:
+        """A list call's answer: ``listing()``, or a 500 while ``list_faults`` last."""
+        with self.lock:
+            self.list_calls += 1
+            failing = self.list_calls <= self.behaviour.list_faults
+        if failing:
+            return _json({"error": {"message": "list failed", "type": "api_error"}}, 500)
+        return _json(listing())
+
+    def _created(self) -> None:
+        """After a batch is made: its answer held (``hold_create``) or late (``create_late_s``)."""
+        self._hold(self.behaviour.hold_create)  # created, but the answer is lost in a kill
+        if self.behaviour.create_late_s:
+            time.sleep(self.behaviour.create_late_s)
 
     def _new_batch(
         self, vendor: str, label: str, requests: list[tuple[str, dict[str, Any]]], model: str = ""
@@ -196,12 +215,10 @@ class BatchWire:
             label = (body.get("metadata") or {}).get("jurybox_label", "")
             batch = self._new_batch("openai", label, [(x["custom_id"], x["body"]) for x in lines])
             batch.model = body["input_file_id"]  # kept to report it back
-            self._hold(self.behaviour.hold_create)  # created, but the answer is lost in a kill
+            self._created()
             return _json(self._openai_batch(batch, ended=False))
         if path == "/v1/batches" and request.method == "GET":
-            data = [self._openai_batch(b, ended=False) for b in self.batches.values()]
-            data = [b for b in reversed(data) if b["id"].startswith("batch_")]
-            return _json({"object": "list", "data": data, "has_more": False})
+            return self._listed(self._openai_list)
         match = re.fullmatch(r"/v1/batches/([^/]+)(/cancel)?", path)
         if match:
             batch = self.batches[match.group(1)]
@@ -213,6 +230,11 @@ class BatchWire:
                 return fault
             return _json(self._openai_batch(batch, ended=self._ended(batch)))
         return _json({"error": {"message": f"no route {path}"}}, 404)
+
+    def _openai_list(self) -> dict[str, Any]:
+        data = [self._openai_batch(b, ended=False) for b in self.batches.values()]
+        data = [b for b in reversed(data) if b["id"].startswith("batch_")]
+        return {"object": "list", "data": data, "has_more": False}
 
     def _openai_batch(self, batch: _Batch, *, ended: bool) -> dict[str, Any]:
         total = len(batch.requests)
@@ -276,10 +298,10 @@ class BatchWire:
 
     def _anthropic_batches(self, request: Request) -> Response:
         if request.method == "GET":
-            return _json(self._anthropic_list(request))
+            return self._listed(lambda: self._anthropic_list(request))
         lines = request.get_json()["requests"]
         batch = self._new_batch("anthropic", "", [(x["custom_id"], x["params"]) for x in lines])
-        self._hold(self.behaviour.hold_create)
+        self._created()
         return _json(self._anthropic_batch(batch, False))
 
     def _anthropic_list(self, request: Request) -> dict[str, Any]:
@@ -338,11 +360,14 @@ class BatchWire:
             items = spec["inputConfig"]["requests"]["requests"]
             reqs = [(x["metadata"]["custom_id"], x["request"]) for x in items]
             batch = self._new_batch("google", spec.get("displayName", ""), reqs, match.group(1))
-            self._hold(self.behaviour.hold_create)
+            self._created()
             return _json(self._google_batch(batch, ended=False))
         if path == "/v1beta/batches" and request.method == "GET":
-            listed = [self._google_batch(b, ended=False) for b in self.batches.values()]
-            return _json({"operations": listed})
+            return self._listed(
+                lambda: {
+                    "operations": [self._google_batch(b, False) for b in self.batches.values()]
+                }
+            )
         match = re.fullmatch(r"/v1beta/batches/([^/:]+)(:cancel)?", path)
         if not match:
             return _json(

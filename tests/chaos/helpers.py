@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,29 @@ def write_items(path: Path, n: int) -> Path:
                     "treatment": f"Treatment answer {i}. " + "It cites the rule. " * (2 + i % 2),
                 },
             }
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def write_marked_items(
+    path: Path, n: int, *, labelled: int | None = None, hard: Sequence[int] = ()
+) -> Path:
+    """Two-arm items for the wire server's scripted judges (``pick="marked"``): the better
+    response (treatment on two items in three) carries ``[GOOD]``, the first ``labelled`` items
+    (all by default) have it as their gold ``human.preferred_arm``, and the questions of the
+    items numbered in ``hard`` carry ``[HARD]`` (``unsure_mark``)."""
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            gold = "treatment" if i % 3 else "control"
+            responses = {"control": f"Control answer {i}.", "treatment": f"Treatment answer {i}."}
+            responses[gold] += " [GOOD]"
+            row: dict[str, Any] = {
+                "id": f"q{i:04d}",
+                "question": f"Question {i}: which answer is better?" + (" [HARD]" * (i in hard)),
+                "responses": responses,
+            }
+            if labelled is None or i < labelled:
+                row["human"] = {"preferred_arm": gold}
             handle.write(json.dumps(row) + "\n")
     return path
 
@@ -121,3 +146,26 @@ def run_cli(
 
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip()]
+
+
+def kill_when(
+    args: list[str],
+    ready: Callable[[], bool],
+    command: Sequence[str] = CLI,
+    timeout_s: float = 60.0,
+) -> None:
+    """Start the CLI (or ``command``) with ``args``, wait for ``ready``, then SIGKILL it."""
+    process = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if process.poll() is not None:
+                _, err = process.communicate()
+                raise AssertionError(f"the run ended before the kill: {err.decode()[-2000:]}")
+            assert time.monotonic() < deadline, "never reached the kill point"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()

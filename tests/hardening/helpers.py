@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+
+from jurybox.cli import main
 from jurybox.config import load_config
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline import run_async
@@ -57,3 +60,32 @@ def start_cli(*args: str | Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*CLI, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def fake_run(tmp_path: Path, *, items: int = 3) -> Path:
+    """A finished run of the instant fake judge in ``tmp_path/run`` (its config is
+    ``tmp_path/run.yaml``, its dataset ``tmp_path/items.jsonl``): the run folder."""
+    dataset = write_dataset(tmp_path / "items.jsonl", items)
+    config_path = write_config(
+        tmp_path / "run.yaml",
+        dataset,
+        tmp_path / "run",
+        judges={"j1": fake_judge()},
+        pipeline={"test_retest_count": 0, "cache": False},
+    )
+    summary = asyncio.run(run_async(load_config(config_path), output_dir=tmp_path / "run"))
+    return summary.output_dir
+
+
+def invoke(*args: str | Path) -> Result:
+    """The CLI in this process (click's runner), exceptions not caught."""
+    return CliRunner().invoke(main, [str(arg) for arg in args], catch_exceptions=False)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (symlinks as their target's bytes) by relative path."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }

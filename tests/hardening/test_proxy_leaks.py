@@ -6,9 +6,12 @@ then every file of the run folder and of its analysis is scanned."""
 from __future__ import annotations
 
 import base64
+import html
 import io
+import json
 import sys
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 import yaml
@@ -28,7 +31,17 @@ from wire_vendors import (
 
 from jurybox.app import run_from_config
 from jurybox.app.analyze import analyze_to_dir
-from jurybox.redaction import redact_credentials
+from jurybox.config import JudgeConfig
+from jurybox.providers._common import scrub_secrets
+from jurybox.providers.base import register_judge_secrets
+from jurybox.redaction import (
+    REDACTED,
+    holds_known,
+    redact_credentials,
+    redact_known,
+    register_secret,
+    register_url,
+)
 
 PROXY_USER, PROXY_PASSWORD = "alice", "proxy-LEAKCHECK-pw"
 URL_USER, URL_PASSWORD = "bob", "url-LEAKCHECK-pw"
@@ -125,3 +138,65 @@ def test_every_credential_form_is_redacted() -> None:
         assert secret not in redacted and "[redacted]" in redacted, (text, redacted)
     assert redact_credentials("http://proxy.internal:3128/") == "http://proxy.internal:3128/"
     assert redact_credentials("a basic answer") == "a basic answer"
+
+
+def test_redaction_is_idempotent_and_never_doubles_brackets() -> None:
+    """A known key scrubbed by an adapter, then redacted again by the writer, read
+    ``authorization=[redacted]]]`` (issue 31 item 3): the header pattern took ``[redacted`` for
+    a value."""
+    key = "sk-IDEMPOTENT-1234567890"
+    text = f'authorization=Bearer {key} and Authorization: "Bearer {key}" x-api-key: {key}'
+    once = scrub_secrets(text, [key])
+    assert key not in once and "]]" not in once, once
+    assert redact_credentials(once) == once
+    assert redact_credentials(redact_credentials(text)) == redact_credentials(text)
+
+
+def test_a_registered_login_is_redacted_in_every_form() -> None:
+    user, password = "mallory", "reg-pw/with:odd@chars&more"
+    register_url(f"http://{user}:{quote(password, safe='')}@proxy.internal:3128")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    forms = {
+        "as is": password,
+        "url-encoded": quote(password, safe=""),
+        "form-encoded": quote_plus(password),
+        "basic token": token,
+        "decoded login": f"{user}:{password}",
+        "json": json.dumps(password)[1:-1],
+        "html": html.escape(password),
+    }
+    for name, form in forms.items():
+        redacted = redact_known(f"the server said <{form}> back")
+        assert form not in redacted and REDACTED in redacted, (name, redacted)
+        assert holds_known(form), name
+    assert redact_known("nothing secret here") == "nothing secret here"
+
+
+def test_every_proxy_variable_and_judge_secret_is_registered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passwords = {
+        "HTTPS_PROXY": "upper-https-pw-1",
+        "https_proxy": "lower-https-pw-2",
+        "ALL_PROXY": "upper-all-pw-3",
+        "all_proxy": "lower-all-pw-4",
+        "HTTP_PROXY": "upper-http-pw-5",
+    }
+    for name, password in passwords.items():
+        monkeypatch.setenv(name, f"u{len(password)}:{password}@proxy.internal:3128")  # no scheme
+    monkeypatch.setenv("JURYBOX_TEST_REGISTERED_KEY", "key-registered-by-judge-6")
+    judge = JudgeConfig(
+        provider="openai_compatible",
+        model="m",
+        api_key_env="JURYBOX_TEST_REGISTERED_KEY",
+        base_urls=("http://svc:url-pw-in-replica-7@127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
+    )
+    register_judge_secrets(judge)
+    for secret in [*passwords.values(), "key-registered-by-judge-6", "url-pw-in-replica-7"]:
+        assert redact_known(f"echo {secret}!") == f"echo {REDACTED}!", secret
+
+
+def test_a_short_secret_is_not_registered() -> None:
+    """Replacing a five-letter password everywhere would blank ordinary words out of judgments."""
+    register_secret("hello")
+    assert redact_known("hello world") == "hello world"

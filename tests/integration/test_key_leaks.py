@@ -11,6 +11,7 @@ aiohttp's loggers included) and everything printed is searched for the keys.
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 import os
@@ -19,11 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 import yaml
+from echo_proxy import echo_proxy
 from rich.console import Console
 from wire_vendors import (
+    JUDGE_NAMES,
     KEY_ENVS,
     KEYS,
     VENDORS,
@@ -187,13 +191,15 @@ main()
 """
 
 
-def _jurybox(args: list[str], tmp_path: Path, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+def _jurybox(
+    args: list[str], tmp_path: Path, *, env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[bytes]:
     # `python -m jurybox.cli` is what the issue names, but cli.py has no __main__ guard (see
     # test_python_dash_m_runs_the_cli); _CLI_MAIN ends in the console script's entry point.
     command = [sys.executable, "-c", _CLI_MAIN, *args]
     return subprocess.run(
         command,
-        env=_cli_env(tmp_path),
+        env=env if env is not None else _cli_env(tmp_path),
         capture_output=True,
         timeout=SUBPROCESS_TIMEOUT_S,
         check=False,
@@ -252,3 +258,124 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
         check=False,
     )
     assert b"Usage" in result.stdout, (result.returncode, result.stdout, result.stderr)
+
+
+# --- credentials an upstream or a proxy echoes (issue 31 item 3) ------------------------------
+PROXY_USER, PROXY_PASSWORD = "alice", "proxy-LEAKCHECK-p@ss:w/rd+1"
+URL_USER, URL_PASSWORD = "bob", "url-LEAKCHECK-s3cr=t&x"
+# Variables the proxy settings come from: each with credentials of its own; only HTTP_PROXY's
+# are sent (the upstreams are http://), the others must not appear either.
+UNSENT_PROXIES = {
+    "HTTPS_PROXY": ("carol", "https-LEAKCHECK-pw1"),
+    "ALL_PROXY": ("dave", "all-LEAKCHECK-pw2"),
+    "https_proxy": ("erin", "lower-LEAKCHECK-pw3"),
+}
+
+
+def _login_needles(user: str, password: str) -> dict[str, bytes]:
+    token = base64.b64encode(f"{user}:{password}".encode())
+    return {
+        f"{user}'s password": password.encode(),
+        f"{user}'s password URL-encoded": quote(password, safe="").encode(),
+        f"{user}'s password form-encoded": quote_plus(password).encode(),
+        f"{user}'s basic token": token,
+        f"{user}'s basic token urlsafe": base64.urlsafe_b64encode(f"{user}:{password}".encode()),
+    }
+
+
+def _credential_needles() -> dict[str, bytes]:
+    needles = _login_needles(PROXY_USER, PROXY_PASSWORD) | _login_needles(URL_USER, URL_PASSWORD)
+    for user, password in UNSENT_PROXIES.values():
+        needles |= _login_needles(user, password)
+    return needles
+
+
+def _proxy_url(port: int, user: str, password: str) -> str:
+    return f"http://{user}:{quote(password, safe='')}@127.0.0.1:{port}"
+
+
+def _echo_config(tmp_path: Path, servers: dict[str, VendorServer]) -> Path:
+    """Every adapter twice: as is, and with ``user:password@`` in its base_url."""
+    markers = {1: force_marker(401), 2: force_marker(500)}
+    dataset = write_pairwise_dataset(tmp_path / "pairs.jsonl", 4, markers=markers)
+    judges = judges_config(servers)
+    login = f"{URL_USER}:{quote(URL_PASSWORD, safe='')}@"
+    for name, judge in list(judges.items()):
+        judges[f"{name}_url"] = {**judge, "base_url": judge["base_url"].replace("//", f"//{login}")}
+    # aiohttp sends URL credentials as its Authorization header: they replace the key there.
+    judges[f"{JUDGE_NAMES['openai_compatible']}_url"]["api_key_env"] = None
+    config = {
+        "judges": judges,
+        "task": {"mode": "pairwise"},
+        "pipeline": {"test_retest_count": 0, "max_retries": 0, "concurrency": 4, "cache": True},
+        "paths": {"dataset": str(dataset), "output_dir": str(tmp_path / "run")},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def _echo_env(tmp_path: Path, proxy_port: int) -> dict[str, str]:
+    env = {name: value for name, value in _cli_env(tmp_path).items() if name != "NO_PROXY"}
+    env["HTTP_PROXY"] = _proxy_url(proxy_port, PROXY_USER, PROXY_PASSWORD)
+    for name, (user, password) in UNSENT_PROXIES.items():
+        env[name] = _proxy_url(proxy_port, user, password)
+    return env
+
+
+def _leaks_in(label: str, data: bytes) -> list[str]:
+    found = find_leaks(label, data)
+    found += [
+        f"{label}: {name}" for name, needle in _credential_needles().items() if needle in data
+    ]
+    return found
+
+
+@pytest.mark.slow
+def test_echoed_credentials_reach_no_file_and_no_output(
+    tmp_path: Path, vendor_servers: dict[str, VendorServer]
+) -> None:
+    """A proxy (HTTP_PROXY with user:password) and upstreams that echo every credential they
+    see — keys, Basic tokens decoded, passwords URL-encoded — in 200 answers and in errors:
+    nothing of it in the run folder, the report folder, the exports, stdout or stderr."""
+    for server in vendor_servers.values():
+        server.echo = True
+    config = _echo_config(tmp_path, vendor_servers)
+    outputs: list[tuple[str, bytes]] = []
+    with echo_proxy() as proxy:
+        env = _echo_env(tmp_path, proxy.port)
+        commands = [
+            ["run", str(config)],
+            ["analyze", str(tmp_path / "run"), "--out", str(tmp_path / "report")],
+            *(
+                ["export", str(tmp_path / "run"), "--out", str(tmp_path / f"export.{suffix}")]
+                for suffix in ("csv", "parquet", "jsonl")
+            ),
+        ]
+        for args in commands:
+            result = _jurybox(args, tmp_path, env=env)
+            said = result.stdout + result.stderr
+            assert result.returncode == 0, (args, said.decode(errors="replace")[-3000:])
+            outputs += [(f"{args[0]} stdout", result.stdout), (f"{args[0]} stderr", result.stderr)]
+        sent = list(proxy.seen)
+
+    # Not vacuous: every request went through the proxy with its credentials, every judge's
+    # answers and errors echoed them, and the records kept what was left of the echoes.
+    assert sent and all(sent), sent[:3]
+    assert any(value.startswith("Basic ") for value in sent if value), sent[:3]
+    records = list(read_records(tmp_path / "run" / "judgments.jsonl"))
+    assert {record.judge_name for record in records} == {
+        name + suffix for name in JUDGE_NAMES.values() for suffix in ("", "_url")
+    }
+    echoed = [record for record in records if "I was sent" in (record.preference_reasoning or "")]
+    assert {record.judge_name for record in echoed} == {record.judge_name for record in records}
+    assert all("[redacted]" in (record.raw_response or "") for record in echoed)
+    assert all("]]]" not in (record.error or "") for record in records)
+    files = [p for root in ("run", "report") for p in (tmp_path / root).rglob("*") if p.is_file()]
+    files += [tmp_path / f"export.{suffix}" for suffix in ("csv", "parquet", "jsonl")]
+    assert {"judgments.jsonl", "manifest.json", "cache.sqlite", "report.html"} <= {
+        path.name for path in files
+    }
+    leaks = [leak for path in files for leak in _leaks_in(str(path), path.read_bytes())]
+    leaks += [leak for label, data in outputs for leak in _leaks_in(label, data)]
+    assert not leaks, "\n".join(leaks)

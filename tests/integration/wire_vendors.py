@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
@@ -129,6 +130,9 @@ class VendorServer:
     server: HTTPServer
     fault_rate: float = 0.0
     seed: int = 0
+    # Echo every credential seen (headers, decoded Basic tokens, URL-encoded forms) in every
+    # answer, a 200's verdict reasoning included, and answer whatever credentials came.
+    echo: bool = False
     seen: list[Seen] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -164,7 +168,7 @@ class VendorServer:
             digest = hashlib.sha256(body).hexdigest()
             occurrence = self._bodies[digest]
             self._bodies[digest] += 1
-        problem = self._check(request.path, headers, body)
+        problem = self._check(request.path, headers if not self.echo else None, body)
         if problem is not None:
             response = self._error(400, f"test server: {problem}", headers=None)
             with self._lock:
@@ -184,17 +188,21 @@ class VendorServer:
         draw = hashlib.sha256(f"{self.seed}|{self.vendor}|{digest}|{occurrence}".encode()).digest()
         if int.from_bytes(draw[:8], "big") / 2**64 < self.fault_rate:
             return self._error(self._fault_status(draw[8]), "injected failure", headers=None)
-        return self._ok(_verdict_for(body))
+        verdict = _verdict_for(body)
+        if self.echo:
+            verdict["reasoning"] += f" I was sent {echo_credentials(headers)}"
+        return self._ok(verdict)
 
     def _fault_status(self, byte: int) -> int:
         overload = 529 if self.vendor == "anthropic" else 503
         return (429, 429, 500, overload)[byte % 4]
 
-    def _check(self, path: str, headers: dict[str, str], body: bytes) -> str | None:
-        """What is wrong with a request in this judge's wire format (None when all is right)."""
+    def _check(self, path: str, headers: dict[str, str] | None, body: bytes) -> str | None:
+        """What is wrong with a request in this judge's wire format (None when all is right;
+        ``headers`` None: any credentials will do)."""
         if path != _PATHS[self.vendor]:
             return f"unexpected path {path}"
-        problem = self._check_headers(headers)
+        problem = None if headers is None else self._check_headers(headers)
         if problem is not None:
             return problem
         try:
@@ -235,6 +243,8 @@ class VendorServer:
         message = note
         if headers is not None:
             message = f"{note}: {_echo(headers)}"
+            if self.echo:
+                message = f"{note}: {echo_credentials(headers)} {_echo(headers)}"
         extra: dict[str, str] = {}
         if status == 429:
             extra = {"anthropic": {"retry-after": "0"}, "openai": {"retry-after-ms": "10"}}.get(
@@ -281,6 +291,25 @@ def _echo(headers: dict[str, str]) -> str:
     return (
         f"credentials [{secrets}] tokens [{' '.join(tokens)}] request headers {json.dumps(headers)}"
     )
+
+
+def echo_credentials(headers: dict[str, str]) -> str:
+    """Every credential in ``headers`` as a careless server or proxy repeats it: each value,
+    and for a Basic token the decoded ``user:password``, the password alone and URL-encoded."""
+    parts = []
+    for name in (*SECRET_HEADERS, "proxy-authorization"):
+        value = headers.get(name)
+        if value is None:
+            continue
+        parts.append(f"{name}: {value}")
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() == "basic":
+            login = base64.b64decode(token).decode("utf-8", "replace")
+            password = login.partition(":")[2]
+            parts.append(f"login {login} password {password} encoded {quote(password, safe='')}")
+        else:
+            parts.append(f"token {token or value}")
+    return "; ".join(parts)
 
 
 def _asks_structured(wire: str, data: dict[str, Any]) -> bool:

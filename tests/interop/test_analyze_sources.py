@@ -86,7 +86,7 @@ def test_run_ends_with_the_analyze_command(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     result = invoke("run", "examples/pairwise.yaml", "--limit", "2")
     assert result.exit_code == 0, result.output
-    command = f"jurybox analyze {RUN} --out {RUN}/report"
+    command = f"jurybox analyze {RUN}"  # the report goes to the run folder's `report`
     assert result.output.rstrip().endswith(f"Next: {command}")
     followed = invoke(*command.split()[1:], "--no-plots")  # the printed command works as is
     assert followed.exit_code == 0, followed.output
@@ -116,3 +116,47 @@ def test_an_unreadable_manifest_is_said_and_the_judgments_still_analysed(
     )
     assert given.exit_code == 0, given.output
     assert "(given)" in given.output
+
+
+def test_labels_are_read_as_the_runs_config_maps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    assert invoke("run", "examples/csv_pairwise.yaml").exit_code == 0
+    run = "examples/results/csv_pairwise"
+    result = invoke("analyze", run, "--no-plots")  # the manifest's `labels:` maps A / B
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / run / "report/analysis_report.json").read_text("utf-8"))
+    assert report["summary"]["human_labels"]["preferences"] == 8
+    assert report["summary"]["input_screen"]["labels_bad_values"] == 0
+
+
+def test_labels_naming_no_arm_suggest_the_value_map(
+    pairwise_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(pairwise_run)
+    ab = tmp_path / "ab.jsonl"
+    ab.write_text(
+        '{"query_id": "p01", "preferred_arm": "A"}\n{"query_id": "p02", "preferred_arm": "B"}\n',
+        encoding="utf-8",
+    )
+    result = invoke("analyze", RUN, "--out", str(tmp_path / "r1"), "--human", str(ab))
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "excluded 2 with a value that names no arm" in said
+    assert "map them in the run config and pass it with --config" in said
+    assert "`labels: {values: {A: ARM, B: ARM}}` (ARM: " in said and " or tie)" in said
+    config = tmp_path / "labels.yaml"
+    config.write_text(
+        "judges:\n  j: {provider: fake}\npaths: {dataset: d.jsonl}\n"
+        "labels: {values: {A: control, B: treatment}}\n",
+        encoding="utf-8",
+    )
+    mapped = invoke(
+        "analyze", RUN, "--out", str(tmp_path / "r2"), "--human", str(ab), "--config", str(config)
+    )
+    assert mapped.exit_code == 0 and "names no arm" not in mapped.output
+    for out, excluded in (("r1", 2), ("r2", 0)):
+        report = json.loads((tmp_path / out / "analysis_report.json").read_text("utf-8"))
+        assert report["summary"]["input_screen"]["labels_bad_values"] == excluded

@@ -114,15 +114,15 @@ _LAST = {"swap = False": {"winner": "1"}, "swap = True": {"winner": "2"}}
     [
         ({**ROWS[0], "results": []}, r"entry 0: 'results' must be a non-empty list"),
         ({**ROWS[0], "results": None}, r"entry 0: 'results' must be a non-empty list"),
-        ({**ROWS[0]}, r"field 'results'.*entry 0 has no 'results'"),
-        ({**ROWS[0], "results": ["text"]}, r"field 'results'.*expected an object, got str"),
+        ({**ROWS[0]}, r"field 'results'.*entry 0: no 'results'"),
+        ({**ROWS[0], "results": ["text"]}, r"field 'results'.*expected an object, got text"),
         (
             {**ROWS[0], "results": [{**_LAST, "swap = False": "1"}]},
-            r"field 'swap = False'.*got str",
+            r"field 'swap = False'.*got text",
         ),
         ({**ROWS[0], "results": [{"swap = True": {"winner": "1"}}]}, r"no 'swap = False'"),
         ({**ROWS[0], "input": "another question", "results": [_LAST]}, "matches no item"),
-        ("a string", r"field 'input'.*expected an object, got str"),
+        ("a string", r"result.json:1: entry 0: expected an object, got text"),
     ],
 )
 def test_each_malformed_entry_names_file_entry_and_field(

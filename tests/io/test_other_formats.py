@@ -105,8 +105,8 @@ def test_alpacaeval_annotations_import_and_give_the_win_rate(tmp_path: Path, lev
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ({"instruction": "x"}, "expected a list, got dict"),
-        (["text"], r"entry 0: expected an object, got str"),
+        ({"instruction": "x"}, "expected a JSON list, got an object"),
+        (["text"], r"entry 0: expected an object, got text"),
         ([{"output_1": "a", "output_2": "b", "preference": 1}], r"field 'instruction'"),
     ],
 )
@@ -210,10 +210,10 @@ def _pandalm(tmp_path: Path, verdicts: Any) -> Path:
 @pytest.mark.parametrize(
     ("verdicts", "message"),
     [
-        ({"idx": 0}, "expected a list, got dict"),
-        ([{"idx": 0, "reason": "x"}], r"entry 0 has no '\*_result' field"),
-        (["1"], r"field 'idx'.*entry 0: expected an object, got str"),
-        ([{"judge_result": "1"}], r"field 'idx'.*entry 0 has no 'idx'"),
+        ({"idx": 0}, "expected a JSON list, got an object"),
+        ([{"idx": 0, "reason": "x"}], r"entry 0: no '\*_result' field"),
+        (["1"], r"entry 0: expected an object, got text"),
+        ([{"judge_result": "1"}], r"field 'idx'.*entry 0: no 'idx'"),
     ],
 )
 def test_pandalm_malformed_judge_files_are_clean_errors(

@@ -54,7 +54,8 @@ def test_demo_judges_and_analyses_into_the_folder(fake_examples: Path, tmp_path:
     assert summary.units_run == 4 * 2 + 1 and summary.status_counts["ok"] == 9
     assert len(list(read_records(out / "judgments.jsonl"))) == 9
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
-    assert (out / "analysis_report.json").exists() and (out / "report.html").exists()
+    report = out / "report"
+    assert (report / "analysis_report.json").exists() and (report / "report.html").exists()
     assert str(out / "judgments.jsonl") in printed.getvalue()
     assert not (fake_examples / "results").exists()  # the demo writes only where it is told
 
@@ -77,7 +78,7 @@ def test_a_second_demo_resumes_without_calls(
     assert len(analysed) == 2
     assert analysed[1]["judgments"] == out / "judgments.jsonl"
     assert analysed[1]["dataset"] == fake_examples / "items.jsonl"
-    assert analysed[1]["out_dir"] == out and analysed[1]["human"] is None
+    assert analysed[1]["out_dir"] == out / "report" and analysed[1]["human"] is None
 
 
 def test_demo_without_examples_is_a_clear_input_error(
@@ -99,3 +100,20 @@ def test_bundled_local_judge_end_to_end_on_one_item(tmp_path: Path) -> None:
     records = list(read_records(tmp_path / "out"))
     assert len(records) == 3 and all(r.local_judge and r.judge_vendor == "local" for r in records)
     assert all(r.cost_usd == 0.0 for r in records if r.status.value != "provider_error")
+
+
+def test_demo_without_the_local_extra_exits_2_with_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from jurybox.cli import main
+    from jurybox.providers import local
+
+    monkeypatch.setattr(local, "llama_cpp_available", lambda: False)
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(main, ["demo", "--output-dir", str(out)])
+    assert result.exit_code == 2, result.output  # bad set-up, as an unset key is
+    assert 'pip install "jurybox[local]"' in result.output
+    assert "bash scripts/demo.sh" in result.output and "Traceback" not in result.output
+    assert not out.exists()  # refused before anything was written

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from jurybox.app.run import resume_command
 from jurybox.cli import main
 from jurybox.errors import ConfigError
 from jurybox.pipeline.engines import open_engine
-from jurybox.pipeline.signals import RunInterrupted
+from jurybox.pipeline.options import RunOptions, resume_command
 
 
 def test_local_is_the_runner_itself() -> None:
@@ -48,6 +46,6 @@ def test_run_help_names_the_engines() -> None:
 def test_the_resume_hint_names_the_engine_the_run_was_on(
     tmp_path: Path, engine: str, address: str | None, tail: str
 ) -> None:
-    stopped = RunInterrupted(signal.SIGTERM, tmp_path / "my run")
-    command = resume_command("cfg.yaml", stopped, engine, address)
+    options = RunOptions("cfg.yaml", str(tmp_path / "my run"), engine=engine, ray_address=address)
+    command = resume_command(options)
     assert command == f"jurybox run cfg.yaml --resume '{tmp_path / 'my run'}'{tail}"

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from jurybox.errors import ConfigError, DatasetError
-from jurybox.pipeline import manifest
+from jurybox.io import atomic
 from jurybox.pipeline.manifest import (
     check_resumable,
     config_snapshot,
-    installed_version,
     package_versions,
     totals,
     write_manifest,
@@ -28,18 +27,6 @@ def test_versions_name_python_and_installed_packages() -> None:
     versions = package_versions()
     assert versions["python"].count(".") == 2
     assert "jurybox" in versions and "pydantic" in versions and "openai" in versions
-
-
-def test_installed_version_reads_what_importlib_metadata_reads() -> None:
-    """The header scan gives ``importlib.metadata.version`` for every installed distribution
-    (a few hundred: wheels, editable installs, PKG-INFO-only ones alike)."""
-    from importlib import metadata
-
-    names = {dist.metadata["Name"] for dist in metadata.distributions()} - {None}
-    assert len(names) > 20
-    for name in sorted(names):
-        assert installed_version(name) == metadata.version(name), name
-    assert installed_version("no-such-distribution-jurybox") is None
 
 
 def test_write_is_atomic_and_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -100,7 +87,7 @@ def test_failed_write_keeps_the_old_manifest_and_names_the_file(
     def disk_full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(manifest.os, "fsync", disk_full)
+    monkeypatch.setattr(atomic.os, "fsync", disk_full)
     with pytest.raises(OSError, match="No space left") as failed:
         write_manifest(path, {"run_id": "two", "big": "x" * 10_000})
     assert failed.value.filename == str(path)
@@ -114,3 +101,17 @@ def test_unwritable_directory_names_the_manifest(tmp_path: Path) -> None:
     with pytest.raises(OSError) as failed:
         write_manifest(blocker / "manifest.json", {"run_id": "one"})
     assert failed.value.filename == str(blocker / "manifest.json")
+
+
+def test_a_run_started_before_a_task_setting_existed_resumes_without_it() -> None:
+    """A manifest written before ``task.examples`` (issue 37) has no such key: resuming it with
+    a config that leaves them out is no change; giving some is."""
+    config = make_config(DATA, OUT)
+    snapshot = config_snapshot(config)
+    del snapshot["task"]["examples"]
+    manifest = {"config": snapshot, "dataset": {"hash": "h", "path": "d"}}
+    check_resumable(manifest, config, "h")
+    example = {"question": "Q?", "response_a": "a", "response_b": "b", "verdict": "A"}
+    with_examples = make_config(DATA, OUT, task={"mode": "pairwise", "examples": [example]})
+    with pytest.raises(ConfigError, match="task"):
+        check_resumable(manifest, with_examples, "h")

@@ -157,7 +157,9 @@ def test_permanent_and_exhausted_errors_become_records(
     assert len(records) == 26 and summary.status_counts["provider_error"] == 26
     permanent = [r for r in records if r.query_id == "q003"]
     assert permanent and all(r.attempts == 1 for r in permanent)
-    assert all("BadRequestError (HTTP 400)" in (r.error or "") for r in permanent)
+    assert all((r.error or "").startswith("[HTTP 400] BadRequestError") for r in permanent)
+    others = [r for r in records if r.query_id != "q003"]
+    assert all((r.error or "").startswith("[connection reset] ConnectError") for r in others)
     assert all(r.attempts == 3 for r in records if r.query_id != "q003")
     text = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert secret not in text and "[redacted]" in text
@@ -259,7 +261,7 @@ def test_calls_in_flight_are_bounded_per_judge(tmp_path: Path, dataset: Path) ->
 def test_local_judge_runs_one_call_at_a_time_and_is_flagged(tmp_path: Path, dataset: Path) -> None:
     local = InFlight(latency_ms=2)
     local.is_local = True
-    config = make_config(dataset, tmp_path / "out")
+    config = make_config(dataset, tmp_path / "out", judges={"j1": {"provider": "local"}})
     summary = run(config, tmp_path / "out", j1=local)
     assert local.peak == 1 and summary.local_judge
     assert all(r.local_judge for r in read_records(tmp_path / "out"))
@@ -336,7 +338,12 @@ def test_dry_run_makes_no_calls_and_prints_unit_counts(
     assert not (tmp_path / "out").exists()
     cheap = next(e for e in summary.estimates if e.judge == "cheap")
     assert cheap.input_tokens > 26 * 20 and cheap.max_output_tokens == 26 * 4096
-    assert cheap.cost_usd == pytest.approx((cheap.input_tokens + cheap.max_output_tokens) / 1e6)
+    assert cheap.output_tokens == 26 * 24  # the typical pairwise answer, not max_tokens
+    assert cheap.cost_usd == pytest.approx((cheap.input_tokens + cheap.output_tokens) / 1e6)
+    assert cheap.max_cost_usd == pytest.approx((cheap.input_tokens + cheap.max_output_tokens) / 1e6)
+    free = next(e for e in summary.estimates if e.judge == "free")
+    assert free.cost_usd is None and "no price for fake" in free.prices
+    assert "$" in text and "unpriced (judge free)" in text
 
 
 def test_bad_input_fails_before_any_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

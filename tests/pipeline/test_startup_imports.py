@@ -2,8 +2,8 @@
 
 The CLI runs in a fresh interpreter (a test process has long since imported everything), and the
 wrapper prints which of the watched modules ended up in ``sys.modules``. The lists below are what
-``bench/startup.py`` measured as worth keeping off the path (BENCHMARKS.md, "Issue 19: time to
-first request"); each would cost tens to hundreds of milliseconds of start-up if it came back.
+``bench/startup.py`` measured as worth keeping off the path (BENCHMARKS.md, "Start-up", and its
+history); each would cost tens to hundreds of milliseconds of start-up if it came back.
 """
 
 from __future__ import annotations
@@ -42,18 +42,16 @@ NOT_FOR_HELP = ("pydantic", "rich", "asyncio", "yaml", "jinja2", "aiohttp", "imp
 # Runs the CLI as `python -m jurybox` would, then reports the watched names that were loaded
 # (a name is loaded when it or one of its submodules is).
 _WRAPPER = """
-import contextlib, gc, io, json, runpy, sys
+import contextlib, io, json, runpy, sys
 watched = json.loads(sys.argv[1])
 sys.argv = ["jurybox", *sys.argv[2:]]
 def loaded_now():
     return [w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)]
 at_first_request = None
-gc_at_first_request = None
 def on_connect(event, args):  # the first TCP connect is the judge's first request
-    global at_first_request, gc_at_first_request
+    global at_first_request
     if event == "socket.connect" and at_first_request is None:
         at_first_request = loaded_now()
-        gc_at_first_request = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
 sys.addaudithook(on_connect)
 help_text = io.StringIO()
 try:
@@ -63,9 +61,7 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-result = {"code": code, "loaded": loaded_now(), "at_first_request": at_first_request,
-          "gc_at_first_request": gc_at_first_request,
-          "gc_at_end": {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}}
+result = {"code": code, "loaded": loaded_now(), "at_first_request": at_first_request}
 print("LOADED=" + json.dumps({**result, "out": help_text.getvalue()}))
 """
 
@@ -142,21 +138,15 @@ def test_run_imports_no_heavy_library(tmp_path: Path, args: tuple[str, ...]) -> 
 def test_openai_compatible_run_imports_no_unused_sdk(tmp_path: Path) -> None:
     """A real run of an openai_compatible judge against a loopback server: its first request
     goes out without the analysis stack, other vendors' SDKs, the dry-run/batch modules, the
-    rubric models, sqlite3 (its cache is off), aiohttp (~0.2 s of imports, needed only for
-    https:// or a proxy), urllib's proxy lookup (no proxy variable is set) or jinja2."""
-    direct_client = "jurybox.providers._http1"
-    # jinja2: the bundled templates are rendered by jurybox.prompts.plain (tests/test_prompt_plain)
-    lazy = (
-        *(*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, *CACHE_ONLY),
-        *("aiohttp", "jinja2", "urllib.request"),
-    )
-    watched = (*HEAVY, *UNUSED_SDKS, *lazy, direct_client)
+    rubric models or sqlite3 (its cache is off); aiohttp, its HTTP client, is loaded."""
+    lazy = (*DRY_RUN_ONLY, *BATCH_ONLY, *RUBRIC_ONLY, *CACHE_ONLY)
+    watched = (*HEAVY, *UNUSED_SDKS, *lazy, "aiohttp")
     with ThreadedWireServer() as server:
         config = _WIRE_CONFIG.format(url=server.url)
         result = _run_cli(tmp_path, watched=watched, config=config)
         assert server.stats()["ok"] == 6  # 3 items x 2 orders really went over the wire
-    # The plain-http client is what made the calls: seeing it shows the watch list sees loads.
-    assert result["loaded"] == [direct_client], f"`jurybox run` imported {result['loaded']}"
+    # The client that made the calls: seeing it shows the watch list sees loads.
+    assert result["loaded"] == ["aiohttp"], f"`jurybox run` imported {result['loaded']}"
 
 
 # Needed by a run only after its first request (the progress bar off a terminal, the summary,
@@ -206,40 +196,3 @@ def test_help_needs_click_alone(tmp_path: Path, command: tuple[str, ...]) -> Non
         assert "Trust threshold `min_accuracy` (default 0.7)" in str(result["out"])
     else:
         assert result["loaded"] == [], f"`jurybox {' '.join(command)}` imported {result['loaded']}"
-
-
-def test_run_collects_garbage_once_its_modules_are_in(tmp_path: Path) -> None:
-    """`python -m jurybox run` pauses the cyclic GC while it imports (start-up), and collects
-    again by its first request, with what the imports made frozen; its end unfreezes it."""
-    with ThreadedWireServer() as server:
-        config = _WIRE_CONFIG.format(url=server.url)
-        result = _run_cli(tmp_path, watched=(), config=config)
-        assert server.stats()["ok"] == 6
-    during = result["gc_at_first_request"]
-    assert isinstance(during, dict)
-    assert during["enabled"] is True
-    assert during["frozen"] > 10_000  # the modules' objects: never scanned during the run
-    assert result["gc_at_end"] == {"enabled": True, "frozen": 0}
-
-
-@pytest.mark.parametrize(
-    "args", [("run", "run.yaml"), ("run", "run.yaml", "--dry-run"), ("run", "--bad"), ("--help",)]
-)
-def test_cli_in_process_leaves_the_gc_as_it_found_it(tmp_path: Path, args: tuple[str, ...]) -> None:
-    """Invoked in a process of its own caller's (click's runner, an embedding), every command,
-    a failing one included, gives the collector back enabled and nothing frozen."""
-    import gc
-
-    from click.testing import CliRunner
-
-    from jurybox.cli import main
-
-    (tmp_path / "run.yaml").write_text(_CONFIG, encoding="utf-8")
-    (tmp_path / "items.jsonl").write_text(_items(3), encoding="utf-8")
-    assert gc.isenabled()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(tmp_path)
-        done = CliRunner().invoke(main, list(args))
-    assert done.exit_code in (0, 2), done.output  # 2: the bad option
-    assert gc.isenabled()
-    assert gc.get_freeze_count() == 0

@@ -12,8 +12,8 @@ import pytest
 
 from jurybox.config import FakeJudgeConfig, JudgeConfig
 from jurybox.errors import ConfigError, TransientError
+from jurybox.pricing import completion_cost_usd
 from jurybox.providers import Provider, create_provider
-from jurybox.providers._common import completion_cost_usd
 from jurybox.providers.fake import FakeProvider, create, fenced_responses, preference_order
 from jurybox.records import Completion, CompletionRequest
 

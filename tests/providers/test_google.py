@@ -26,8 +26,8 @@ from jurybox.errors import (
     RateLimitError,
     TransientError,
 )
+from jurybox.pricing import completion_cost_usd
 from jurybox.providers import google as adapter
-from jurybox.providers._common import completion_cost_usd
 from jurybox.providers.registry import create_provider
 from jurybox.records import Completion, CompletionRequest
 

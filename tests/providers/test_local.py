@@ -15,9 +15,9 @@ import pytest
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import BadRequestError, ConfigError, MissingDependencyError
+from jurybox.pricing import completion_cost_usd
 from jurybox.providers import Provider, create_provider
 from jurybox.providers import local as local_module
-from jurybox.providers._common import completion_cost_usd
 from jurybox.providers.local import LocalProvider, bundled_model_path, create
 from jurybox.records import Completion, CompletionRequest
 

@@ -27,12 +27,12 @@ from jurybox.errors import (
     RateLimitError,
     TransientError,
 )
+from jurybox.pricing import completion_cost_usd
 from jurybox.providers import create_provider
 from jurybox.providers._chat_format import is_strict_compatible
 from jurybox.providers._common import (
     MalformedResponseError,
     classify_common,
-    completion_cost_usd,
     parse_retry_after,
     safe_schema_name,
     scrub_secrets,

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
@@ -34,6 +36,17 @@ def find_chromium() -> str | None:
         if found:
             return found
     return None
+
+
+def start_chromium(*, extra_args: tuple[str, ...] = (), timeout_s: float = 60.0) -> Chromium:
+    """A headless Chromium for a test: skipped where none is installed, failed under CI=true."""
+    binary = find_chromium()
+    if binary is None:
+        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true requires it")
+        pytest.skip(reason)
+    return Chromium(binary, timeout_s=timeout_s, extra_args=extra_args)
 
 
 @dataclass
@@ -63,7 +76,9 @@ class PageReport:
 class Chromium:
     """One headless Chromium process driven through the DevTools pipe."""
 
-    def __init__(self, binary: str, *, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, binary: str, *, timeout_s: float = 60.0, extra_args: tuple[str, ...] = ()
+    ) -> None:
         self.timeout_s = timeout_s
         self._profile = tempfile.TemporaryDirectory(prefix="jurybox-chromium-")
         to_child_r, to_child_w = os.pipe()
@@ -86,6 +101,7 @@ class Chromium:
             "--disable-sync",
             "--hide-scrollbars",
             f"--user-data-dir={self._profile.name}",
+            *extra_args,
             "about:blank",
         ]
         self.proc = subprocess.Popen(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,7 @@ from jurybox.analysis.model.bias import SwapConsistency
 from jurybox.app import build_report
 from jurybox.reporting import ReportPaths, write_reports
 
-from .cdp import Chromium, find_chromium
+from .cdp import Chromium, start_chromium
 from .synthetic import World, pairwise_world, rubric_world
 
 
@@ -62,13 +61,7 @@ def built(request: pytest.FixtureRequest) -> Built:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Chromium]:
-    binary = find_chromium()
-    if binary is None:
-        reason = "headless Chromium not found (apt-get install chromium, or set JURYBOX_CHROMIUM)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true requires it")
-        pytest.skip(reason)
-    chromium = Chromium(binary)
+    chromium = start_chromium()
     try:
         yield chromium
     finally:

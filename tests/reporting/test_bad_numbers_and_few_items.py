@@ -40,8 +40,8 @@ def _judgments_with(tmp_path: Path, bad: dict[int, float]) -> tuple[Path, Path, 
     return judgments, dataset, spoiled
 
 
-def test_inf_and_nan_scores_are_excluded_counted_and_named(tmp_path: Path) -> None:
-    judgments, dataset, spoiled = _judgments_with(tmp_path, {0: math.inf, 5: math.nan})
+def test_nan_scores_are_excluded_counted_and_named(tmp_path: Path) -> None:
+    judgments, dataset, spoiled = _judgments_with(tmp_path, {0: math.nan, 5: math.nan})
     out = tmp_path / "report"
     result = _invoke("analyze", str(judgments), "--dataset", str(dataset), "--out", str(out))
     assert result.exit_code == 0, result.output
@@ -52,12 +52,23 @@ def test_inf_and_nan_scores_are_excluded_counted_and_named(tmp_path: Path) -> No
     report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
     found = report["summary"]["non_finite_scores"]
     assert found["total"] == 2 and set(spoiled) <= set(found["items"])
-    assert any(example.endswith("= inf") for example in found["examples"])
-    assert any(example.endswith("= nan") for example in found["examples"])
+    assert all(example.endswith("= nan") for example in found["examples"])
     for name in ("summary_tables.md", "report.html"):
         text = (out / name).read_text(encoding="utf-8")
         assert "and 2 score(s) not finite (NaN or infinite) on 2 item(s)" in text, name
         assert spoiled[0] in text
+
+
+def test_an_infinite_score_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """The judgments reader refuses ``Infinity`` (no JSON number): exit 2 naming the file and
+    line, no traceback, nothing written."""
+    judgments, dataset, _ = _judgments_with(tmp_path, {3: math.inf})
+    out = tmp_path / "report"
+    result = _invoke("analyze", str(judgments), "--dataset", str(dataset), "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert f"{judgments}:4: Infinity is not a JSON number" in result.output
+    assert not out.exists()
 
 
 def test_figures_on_fewer_than_thirty_items_say_so(tmp_path: Path) -> None:

@@ -181,3 +181,44 @@ def test_import_generic_with_mapping(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"wrote 3 records to {out}"
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_analyze_writes_into_the_run_folder_by_default(tmp_path: Path) -> None:
+    judgments, _, _ = _dataset_files(tmp_path)
+    result = _invoke("analyze", str(judgments.parent), "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert (judgments.parent / "report" / "analysis_report.json").is_file()
+    beside = _invoke("analyze", str(judgments), "--no-plots")  # the file: `report` beside it
+    assert beside.exit_code == 0 and (judgments.parent / "report" / "report.html").is_file()
+
+
+def _thresholds(run: str, out: Path, *flags: str) -> dict[str, float]:
+    """The thresholds a report applied, analysed with ``flags``."""
+    result = _invoke("analyze", run, "--out", str(out), "--no-plots", *flags)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "analysis_report.json").read_text(encoding="utf-8"))
+    thresholds: dict[str, float] = report["options"]["thresholds"]
+    return thresholds
+
+
+def test_threshold_flags_are_named_as_their_config_keys(tmp_path: Path) -> None:
+    judgments, _, _ = _dataset_files(tmp_path)
+    run = str(judgments.parent)
+    new = _thresholds(
+        run, tmp_path / "a", "--warn-failure-rate", "0.01", "--warn-swap-consistency", "0.9"
+    )
+    assert (new["warn_failure_rate"], new["warn_swap_consistency"]) == (0.01, 0.9)
+    # the old names still work (scripts written for them), hidden from --help
+    old = _thresholds(
+        run, tmp_path / "b", "--max-failure-rate", "0.02", "--min-swap-consistency", "0.85"
+    )
+    assert (old["warn_failure_rate"], old["warn_swap_consistency"]) == (0.02, 0.85)
+    both = CliRunner().invoke(
+        main, ["analyze", run, "--warn-failure-rate", "0.1", "--max-failure-rate", "0.2"]
+    )
+    assert both.exit_code == 2 and "old name of --warn-failure-rate" in both.output
+    shown = _invoke("analyze", "--help").output
+    for key in ("min_accuracy", "fail_accuracy", "min_kappa", "warn_failure_rate"):
+        assert f"--{key.replace('_', '-')}" in shown and f"`{key}`" in shown
+    assert "--warn-swap-consistency" in shown
+    assert "--max-failure-rate X" not in shown and "--min-swap-consistency X" not in shown

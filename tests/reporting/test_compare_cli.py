@@ -15,7 +15,7 @@ from rich.console import Console
 
 from jurybox.app.run import run_from_config
 from jurybox.cli import main
-from jurybox.io.judgments import read_unique_records
+from jurybox.io.record_table import read_judgments
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,7 +35,7 @@ def _changed_units(a: Path, b: Path, judge: str) -> int:
     """Units (item × order, first repeat) whose winner differs: counted from the files alone."""
     winners: dict[tuple[str, str], list[str | None]] = defaultdict(list)
     for run in (a, b):
-        for rec in read_unique_records(run / "judgments.jsonl").records:
+        for rec in read_judgments(run / "judgments.jsonl").records():
             if rec.judge_name == judge and not rec.retest and rec.status == "ok":
                 winners[(rec.query_id, rec.presentation_order)].append(rec.preferred_arm)
     return sum(1 for w in winners.values() if len(w) == 2 and w[0] != w[1])
@@ -79,7 +79,19 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
     assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
     assert accuracy["mcnemar"]["method"]
-    assert coin["changed"][0]["href"].startswith("report.html#items?item=")
+    assert "href" not in coin["changed"][0]  # links are the pages', relative to where they are
+    headlines = {h["judge_a"]: h for h in comparison["headlines"]}
+    assert headlines["first_pick"]["answer"] == "no evidence"  # no verdict changed
+    assert "discordant" in headlines["first_pick"]["reason"]
+    assert headlines["coin"]["n_tested"] == 1  # the one judge whose verdicts changed
+    changes = {c["setting"]: c for c in comparison["config_changes"]}
+    assert changes["task.reference_guided"] == {
+        "setting": "task.reference_guided",
+        "value_a": "false",
+        "value_b": "true",
+    }
+    assert "paths.output_dir" not in changes
+    assert {t["judge"] for t in report["runs"][0]["trust"]} == {"first_pick", "long_pick", "coin"}
     mcnemar_first = judges["first_pick"]["verdicts"]["accuracy"]["mcnemar"]
     assert mcnemar_first["value"] is None and "discordant" in mcnemar_first["reason"]
     html = (out / "compare.html").read_text(encoding="utf-8")

@@ -215,6 +215,12 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
         "same length",
     ),
     ("mean_difference", lambda: st.mean_difference([1, 2], [0, 1]), "same"),
+    ("stratified_proportion", lambda: st.stratified_proportion([], [], {"c": 2}), "empty"),
+    (
+        "stratified_proportion",
+        lambda: st.stratified_proportion([1.0], ["c"], {"c": 3, "s": 4}),
+        "no sampled unit",
+    ),
     ("hodges_lehmann", lambda: st.hodges_lehmann([1.0]), "at least 2"),
     ("kendall_tau_panel", lambda: st.kendall_tau_panel([[1, 2, 3]]), "2 judges"),
     (

@@ -318,39 +318,6 @@ def _split_by_code(
     }
 
 
-def group_numbers(
-    table: pd.DataFrame, keys: list[str]
-) -> np.ndarray[Any, np.dtype[np.intp]] | None:
-    """Each row's group of ``table.groupby(keys, sort=False)`` (numbered 0.. in order of first
-    appearance; -1 where a key is missing, a row that groupby drops), computed from the keys'
-    category codes as one integer per row: pandas' grouping by several keys instead combines
-    and compresses them, seconds at a million rows. None where a key is not categorical."""
-    combined = np.zeros(len(table), dtype=np.int64)
-    missing = np.zeros(len(table), dtype=bool)
-    span = 1
-    for key in keys:
-        dtype = table[key].dtype
-        if not isinstance(dtype, pd.CategoricalDtype):
-            return None
-        size = len(dtype.categories) + 1  # code -1 (missing) shifted to 0
-        span *= size
-        if span >= 2**62:  # the combined numbers would overflow
-            return None
-        codes = np.asarray(table[key].cat.codes)
-        missing |= codes < 0
-        combined *= size  # in place: no million-row temporaries per key
-        combined += codes
-        combined += 1
-    if missing.any():
-        combined[missing] = -1
-    numbers, _ = pd.factorize(combined, use_na_sentinel=False)
-    del combined
-    if missing.any():  # the missing group is numbered among the others: number it -1
-        gone = numbers[np.flatnonzero(missing)[0]]
-        numbers = np.where(missing, -1, numbers - (numbers > gone))
-    return np.asarray(numbers, dtype=np.intp)
-
-
 def _level_codes(values: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.intp]], pd.Index] | None:
     """Each row's code in the level a pivot's index (or columns) makes of the column, and that
     level, as pandas makes it (``MultiIndex.remove_unused_levels``): a categorical whose every

@@ -258,22 +258,23 @@ def macro_scores(
     return sum(precisions) / count, sum(recalls) / count, sum(f1s) / count
 
 
-def _kappas(votes: Mapping[str, dict[str, str]]) -> dict[str, float | None]:
+def _kappas(votes: Mapping[str, dict[str, str]]) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Each annotator pair's kappa, and why it is None where it is undefined."""
     names = sorted({name for item_votes in votes.values() for name in item_votes})
     kappas: dict[str, float | None] = {}
+    undefined: dict[str, str] = {}
     for a, b in combinations(names, 2):
+        pair = f"{a}-{b}"
         both = [(v[a], v[b]) for v in votes.values() if a in v and b in v]
-        kappas[f"{a}-{b}"] = _kappa_value([x for x, _ in both], [y for _, y in both])
-    return kappas
-
-
-def _kappa_value(a: list[str], b: list[str]) -> float | None:
-    """The annotators' kappa, None where it is undefined (no shared item, one category: stats
-    says why; PandaLM's own figure is a value only)."""
-    try:
-        return cohen_kappa(a, b, interval="asymptotic").kappa if a else None
-    except ValueError:
-        return None
+        try:
+            both_kappa = cohen_kappa(
+                [x for x, _ in both], [y for _, y in both], interval="asymptotic"
+            )
+            kappas[pair] = both_kappa.kappa
+        except ValueError as exc:  # e.g. both used one category: chance agreement is 1
+            kappas[pair] = None
+            undefined[pair] = str(exc) if both else "no item both labelled"
+    return kappas, undefined
 
 
 def pandalm_benchmark(records: Iterable[JudgeRecord], items: Iterable[Item]) -> PandaLMBenchmark:
@@ -296,7 +297,13 @@ def pandalm_benchmark(records: Iterable[JudgeRecord], items: Iterable[Item]) -> 
             accuracy=Count.of(right, len(truth)), precision=precision, recall=recall, f1=f1
         )
     counts = {label: list(majority.values()).count(label) for label in ("0", "1", "2")}
-    return PandaLMBenchmark(annotator_kappa=_kappas(votes), majority_counts=counts, judges=judges)
+    kappas, undefined = _kappas(votes)
+    return PandaLMBenchmark(
+        annotator_kappa=kappas,
+        annotator_kappa_undefined=undefined,
+        majority_counts=counts,
+        judges=judges,
+    )
 
 
 # --- all of them ---------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from jurybox.analysis._common import (
 )
 from jurybox.analysis.agreement import agreement_block, kappa_metric
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
+from jurybox.analysis.labelling import design_accuracy
 from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, JudgeGoldAccuracy
 from jurybox.analysis.model.human import (
@@ -71,7 +72,12 @@ def gold_preferences(frame: AnalysisFrame) -> pd.Series:
 
 
 def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnnotator:
-    annotators = frame.labels.annotators
+    return annotator_agreement(frame.labels.annotators, options)
+
+
+def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> InterAnnotator:
+    """Agreement among annotators (``HumanLabels.annotators``: query_id, annotator, label) on
+    the items several of them labelled; ``jurybox label``'s page shows the same block."""
     if annotators.empty:
         return InterAnnotator.skip("no label carries several annotators")
     matrix = annotators.drop_duplicates(["query_id", "annotator"]).pivot(
@@ -447,8 +453,18 @@ def _by_judge(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> AccuracyVsGold:
-    """Accuracy of each judge against gold preferences, per presentation order and overall."""
+    """Accuracy of each judge against gold preferences, per presentation order and overall;
+    with labels from ``jurybox label``, also weighted by their design (``design``)."""
+    design = design_accuracy(frame, options)
+    extra = {"design": design} if design is not None else {}
     gold = gold_preferences(frame)
+    if gold.empty and design is not None:  # every label from `jurybox label`'s targeted stream
+        return AccuracyVsGold.of(
+            judges={},
+            n_labelled=0,
+            method="no gold preference outside the targeted stream: only design is computed",
+            design=design,
+        )
     if gold.empty:
         return AccuracyVsGold.skip(
             "no gold preference in the labels (imported benchmark data carries one)"
@@ -456,7 +472,7 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
     recs = pairwise_records(frame)
     recs = recs.assign(gold=recs["query_id"].map(gold)).dropna(subset=["gold"])
     if recs.empty:
-        return AccuracyVsGold.skip("no pairwise judgment of a labelled item")
+        return AccuracyVsGold.skip("no pairwise judgment of a labelled item", **extra)
     pairs, cons = order_pairs(frame), consolidated(frame)
     pairs = pairs.assign(gold=pairs["query_id"].map(gold)).dropna(subset=["gold"])
     cons = cons.assign(gold=cons["query_id"].map(gold)).dropna(subset=["gold"])
@@ -473,4 +489,5 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
         method="correct = preferred arm equals the gold label; value over successful "
         "judgments, accuracy_all counts failures as wrong; consolidated: flip = tie; "
         "intervals count items (an item's orders and repeats are one cluster)",
+        **extra,
     )

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 
 from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis.compare_answer import config_changes, headlines, trust_levels
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
     COMPARE_SCHEMA_VERSION,
@@ -30,6 +29,7 @@ from jurybox.analysis.model.compare import (
     GeneratedBy,
     JudgeComparison,
     JudgePairing,
+    JudgeTrust,
     MeanDifferenceMetric,
     PairedDifferenceMetric,
     PositionComparison,
@@ -60,10 +60,10 @@ from jurybox.stats import (
     wilson_interval,
 )
 from jurybox.stats.paired import hodges_lehmann, mean_difference, paired_proportion_difference
+from jurybox.versions import jurybox_version
 
 UNIT = ["query_id", "order", "criterion"]
 EXACT_MCNEMAR_MAX = 25  # discordant units up to which McNemar's exact binomial form is used
-EXPLORER_HREF = "report.html#items?item={item}"
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ class RunInput:
     frame: AnalysisFrame
     n_records: int
     items_source: str | None = None  # where the items (lengths, labels) came from
+    manifest: Mapping[str, Any] | None = None  # the run's manifest.json (None: an import)
+    report: str | None = None  # the run's report.html, for links into its item explorer
 
 
 @dataclass(frozen=True)
@@ -91,12 +93,13 @@ def compare_runs(runs: Sequence[RunInput], options: CompareOptions | None = None
         raise ValueError(f"compare needs at least two runs, got {len(runs)}")
     options = options or CompareOptions()
     studies = {run.label: score_study(run, options) for run in runs}
-    comparisons = [_compare_pair(runs[0], run, studies, options) for run in runs[1:]]
+    trust = {run.label: trust_levels(run.frame) for run in runs}
+    comparisons = [_compare_pair(runs[0], run, studies, trust, options) for run in runs[1:]]
     return CompareReport(
         schema_version=COMPARE_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=metadata.version("jurybox")),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         confidence=options.confidence,
-        runs=[_summary(run) for run in runs],
+        runs=[_summary(run, trust[run.label]) for run in runs],
         comparisons=comparisons,
         studies=[study for study in studies.values() if study is not None],
         notes=[
@@ -105,6 +108,9 @@ def compare_runs(runs: Sequence[RunInput], options: CompareOptions | None = None
             "appearance (matched_by: order).",
             f"McNemar's test is exact (binomial) up to {EXACT_MCNEMAR_MAX} discordant units, "
             "asymptotic chi-square beyond; each result names its variant.",
+            "Better / worse: the headline test's p-value, Holm-adjusted over the judges "
+            f"compared, below {1 - options.confidence:.2g}; otherwise no evidence. Trust "
+            "levels as jurybox analyze gives them, with its default thresholds.",
         ],
     )
 
@@ -128,8 +134,9 @@ def pair_judges(a: Sequence[str], b: Sequence[str]) -> tuple[list[JudgePairing],
     return pairs, unpaired
 
 
-def _summary(run: RunInput) -> RunSummary:
+def _summary(run: RunInput, trust: list[JudgeTrust]) -> RunSummary:
     frame = run.frame
+    found = {"report": run.report} if run.report is not None else {}  # dumped only when found
     return RunSummary(
         label=run.label,
         source=run.source,
@@ -141,24 +148,36 @@ def _summary(run: RunInput) -> RunSummary:
         dimensions=list(frame.dimensions),
         has_gold=not frame.labels.empty,
         items_source=run.items_source,
+        trust=trust,
+        **found,
     )
 
 
 def _compare_pair(
-    a: RunInput, b: RunInput, studies: Mapping[str, ScoreStudy | None], options: CompareOptions
+    a: RunInput,
+    b: RunInput,
+    studies: Mapping[str, ScoreStudy | None],
+    trust: Mapping[str, list[JudgeTrust]],
+    options: CompareOptions,
 ) -> RunComparison:
     pairs, unpaired = pair_judges(run_judges(a.frame), run_judges(b.frame))
     shared = set(a.frame.records["query_id"]) & set(b.frame.records["query_id"])
     study, reason = compare_studies(a, b, pairs, studies, options)
+    judges = [_compare_judge(a.frame, b.frame, pair, options) for pair in pairs]
+    levels = (trust[a.label], trust[b.label])
+    changes, unchanged_why = config_changes(a.manifest, b.manifest)
     return RunComparison.given(
         run_a=a.label,
         run_b=b.label,
         n_shared_items=len(shared),
         pairing=pairs,
         unpaired_judges=unpaired,
-        judges=[_compare_judge(a.frame, b.frame, pair, options) for pair in pairs],
+        judges=judges,
         study=study,
         study_skipped=reason,
+        headlines=headlines(judges, (a.frame, b.frame), levels, options.confidence),
+        config_changes=changes if unchanged_why is None else None,
+        config_skipped=unchanged_why,
     )
 
 
@@ -251,15 +270,13 @@ def _compare_verdicts(
 
 
 def _changed(row: Mapping[Hashable, Any]) -> ChangedUnit:
-    item = str(row["query_id"])
     gold = row["gold"]
     return ChangedUnit(
-        item_id=item,
+        item_id=str(row["query_id"]),
         order=str(row["order"]),
         verdict_a=str(row["label_a"]),
         verdict_b=str(row["label_b"]),
         gold=None if pd.isna(gold) else str(gold),
-        href=EXPLORER_HREF.format(item=quote(item, safe="")),
     )
 
 

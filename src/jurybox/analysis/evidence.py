@@ -69,6 +69,9 @@ def _estimate(value: float | None, low: float | None, high: float | None) -> Est
 
 def _accuracy(f: Families, judge: str) -> tuple[Estimate | None, ...]:
     acc = f.accuracy_vs_gold
+    weighted = _design_accuracy(f, judge, acc.n_labelled or 0)
+    if weighted is not None:  # labels chosen by `jurybox label`: weighted by their design
+        return weighted
     entry = (acc.judges or {}).get(judge) if acc.computed else None
     if entry is None:
         return None, None
@@ -77,6 +80,21 @@ def _accuracy(f: Families, judge: str) -> tuple[Estimate | None, ...]:
         pooled.accuracy_all, pooled.accuracy_all_ci_low, pooled.accuracy_all_ci_high
     )
     return counted, _estimate(pooled.value, pooled.ci_low, pooled.ci_high)
+
+
+def _design_accuracy(f: Families, judge: str, n_plain: int) -> tuple[Estimate | None, ...] | None:
+    """The stratum-weighted accuracy (``analysis.labelling``) when it could be computed and
+    rests on at least as many labelled items as the plain one (both are unbiased: the plain
+    one reads no targeted label; the choice depends on counts only, never on the figures)."""
+    design = f.accuracy_vs_gold.design
+    entry = (design.judges or {}).get(judge) if design is not None and design.computed else None
+    if entry is None or entry.counted.value is None or entry.counted.n < n_plain:
+        return None
+    counted, parsed = entry.counted, entry.parsed
+    return (
+        _estimate(counted.value, counted.ci_low, counted.ci_high),
+        _estimate(parsed.value, parsed.ci_low, parsed.ci_high),
+    )
 
 
 def _kappa(f: Families, judge: str) -> tuple[Estimate | None, bool]:
@@ -297,12 +315,26 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     )
 
 
+def _stopped(ev: JudgeEvidence, options: AnalysisOptions) -> JudgeEvidence:
+    """A judge of a ``--until decided`` run (stopped or not: the run looked after every block):
+    the manifest's anytime-valid accuracy interval, read by the accuracy check in place of the
+    fixed-n one."""
+    entry = (options.stopping or {}).get("judges", {}).get(ev.judge)
+    if ev.accuracy is None or not entry or (options.stopping or {}).get("metric") != "accuracy":
+        return ev
+    value, low, high = entry.get("estimate"), entry.get("ci_low"), entry.get("ci_high")
+    anytime = _estimate(value, low, high)
+    return replace(ev, accuracy_anytime=anytime) if anytime is not None else ev
+
+
 def judge_evidence(
     frame: AnalysisFrame, families: Families, options: AnalysisOptions
 ) -> list[JudgeEvidence]:
     """One ``JudgeEvidence`` per judge of the frame, bias p-values Holm-adjusted together."""
     judges = list(frame.judges)
-    base = [_base(frame, families, judge, options.confidence) for judge in judges]
+    base = [
+        _stopped(_base(frame, families, judge, options.confidence), options) for judge in judges
+    ]
     raw: list[tuple[int, str, _RawTest]] = []
     for index, judge in enumerate(judges):
         found = {

@@ -10,10 +10,19 @@ mapping wins where both give the same field. One label is a mapping with any of:
       "scores": {"<arm>": {"<dimension>": number, "total": number}},
       "overall": {"<arm>": number},                     # same as scores[arm]["total"]
       "verdict": "Pass" | "Fail" | {"<arm>": "Pass" | "Fail"},  # criterion gold
+      "design": {"stream": "uniform" | "targeted", "stratum": "<name>",
+                 "sizes": {"<stratum>": N_h, ...}},     # how `jurybox label` chose the item
     }
 
 A string verdict applies to every arm of the item. A DataFrame of labels is read row by row
 with a ``query_id`` column and the same field names (NaN = absent).
+
+Labels chosen by the targeted stream of ``jurybox label`` (``design.stream == "targeted"``)
+over-represent the items where judges disagree, so they are kept out of the tables every
+figure against humans reads (``preferences``, ``scores``, ``verdicts``): those stay a random
+sample. They enter ``design`` (with every other labelled item ``jurybox label`` chose), from
+which ``analysis.labelling`` weights each stratum by its size; and ``annotators``, whose
+agreement is measured on every item two annotators labelled.
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ class HumanLabels:
     ``preferences``: query_id, label (arm or "tie"), source ("gold" or "annotator_majority").
     ``annotators``: query_id, annotator, label. ``scores``: query_id, arm, dimension, score.
     ``verdicts``: query_id, arm, verdict ("Pass" / "Fail"). ``no_majority``: items whose
-    annotators split evenly (no gold preference).
+    annotators split evenly (no gold preference). ``design``: query_id, stream, stratum, label
+    (the gold preference, or None) of every item ``jurybox label`` chose; ``strata``: each
+    stratum's size as the labels recorded it; ``design_problem``: why the sizes cannot be used.
     """
 
     preferences: pd.DataFrame = field(default_factory=lambda: _empty("query_id", "label", "source"))
@@ -52,6 +63,11 @@ class HumanLabels:
     )
     verdicts: pd.DataFrame = field(default_factory=lambda: _empty("query_id", "arm", "verdict"))
     no_majority: int = 0
+    design: pd.DataFrame = field(
+        default_factory=lambda: _empty("query_id", "stream", "stratum", "label")
+    )
+    strata: Mapping[str, int] = field(default_factory=dict)
+    design_problem: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -143,12 +159,16 @@ def build_labels(
     annot: list[tuple[str, str, str]] = []
     scores: list[tuple[str, str, str, float]] = []
     verdicts: list[tuple[str, str, str]] = []
+    design = _Design()
     for qid, label in merged.items():
+        targeted = design.add(qid, label.get("design"))
         if "preferred_arm" in label:
             prefs.append((qid, _normalise_pref(label["preferred_arm"], qid), "gold"))
         for name, value in (label.get("annotators") or {}).items():
             if value is not None:
                 annot.append((qid, str(name), _normalise_pref(value)))
+        if targeted:  # kept out of the random sample the figures against humans read
+            continue
         scores.extend(_score_rows(qid, label))
         if "verdict" in label:
             verdicts.extend(_verdict_rows(qid, label["verdict"], arms_by_query.get(qid, ())))
@@ -163,9 +183,44 @@ def build_labels(
         found = majority.dropna().rename("label").reset_index().assign(source="annotator_majority")
         preferences = pd.concat([preferences, found], ignore_index=True)
     return HumanLabels(
-        preferences=preferences,
+        preferences=preferences[~preferences["query_id"].isin(design.targeted)],
         annotators=annotators,
         scores=pd.DataFrame(scores, columns=["query_id", "arm", "dimension", "score"]),
         verdicts=pd.DataFrame(verdicts, columns=["query_id", "arm", "verdict"]),
         no_majority=no_majority,
+        design=design.table(preferences),
+        strata=design.sizes,
+        design_problem=design.problem,
     )
+
+
+class _Design:
+    """The items ``jurybox label`` chose: stream and stratum of each, and the strata's sizes."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str]] = []
+        self.targeted: set[str] = set()
+        self.sizes: dict[str, int] = {}
+        self.problem: str | None = None
+
+    def add(self, qid: str, design: Any) -> bool:
+        """Record the item's design; whether it came from the targeted stream."""
+        if not isinstance(design, Mapping):
+            return False
+        stream, stratum = str(design["stream"]), str(design["stratum"])
+        self.rows.append((qid, stream, stratum))
+        for name, size in design["sizes"].items():
+            if self.sizes.setdefault(str(name), int(size)) != int(size) and self.problem is None:
+                self.problem = (
+                    f"labels record stratum '{name}' with sizes {self.sizes[str(name)]} and "
+                    f"{size} (the run changed between labelling sessions)"
+                )
+        if stream == "targeted":
+            self.targeted.add(qid)
+            return True
+        return False
+
+    def table(self, preferences: pd.DataFrame) -> pd.DataFrame:
+        table = pd.DataFrame(self.rows, columns=["query_id", "stream", "stratum"])
+        gold = preferences.drop_duplicates("query_id").set_index("query_id")["label"]
+        return table.assign(label=table["query_id"].map(gold))

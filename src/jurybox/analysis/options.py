@@ -39,6 +39,9 @@ class AnalysisOptions:
         run_judges: The run's judges by name, as configured (``jurybox analyze`` reads them from
             the run's manifest.json): what batch records saved is priced at their synchronous
             prices. A judge not listed is assumed to have had the vendors' 50% batch discount.
+        stopping: The manifest's ``until`` entry of a ``jurybox run --until`` run (where each
+            judge stopped, with its anytime-valid interval): the report's ``stopping``, and the
+            interval the accuracy check reads for a judge it stopped. None: no early stop.
     """
 
     control_arm: str | None = None
@@ -53,6 +56,7 @@ class AnalysisOptions:
     score_scale: tuple[int, int] | None = None
     thresholds: TrustThresholds = field(default_factory=TrustThresholds)
     run_judges: Mapping[str, JudgeConfig] = field(default_factory=dict)
+    stopping: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -72,8 +76,9 @@ class AnalysisOptions:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready echo of the options, for the report."""
-        data = asdict(replace(self, run_judges={}))  # the run's own settings are its manifest's
-        del data["run_judges"]
+        # The run's own settings and stop are its manifest's (and the report's ``stopping``).
+        data = asdict(replace(self, run_judges={}, stopping=None))
+        del data["run_judges"], data["stopping"]
         data["judge_families"] = dict(self.judge_families)
         data["thresholds"] = self.thresholds.model_dump()
         data["score_scale"] = list(self.score_scale) if self.score_scale is not None else None

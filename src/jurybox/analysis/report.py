@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Final, Literal
 
 import pandas as pd
@@ -38,6 +37,7 @@ from jurybox.analysis.model.effects import Effects
 from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.stopping import Stopping
 from jurybox.analysis.model.summary import (
     Excluded,
     HumanLabelCounts,
@@ -53,8 +53,9 @@ from jurybox.analysis.panels import analyze_panels
 from jurybox.analysis.reliability import analyze_reliability
 from jurybox.analysis.verdict import build_verdict
 from jurybox.config import JudgeConfig
-from jurybox.providers._common import tokens_cost_usd
+from jurybox.pricing import tokens_cost_usd
 from jurybox.records import Item, JudgeRecord, Status
+from jurybox.versions import jurybox_version
 
 REPORT_SCHEMA_VERSION: Final[Literal[1]] = 1
 FAMILIES = (
@@ -70,13 +71,6 @@ _PARSE_FAILURES = {Status.UNPARSED.value, Status.TRUNCATED.value}
 _NO_ANSWER = {Status.PROVIDER_ERROR.value, Status.SKIPPED.value}
 
 __all__ = ["FAMILIES", "REPORT_SCHEMA_VERSION", "analyze_frame", "analyze_records", "report_schema"]
-
-
-def _version() -> str:
-    try:
-        return metadata.version("jurybox")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _failures(frame: AnalysisFrame) -> dict[str, JudgeFailures]:
@@ -132,7 +126,11 @@ def _cost(records: pd.DataFrame, run_judges: Mapping[str, JudgeConfig]) -> RunCo
         if priced_batch.any()
         else (None, None)
     )
+    answered = records["input_tokens"].notna() | records["output_tokens"].notna()
+    unpriced = sorted(map(str, records.loc[answered & cost.isna(), "judge"].unique()))
+    listed = {"unpriced_judges": unpriced} if unpriced else {}  # old reports read unchanged
     return RunCost(
+        **listed,
         cost_usd=float(cost.sum()) if cost.notna().any() else None,
         n_priced=int(cost.notna().sum()),
         n_batch_records=int(batched.sum()),
@@ -212,11 +210,12 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         dimensions=[str(d) for d in frame.dimensions],
         n_items=int(r["query_id"].nunique()) if len(r) else 0,
         n_retest_records=int(r["retest"].sum()) if len(r) else 0,
-        human_labels=HumanLabelCounts(
+        human_labels=HumanLabelCounts.given(
             preferences=len(labels.preferences),
             annotators=int(labels.annotators["annotator"].nunique()),
             scores=len(labels.scores),
             verdicts=len(labels.verdicts),
+            targeted=int((labels.design["stream"] == "targeted").sum()) or None,
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},
@@ -276,7 +275,7 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
     evidence = Evidence(summary, f.bias, f.reliability, f.human_calibration, f.accuracy_vs_gold)
     return Report(
         schema_version=REPORT_SCHEMA_VERSION,
-        generated_by=GeneratedBy(package="jurybox", version=_version()),
+        generated_by=GeneratedBy(package="jurybox", version=jurybox_version()),
         options=Options.model_validate(options.to_dict()),
         summary=summary,
         verdict=build_verdict(frame, evidence, options),
@@ -287,6 +286,8 @@ def analyze_frame(frame: AnalysisFrame, options: AnalysisOptions | None = None) 
         human_calibration=f.human_calibration,
         panels=f.panels,
         accuracy_vs_gold=f.accuracy_vs_gold,
+        # Only where a run stopped early: a plain run's report keeps its keys.
+        **({"stopping": Stopping.from_manifest(options.stopping)} if options.stopping else {}),
     )
 
 

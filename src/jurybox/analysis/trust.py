@@ -100,6 +100,10 @@ class JudgeEvidence:
     self_preference: BiasTest | None = None  # own family's responses against neutral judges
     retest_agreement: float | None = None
     retest_is_icc: bool = False  # retest_agreement is the ICC of repeated scores (clipped at 0)
+    # A `--until decided` run: its anytime-valid interval of the accuracy. The run looked after
+    # every block and stopped when the data said so; a fixed-n interval then claims too much,
+    # so the check reads this one.
+    accuracy_anytime: Estimate | None = None
 
     def __post_init__(self) -> None:
         if self.n_items < 0 or self.n_judgments < 0:
@@ -195,7 +199,11 @@ def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     parsed = ev.accuracy_parsed
     also = f"; {_share(parsed.value)} over parsed verdicts" if parsed else ""
     shown = f"accuracy {_ci(ev.accuracy)}, failures counted{also}"
-    return _quality("accuracy", shown, ev.accuracy, th.min_accuracy, th.fail_accuracy)
+    used = ev.accuracy_anytime
+    if used is not None:  # the interval that holds however often the run looked
+        bounds = f"{_share(used.ci_low)}–{_share(used.ci_high)}"
+        shown += f"; anytime-valid interval {bounds} (--until decided)"
+    return _quality("accuracy", shown, used or ev.accuracy, th.min_accuracy, th.fail_accuracy)
 
 
 def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:

@@ -79,6 +79,7 @@ def _judge_verdict(trust: JudgeTrust, ev: JudgeEvidence) -> JudgeVerdict:
         self_preference=_bias(ev.self_preference),
         retest_agreement=ev.retest_agreement,
         retest_is_icc=ev.retest_is_icc,
+        **({"accuracy_anytime": _figure(ev.accuracy_anytime)} if ev.accuracy_anytime else {}),
     )
 
 

@@ -16,15 +16,14 @@ from rich.table import Table
 
 from jurybox.config import JudgeConfig, RunConfig
 from jurybox.errors import ConfigError
-from jurybox.pipeline.batch import BATCH_LOG_FILE, BatchEntry, batch_priced, read_log
+from jurybox.pipeline.batch import BATCH_LOG_FILE, BatchEntry, read_log
 from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
 from jurybox.pipeline.runner import RunInputs, request_for
 from jurybox.pipeline.summary import JudgeEstimate
 from jurybox.pipeline.units import make_batches
-from jurybox.providers._common import completion_cost_usd
+from jurybox.pricing import batch_priced, format_usd, tokens_cost_usd
 from jurybox.providers.batch import BATCH_VENDORS, batch_backend
 from jurybox.providers.registry import create_provider
-from jurybox.records import Completion
 
 # The vendor limits, known without importing any SDK (the same figures as the vendor modules).
 _LIMITS = {
@@ -77,15 +76,11 @@ def plan_estimates(
         size = sum(_line_size(inputs, call) for call in mine)
         max_requests, max_bytes = _LIMITS[judge.provider]
         count = max(math.ceil(len(mine) / max_requests), math.ceil(size / max_bytes))
-        usage = Completion(
-            text="",
-            model="",
-            input_tokens=estimate.input_tokens,
-            output_tokens=estimate.max_output_tokens,
-        )
-        cost = completion_cost_usd(batch_priced(judge), usage)
+        at_batch_rate = batch_priced(judge)
+        cost = tokens_cost_usd(at_batch_rate, estimate.input_tokens, estimate.output_tokens, 0)
+        most = tokens_cost_usd(at_batch_rate, estimate.input_tokens, estimate.max_output_tokens, 0)
         plans.append(BatchPlan(estimate.judge, len(mine), count, estimate.cost_usd, cost))
-        priced.append(replace(estimate, cost_usd=cost))
+        priced.append(replace(estimate, cost_usd=cost, max_cost_usd=most))
     return priced, plans
 
 
@@ -96,23 +91,19 @@ def _line_size(inputs: RunInputs, call: Any) -> int:
 
 def print_plan(console: Console, plans: Sequence[BatchPlan], sync_judges: Sequence[str]) -> None:
     table = Table(title="batch plan: provider batches at the batch rate")
-    for column in ("judge", "requests", "batches", "cost ≤ (sync)", "cost ≤ (batch)"):
+    for column in ("judge", "requests", "batches", "cost est. (sync)", "cost est. (batch)"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     for plan in plans:
         table.add_row(
             plan.judge,
             str(plan.requests),
             str(plan.batches),
-            _money(plan.sync_cost_usd),
-            _money(plan.batch_cost_usd),
+            format_usd(plan.sync_cost_usd),
+            format_usd(plan.batch_cost_usd),
         )
     console.print(table)
     if sync_judges:
         console.print(f"synchronous (no batch API): {', '.join(sync_judges)}")
-
-
-def _money(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:.4f}"
 
 
 # --- jurybox batches DIR ------------------------------------------------------------------------

@@ -18,10 +18,12 @@ from rich.console import Console
 from jurybox.analysis import AnalysisOptions, build_frame, companion_items_path
 from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs
 from jurybox.analysis.model.compare import CompareReport, JudgeComparison
-from jurybox.app.sources import run_items, run_sources
+from jurybox.app.sources import run_items, run_judgments, run_sources
 from jurybox.errors import DatasetError
+from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
 from jurybox.records import Item
 from jurybox.reporting.render.compare import ComparePaths, write_compare
+from jurybox.reporting.render.html import HTML_FILE
 from jurybox.reporting.view.format import fmt_p, fmt_value_ci
 
 __all__ = ["CompareOptions", "compare_to_dir", "load_run", "run_labels"]
@@ -48,20 +50,30 @@ def load_run(
     human: Mapping[str, Mapping[str, Any]] | None,
 ) -> RunInput:
     """One run's records, items and labels as a tidy frame."""
-    from jurybox.io.judgments import judgments_path, read_unique_records  # noqa: PLC0415
+    from jurybox.analysis.frame_columns import FRAME_FIELDS  # noqa: PLC0415
 
-    path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
-    records = read_unique_records(path).records
-    if not records:
-        raise DatasetError("no judgment records in the file", path=str(path))
+    path, judged = run_judgments(run, FRAME_FIELDS)
     items, items_source = _run_items(path, dataset)
     try:
-        frame = build_frame(records, human=human, items=items, options=AnalysisOptions())
+        frame = build_frame(judged, human=human, items=items, options=AnalysisOptions())
     except ValueError as exc:  # malformed labels
         raise DatasetError(str(exc), path=str(path)) from None
-    return RunInput(label, str(path), frame, len(records), items_source)
+    manifest, report = _run_extras(path)
+    return RunInput(label, str(path), frame, len(judged), items_source, manifest, report)
+
+
+def _run_extras(judgments: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The run's manifest (its config and own prompt, for what changed; None for an import or
+    an unreadable one) and its report.html where ``jurybox analyze`` was pointed at the run
+    folder (``RUN/report/report.html`` or ``RUN/report.html``), for links into its items."""
+    try:
+        manifest = read_manifest(judgments.parent / MANIFEST_FILE)
+    except DatasetError:
+        manifest = None
+    folder = judgments.parent
+    found = (folder / "report" / HTML_FILE, folder / HTML_FILE)
+    report = next((str(path.resolve()) for path in found if path.is_file()), None)
+    return manifest, report
 
 
 def run_labels(count: int) -> list[str]:
@@ -124,6 +136,14 @@ def _print_summary(report: CompareReport, paths: ComparePaths, console: Console)
             if judge.verdicts is not None:
                 line = _verdict_line(comparison.run_a, comparison.run_b, judge)
                 console.print(line, markup=False, soft_wrap=True)
+        for headline in comparison.headlines or []:
+            name = (
+                headline.judge_a
+                if headline.judge_a == headline.judge_b
+                else (f"{headline.judge_a}→{headline.judge_b}")
+            )
+            said = f"did {comparison.run_b} judge better than {comparison.run_a}? {name}: "
+            console.print(said + headline.answer, markup=False, soft_wrap=True)
     wrote = f"wrote {paths.json}, {paths.markdown.name}, {paths.html.name}"
     console.print(wrote, markup=False, soft_wrap=True)
 

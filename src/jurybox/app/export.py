@@ -15,9 +15,18 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from jurybox.app.sources import RunSources, run_items, run_labels, run_sources, say_sources
-from jurybox.errors import DatasetError
-from jurybox.io.judgments import judgments_path, read_unique_records
-from jurybox.io.table import Row, columns_of, judgment_rows, table_format, write_table
+from jurybox.io.judgments import judgments_path
+from jurybox.io.table import (
+    Row,
+    columns_of,
+    is_export,
+    judgment_rows,
+    table_format,
+    write_table,
+)
+from jurybox.io.targets import check_target
+from jurybox.io.verdicts import companion_items_path
+from jurybox.pipeline.manifest import MANIFEST_FILE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,18 +46,17 @@ def judgment_table(
     run: str | Path, *, dataset: str | Path | None = None, human: str | Path | None = None
 ) -> tuple[list[Row], RunSources]:
     """The rows of ``run`` (a run folder or a judgments.jsonl) and the sources joined to them."""
+    from jurybox.io.record_table import read_judgments  # noqa: PLC0415  (pyarrow on use)
+
     path = judgments_path(run)
-    if not path.is_file():
-        raise DatasetError("judgments file not found", path=str(path))
+    records = read_judgments(path).records()
     sources = run_sources(
         path,
         dataset=Path(dataset) if dataset is not None else None,
         human=Path(human) if human is not None else None,
     )
     items = run_items(path, sources) or []
-    rows = judgment_rows(
-        read_unique_records(path).records, {item.id: item for item in items}, run_labels(sources)
-    )
+    rows = judgment_rows(records, {item.id: item for item in items}, run_labels(sources))
     return rows, sources
 
 
@@ -65,12 +73,34 @@ def export_run(
     suffix); says which dataset and labels were joined."""
     out = Path(out)
     chosen = table_format(out, fmt)
+    _check_out(run, out, dataset=dataset, human=human)
     rows, sources = judgment_table(run, dataset=dataset, human=human)
     write_table(rows, out, chosen)
     console = console or Console(stderr=True)
     say_sources(sources, console)
     console.print(f"wrote {len(rows):,} judgments to {out} ({chosen})", markup=False)
     return Export(out, chosen, len(rows), sources)
+
+
+def _check_out(
+    run: str | Path, out: Path, *, dataset: str | Path | None, human: str | Path | None
+) -> None:
+    """Refuse (exit 2) an ``out`` that is a file the export reads (the judgments, the run's
+    manifest, the dataset, the labels, an import's items) or an existing file that is not a
+    jurybox export: nothing is read or written first."""
+    path = judgments_path(run)
+    sources = run_sources(
+        path,
+        dataset=Path(dataset) if dataset is not None else None,
+        human=Path(human) if human is not None else None,
+    )
+    reads = (sources.dataset.path, sources.human.path, companion_items_path(path))
+    check_target(
+        out,
+        inputs=(path, path.parent / MANIFEST_FILE, *reads),
+        ours=is_export,
+        what="a jurybox export",
+    )
 
 
 def load(

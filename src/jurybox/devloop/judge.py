@@ -20,6 +20,7 @@ from rich.console import Console
 from jurybox.config import JudgeConfig, RunConfig, config_from_mapping
 from jurybox.devloop.config import CriterionSetup, Devloop
 from jurybox.errors import ParseError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset
 from jurybox.io.judgments import read_records
 from jurybox.modes.code import CodeProvider
@@ -84,10 +85,11 @@ def prompt_file(loop: Devloop, setup: CriterionSetup) -> Path:
     folder = loop.criterion_dir(setup) / "prompts" / setup.short_hash
     path = folder / f"{setup.name}.yaml"
     if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
         data = setup.criterion.model_dump(mode="json", exclude_defaults=True)
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-        path.write_text(f"# resolved from {setup.source}; prompt {setup.prompt_hash}\n{text}")
+        write_text_atomic(
+            path, f"# resolved from {setup.source}; prompt {setup.prompt_hash}\n{text}"
+        )
     return path
 
 

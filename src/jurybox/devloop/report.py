@@ -13,6 +13,7 @@ from typing import Any
 
 from jurybox.devloop.calibrate import CalibrationReport, CriterionCalibration
 from jurybox.devloop.estimate import CriterionEstimate, EstimateReport, LabelProjection
+from jurybox.io.atomic import write_text_atomic
 from jurybox.stats import ProportionInterval
 
 _SNIPPET = 160
@@ -152,7 +153,7 @@ def write_report(
     report.run_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = report.run_dir / f"{name}.json", report.run_dir / f"{name}.md"
     data = _plain(report)
-    json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_atomic(json_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     text = "\n".join(lines)
-    md_path.write_text(f"# jurybox {name}\n\n```text\n{text}\n```\n", "utf-8")
+    write_text_atomic(md_path, f"# jurybox {name}\n\n```text\n{text}\n```\n")
     return {"json": json_path, "markdown": md_path}

@@ -16,19 +16,22 @@ import hashlib
 import json
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.io.datasets import dataset_hash, load_dataset
+from jurybox.io.targets import same_file
 from jurybox.records import Item
 
 SplitName = Literal["train", "dev", "test"]
+_E = TypeVar("_E")
 SPLITS: tuple[SplitName, ...] = ("train", "dev", "test")
 MANIFEST = "split_manifest.json"
 FORMAT = "jurybox-split/1"
@@ -100,7 +103,7 @@ def check_fractions(fractions: Mapping[str, float]) -> dict[str, float]:
     return values
 
 
-def _allocate(n: int, fractions: Mapping[str, float]) -> list[SplitName]:
+def allocate(n: int, fractions: Mapping[str, float]) -> list[SplitName]:
     """n slots over the splits by largest remainder; ties go to the earlier split."""
     exact = [n * fractions[name] for name in SPLITS]
     counts = [math.floor(x) for x in exact]
@@ -124,7 +127,7 @@ def assign_splits(
     for label in ("Pass", "Fail"):
         keys = by_label[label]
         shuffled = [keys[i] for i in rng.permutation(len(keys))]
-        for key, split in zip(shuffled, _allocate(len(keys), fractions), strict=True):
+        for key, split in zip(shuffled, allocate(len(keys), fractions), strict=True):
             for item in groups[key]:
                 response = item_response(item)
                 entries.append(
@@ -139,14 +142,21 @@ def assign_splits(
     return entries
 
 
-def _interleaved(entries: Sequence[SplitEntry]) -> list[SplitEntry]:
-    """Spread the labels evenly through a file, so its first N items are roughly stratified."""
-    ranked: list[tuple[float, int, SplitEntry]] = []
-    for label in ("Pass", "Fail"):
-        mine = [entry for entry in entries if entry.label == label]
+def interleaved(
+    entries: Sequence[_E], labels: Sequence[str], label: Callable[[_E], str]
+) -> list[_E]:
+    """Spread the labels (in the order ``labels`` gives them) evenly through a file, so that
+    its first N items are roughly stratified."""
+    ranked: list[tuple[float, int, int, _E]] = []
+    for rank, name in enumerate(labels):
+        mine = [entry for entry in entries if label(entry) == name]
         for index, entry in enumerate(mine):
-            ranked.append(((index + 0.5) / len(mine), 0 if label == "Pass" else 1, entry))
-    return [entry for *_, entry in sorted(ranked, key=lambda r: (r[0], r[1]))]
+            ranked.append(((index + 0.5) / len(mine), rank, index, entry))
+    return [entry for *_, entry in sorted(ranked, key=lambda r: (r[0], r[1], r[2]))]
+
+
+def _interleaved(entries: Sequence[SplitEntry]) -> list[SplitEntry]:
+    return interleaved(entries, ("Pass", "Fail"), lambda entry: entry.label)
 
 
 def item_row(item: Item) -> dict[str, Any]:
@@ -176,9 +186,7 @@ class SplitResult:
 
 
 def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def _same_assignment(path: Path, entries: Sequence[SplitEntry]) -> bool:
@@ -212,6 +220,9 @@ def split_labelled(
     entries = assign_splits(items, shares, np.random.default_rng(seed))
     out = Path(out_dir)
     manifest_path = out / MANIFEST
+    for written in (manifest_path, *(out / f"{name}.jsonl" for name in SPLITS)):
+        if same_file(written, Path(labelled)):  # never onto its own input, even with --force
+            raise ConfigError(f"would overwrite {labelled}, which it splits", path=str(written))
     if manifest_path.exists() and not force and not _same_assignment(manifest_path, entries):
         raise ConfigError(
             "already holds a different split; splitting again moves items between train, dev "
@@ -228,7 +239,7 @@ def split_labelled(
         _write_jsonl(files[name], [item_row(by_id[e.id]) for e in mine])
         counts[name] = {label: sum(e.label == label for e in mine) for label in ("Pass", "Fail")}
     manifest = _manifest(labelled, entries, files=files, counts=counts, fractions=shares, seed=seed)
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return SplitResult(out, manifest_path, files, counts, seed)
 
 
@@ -287,28 +298,41 @@ class LoadedSplit:
         return [e.id for e in self.entries.values() if e.split == name]
 
 
-def load_split(directory: str | Path) -> LoadedSplit:
-    """Read ``split_manifest.json`` and verify that the split files are the ones it hashed."""
-    folder = Path(directory)
+def checked_manifest(
+    folder: Path, fmt: str, *, missing: str, changed: str
+) -> tuple[dict[str, Any], dict[SplitName, Path]]:
+    """A split folder's manifest (of format ``fmt``) and its train/dev/test files, each checked
+    against the hash the manifest holds: ConfigError with ``missing`` when there is none, and
+    naming the file, followed by ``changed``, when one is missing or edited."""
     path = folder / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError("no split here; run `jurybox split` first", path=str(path)) from None
+        raise ConfigError(missing, path=str(path)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not valid JSON ({exc.msg})", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ConfigError(f"not a {FORMAT} manifest", path=str(path))
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise ConfigError(f"not a {fmt} manifest", path=str(path))
     files: dict[SplitName, Path] = {}
     for name in SPLITS:
         file = folder / data["files"][name]["path"]
         if not file.exists() or dataset_hash(file) != data["files"][name]["sha256"]:
-            raise ConfigError(
-                f"{file.name} is missing or changed since `jurybox split` wrote it; its hashes "
-                "would no longer guard against leaks. Re-run `jurybox split`",
-                path=str(file),
-            )
+            raise ConfigError(f"{file.name} is missing or changed since {changed}", path=str(file))
         files[name] = file
+    return data, files
+
+
+def load_split(directory: str | Path) -> LoadedSplit:
+    """Read ``split_manifest.json`` and verify that the split files are the ones it hashed."""
+    folder = Path(directory)
+    path = folder / MANIFEST
+    data, files = checked_manifest(
+        folder,
+        FORMAT,
+        missing="no split here; run `jurybox split` first",
+        changed="`jurybox split` wrote it; its hashes would no longer guard against leaks. "
+        "Re-run `jurybox split`",
+    )
     entries = {
         row["id"]: SplitEntry(
             row["id"], row["split"], row["label"], row["content_hash"], row["response_hash"]

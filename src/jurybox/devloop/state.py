@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
 
 HISTORY_FILE = "history.jsonl"
 FROZEN_FILE = "frozen.json"
@@ -26,11 +27,11 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def append_history(run_dir: Path, entry: Mapping[str, Any]) -> None:
-    """Append one line; the file is opened in append mode, never rewritten."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+def append_line(path: Path, entry: Mapping[str, Any]) -> None:
+    """Append one JSON line and fsync it; the file is opened in append mode, never rewritten."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(dict(entry), ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = os.open(run_dir / HISTORY_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)
         os.fsync(fd)
@@ -38,8 +39,8 @@ def append_history(run_dir: Path, entry: Mapping[str, Any]) -> None:
         os.close(fd)
 
 
-def read_history(run_dir: Path) -> Iterator[dict[str, Any]]:
-    path = run_dir / HISTORY_FILE
+def read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON lines ``append_line`` wrote (a torn last line left out)."""
     if not path.exists():
         return
     with path.open(encoding="utf-8") as handle:
@@ -52,6 +53,14 @@ def read_history(run_dir: Path) -> Iterator[dict[str, Any]]:
                 raise DatasetError(
                     f"not valid JSON ({exc.msg})", path=str(path), line=number
                 ) from None
+
+
+def append_history(run_dir: Path, entry: Mapping[str, Any]) -> None:
+    append_line(run_dir / HISTORY_FILE, entry)
+
+
+def read_history(run_dir: Path) -> Iterator[dict[str, Any]]:
+    return read_lines(run_dir / HISTORY_FILE)
 
 
 @dataclass(frozen=True)
@@ -119,12 +128,8 @@ def frozen_path(criterion_dir: Path) -> Path:
 
 def write_frozen(criterion_dir: Path, state: Mapping[str, Any]) -> Path:
     """Write frozen.json atomically (a reader sees the old state or the new one)."""
-    criterion_dir.mkdir(parents=True, exist_ok=True)
-    path = frozen_path(criterion_dir)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(dict(state), indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(temp, path)
-    return path
+    text = json.dumps(dict(state), indent=2, ensure_ascii=False) + "\n"
+    return write_text_atomic(frozen_path(criterion_dir), text)
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,22 @@ class LabelScreen:
     unknown_ids: tuple[str, ...]
     bad_values: tuple[str, ...]  # "q1: preferred_arm 'banana' is not an arm of the run"
 
+    unknown_arms: tuple[str, ...] = ()  # preferred_arm values that name no arm ("A", "B")
+
     @property
     def excluded(self) -> int:
         return len(self.unknown_ids) + len(self.bad_values)
+
+    def value_map_hint(self, arms: Collection[str]) -> str | None:
+        """The config line that reads the preferred_arm values naming no arm as arms."""
+        if not self.unknown_arms:
+            return None
+        pairs = ", ".join(f"{value}: ARM" for value in self.unknown_arms[:4])
+        return (
+            f"to read {', '.join(map(repr, self.unknown_arms[:4]))} as arms, map them in the run "
+            f"config and pass it with --config: `labels: {{values: {{{pairs}}}}}` (ARM: "
+            f"{', '.join(arms)} or tie)"
+        )
 
 
 def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
@@ -43,6 +56,11 @@ def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
         bad.append(f"verdict names arms {sorted(set(verdict) - set(arms))} not in the run")
     if verdict is not None and not isinstance(verdict, str | Mapping):
         bad.append(f"verdict {verdict!r} is not Pass or Fail")
+    annotators = label.get("annotators")  # several annotators' preferences (a label file)
+    if isinstance(annotators, Mapping):
+        named = sorted({str(v) for v in annotators.values() if v != "tie" and v not in arms})
+        if named:
+            bad.append(f"annotators prefer {named}, not arms of the run")
     scores = label.get("scores")
     if isinstance(scores, Mapping) and not set(scores) <= set(arms):
         bad.append(f"scores name arms {sorted(set(scores) - set(arms))} not in the run")
@@ -81,12 +99,16 @@ def screen_labels(
     kept: dict[str, Mapping[str, Any]] = {}
     unknown: list[str] = []
     bad_values: list[str] = []
+    unknown_arms: dict[str, None] = {}
     for query_id, label in labels.items():
         if query_id not in known_ids:
             unknown.append(query_id)
             continue
         problems = _bad_fields(label, arms)
         bad_values.extend(f"{query_id}: {problem}" for problem in problems)
+        preferred = label.get("preferred_arm")
+        if isinstance(preferred, str) and preferred != "tie" and preferred not in arms:
+            unknown_arms[preferred] = None
         if not problems:
             kept[query_id] = label
-    return LabelScreen(kept, tuple(unknown), tuple(bad_values))
+    return LabelScreen(kept, tuple(unknown), tuple(bad_values), tuple(unknown_arms))

@@ -26,7 +26,7 @@ DESCRIPTIONS: dict[str, str] = {
     "`code`, `imported` or a registered provider.",
     "mode": "`pairwise`, `rubric`, `ranking` or `criterion`.",
     "presentation_order": "How the arms were shown: `<arm>_first` (pairwise), `single`, or "
-    "arms joined by `>` (ranking).",
+    "arms joined by `>` (ranking; an arm's own `\\` and `>` escaped with a backslash).",
     "positions": 'Position letter -> arm, as shown to the judge (`{"A": "control", "B": '
     '"treatment"}`).',
     "status": "`ok` (enters the metrics), `unparsed`, `provider_error`, `refused`, `truncated` "
@@ -37,7 +37,9 @@ DESCRIPTIONS: dict[str, str] = {
     "repeat": "Repeat number (0 for the first judgment of a unit).",
     "retest": "True for a test-retest repeat of an item already judged.",
     "criterion": "Criterion mode: the criterion's name.",
-    "error": "Why the judgment failed (credentials redacted).",
+    "error": "Why the judgment failed (credentials redacted). A `provider_error`'s text starts "
+    "with its kind in brackets, e.g. `[HTTP 500]`, `[connection refused]`, `[timeout]` "
+    "(docs/records.md, Failure kinds).",
     "parse_method": "How the verdict was read (`structured`, `json`, `regex`, `imported`, ...).",
     "holistic_fallback": "The judge ignored the rubric and gave one overall score.",
     "response_a_label": "Pairwise: the arm shown as response A.",
@@ -62,7 +64,8 @@ DESCRIPTIONS: dict[str, str] = {
     "output_tokens": "Answer tokens.",
     "cached_input_tokens": "Prompt tokens the vendor served from its cache.",
     "reasoning_tokens": "Hidden reasoning tokens, where the vendor reports them.",
-    "cost_usd": "Cost of the call from the configured prices (null without prices).",
+    "cost_usd": "Cost of the call at the judge's prices (its `price_*` settings, a prices "
+    "file, jurybox's price table: docs/pricing.md); null when the judge is unpriced.",
     "attempts": "Calls made for this judgment (retries included).",
     "cache_hit": "True when the answer came from the response cache (no call, no cost).",
     "finish_reason": "`stop`, `length`, `refusal`, `content_filter` or `other`.",

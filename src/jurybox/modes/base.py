@@ -19,15 +19,15 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from jurybox.config import JudgeConfig, RunConfig, ScoringConfig, TaskConfig
 from jurybox.errors import ConfigError, ParseError
-from jurybox.prompts import PromptParts
+from jurybox.prompts import PromptParts, PromptSources, load_prompt_sources
 from jurybox.providers.base import Provider
-from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit, made_on_first_use
+from jurybox.records import Completion, CompletionRequest, Item, Status, WorkUnit
 from jurybox.rubrics.safety import SafetySettings
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from jurybox.rubrics.model import Rubric
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class JudgingContext:
     """What every prompt and every interpretation of one run needs."""
 
@@ -47,6 +47,8 @@ class JudgingContext:
     safety: SafetySettings = field(default_factory=SafetySettings)
     # Folder of each criterion file: a code criterion's Python check is imported from there.
     criterion_dirs: Mapping[str, Path] = field(default_factory=dict)
+    # The run's own instructions / template (task.instructions, task.template), as read.
+    prompt: PromptSources | None = None
 
     @property
     def confidence_scale(self) -> tuple[int, int] | None:
@@ -72,7 +74,7 @@ class JudgingContext:
         raise ValueError(f"unknown criterion {name!r} (loaded: {sorted(self.criteria)})")
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Presentation:
     """One way to show an item: ``order`` lists the arms by position; ``ordering`` names it."""
 
@@ -174,8 +176,16 @@ class JudgingMode(ABC):
         self.ctx = ctx
 
     @classmethod
-    def from_config(cls, config: RunConfig, *, env: Mapping[str, str] | None = None) -> Self:
-        """Load the rubric (if the mode uses one), relative to the config file.
+    def from_config(
+        cls,
+        config: RunConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        prompt: PromptSources | None = None,
+    ) -> Self:
+        """Load the rubric (if the mode uses one) and the run's own instructions and template,
+        relative to the config file; ``prompt`` gives those as already read (a run rebuilt
+        from its manifest).
 
         ``env`` (default ``os.environ``) supplies ``JURYBOX_WEIGHT_*`` and ``JURYBOX_SAFETY_*``.
         """
@@ -188,7 +198,8 @@ class JudgingMode(ABC):
             base_dir = Path(config.source_path).parent if config.source_path else None
             rubric = load_rubric(task.rubric, base_dir=base_dir, env=env)
         safety = SafetySettings.from_env(env)
-        return cls(JudgingContext(task, config.scoring, rubric, safety=safety))
+        sources = prompt if prompt is not None else load_prompt_sources(config)
+        return cls(JudgingContext(task, config.scoring, rubric, safety=safety, prompt=sources))
 
     @classmethod
     def uses_rubric(cls, task: TaskConfig) -> bool:
@@ -257,6 +268,19 @@ class JudgingMode(ABC):
     def answerer(self, unit: WorkUnit) -> Provider | None:
         """Who answers the unit's call when not the judge's model (None: the judge does)."""
         return None
+
+    def check_prompts(self, units: Sequence[WorkUnit], items: Mapping[str, Item]) -> None:
+        """With a custom template, render every distinct prompt of the run once, so that a
+        template that fails on any item (a response left out, a misuse in a branch only some
+        items take) is refused, naming its file and line, before any call."""
+        if self.ctx.prompt is None or not self.ctx.prompt.has_template:
+            return
+        seen: set[tuple[str, tuple[str, ...], str | None]] = set()
+        for unit in units:
+            shown = (unit.item_id, unit.order, unit.criterion)
+            if shown not in seen and self.answerer(unit) is None:
+                seen.add(shown)
+                self.prompt([unit], items)
 
     # --- interpretation ----------------------------------------------------------------------
 

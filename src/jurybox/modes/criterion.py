@@ -19,7 +19,7 @@ from jurybox.modes._criteria import (
     runnable_criterion,
 )
 from jurybox.modes.base import JudgingContext, JudgingMode, Presentation, item_of, single
-from jurybox.prompts import PromptParts, criterion_prompt
+from jurybox.prompts import PromptParts, PromptSources, criterion_prompt, load_prompt_sources
 from jurybox.providers.base import Provider
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 from jurybox.rubrics.safety import SafetySettings
@@ -41,7 +41,13 @@ class CriterionMode(JudgingMode):
         self._code = CodeMode(ctx)  # one per run: it keeps user check functions loaded
 
     @classmethod
-    def from_config(cls, config: RunConfig, *, env: Mapping[str, str] | None = None) -> Self:
+    def from_config(
+        cls,
+        config: RunConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        prompt: PromptSources | None = None,
+    ) -> Self:
         """Criteria are keyed by their file's stem, as work units name them."""
         cls.check_batch(config.task)
         if not config.task.criteria:
@@ -53,7 +59,9 @@ class CriterionMode(JudgingMode):
             criteria[criterion_name(path)] = runnable_criterion(resolved)
             dirs[criterion_name(path)] = resolved.parent
         safety = SafetySettings.from_env(env)
-        return cls(JudgingContext(config.task, config.scoring, None, criteria, safety, dirs))
+        sources = prompt if prompt is not None else load_prompt_sources(config)
+        context = JudgingContext(config.task, config.scoring, None, criteria, safety, dirs, sources)
+        return cls(context)
 
     @classmethod
     def check_task(cls, task: TaskConfig) -> None:
@@ -75,7 +83,10 @@ class CriterionMode(JudgingMode):
     def prompt(self, units: Sequence[WorkUnit], items: Mapping[str, Item]) -> PromptParts:
         unit = single(units)
         return criterion_prompt(
-            self.ctx.criterion(unit.criterion), item_of(items, unit), unit.order[0]
+            self.ctx.criterion(unit.criterion),
+            item_of(items, unit),
+            unit.order[0],
+            sources=self.ctx.prompt,
         )
 
     def request(

@@ -81,6 +81,7 @@ class PairwiseMode(JudgingMode):
                 [(item_of(items, unit), arms_of(unit)) for unit in units],
                 reference_guided=task.reference_guided,
                 request_confidence=self.ctx.scoring.request_confidence,
+                sources=self.ctx.prompt,
             )
         unit = single(units)
         arms = arms_of(unit)
@@ -91,6 +92,8 @@ class PairwiseMode(JudgingMode):
             rubric=self.ctx.rubric if task.pairwise_with_rubric else None,
             request_confidence=self.ctx.scoring.request_confidence,
             confidence_scale=self.ctx.confidence_scale,
+            sources=self.ctx.prompt,
+            examples=task.examples,
         )
 
     def pair_labels(self, unit: WorkUnit) -> Pair | None:

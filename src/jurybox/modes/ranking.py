@@ -17,7 +17,7 @@ from jurybox.modes.base import (
     single,
 )
 from jurybox.prompts import PromptParts, ranking_prompt
-from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit
+from jurybox.records import POSITION_LETTERS, Completion, Item, WorkUnit, ranking_ordering
 
 if TYPE_CHECKING:
     from jurybox.modes.results import Judgment
@@ -43,7 +43,7 @@ class RankingMode(JudgingMode):
     def presentations(
         cls, task: TaskConfig, arms: tuple[str, ...], orders: Sequence[tuple[str, ...]]
     ) -> list[Presentation]:
-        return [Presentation(">".join(order), order) for order in orders]
+        return [Presentation(ranking_ordering(order), order) for order in orders]
 
     def prompt(self, units: Sequence[WorkUnit], items: Mapping[str, Item]) -> PromptParts:
         unit = single(units)
@@ -52,6 +52,7 @@ class RankingMode(JudgingMode):
             unit.order,
             self.ctx.require_rubric(),
             reference_guided=self.ctx.task.reference_guided,
+            sources=self.ctx.prompt,
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:

@@ -11,6 +11,7 @@ from jurybox.modes.criterion import CriterionMode
 from jurybox.modes.pairwise import PairwiseMode
 from jurybox.modes.ranking import RankingMode
 from jurybox.modes.rubric import RubricMode
+from jurybox.prompts import PromptSources
 
 # Code criteria are not a config mode: ``CriterionMode`` hands their units to ``modes.code``.
 MODES: Mapping[str, type[JudgingMode]] = {
@@ -25,6 +26,12 @@ def mode_class(name: str) -> type[JudgingMode]:
         raise ConfigError(f"unknown judging mode {name!r} (known: {sorted(MODES)})") from None
 
 
-def build_mode(config: RunConfig, *, env: Mapping[str, str] | None = None) -> JudgingMode:
-    """The run's mode with its rubric / criteria loaded (``env`` default: ``os.environ``)."""
-    return mode_class(config.task.mode).from_config(config, env=env)
+def build_mode(
+    config: RunConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    prompt: PromptSources | None = None,
+) -> JudgingMode:
+    """The run's mode with its rubric / criteria loaded (``env`` default: ``os.environ``) and
+    its own prompt read from the config's files, or ``prompt`` (as a manifest kept it)."""
+    return mode_class(config.task.mode).from_config(config, env=env, prompt=prompt)

@@ -50,6 +50,7 @@ class RubricMode(JudgingMode):
             reference_guided=self.ctx.task.reference_guided,
             request_confidence=self.ctx.scoring.request_confidence,
             confidence_scale=self.ctx.confidence_scale,
+            sources=self.ctx.prompt,
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:

@@ -22,6 +22,7 @@ from jurybox.config import JudgeConfig, answer_identity
 from jurybox.errors import ConfigError
 from jurybox.io.text import clean_value
 from jurybox.records import Completion, CompletionRequest
+from jurybox.redaction import holds_known, redact_value
 
 if TYPE_CHECKING:
     import sqlite3
@@ -95,6 +96,8 @@ class ResponseCache:
         data, _ = clean_value(dataclasses.asdict(completion))
         data.pop("rate_limits", None)
         value = json.dumps(data, ensure_ascii=False)
+        if holds_known(value):  # an answer that echoed a secret is kept as the record keeps it
+            value = json.dumps(redact_value(data, shapes=False), ensure_ascii=False)
         import sqlite3  # noqa: PLC0415 - loaded already by __init__
 
         try:

@@ -2,9 +2,9 @@
 
 ``asyncio.timeout`` schedules a timer per call and cancels it when the call ends; the event loop
 keeps each cancelled timer in its heap (ordered by a Python ``__lt__``) until it rebuilds the
-heap. At hundreds of calls a second that was a visible share of a call's CPU (BENCHMARKS.md,
-issue 19). The calls of one judge share one limit, so they expire in the order they started: a
-queue in start order and one timer for the oldest call do the same work.
+heap. At hundreds of calls a second that was a visible share of a call's CPU (issue 19; figures in
+``git log -p BENCHMARKS.md``). The calls of one judge share one limit, so they expire in the
+order they started: a queue in start order and one timer for the oldest call do the same work.
 
 A call that runs past its deadline has its task cancelled and ``TimeoutError`` raised where the
 block ends, exactly as ``asyncio.timeout`` does it: a cancellation from elsewhere (a stop signal,

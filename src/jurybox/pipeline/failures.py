@@ -1,4 +1,15 @@
-"""Why judgments failed, tallied one record at a time while a run writes them: ``FailureTally``.
+"""Why judgments failed, by kind, tallied one record at a time while a run writes them.
+
+A failure's *kind* names what went wrong in the same words in every output (the records, the
+run summary, the report's failure tables): ``HTTP 500``, ``HTTP 429`` (any HTTP status),
+``connection refused``, ``DNS failure``, ``connection reset``, ``connection failed``,
+``timeout``, ``bad response`` (a 2xx body not in the wire format), ``auth`` (no key), ``parse``
+(the judge's text could not be read), ``truncated``, ``judge refused`` and ``other``.
+
+A ``provider_error`` record's ``error`` starts with its kind in brackets
+(``recording.error_text``: ``[HTTP 500] TransientError after 6 attempts: ...``); records written
+before that prefix existed are read by their error class and status code. Other failed statuses
+are their own kind.
 
 Apart from ``jurybox.pipeline.summary`` (which re-exports these names) so that a run's path to its
 first request does not build the summary's dataclasses (start-up, issue #19).
@@ -6,46 +17,95 @@ first request does not build the summary's dataclasses (start-up, issue #19).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import field
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
-from jurybox.records import JudgeRecord, Status, made_on_first_use
+from jurybox.records import JudgeRecord, Status
 
-# Why a judgment produced no verdict, most actionable first; "other" catches the rest.
-FAILURE_REASONS = ("auth", "rate_limit", "timeout", "parse", "refused", "truncated", "other")
-_STATUS_REASONS = {
+_STATUS_KINDS = {
     Status.UNPARSED: "parse",
-    Status.REFUSED: "refused",
+    Status.REFUSED: "judge refused",
     Status.TRUNCATED: "truncated",
 }
-# ``recording.error_text`` starts a provider_error's text with the ProviderError class name.
-_ERROR_REASONS = (("AuthError", "auth"), ("RateLimitError", "rate_limit"))
+_PREFIX = re.compile(r"\[([^\]\n]{1,60})\] ")
+# Error texts written before the kind prefix: "AuthError (HTTP 401) after 1 attempt: ..."
+_LEGACY_STATUS = re.compile(r"^\w+ \(HTTP (\d{3})\)")
+_LEGACY_CLASS = (("AuthError", "auth"), ("RateLimitError", "rate limit"))
+# Most actionable first: no server at all, then credentials, pacing, the server's own errors.
+_RANKS = (
+    ("connection", 0),
+    ("DNS", 0),
+    ("auth", 1),
+    ("HTTP 401", 1),
+    ("HTTP 403", 1),
+    ("HTTP 429", 2),
+    ("rate limit", 2),
+    ("HTTP 5", 3),
+    ("HTTP", 4),
+    ("bad request", 4),
+    ("timeout", 5),
+    ("bad response", 6),
+    ("parse", 7),
+    ("truncated", 8),
+    ("judge refused", 9),
+)
 
 
-def failure_reason(record: JudgeRecord) -> str | None:
-    """The failure bucket of one record (``FAILURE_REASONS``), or None when it is no failure."""
-    if record.status in (Status.OK, Status.SKIPPED):
+def error_kind(error: str | None) -> str:
+    """The kind a ``provider_error`` record's error text names (``"other"`` when none)."""
+    text = error or ""
+    prefixed = _PREFIX.match(text)
+    if prefixed:
+        return prefixed.group(1)
+    legacy = _LEGACY_STATUS.match(text)
+    if legacy:
+        return f"HTTP {legacy.group(1)}"
+    for prefix, kind in _LEGACY_CLASS:
+        if text.startswith(prefix):
+            return kind
+    lowered = text.lower()
+    return "timeout" if "timed out" in lowered or "timeout" in lowered else "other"
+
+
+def failure_kind(record: JudgeRecord) -> str | None:
+    """The kind of one record's failure, or None when it is no failure."""
+    return status_kind(record.status, record.error)
+
+
+def status_kind(status: Status | str, error: str | None) -> str | None:
+    """The kind of a failure with this status and error text (a record's, or a column of the
+    record table's), or None when it is no failure."""
+    status = Status(status)
+    if status in (Status.OK, Status.SKIPPED):
         return None
-    if record.status != Status.PROVIDER_ERROR:
-        return _STATUS_REASONS.get(record.status, "other")
-    error = record.error or ""
-    for prefix, reason in _ERROR_REASONS:
-        if error.startswith(prefix):
-            return reason
-    lowered = error.lower()
-    if "timed out" in lowered or "timeout" in lowered:
-        return "timeout"
-    return "other"
+    if status != Status.PROVIDER_ERROR:
+        return _STATUS_KINDS.get(status, "other")
+    return error_kind(error)
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+def kind_order(kinds: Iterable[str]) -> list[str]:
+    """``kinds`` most actionable first (connection, auth, 429, 5xx, ... parse ..., other)."""
+    return sorted(kinds, key=lambda kind: (_rank(kind), kind))
+
+
+def _rank(kind: str) -> int:
+    return next((rank for prefix, rank in _RANKS if kind.startswith(prefix)), len(_RANKS))
+
+
+def describe_kinds(counts: Mapping[str, int]) -> str:
+    """``"connection refused 12, HTTP 500 2"``: counts by kind, most actionable first."""
+    return ", ".join(f"{kind} {counts[kind]}" for kind in kind_order(counts) if counts[kind])
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeFailures:
     """One judge's records in the judgments file and why the failed ones failed."""
 
     judge: str
     records: int  # skipped records excluded: they were never asked for
     failed: int
-    by_reason: Mapping[str, int] = field(default_factory=dict)
+    by_kind: Mapping[str, int] = field(default_factory=dict)
     first_error: str | None = None  # the first failure's recorded text, key already scrubbed
 
     @property
@@ -54,13 +114,13 @@ class JudgeFailures:
 
     def reason_line(self) -> str:
         """One line saying how this judge failed, e.g. for the exit-1 message."""
-        reasons = ", ".join(f"{reason_label(r)} {n}" for r, n in self.by_reason.items() if n)
-        line = f"judge '{self.judge}': {self.failed} of {self.records} calls failed ({reasons})"
+        kinds = describe_kinds(self.by_kind)
+        line = f"judge '{self.judge}': {self.failed} of {self.records} calls failed ({kinds})"
         return f"{line}: {self.first_error}" if self.first_error else line
 
 
 class FailureTally:
-    """Failures per judge and reason, kept one record at a time like ``RunningTotals``."""
+    """Failures per judge and kind, kept one record at a time like ``RunningTotals``."""
 
     def __init__(self) -> None:
         self._records: dict[str, int] = {}
@@ -72,33 +132,29 @@ class FailureTally:
             return
         judge = record.judge_name
         self._records[judge] = self._records.get(judge, 0) + 1
-        reasons = self._failed.setdefault(judge, {})
-        reason = failure_reason(record)
-        if reason is None:
+        kinds = self._failed.setdefault(judge, {})
+        kind = failure_kind(record)
+        if kind is None:
             return
-        reasons[reason] = reasons.get(reason, 0) + 1
+        kinds[kind] = kinds.get(kind, 0) + 1
         if record.error and judge not in self._first:
             self._first[judge] = record.error
 
     def judges(self) -> dict[str, JudgeFailures]:
-        """Per judge, reasons in ``FAILURE_REASONS`` order."""
+        """Per judge, kinds most actionable first."""
         out = {}
         for judge, records in self._records.items():
-            reasons = self._failed.get(judge, {})
-            ordered = {r: reasons[r] for r in FAILURE_REASONS if reasons.get(r)}
+            kinds = self._failed.get(judge, {})
+            ordered = {kind: kinds[kind] for kind in kind_order(kinds)}
             failed = sum(ordered.values())
             out[judge] = JudgeFailures(judge, records, failed, ordered, self._first.get(judge))
         return out
 
 
-def failures_by_reason(judges: Mapping[str, JudgeFailures]) -> dict[str, int]:
-    """Every reason in ``FAILURE_REASONS`` with its count over all judges (zeros kept)."""
-    return {
-        reason: sum(j.by_reason.get(reason, 0) for j in judges.values())
-        for reason in FAILURE_REASONS
-    }
-
-
-def reason_label(reason: str) -> str:
-    """A reason as printed: `rate_limit` -> `rate limit`."""
-    return reason.replace("_", " ")
+def failures_by_kind(judges: Mapping[str, JudgeFailures]) -> dict[str, int]:
+    """Failed records per kind over all judges, most actionable first."""
+    totals: dict[str, int] = {}
+    for judge in judges.values():
+        for kind, count in judge.by_kind.items():
+            totals[kind] = totals.get(kind, 0) + count
+    return {kind: totals[kind] for kind in kind_order(totals)}

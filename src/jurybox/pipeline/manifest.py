@@ -8,20 +8,27 @@ with settings that change the judgments, which would mix two experiments in one 
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import os
 import platform
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 
 from jurybox.config import RunConfig, dump_config, judgment_fields
-from jurybox.distributions import metadata_folder, read_metadata_file
 from jurybox.errors import ConfigError, DatasetError
+from jurybox.io.atomic import write_text_atomic
+from jurybox.pricing import format_cost
 from jurybox.records import JudgeRecord, Status
 from jurybox.redaction import redact_value
+from jurybox.versions import installed_version
 
 MANIFEST_FILE = "manifest.json"
 _PACKAGES = (
@@ -58,63 +65,24 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def installed_version(name: str) -> str | None:
-    """``importlib.metadata.version(name)`` (None: not installed), read from the metadata's
-    header lines alone: the library parses the whole file (a long README included) as an
-    e-mail, ~1.5 ms a package on a run's way to its first request (issue #19). Where
-    ``jurybox.distributions`` finds the metadata, ``importlib.metadata`` is not imported."""
-    folder = metadata_folder(name)
-    if folder is False:
-        return None
-    if isinstance(folder, str):
-        version = _header_version(_metadata_text(functools.partial(read_metadata_file, folder)))
-        if version is not None:
-            return version
-    from importlib import metadata  # noqa: PLC0415 - only where the headers cannot tell
-
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return None
-    version = _header_version(_metadata_text(dist.read_text))
-    return dist.version if version is None else version  # no plain header: the e-mail parser
-
-
-def _metadata_text(read: Callable[[str], str | None]) -> str:
-    """The files ``Distribution.metadata`` reads, in its order."""
-    return read("METADATA") or read("PKG-INFO") or ""
-
-
-def _header_version(text: str) -> str | None:
-    """The ``Version:`` header of a METADATA / PKG-INFO text, if it has one."""
-    # Only the text before the first "\n\n" is split: the first blank line is in it, and the
-    # long description after it (pydantic's is ~100 kB) is not cut into lines for nothing.
-    for line in text.split("\n\n", 1)[0].splitlines():
-        if not line:  # the headers end at the first blank line
-            break
-        if line.startswith("Version:"):
-            return line.removeprefix("Version:").strip()
-    return None
-
-
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically: a reader sees the old manifest or the new one, never half of one.
+    """Write JSON atomically (``io.atomic``): a reader sees the old manifest or the new one,
+    never half of one; known secrets are redacted on the way.
 
     On any ``OSError`` (disk full, unwritable directory) the temp file is removed, the old
     manifest is left as it was, and the error raised names ``path``.
     """
-    temp = path.with_name(path.name + ".tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def is_run_manifest(data: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is a manifest a jurybox run wrote (its run id, sessions and config):
+    the only manifest.json a run replaces."""
+    return (
+        isinstance(data.get("run_id"), str)
+        and isinstance(data.get("sessions"), list)
+        and isinstance(data.get("config"), dict)
+    )
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
@@ -148,14 +116,41 @@ def _judgment_settings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         for name, judge in snapshot.get("judges", {}).items()
     }
     rest = {k: snapshot.get(k) for k in ("task", "scoring", "dataset")}
+    # A task setting left empty is the one a run started before it existed had: a manifest
+    # without `examples` (added by issue 37) resumes under a config without them.
+    task = rest.get("task")
+    if isinstance(task, Mapping):
+        rest["task"] = {k: v for k, v in task.items() if v not in (None, [], {})}
     return {"pipeline": pipeline, "judges": judges, **rest}
 
 
-def check_resumable(manifest: Mapping[str, Any], config: RunConfig, dataset_hash: str) -> None:
-    """Refuse to resume a run whose judgments the new config or dataset would not reproduce."""
+def _prompt_texts(entry: Any) -> Any:
+    """The text of a manifest's ``prompt`` entry (instructions, templates), paths left out: a
+    moved file with the same text judges the same."""
+    if not isinstance(entry, Mapping):
+        return None
+    template = entry.get("template")
+    if isinstance(template, Mapping):
+        template = {part: (v.get("text") if isinstance(v, Mapping) else v)
+                    for part, v in template.items()}  # fmt: skip
+    return {"instructions": entry.get("instructions"), "template": template}
+
+
+def check_resumable(
+    manifest: Mapping[str, Any],
+    config: RunConfig,
+    dataset_hash: str,
+    prompt: Mapping[str, Any] | None = None,
+) -> None:
+    """Refuse to resume a run whose judgments the new config or dataset would not reproduce.
+
+    ``prompt`` is the run's own prompt as read now (``PromptSources.manifest_entry``): its text
+    must be the text the run started with, whatever the config's paths say."""
     old = _judgment_settings(manifest.get("config", {}))
     new = _judgment_settings(config_snapshot(config))
     changed = [section for section in new if old.get(section) != new[section]]
+    if _prompt_texts(manifest.get("prompt")) != _prompt_texts(prompt):
+        changed.append("the instructions or template text")
     if changed:
         raise ConfigError(
             f"cannot resume: {', '.join(changed)} differ from the run's manifest; resume with "
@@ -187,6 +182,7 @@ class RunningTotals:
         self.counts = {status.value: 0 for status in Status}
         self.input_tokens = self.output_tokens = self.cached_hit_input = self.cache_hits = 0
         self.cost: float | None = None
+        self.unpriced: set[str] = set()  # judges with answers but no cost: no price for them
         self.local = False
         self.batch_records = 0
 
@@ -199,6 +195,8 @@ class RunningTotals:
             self.cached_hit_input += record.input_tokens or 0
         if record.cost_usd is not None:
             self.cost = (self.cost or 0.0) + record.cost_usd
+        elif record.input_tokens is not None or record.output_tokens is not None:
+            self.unpriced.add(record.judge_name)
         self.local = self.local or record.local_judge
         self.batch_records += record.batch_id is not None
 
@@ -211,8 +209,66 @@ class RunningTotals:
             "input_tokens": tokens_in,
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost,
+            "unpriced_judges": sorted(self.unpriced),
+            "cost": format_cost(self.cost, sorted(self.unpriced)),  # as every output writes it
             "cache_hits": self.cache_hits,
             "cache_input_share": self.cached_hit_input / tokens_in if tokens_in else None,
             "local_judge_used": self.local,
             "batch_records": self.batch_records,
         }
+
+
+def _config_or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> RunConfig | None:
+    """A config snapshot that no longer validates (an older jurybox wrote it) reads as None."""
+    try:
+        config: RunConfig | None = handler(value)
+    except ValidationError:
+        return None
+    return config
+
+
+class ManifestDataset(BaseModel):
+    """The manifest's ``dataset`` entry: the file judged, its hash and how many items."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    path: str | None = None
+    hash: str | None = None
+    items: int | None = None
+
+
+class RunManifest(BaseModel):
+    """What a reader outside the run (``jurybox view``) reads of a manifest.json, typed; the
+    rest of the file is ignored. ``status``: running, complete, interrupted or failed (a run
+    killed without a word stays ``running``)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: str
+    status: str = "unknown"
+    started_at: str | None = None
+    finished_at: str | None = None
+    dataset: ManifestDataset | None = None
+    units_planned: int | None = None
+    records: int | None = None
+    cost_usd: float | None = None
+    config: Annotated[RunConfig | None, WrapValidator(_config_or_none)] = None
+
+    @classmethod
+    def read(cls, path: Path) -> RunManifest | None:
+        """``path``'s manifest, typed, when it is a jurybox run's; None when there is no file or
+        it is another program's manifest.json (``run_dir.read_run_manifest`` refuses that one:
+        a run would replace it).
+
+        Raises:
+            DatasetError: not JSON, or a run's manifest whose fields are not what a run writes.
+        """
+        data = read_manifest(path)
+        if data is None or not is_run_manifest(data):
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise DatasetError(str(error["msg"]), path=str(path), field=field) from None

@@ -1,5 +1,9 @@
 """A rich progress bar for a run: done/total, rate, ETA, parse failures, tokens and cost.
 
+The cost is written as every output writes it (``pricing.format_cost``: an unpriced judge is
+"unpriced", never $0.0000), followed by a running estimate of the whole run's cost once every
+judge has answered: each priced judge's cost per judgment so far times its judgments planned.
+
 It draws only on an interactive terminal; piped or captured output (CI, tests) stays clean.
 Start-up (issue #19): rich (~40 ms of imports) is loaded only when something is drawn or
 printed, so a run off a terminal sends its first requests without it (``LazyConsole``).
@@ -10,10 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from jurybox.pricing import format_cost
 from jurybox.records import JudgeRecord, Status
 
 if TYPE_CHECKING:
@@ -84,9 +89,57 @@ def _bar(console: Console) -> Progress:
         MofNCompleteColumn(),
         RateColumn(),
         TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
+        TextColumn("{task.fields[stats]}", markup=False),  # judge names are text
         console=console,
     )
+
+
+class RunningCost:
+    """What the records so far cost, and what the session will cost at that rate.
+
+    ``planned``: judgments planned per judge in this session. A judge's estimate is its cost
+    per priced judgment so far times its judgments planned; the estimate is shown once every
+    judge with work planned has answered (before that, a judge's rate is unknown).
+    """
+
+    def __init__(self, planned: Mapping[str, int]) -> None:
+        self.planned = dict(planned)
+        self.done: dict[str, int] = {}
+        self.spent: dict[str, float] = {}  # priced judges: their cost so far
+        self.priced: dict[str, int] = {}  # ... and how many of their records had a cost
+        self.unpriced: set[str] = set()  # judges that answered without a cost: no price
+
+    def add(self, record: JudgeRecord) -> None:
+        judge = record.judge_name
+        self.done[judge] = self.done.get(judge, 0) + 1
+        if record.cost_usd is not None:
+            self.spent[judge] = self.spent.get(judge, 0.0) + record.cost_usd
+            self.priced[judge] = self.priced.get(judge, 0) + 1
+        elif record.input_tokens is not None or record.output_tokens is not None:
+            self.unpriced.add(judge)
+
+    def estimate(self) -> float | None:
+        """The session's cost at the priced judges' rates so far; None before every judge
+        with work planned has answered, when no judge is priced, or when all is done."""
+        answered = set(self.priced) | self.unpriced
+        if not self.priced or any(n and judge not in answered for judge, n in self.planned.items()):
+            return None
+        if all(self.done.get(judge, 0) >= n for judge, n in self.planned.items()):
+            return None  # nothing left to estimate: the cost so far is the cost
+        return sum(
+            self.spent[judge] / self.priced[judge] * max(self.planned.get(judge, 0), done)
+            for judge, done in self.priced.items()
+        )
+
+    def text(self) -> str:
+        """``$0.0123`` (``+ unpriced (judge x)``), then ``· est. $0.0456 by the end``."""
+        spent = sum(self.spent.values()) if self.spent else None
+        unpriced = sorted(self.unpriced - set(self.spent))
+        now = format_cost(spent, unpriced)
+        estimate = self.estimate()
+        if estimate is None:
+            return now
+        return f"{now} · est. {format_cost(estimate, unpriced)} by the end"
 
 
 # The counts beside the bar are rebuilt at most this often (rich redraws 10 times a second);
@@ -104,13 +157,14 @@ class RunProgress:
         notes: Callable[[], str | None] | None = None,
         *,
         first_wait: str = "",
+        planned: Mapping[str, int] | None = None,
     ) -> None:
         # Said (beside a spinner) until the first answer: loading a local model takes ~40 s.
         self._first_wait = first_wait
         self.parse_failures = 0
         self.provider_errors = 0
         self.tokens = 0
-        self.cost_usd = 0.0
+        self.costs = RunningCost(planned or {})
         self.batch_note = ""  # "batches 3 submitted / 1 ended · waiting on the provider"
         enabled = console is not None and console.is_terminal
         self._stats_at = -_STATS_EVERY_S
@@ -130,7 +184,7 @@ class RunProgress:
             return self._first_wait
         stats = (
             f"parse failures {self.parse_failures} · errors {self.provider_errors} · "
-            f"{self.tokens:,} tok · ${self.cost_usd:.4f}{self.batch_note}"
+            f"{self.tokens:,} tok · {self.costs.text()}{self.batch_note}"
         )
         note = self._notes() if self._notes is not None else None
         return f"{stats} · {note}" if note else stats
@@ -150,7 +204,7 @@ class RunProgress:
         self.parse_failures += record.status == Status.UNPARSED
         self.provider_errors += record.status == Status.PROVIDER_ERROR
         self.tokens += (record.input_tokens or 0) + (record.output_tokens or 0)
-        self.cost_usd += record.cost_usd or 0.0
+        self.costs.add(record)
         if self._progress is None:
             return  # nothing is drawn: the counts are all there is
         now = time.monotonic()

@@ -12,20 +12,22 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import ProviderError
-from jurybox.providers._common import completion_cost_usd, scrub_secrets
+from jurybox.pricing import completion_cost_usd
+from jurybox.providers._common import scrub_secrets
 from jurybox.providers.base import Provider
-from jurybox.records import Completion, JudgeRecord, Status, WorkUnit, made_on_first_use
+from jurybox.records import Completion, JudgeRecord, Status, WorkUnit
 
 if TYPE_CHECKING:
     from jurybox.modes.results import Judgment  # loaded when an answer is read (#19)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RecordContext:
     """What every record of one judge in one run shares."""
 
@@ -155,12 +157,13 @@ def completed_records(
 
 
 def error_text(ctx: RecordContext, error: ProviderError, attempts: int) -> str:
-    """The error as recorded: type, status code, message, with any key scrubbed out."""
+    """The error as recorded: its kind in brackets (``pipeline.failures`` reads it back), type,
+    attempts, message, with any key scrubbed out: ``[HTTP 500] TransientError after 6
+    attempts: ...``."""
     env = ctx.judge.api_key_env
     secret = os.environ.get(env) if env else None  # only to remove it from the message
-    code = f" (HTTP {error.status_code})" if error.status_code is not None else ""
-    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}"
-    return scrub_secrets(f"{type(error).__name__}{code}{tries}: {error}", [secret])
+    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
+    return scrub_secrets(f"[{error.kind}] {type(error).__name__}{tries}: {error}", [secret])
 
 
 def failed_records(

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybox.errors import ConfigError
+from jurybox.errors import ConfigError, DatasetError, InputError
 from jurybox.io.datasets import dataset_hash
 from jurybox.io.judgments import JUDGMENTS_FILE, prepare_resume, read_records
+from jurybox.io.targets import same_file
 from jurybox.pipeline.failures import FailureTally
 from jurybox.pipeline.manifest import (
     MANIFEST_FILE,
     RunningTotals,
     check_resumable,
     config_snapshot,
+    is_run_manifest,
     package_versions,
     read_manifest,
 )
+from jurybox.pipeline.options import RunOptions, recorded_options, resume_command
 from jurybox.pipeline.recording import utc_now
 from jurybox.records import WorkUnit
 
@@ -63,14 +66,16 @@ def open_output(
     judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
     if not resume and judgments.exists() and judgments.stat().st_size > 0:
         raise ConfigError(
-            f"{directory} already holds a run ({JUDGMENTS_FILE}); pass --resume {directory} to "
-            "continue it, or choose another --output-dir",
+            f"{directory} already holds a run ({JUDGMENTS_FILE}); to continue it: "
+            f"{_resume_hint(inputs, directory)}, or choose another --output-dir",
             field="paths.output_dir",
         )
     data_hash = dataset_hash(inputs.dataset_path)
     previous = read_manifest(manifest_path) if resume else None
+    own = inputs.mode.ctx.prompt  # the run's own instructions / template, kept as run
+    prompt = own.manifest_entry() if own is not None else None
     if previous is not None:
-        check_resumable(previous, inputs.config, data_hash)
+        check_resumable(previous, inputs.config, data_hash, prompt)
     elif resume and not force and judgments.exists() and judgments.stat().st_size > 0:
         # Judgments with no manifest: nothing to check this config against. (A folder with no
         # judgments yet has nothing to mix with: the devloop resumes into fresh folders.)
@@ -99,9 +104,59 @@ def open_output(
         units_per_judge=units_per_judge(inputs.units),
         versions=package_versions(),
     )
+    if prompt is not None:
+        manifest["prompt"] = prompt
     return RunOutput(
         directory, judgments, manifest_path, manifest, session, done, file_totals, failures
     )
+
+
+def _resume_hint(inputs: RunInputs, directory: Path) -> str:
+    """The command that continues the run already in ``directory``, with its recorded options."""
+    try:
+        recorded = recorded_options(read_manifest(directory / MANIFEST_FILE))
+    except InputError:  # an unreadable manifest: the folder and config still say enough
+        recorded = None
+    options = recorded or RunOptions()
+    here = replace(options, config_path=inputs.config.source_path, output_dir=str(directory))
+    return resume_command(here)
+
+
+def read_run_manifest(directory: Path) -> dict[str, Any] | None:
+    """The run folder's manifest (None: it has none yet); refused where ``manifest.json`` is not
+    a jurybox run's, JSON or not, since a run would replace it."""
+    manifest_path = directory / MANIFEST_FILE
+    try:
+        existing = read_manifest(manifest_path)
+        foreign = existing is not None and not is_run_manifest(existing)
+    except DatasetError:  # not JSON at all
+        foreign = True
+    if foreign:
+        raise ConfigError(
+            f"{manifest_path} is not the manifest of a jurybox run, and a run would replace it; "
+            "choose another --output-dir",
+            field="paths.output_dir",
+        )
+    return existing
+
+
+def check_run_folder(inputs: RunInputs, directory: Path) -> None:
+    """Refuse a folder whose manifest.json is not a jurybox run's (it would be replaced), and a
+    run whose dataset or labels are the files it writes: before the folder is locked, so a
+    refused folder is left exactly as it was."""
+    judgments, manifest_path = directory / JUDGMENTS_FILE, directory / MANIFEST_FILE
+    read_run_manifest(directory)
+    labels = inputs.config.paths.human_labels
+    reads = [inputs.dataset_path]
+    if labels is not None:
+        reads.append(inputs.config.resolve(labels))
+    for source in reads:
+        for written in (judgments, manifest_path):
+            if same_file(source, written):
+                raise ConfigError(
+                    f"{source} is the run's own {written.name}: choose another --output-dir",
+                    field="paths.output_dir",
+                )
 
 
 def _labels_path(inputs: RunInputs) -> str | None:

@@ -12,14 +12,14 @@ import asyncio
 import random
 import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jurybox.config import JudgeConfig, RunConfig
-from jurybox.errors import ProviderError
+from jurybox.errors import ConnectError, JudgeStopped, ProviderError
 from jurybox.io.datasets import load_dataset
-from jurybox.io.judgments import JsonlWriter
+from jurybox.io.judgments import JsonlWriter, read_records
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
@@ -30,29 +30,31 @@ from jurybox.pipeline.manifest import (
     RunningTotals,
     write_manifest,
 )
+from jurybox.pipeline.options import RunOptions, resume_command
 from jurybox.pipeline.progress import LazyConsole, RunProgress
 from jurybox.pipeline.ratelimit import Clock, JudgeLimits, Limiter, limits_for
 from jurybox.pipeline.recording import RecordContext, completed_records, failed_records, utc_now
 from jurybox.pipeline.retry import CallFailed, RetryPolicy, Sleep, call_with_retry
-from jurybox.pipeline.run_dir import RunOutput, open_output, units_per_judge
+from jurybox.pipeline.run_dir import RunOutput, check_run_folder, open_output, units_per_judge
 from jurybox.pipeline.signals import RunInterrupted, StopSignals
 from jurybox.pipeline.units import make_batches, plan_units, sample_seed
-from jurybox.providers._common import completion_cost_usd, estimate_tokens_of
-from jurybox.providers.base import CALLER_TIMES_OUT, Provider
-from jurybox.providers.registry import create_provider
+from jurybox.pricing import PriceNote, batch_priced, completion_cost_usd, price_judges
+from jurybox.providers._common import estimate_tokens_of
+from jurybox.providers.base import Provider, register_judge_secrets
+from jurybox.providers.registry import create_provider, judge_concurrency
 from jurybox.records import (
     Completion,
     CompletionRequest,
     Item,
     JudgeRecord,
     WorkUnit,
-    made_on_first_use,
 )
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from jurybox.pipeline.batch import BatchLog
+    from jurybox.pipeline.schedule import Schedule
     from jurybox.pipeline.summary import RunSummary
     from jurybox.providers.batch import BatchBackend
 
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 # run's way to its first request.
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class Fresh:
     """What one provider call (its retries included) gave: records, the completion to cache
     (None when the call failed) and how many calls it made."""
@@ -82,7 +84,7 @@ class Engine(Protocol):
     async def close(self) -> None: ...
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """Injection points for tests and embedding: ready-made providers, clock, sleep, fsync, and
     the engine making the calls (None: this process, on its event loop)."""
@@ -94,29 +96,36 @@ class Runtime:
     engine: Engine | None = None
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class RunInputs:
-    """Everything validated before a single call: items, judging mode and work units."""
+    """Everything validated before a single call: items, judging mode and work units. The
+    config's judges are priced (``pricing.price_judges``); ``prices`` says from where."""
 
     config: RunConfig
     items: Mapping[str, Item]
     units: Sequence[WorkUnit]
     mode: JudgingMode
     dataset_path: Path
+    prices: Mapping[str, PriceNote] = field(default_factory=dict)
 
 
 def load_inputs(config: RunConfig, limit: int | None = None) -> RunInputs:
-    """Load the dataset (first ``limit`` items), the rubric/criteria and plan the work units.
+    """Load the dataset (first ``limit`` items), the rubric/criteria and the run's own prompt,
+    and plan the work units.
 
-    Raises ConfigError / DatasetError on bad input, before any provider exists.
+    Raises ConfigError / DatasetError on bad input (a bad prices file included), before any
+    provider exists.
     """
+    config, prices = price_judges(config)
     dataset_path = config.resolve(config.paths.dataset)
-    items = load_dataset(dataset_path, config.dataset)
+    items = load_dataset(dataset_path, config.dataset, config.labels)
     if limit is not None:
         items = items[:limit]
     mode = build_mode(config)
     units = plan_units(config, items)
-    return RunInputs(config, {item.id: item for item in items}, units, mode, dataset_path)
+    by_id = {item.id: item for item in items}
+    mode.check_prompts(units, by_id)  # a custom template fails here, before any call
+    return RunInputs(config, by_id, units, mode, dataset_path, prices)
 
 
 def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionRequest:
@@ -128,7 +137,7 @@ def request_for(inputs: RunInputs, units: Sequence[WorkUnit]) -> CompletionReque
     return inputs.mode.request(units, inputs.items, judge, max_tokens, seed)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Judge:
     """One judge of the run: its config, provider, limits, workers and record context."""
 
@@ -141,7 +150,7 @@ class _Judge:
     backend: BatchBackend | None = None  # its vendor's batch API, in a --batch run
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Sink:
     """Where finished records go: the file, the cache, the progress bar, the file's totals."""
 
@@ -156,9 +165,13 @@ class _Sink:
 class _Session:
     """One session of a run. All methods run on the event loop's thread: counters need no lock."""
 
-    def __init__(self, inputs: RunInputs, runtime: Runtime) -> None:
+    def __init__(
+        self, inputs: RunInputs, runtime: Runtime, schedule: Schedule | None = None
+    ) -> None:
         self.inputs = inputs
         self.runtime = runtime
+        self.schedule = schedule  # a run judged in rounds (pipeline.schedule); None: at once
+        self.rounds_done = False  # the schedule had no more work
         self.policy = RetryPolicy.from_config(inputs.config.pipeline)
         self.rng = random.Random(inputs.config.pipeline.random_seed)  # backoff jitter only
         self.started = time.monotonic()
@@ -169,9 +182,28 @@ class _Session:
         self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
         self.deadlines: dict[float, Deadlines] = {}  # per timeout_s: one timer for its calls
+        # Judges whose server is not there (a call found none, retries spent): by the id of
+        # their provider, so a mode's own answerer under the same judge name carries on.
+        self.stopped: dict[int, JudgeStopped] = {}
 
     def stop(self) -> None:
         self.stopping = True
+
+    async def run_planned(
+        self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink, checkpoint: Any
+    ) -> None:
+        """Every pending unit at once, or the schedule's rounds one after another (the manifest
+        written after each: ``checkpoint``)."""
+        if self.schedule is None:
+            return await self.run(judges, pending, sink)
+        while not self.stopping:
+            units = self.schedule.next_round()
+            if not units:
+                self.rounds_done = True
+                return None
+            await self.run(judges, units, sink)
+            checkpoint()
+        return None
 
     async def run(self, judges: Sequence[_Judge], pending: Sequence[WorkUnit], sink: _Sink) -> None:
         batches = make_batches(self.inputs.config, pending)
@@ -210,13 +242,18 @@ class _Session:
         settings = BatchSettings(
             poll_s=pipeline.batch_poll_s,
             poll_max_s=pipeline.batch_poll_max_s,
-            max_retries=pipeline.max_retries,
-            retry_base_s=pipeline.retry_base_s,
+            retry=self.policy,
             fallback=pipeline.batch_fallback,
         )
         host = _BatchHost(self, judge, sink)
         engine = JudgeBatches(
-            judge.name, judge.backend, sink.batch_log, host, settings, self.runtime.sleep
+            judge.name,
+            judge.backend,
+            sink.batch_log,
+            host,
+            settings,
+            sleep=self.runtime.sleep,
+            rng=self.rng,
         )
         await engine.run(vendor)
 
@@ -260,10 +297,13 @@ class _Session:
     async def call_and_record(
         self, judge: _Judge, units: list[WorkUnit], request: CompletionRequest
     ) -> Fresh:
-        """Call the judge (retries included) and turn the outcome into records."""
+        """Call the judge (retries included) and turn the outcome into records. A judge found
+        to have no server is not called again: its calls become records at once."""
         prompt_hash = request.prompt_hash()
-        result = await self._call(judge, request)
+        stopped = self.stopped.get(id(judge.provider))
+        result = CallFailed(stopped, 0) if stopped else await self._call(judge, request)
         if isinstance(result, CallFailed):
+            self._stop_if_unreachable(judge, result.error)
             failed = failed_records(
                 judge.records,
                 units,
@@ -278,6 +318,20 @@ class _Session:
         if size is not None:
             records = [replace(record, answer_cut_bytes=size) for record in records]
         return Fresh(records, completion, attempts)
+
+    def _stop_if_unreachable(self, judge: _Judge, error: ProviderError) -> None:
+        """Stop the judge when a call's retries found no server (refused, unknown host):
+        every later call of it, and the retries in flight, end at once as records that a
+        resume redoes, instead of each spending its own retries (issue #34)."""
+        if not isinstance(error, ConnectError) or not error.unreachable:
+            return
+        self.stopped.setdefault(
+            id(judge.provider),
+            JudgeStopped(
+                f"judge stopped: a call found no server ({error.kind}): {error.hint}",
+                kind=error.kind,
+            ),
+        )
 
     def _records(
         self,
@@ -307,6 +361,8 @@ class _Session:
             sink.totals.add(record)
             sink.failures.add(record)
             sink.progress.advance(record)
+            if self.schedule is not None:
+                self.schedule.observe(record)
         self.units_run += len(records)
 
     async def _call(
@@ -319,10 +375,12 @@ class _Session:
             deadlines = self.deadlines[limit_s] = Deadlines(limit_s)
 
         async def attempt() -> Completion:
+            stopped = self.stopped.get(id(judge.provider))
+            if stopped is not None:  # another call found no server: no retry of this one
+                raise JudgeStopped(str(stopped), kind=stopped.kind)
             async with judge.limits.attempt(estimate, judge.provider.classify_error) as turn:
                 self.provider_calls += 1
                 started = time.perf_counter()
-                flag = CALLER_TIMES_OUT.set(True)  # this timeout is the call's
                 try:
                     with deadlines.bound():
                         completion = await judge.provider.complete(request)
@@ -331,8 +389,6 @@ class _Session:
                     raise TimeoutError(
                         f"no answer within the judge's timeout_s of {limit_s:g} s"
                     ) from None
-                finally:
-                    CALLER_TIMES_OUT.reset(flag)
                 turn.done(completion)  # tokens used, and the rate limits the response stated
             if completion.latency_ms is None:
                 elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -355,8 +411,6 @@ class _BatchHost:
     priced at the batch rate and stamped with their batch id."""
 
     def __init__(self, session: _Session, judge: _Judge, sink: _Sink) -> None:
-        from jurybox.pipeline.batch import batch_priced  # noqa: PLC0415 - see the imports
-
         self.session, self.judge, self.sink = session, judge, sink
         priced = replace(judge.records, judge=batch_priced(judge.config))
         self.batch_judge = replace(judge, records=priced)
@@ -447,6 +501,8 @@ def _write_manifest(out: RunOutput, status: str, session: _Session) -> dict[str,
         out.session.update(
             batch_records=session.batch_records, batch_saved_usd=session.batch_saved_usd
         )
+    if session.schedule is not None:
+        out.manifest[session.schedule.manifest_key] = session.schedule.recorded()
     if status != "running":
         out.session["finished_at"] = out.manifest["finished_at"] = utc_now()
     out.manifest.update(status=status, **file_totals)
@@ -474,6 +530,9 @@ def _make_judge(
     entry.update(
         vendor=judge.provider.vendor, model=judge.provider.model, local=judge.provider.is_local
     )
+    note = inputs.prices.get(name)
+    if note is not None:  # the manifest says where the judge's prices come from, or why none
+        entry["prices" if note.priced else "unpriced"] = note.text
     return judge
 
 
@@ -492,9 +551,7 @@ def build_judge(
     or learned from the provider, starting from ``saved``), workers."""
     config, judge = inputs.config, inputs.config.judges[name]
     provider = runtime.providers.get(name) or create_provider(name, judge)
-    # llama.cpp is CPU-bound: parallel calls would only fight over the cores.
-    default = 1 if provider.is_local else config.pipeline.concurrency
-    workers = judge.concurrency or default
+    workers = judge_concurrency(judge, config.pipeline.concurrency)
     own = limits or limits_for(
         judge.rpm,
         judge.tpm,
@@ -570,10 +627,12 @@ async def _judge_all(
                 len(pending),
                 lambda: _limit_notes(judges),
                 first_wait=_first_wait(judges),
+                planned=units_per_judge(pending),
             ) as progress,
         ):
             sink = _Sink(writer, cache, progress, out.totals, out.failures, log)
-            await session.run(judges, pending, sink)
+            checkpoint = lambda: _write_manifest(out, "running", session)  # noqa: E731
+            await session.run_planned(judges, pending, sink, checkpoint)
     finally:
         if cache is not None:
             cache.close()
@@ -587,46 +646,84 @@ async def execute(
     console: Console | LazyConsole | None,
     runtime: Runtime,
     force: bool = False,
+    options: RunOptions | None = None,
+    schedule: Schedule | None = None,
 ) -> RunSummary:
-    """Run (or resume) the planned units into ``directory``; see ``run_async``.
+    """Run (or resume) the planned units into ``directory``; see ``run_async``. ``options``:
+    what the session was started with, recorded in the manifest (``pipeline.options``);
+    ``schedule``: judge in its rounds (``pipeline.schedule``) rather than every unit at once.
 
     Raises:
         RunInterrupted: a stop signal ended the run early (the manifest says ``interrupted``).
     """
+    for judge in inputs.config.judges.values():  # before anything is written or sent
+        register_judge_secrets(judge)
+    check_run_folder(inputs, directory)
+    options = options or RunOptions()
+    options = replace(
+        options,
+        config_path=options.config_path or inputs.config.source_path,
+        output_dir=options.output_dir or str(directory),
+    )
     with (
         StopSignals() as signals,
         run_directory_lock(directory),  # before anything in the folder is read or repaired
     ):
         out = open_output(inputs, directory, resume=resume, force=force)
-        return await _execute_locked(inputs, out, console=console, runtime=runtime, signals=signals)
+        return await _execute_locked(
+            inputs,
+            out,
+            options,
+            console=console,
+            runtime=runtime,
+            signals=signals,
+            schedule=schedule,
+        )
+
+
+def _pending(inputs: RunInputs, out: RunOutput, schedule: Schedule | None) -> list[WorkUnit]:
+    """The units not done yet; of a scheduled run, those of the judges it may still call (its
+    state read from the records, never from a past session's memory)."""
+    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    if schedule is None:
+        return pending
+    schedule.begin(read_records(out.judgments) if out.judgments.exists() else ())
+    still = set(schedule.judges())
+    return [unit for unit in pending if unit.judge in still]
 
 
 async def _execute_locked(
     inputs: RunInputs,
     out: RunOutput,
+    options: RunOptions,
     *,
     console: Console | LazyConsole | None,
     runtime: Runtime,
     signals: StopSignals,
+    schedule: Schedule | None,
 ) -> RunSummary:
-    pending = [unit for unit in inputs.units if unit.key not in out.done]
+    pending = _pending(inputs, out, schedule)
     # A batch run stays one when resumed without --batch: its open batches are polled, not
     # paid for again.
-    batch = inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
-    out.manifest["batch"] = batch
-    session = _Session(inputs, runtime)
+    batch = options.batch or inputs.config.pipeline.batch or bool(out.manifest.get("batch"))
+    options = replace(options, batch=batch)
+    out.manifest.update(batch=options.batch, options=options.recorded())
+    session = _Session(inputs, runtime, schedule)
     judges: list[_Judge] = []
     status = "interrupted"
     try:
+        # Written before anything slow (an SDK's import, Ray's start) and before any request:
+        # a kill from here on leaves a run that resumes as it was started (--batch included).
+        _write_manifest(out, "running", session)
         # Providers only for judges with work left: a finished run resumed builds none.
         for name in dict.fromkeys(unit.judge for unit in pending):
-            judges.append(_make_judge(inputs, name, out, runtime, batch=batch))
+            judges.append(_make_judge(inputs, name, out, runtime, batch=options.batch))
         if runtime.engine is not None and judges:
             await runtime.engine.start(inputs, out.run_id, [judge.name for judge in judges])
-        _write_manifest(out, "running", session)
+            signals.reinstall()  # Ray's start puts handlers of its own on SIGTERM
         # On a signal: no new work at once, calls in flight cancelled after the grace period.
         await signals.run(_judge_all(session, out, judges, pending, console), session.stop)
-        if session.units_run == len(pending):
+        if session.units_run == len(pending) or session.rounds_done:
             status = "complete"  # a signal that came after the last unit changes nothing
     except Exception:
         status = "failed"  # KeyboardInterrupt / cancellation leave "interrupted"
@@ -643,7 +740,14 @@ async def _execute_locked(
             if status == "complete":
                 raise
             # The run is already failing (often the same full disk): report its error, not this.
-    summary = _summary(inputs, out, session, file_totals, skipped=len(inputs.units) - len(pending))
+    summary = _summary(
+        inputs,
+        out,
+        session,
+        file_totals,
+        skipped=len(inputs.units) - len(pending),
+        resume=resume_command(options),
+    )
     if status == "interrupted" and signals.received is not None:
         raise RunInterrupted(signals.received, out.directory, summary)
     return summary
@@ -656,6 +760,7 @@ def _summary(
     file_totals: dict[str, Any],
     *,
     skipped: int,
+    resume: str,
 ) -> RunSummary:
     from jurybox.pipeline.summary import RunSummary  # noqa: PLC0415 - start-up: at the end
 
@@ -673,6 +778,8 @@ def _summary(
         units_per_judge=units_per_judge(inputs.units),
         failures=out.failures.judges(),
         batch_saved_usd=sum(s.get("batch_saved_usd", 0.0) for s in out.manifest["sessions"]),
+        resume_command=resume,
+        schedule=session.schedule.recorded() if session.schedule is not None else None,
     )
 
 
@@ -685,6 +792,7 @@ async def run_async(
     console: Console | LazyConsole | None = None,
     runtime: Runtime | None = None,
     force: bool = False,
+    options: RunOptions | None = None,
 ) -> RunSummary:
     """Judge the config's dataset into ``output_dir`` (judgments.jsonl + manifest.json).
 
@@ -697,6 +805,9 @@ async def run_async(
         console: where the progress bar goes (drawn only on a terminal).
         runtime: injected providers / clock / sleep (tests, embedding).
         force: resume a folder that has no manifest.json (refused otherwise).
+        options: what the run was started with, for its manifest and resume command
+            (``pipeline.options``; default: ``limit`` and the config's paths). ``limit`` is
+            used as given: ``jurybox.run`` / ``jurybox run`` read a resumed run's own.
 
     Returns:
         RunSummary with counts over the whole judgments file.
@@ -711,4 +822,5 @@ async def run_async(
         console=console,
         runtime=runtime or Runtime(),
         force=force,
+        options=options or RunOptions(limit=limit),
     )

@@ -63,6 +63,14 @@ class StopSignals:
             self._previous[sig] = previous
         return self
 
+    def reinstall(self) -> None:
+        """Take the stop signals back after a library put handlers of its own on them (Ray's
+        start makes SIGTERM end the process at once: no orderly stop, no resume command)."""
+        assert self._loop is not None
+        for sig in self._previous:
+            self._loop.remove_signal_handler(sig)
+            self._loop.add_signal_handler(sig, self._received, sig)
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

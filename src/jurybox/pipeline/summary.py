@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurybox.pipeline.failures import (
-    FAILURE_REASONS,
     FailureTally,
     JudgeFailures,
-    failure_reason,
-    failures_by_reason,
-    reason_label,
+    describe_kinds,
+    failure_kind,
+    failures_by_kind,
 )
+from jurybox.pricing import format_cost, format_usd
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,14 +27,12 @@ if TYPE_CHECKING:
 # run's path to its first request does not load them.
 
 __all__ = [
-    "FAILURE_REASONS",
     "FailureTally",
     "JudgeEstimate",
     "JudgeFailures",
     "RunSummary",
-    "failure_reason",
-    "failures_by_reason",
-    "print_estimates",
+    "failure_kind",
+    "failures_by_kind",
     "print_failures",
     "print_summary",
 ]
@@ -42,14 +40,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class JudgeEstimate:
-    """Dry-run estimate for one judge: prompts are built, nothing is sent."""
+    """Dry-run estimate for one judge: prompts are built, nothing is sent (``pipeline.dryrun``)."""
 
     judge: str
     units: int
     calls: int
     input_tokens: int  # characters of the built prompts / 4
+    output_tokens: int  # units x the mode's typical output per judgment: the estimate
     max_output_tokens: int  # calls x max_tokens: an upper bound
-    cost_usd: float | None  # upper bound from the judge's prices; None when unpriced
+    cost_usd: float | None  # at the typical output, the judge's prices; None when unpriced
+    max_cost_usd: float | None = None  # at max_tokens: the most the run can cost
+    prices: str = ""  # where the judge's prices come from, or why it has none
+
+    @property
+    def priced(self) -> bool:
+        return self.cost_usd is not None
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class RunSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    unpriced_judges: Sequence[str] = ()  # judges whose answers have no cost: no price
     cache_hits: int = 0
     cache_input_share: float | None = None
     local_judge: bool = False
@@ -79,11 +85,18 @@ class RunSummary:
     failures: Mapping[str, JudgeFailures] = field(default_factory=dict)  # per judge, whole file
     batch_records: int = 0  # records answered by a provider batch (whole file)
     batch_saved_usd: float = 0.0  # batch price vs synchronous price, over every session
+    resume_command: str | None = None  # carries the run on (``pipeline.options``)
+    schedule: Mapping[str, Any] | None = None  # a scheduled run's manifest entry (--until ...)
 
     @property
-    def failures_by_reason(self) -> dict[str, int]:
-        """Failed records per reason (``FAILURE_REASONS``, zeros kept) over the whole file."""
-        return failures_by_reason(self.failures)
+    def cost(self) -> str:
+        """The whole file's cost as every output writes it (``pricing.format_cost``)."""
+        return format_cost(self.cost_usd, self.unpriced_judges)
+
+    @property
+    def failures_by_kind(self) -> dict[str, int]:
+        """Failed records per kind (``pipeline.failures``) over the whole file."""
+        return failures_by_kind(self.failures)
 
     @property
     def failed_judges(self) -> tuple[JudgeFailures, ...]:
@@ -98,16 +111,13 @@ class RunSummary:
             input_tokens=totals["input_tokens"],
             output_tokens=totals["output_tokens"],
             cost_usd=totals["cost_usd"],
+            unpriced_judges=tuple(totals.get("unpriced_judges", ())),
             cache_hits=totals["cache_hits"],
             cache_input_share=totals["cache_input_share"],
             local_judge=totals["local_judge_used"],
             batch_records=totals.get("batch_records", 0),
             **fields,
         )
-
-
-def _money(value: float | None) -> str:
-    return "unpriced" if value is None else f"${value:.4f}"
 
 
 def print_summary(console: Console, summary: RunSummary) -> None:
@@ -124,13 +134,14 @@ def print_summary(console: Console, summary: RunSummary) -> None:
     )
     console.print(
         f"parse failures {summary.parse_failures} · tokens in {summary.input_tokens:,} / "
-        f"out {summary.output_tokens:,} · cost {_money(summary.cost_usd)} · cache served "
-        f"{'-' if share is None else f'{share:.0%}'} of input tokens ({summary.cache_hits} hits)"
+        f"out {summary.output_tokens:,} · cost {summary.cost} · cache served "
+        f"{'-' if share is None else f'{share:.0%}'} of input tokens ({summary.cache_hits} hits)",
+        markup=False,  # judge names in the cost are text, not markup
     )
     if summary.batch_records:
         console.print(
             f"provider batches answered {summary.batch_records} records, synchronous calls "
-            f"{records - summary.batch_records}; saved {_money(summary.batch_saved_usd)} "
+            f"{records - summary.batch_records}; saved {format_usd(summary.batch_saved_usd)} "
             "against synchronous prices"
         )
     print_failures(console, summary)
@@ -141,8 +152,8 @@ def print_summary(console: Console, summary: RunSummary) -> None:
 
 
 def print_failures(console: Console, summary: RunSummary) -> None:
-    """Failures by reason over the whole file, then one line per judge that had any."""
-    counts = summary.failures_by_reason
+    """Failures by kind over the whole file, then one line per judge that had any."""
+    counts = summary.failures_by_kind
     total = sum(counts.values())
     if not total:
         console.print("failures: none")
@@ -150,30 +161,8 @@ def print_failures(console: Console, summary: RunSummary) -> None:
     records = sum(j.records for j in summary.failures.values())
     from rich.markup import escape  # noqa: PLC0415 - start-up: see the imports
 
-    reasons = ", ".join(f"{reason_label(r)} {n}" for r, n in counts.items() if n)
-    console.print(f"failures: {total} of {records} records ({reasons})")
+    console.print(f"failures: {total} of {records} records ({describe_kinds(counts)})")
     for judge in summary.failures.values():
         if judge.failed:
             # escape: error texts hold [brackets] that rich would read as markup
             console.print(f"  {escape(judge.reason_line())}", soft_wrap=True)
-
-
-def print_estimates(console: Console, estimates: Sequence[JudgeEstimate]) -> None:
-    """The dry-run table: work units, calls, tokens and cost per judge."""
-    from rich.table import Table  # noqa: PLC0415 - start-up: see the imports
-
-    table = Table(title="dry run: no calls made")
-    for column in ("judge", "units", "calls", "input tok (est.)", "max output tok", "cost ≤"):
-        table.add_column(column, justify="left" if column == "judge" else "right")
-    for est in estimates:
-        table.add_row(
-            est.judge,
-            str(est.units),
-            str(est.calls),
-            f"{est.input_tokens:,}",
-            f"{est.max_output_tokens:,}",
-            _money(est.cost_usd),
-        )
-    console.print(table)
-    total = sum(est.units for est in estimates)
-    console.print(f"{total} work units in all")

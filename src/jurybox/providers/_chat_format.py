@@ -1,7 +1,7 @@
 """The Chat Completions wire format, shared by the two adapters that speak it.
 
-``openai`` sends it through the official SDK; ``openai_compatible`` sends the same bytes through a
-lean aiohttp client. Both build the body with ``chat_body`` and read the reply with
+``openai`` sends it through the official SDK; ``openai_compatible`` sends the same body through
+aiohttp. Both build the body with ``chat_body`` and read the reply with
 ``completion_from_chat`` (plain JSON in, ``Completion`` out), so they cannot drift apart.
 
 Every parameter comes from the request/config (no model-specific guessing): ``temperature=None``
@@ -12,21 +12,13 @@ OpenAI's (and vLLM's) automatic prefix caching can reuse it.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from jurybox.config import JudgeConfig
 from jurybox.providers._common import MalformedResponseError, json_object, safe_schema_name
-from jurybox.records import (
-    Completion,
-    CompletionRequest,
-    FinishReason,
-    RateLimits,
-    json_encoder,
-    schema_json,
-)
+from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     None: "stop",  # some compatible servers omit it on a normal stop
@@ -52,79 +44,6 @@ def chat_body(judge: JudgeConfig, model: str, request: CompletionRequest) -> dic
     if judge.extra_body:
         body.update(judge.extra_body)
     return body
-
-
-# ``json.dumps``'s own defaults (ASCII-escaped, ", " and ": "): ``chat_payload`` must give the
-# very bytes ``json.dumps(chat_body(...))`` gives, so a server sees no difference.
-_ENCODE = json_encoder()
-_PAYLOAD_LIMIT = 256  # distinct heads (model, system prompt) and tails kept: a run has a few
-_HEADS: dict[tuple[str, str], str] = {}
-_TAILS: dict[tuple[Any, ...], str] = {}
-
-
-def chat_payload(judge: JudgeConfig, model: str, request: CompletionRequest) -> tuple[bytes, bool]:
-    """``json.dumps(chat_body(judge, model, request)).encode()``, and whether the body asks for
-    native structured output (``response_format``).
-
-    Of a body only the user message changes from call to call: what comes before it (the
-    model, the system prompt) and after it (the parameters, the schema's ``response_format``)
-    is encoded once per distinct value and kept, so a call encodes just its user message.
-    ``extra_body`` may replace any key where it stands: such a body takes the general path.
-    """
-    if judge.extra_body:
-        body = chat_body(judge, model, request)
-        return json.dumps(body).encode(), "response_format" in body
-    head = _HEADS.get((model, request.system))
-    if head is None:
-        head = _keep(_HEADS, (model, request.system), _payload_head(model, request.system))
-    native = request.response_schema is not None and judge.structured_output
-    schema = schema_json(request.response_schema, _ENCODE) if native else None
-    # Types are part of the key: 0 == 0.0 == False, but they encode as 0, 0.0 and false.
-    tail_key = (
-        judge.max_tokens_param,
-        *_typed(request.max_tokens),
-        *_typed(request.temperature),
-        *_typed(request.seed),
-        schema,
-        request.schema_name if native else None,
-    )
-    tail = _TAILS.get(tail_key)
-    if tail is None:
-        tail = _keep(_TAILS, tail_key, _payload_tail(judge, request, native))
-    return (head + request.user_json_ascii() + tail).encode("ascii"), native
-
-
-def _typed(value: Any) -> tuple[type, Any]:
-    return type(value), value
-
-
-def _keep(store: dict[Any, str], key: Any, value: str) -> str:
-    if len(store) >= _PAYLOAD_LIMIT:
-        store.clear()
-    store[key] = value
-    return value
-
-
-def _payload_head(model: str, system: str) -> str:
-    """The body's JSON up to the user message's text (as ``chat_body`` orders it)."""
-    messages = ""
-    if system:
-        messages = f'{{"role": "system", "content": {_ENCODE(system)}}}, '
-    return f'{{"model": {_ENCODE(model)}, "messages": [{messages}{{"role": "user", "content": '
-
-
-def _payload_tail(judge: JudgeConfig, request: CompletionRequest, native: bool) -> str:
-    """The body's JSON after the user message's text (as ``chat_body`` orders it)."""
-    parts = [f"}}], {_ENCODE(judge.max_tokens_param)}: {_ENCODE(request.max_tokens)}"]
-    if request.temperature is not None:
-        parts.append(f', "temperature": {_ENCODE(request.temperature)}')
-    if request.seed is not None:
-        parts.append(f', "seed": {_ENCODE(request.seed)}')
-    if native:
-        assert request.response_schema is not None  # native says so
-        spec = response_format(request.response_schema, request.schema_name)
-        parts.append(f', "response_format": {_ENCODE(spec)}')
-    return "".join(parts) + "}"
 
 
 def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:
@@ -182,24 +101,11 @@ def _first_choice(data: Any) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
 
 
 def response_format(schema: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Native structured output; ``strict`` only when the schema meets OpenAI's strict rules.
-
-    The ``schema`` inside is shared by every call with the same schema: read it, never change it.
-    """
-    text = json.dumps(schema)  # -> plain dicts/lists: the schema may be a read-only view
-    spec = _schema_spec(text, name)
-    return {"type": "json_schema", "json_schema": dict(spec)}
-
-
-@functools.lru_cache(maxsize=64)
-def _schema_spec(schema_json: str, name: str) -> dict[str, Any]:
-    # A run sends the same few schemas thousands of times; reading one back and walking it
-    # costs more than its JSON.
-    schema = json.loads(schema_json)
+    """Native structured output; ``strict`` only when the schema meets OpenAI's strict rules."""
     spec: dict[str, Any] = {"name": safe_schema_name(name), "schema": schema}
     if is_strict_compatible(schema):
         spec["strict"] = True
-    return spec
+    return {"type": "json_schema", "json_schema": spec}
 
 
 def is_strict_compatible(schema: Any) -> bool:

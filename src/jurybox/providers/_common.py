@@ -1,4 +1,4 @@
-"""Helpers shared by every provider adapter: timing, token/cost accounting, error classification.
+"""Helpers shared by every provider adapter: timing, token counts, error classification.
 
 Kept small and stable on purpose: each vendor module imports from here, and none of it imports a
 vendor SDK. Conventions every adapter follows (so cost and reports read all vendors alike):
@@ -13,12 +13,16 @@ vendor SDK. Conventions every adapter follows (so cost and reports read all vend
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import math
 import re
+import socket
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -29,13 +33,14 @@ from jurybox.config import JudgeConfig
 from jurybox.errors import (
     AuthError,
     BadRequestError,
+    ConnectError,
     MissingDependencyError,
     ProviderError,
     RateLimitError,
     TransientError,
 )
 from jurybox.providers.base import read_api_key
-from jurybox.records import Completion, RateLimits, made_on_first_use
+from jurybox.records import RateLimits
 from jurybox.redaction import redact_credentials
 
 __all__ = [
@@ -45,12 +50,11 @@ __all__ = [
     "classify_common",
     "classify_status",
     "classify_vendor_error",
-    "completion_cost_usd",
+    "connect_error",
     "estimate_tokens",
     "estimate_tokens_of",
     "import_dependency",
     "json_object",
-    "loads_json",
     "missing_dependency",
     "parse_retry_after",
     "resolve_api_key",
@@ -84,42 +88,10 @@ def json_object(text: str) -> dict[str, Any] | None:
     """``text`` parsed as a JSON object (a native structured answer), else ``None``: a judge's
     bad JSON is data for the parser to report, not a provider failure."""
     try:
-        parsed = loads_json(text)
+        parsed = json.loads(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
-
-
-# What ``json.loads`` scans a document with (set in ``JSONDecoder.__init__``; not in the stubs).
-_SCAN_JSON: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
-
-
-def loads_json(data: str | bytes) -> Any:
-    """``json.loads(data)``: the same value, or the same error.
-
-    A reply body or structured answer is one JSON object: scanned at once, without
-    ``json.loads``'s Python layers (encoding detection, leading and trailing whitespace, the
-    decoder's wrappers: a visible share of reading an answer, twice per call). Anything else
-    (whitespace around it, another encoding, bad JSON) goes through ``json.loads`` itself.
-    """
-    if isinstance(data, bytes):
-        # json.loads reads bytes that open with "{" and no NUL after it as UTF-8.
-        if data[:1] != b"{" or data[1:2] == b"\x00":
-            return json.loads(data)
-        try:
-            text = data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return json.loads(data)
-    else:
-        text = data
-    if text[:1] == "{":
-        try:
-            value, end = _SCAN_JSON(text, 0)
-        except (StopIteration, ValueError):
-            return json.loads(data)  # its own error
-        if end == len(text):
-            return value
-    return json.loads(data)
 
 
 def estimate_tokens(text: str) -> int:
@@ -131,35 +103,6 @@ def estimate_tokens_of(*texts: str) -> int:
     """``estimate_tokens("".join(texts))`` without joining them (a prompt's parts: kilobytes)."""
     size = sum(map(len, texts))
     return math.ceil(size / 4) if size else 0
-
-
-def completion_cost_usd(judge: JudgeConfig, completion: Completion) -> float | None:
-    """USD cost of one completion from the judge's configured prices.
-
-    Cached input tokens are billed at ``price_cached_input_per_mtok`` (the input price when
-    unset). Returns ``None`` when a needed price or token count is unknown, never a guess; a
-    local judge with no prices configured costs 0.
-    """
-    return tokens_cost_usd(
-        judge, completion.input_tokens, completion.output_tokens, completion.cached_input_tokens
-    )
-
-
-def tokens_cost_usd(
-    judge: JudgeConfig, tokens_in: int | None, tokens_out: int | None, cached: int | None
-) -> float | None:
-    """USD cost of these token counts at the judge's prices (``completion_cost_usd``'s rule)."""
-    price_in, price_out = judge.price_input_per_mtok, judge.price_output_per_mtok
-    if price_in is None and price_out is None and judge.provider == "local":
-        return 0.0
-    if price_in is None or price_out is None or tokens_in is None or tokens_out is None:
-        return None
-    cached = min(cached or 0, tokens_in)
-    price_cached = judge.price_cached_input_per_mtok
-    if price_cached is None:
-        price_cached = price_in
-    total = (tokens_in - cached) * price_in + cached * price_cached + tokens_out * price_out
-    return total / 1_000_000
 
 
 def parse_retry_after(
@@ -258,12 +201,53 @@ def classify_common(exc: BaseException, secrets: Iterable[str | None] = ()) -> P
         return exc
     detail = scrub_secrets(f"{type(exc).__name__}: {exc}", secrets)
     if isinstance(exc, TimeoutError):
-        return TransientError(f"timed out ({detail})")
-    if isinstance(exc, ConnectionError):
-        return TransientError(f"connection failed ({detail})")
+        return TransientError(f"timed out ({detail})", kind="timeout")
+    if isinstance(exc, ConnectionError | socket.gaierror):
+        return connect_error(exc, detail)
     if isinstance(exc, json.JSONDecodeError | MalformedResponseError | pydantic.ValidationError):
-        return TransientError(f"malformed response body ({detail})")
+        return TransientError(f"malformed response body ({detail})", kind="bad response")
     return None
+
+
+def server_of(url: str | None) -> str | None:
+    """``scheme://host:port`` of ``url``, user info left out (for a hint that is printed)."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}" if parts.scheme and host else None
+
+
+def connect_error(
+    exc: BaseException, detail: str, url: str | None = None, *, role: str = "server"
+) -> ConnectError:
+    """A ``ConnectError`` for a failed connection, its cause read from the exception chain (an
+    SDK wraps the socket's error): refused, DNS, reset, or other. ``detail`` must already be
+    scrubbed; ``url`` (what was called: the endpoint, or the proxy) names it in the hint."""
+    return ConnectError(detail, cause=_connect_cause(exc), server=server_of(url), role=role)
+
+
+_RESET = (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED)
+
+
+def _connect_cause(exc: BaseException) -> str:
+    """Walk ``exc``, its causes, contexts and ``os_error`` (aiohttp) for the socket's error."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or "DNSError" in type(current).__name__:
+            return "dns"
+        code = current.errno if isinstance(current, OSError) else None
+        if isinstance(current, ConnectionRefusedError) or code == errno.ECONNREFUSED:
+            return "refused"
+        if isinstance(current, ConnectionResetError | BrokenPipeError) or code in _RESET:
+            return "reset"
+        todo += [current.__cause__, current.__context__, getattr(current, "os_error", None)]
+    return "other"
 
 
 def classify_vendor_error(
@@ -301,7 +285,7 @@ def import_dependency(module: str, provider: str, package: str, *commands: str) 
         raise missing_dependency(provider, package, *commands) from None
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class Dependency:
     """An adapter's optional client library: every adapter imports its SDK only through
     ``load``, when a judge needs it (never at module import), so a missing one is reported with

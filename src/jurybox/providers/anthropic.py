@@ -41,6 +41,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    connect_error,
     parse_retry_after,
     resolve_api_key,
     safe_schema_name,
@@ -199,12 +200,12 @@ class AnthropicProvider:
                 rate_limits=rate_limits_from_headers(headers),
             )
         if isinstance(exc, anthropic.APITimeoutError):
-            return TransientError("anthropic: request timed out")
+            return TransientError("anthropic: request timed out", kind="timeout")
         if isinstance(exc, anthropic.APIConnectionError):
-            detail = scrub_secrets(str(exc), self._secrets)
-            return TransientError(f"anthropic: connection failed: {detail}")
+            detail = scrub_secrets(f"anthropic: {exc}", self._secrets)
+            return connect_error(exc, detail, self._judge.base_url or DEFAULT_BASE_URL)
         if isinstance(exc, anthropic.APIResponseValidationError):
-            return TransientError("anthropic: malformed response body")
+            return TransientError("anthropic: malformed response body", kind="bad response")
         return None
 
     async def aclose(self) -> None:

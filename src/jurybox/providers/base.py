@@ -8,17 +8,12 @@ policy lives in ``jurybox.pipeline``. ``classify_error`` turns whatever the SDK 
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 from jurybox.config import JudgeConfig
 from jurybox.errors import AuthError, ProviderError
 from jurybox.records import Completion, CompletionRequest
-
-# True while the caller bounds ``complete`` by the judge's ``timeout_s`` itself (the pipeline
-# does, per attempt): an adapter may then leave out a timer of its own, which could never fire
-# first. Read it with ``.get()``; anything else calling an adapter gets the adapter's timer.
-CALLER_TIMES_OUT: ContextVar[bool] = ContextVar("jurybox_caller_times_out", default=False)
+from jurybox.redaction import register_proxy_environment, register_secret, register_url
 
 
 @runtime_checkable
@@ -43,11 +38,24 @@ class Provider(Protocol):
         ...
 
 
+def register_judge_secrets(judge: JudgeConfig) -> None:
+    """Register for redaction (``jurybox.redaction``) every secret the judge's calls carry: its
+    key, the user info of its ``base_url`` / ``base_urls`` and of the proxy variables. Called
+    when a provider reads its key and, for every judge, before a run writes anything."""
+    if judge.api_key_env is not None:
+        register_secret(os.environ.get(judge.api_key_env))
+    for url in (judge.base_url, *(judge.base_urls or ())):
+        register_url(url)
+    register_proxy_environment()
+
+
 def read_api_key(judge: JudgeConfig, judge_name: str) -> str | None:
-    """Read the judge's key from its environment variable at call time, never storing it.
+    """Read the judge's key from its environment variable at call time, never storing it (it is
+    registered for redaction, with the judge's other secrets: ``register_judge_secrets``).
 
     Raises AuthError before any call is made when the variable is named but unset.
     """
+    register_judge_secrets(judge)
     if judge.api_key_env is None:
         return None
     value = os.environ.get(judge.api_key_env)

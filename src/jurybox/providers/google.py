@@ -46,6 +46,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    connect_error,
     json_object,
     parse_retry_after,
     resolve_api_key,
@@ -239,14 +240,14 @@ class GoogleProvider:
         if isinstance(exc, genai_errors.APIError):
             return _classify_api_error(exc, self._secrets)
         if isinstance(exc, genai_errors.UnknownApiResponseError):
-            return TransientError("gemini: malformed response body")
+            return TransientError("gemini: malformed response body", kind="bad response")
         if isinstance(exc, httpx2.TimeoutException):
-            return TransientError("gemini: request timed out")
+            return TransientError("gemini: request timed out", kind="timeout")
         # aiohttp is used instead of httpx2 when it is installed; both only reach here for
         # transport failures (status errors arrive as genai APIError).
         if isinstance(exc, httpx2.TransportError) or type(exc).__module__.startswith("aiohttp"):
-            detail = scrub_secrets(f"{type(exc).__name__}: {exc}", self._secrets)
-            return TransientError(f"gemini: connection failed ({detail})")
+            detail = scrub_secrets(f"gemini: {type(exc).__name__}: {exc}", self._secrets)
+            return connect_error(exc, detail, self._judge.base_url or DEFAULT_BASE_URL)
         return None
 
     async def aclose(self) -> None:

@@ -19,6 +19,7 @@ from jurybox.providers._common import (
     Stopwatch,
     classify_status,
     classify_vendor_error,
+    connect_error,
     parse_retry_after,
     resolve_api_key,
     scrub_secrets,
@@ -28,6 +29,7 @@ from jurybox.records import Completion, CompletionRequest
 
 _SDK = Dependency("openai", "the openai SDK", ("pip install openai",))
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's own default (named in hints)
 # The SDK insists on a key even for servers that ignore it (Ollama, vLLM without --api-key).
 PLACEHOLDER_KEY = "not-needed"
 # What ``chat.completions.create`` passes as ``options`` (bearer auth), plus the header that
@@ -118,11 +120,13 @@ class OpenAIProvider:
                 rate_limits=rate_limits_from_headers(headers),
             )
         if isinstance(exc, sdk.APITimeoutError):
-            return TransientError(f"timed out after {self._judge.timeout_s:g} s")
+            return TransientError(f"timed out after {self._judge.timeout_s:g} s", kind="timeout")
         if isinstance(exc, sdk.APIConnectionError):
-            return TransientError(scrub_secrets(f"connection failed: {exc.message}", secrets))
+            detail = scrub_secrets(exc.message, secrets)
+            return connect_error(exc, detail, self._judge.base_url or DEFAULT_BASE_URL)
         if isinstance(exc, sdk.APIResponseValidationError):
-            return TransientError(scrub_secrets(f"malformed response body: {exc}", secrets))
+            message = scrub_secrets(f"malformed response body: {exc}", secrets)
+            return TransientError(message, kind="bad response")
         return None
 
     async def aclose(self) -> None:

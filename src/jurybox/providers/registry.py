@@ -36,10 +36,13 @@ class ProviderEntry:
 
     ``requires`` maps a ``JudgeConfig`` field to the hint appended to the error raised when a
     judge leaves it unset (checked in order, so the most basic need is reported first).
+    ``local``: the model runs on this machine's CPU (its providers say ``is_local``), so its
+    calls are made one at a time unless the judge sets ``concurrency``.
     """
 
     factory: str | ProviderFactory
     requires: Mapping[str, str] = field(default_factory=dict)
+    local: bool = False
 
     def build(self) -> ProviderFactory:
         if not isinstance(self.factory, str):
@@ -61,7 +64,7 @@ _PROVIDERS: dict[str, ProviderEntry] = {
         },
     ),
     "google": ProviderEntry("jurybox.providers.google:create", _MODEL),
-    "local": ProviderEntry("jurybox.providers.local:create"),
+    "local": ProviderEntry("jurybox.providers.local:create", local=True),
     "fake": ProviderEntry("jurybox.providers.fake:create"),
 }
 # Factories registered at run time (plugins, tests); they win over an entry's own factory.
@@ -69,17 +72,33 @@ _REGISTERED: dict[str, ProviderFactory] = {}
 
 
 def register_provider(
-    name: str, factory: ProviderFactory, *, requires: Mapping[str, str] | None = None
+    name: str,
+    factory: ProviderFactory,
+    *,
+    requires: Mapping[str, str] | None = None,
+    local: bool | None = None,
 ) -> None:
     """Register (or replace) a provider, e.g. a scripted fake in a test.
 
     A new name becomes a valid ``provider:`` in configs at once; ``requires`` declares the judge
-    settings it needs (see ``ProviderEntry``). Replacing a provider keeps its needs unless given.
+    settings it needs and ``local`` whether it runs on this machine (see ``ProviderEntry``).
+    Replacing a provider keeps what it declared unless given.
     """
     known = _PROVIDERS.get(name)
     needs = requires if requires is not None else (known.requires if known else {})
-    _PROVIDERS[name] = ProviderEntry(factory, dict(needs))
+    runs_here = local if local is not None else (known.local if known else False)
+    _PROVIDERS[name] = ProviderEntry(factory, dict(needs), runs_here)
     _REGISTERED[name] = factory
+
+
+def judge_concurrency(judge: JudgeConfig, default: int) -> int:
+    """The calls in flight a judge gets, wherever the calls are made (this process or Ray): its
+    own ``concurrency``, else 1 for a model on this machine's CPU (parallel calls would only
+    fight over the cores), else ``default`` (``pipeline.concurrency``)."""
+    if judge.concurrency:
+        return judge.concurrency
+    entry = _PROVIDERS.get(judge.provider)
+    return 1 if entry is not None and entry.local else default
 
 
 def provider_names() -> tuple[str, ...]:

@@ -4,8 +4,8 @@ Public API:
 
 - ``write_reports(report, frame, out_dir, *, plots=True, records=(), source=..., items=None)``:
   the files for an already computed report (records and items fill report.html's explorer).
-- ``RecordsPass``: that pass over the records, started in a second process as soon as the
-  analysis frame exists (``write_reports(records_pass=...)``).
+- ``report_folder(out_dir)``: a folder to write a whole report into, swapped in for ``out_dir``
+  when complete (``is_report_folder`` says which folders it may replace).
 - ``render_markdown`` / ``render_html`` / ``render_plots``: the same, as text or PNG bytes.
 - ``validate_report`` / ``report_schema``: the published JSON Schema check.
 - ``print_summary``: the terminal summary ``jurybox analyze`` prints.
@@ -22,22 +22,28 @@ statistic comes from ``jurybox.analysis``.
 from __future__ import annotations
 
 from jurybox.reporting.plots import PLOT_NAMES
-from jurybox.reporting.render.files import ReportPaths, render_plots, write_reports
+from jurybox.reporting.render.files import (
+    ReportPaths,
+    is_report_folder,
+    render_plots,
+    report_folder,
+    write_reports,
+)
 from jurybox.reporting.render.html import render_html
 from jurybox.reporting.render.json_report import ReportSchemaError, report_schema, validate_report
 from jurybox.reporting.render.markdown import render_markdown
-from jurybox.reporting.render.records_pass import RecordsPass
 from jurybox.reporting.render.terminal import print_summary
 
 __all__ = [
     "PLOT_NAMES",
-    "RecordsPass",
     "ReportPaths",
     "ReportSchemaError",
+    "is_report_folder",
     "print_summary",
     "render_html",
     "render_markdown",
     "render_plots",
+    "report_folder",
     "report_schema",
     "validate_report",
     "write_reports",

@@ -216,7 +216,7 @@ def _parse_weight(var: str, raw: str, source: str, dim: str) -> float:
     return value
 
 
-def _is_path(name_or_path: str) -> bool:
+def is_rubric_path(name_or_path: str) -> bool:
     return any(sep in name_or_path for sep in ("/", "\\")) or name_or_path.endswith(
         (".yaml", ".yml")
     )
@@ -237,7 +237,7 @@ def builtin_rubric_names() -> list[str]:
 
 def _read_source(name_or_path: str, base_dir: Path | None) -> tuple[str, str]:
     """(YAML text, label for error messages) of a built-in name or a file path."""
-    if not _is_path(name_or_path):
+    if not is_rubric_path(name_or_path):
         names = builtin_rubric_names()
         if name_or_path not in names:
             raise ConfigError(

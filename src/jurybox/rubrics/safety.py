@@ -18,9 +18,9 @@ import math
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from jurybox.errors import ConfigError
-from jurybox.records import made_on_first_use
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -150,7 +150,7 @@ def _regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class SafetySettings:
     """Whether the safety gate runs, and the overall score a flagged response is capped at."""
 
@@ -184,7 +184,7 @@ class SafetySettings:
         return cls(enabled=raw_gate in _TRUE, score_cap=cap)
 
 
-@made_on_first_use(frozen=True)  # start-up: not before the first request
+@dataclass(frozen=True, slots=True)
 class SafetyResult:
     """Outcome of ``check_safety``: which category and pattern fired, if any."""
 

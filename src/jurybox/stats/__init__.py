@@ -100,6 +100,7 @@ from jurybox.stats.results import (
     WilcoxonResult,
     WinRateResult,
 )
+from jurybox.stats.stratified import StratifiedProportion, stratified_proportion
 from jurybox.stats.subgroups import SubgroupEffect, SubgroupHeterogeneity, subgroup_heterogeneity
 
 __all__ = [
@@ -139,6 +140,7 @@ __all__ = [
     "RankingStability",
     "RoganGladenResult",
     "ShiftEstimate",
+    "StratifiedProportion",
     "SubgroupEffect",
     "SubgroupHeterogeneity",
     "TOSTResult",
@@ -188,6 +190,7 @@ __all__ = [
     "rank_biserial",
     "rogan_gladen",
     "spearman",
+    "stratified_proportion",
     "subgroup_heterogeneity",
     "tost_paired",
     "tpr_tnr",

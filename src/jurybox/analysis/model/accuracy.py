@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from jurybox.analysis.model._base import Model, Number, Section, Skipped
+from typing import ClassVar
+
+from jurybox.analysis.model._base import Metric, Model, Number, Section, Skipped
 from jurybox.analysis.model.metrics import ClusteredProportionMetric
+from jurybox.stats.stratified import StratifiedProportion
 
 
 class Accuracy(ClusteredProportionMetric):
@@ -28,9 +31,42 @@ class JudgeGoldAccuracy(Model):
     both_orders_correct: Accuracy | Skipped
 
 
+class DesignAccuracy(Metric):
+    """``StratifiedProportion``, headline ``estimate``: accuracy weighted by stratum."""
+
+    result_type: ClassVar[type | None] = StratifiedProportion
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    se: Number | None = None
+    n_effective: Number | None = None
+    n_by_stratum: dict[str, int] | None = None
+    size_by_stratum: dict[str, int] | None = None
+    confidence: Number | None = None
+
+
+class DesignJudgeAccuracy(Model):
+    """A judge's stratum-weighted accuracy: failures counted as wrong (what the verdict reads)
+    and over successful judgments only."""
+
+    counted: DesignAccuracy
+    parsed: DesignAccuracy
+
+
+class LabelledByDesign(Section):
+    """Accuracy over the items ``jurybox label`` chose (``analysis.labelling``): labelled items
+    per stream, each stratum's size, and each judge's stratum-weighted accuracy."""
+
+    judges: dict[str, DesignJudgeAccuracy] | None = None
+    streams: dict[str, int] | None = None
+    strata: dict[str, int] | None = None
+    method: str | None = None
+
+
 class AccuracyVsGold(Section):
-    """The accuracy-against-gold family."""
+    """The accuracy-against-gold family. ``design``: present when labels came from
+    ``jurybox label``; the other figures then read its uniform stream only."""
 
     judges: dict[str, JudgeGoldAccuracy] | None = None
     n_labelled: int | None = None
     method: str | None = None
+    design: LabelledByDesign | None = None

@@ -6,6 +6,8 @@ rules are in ``jurybox.analysis.benchmarks``.
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from jurybox.analysis.model._base import Model
 
 
@@ -74,9 +76,12 @@ class JudgeAgreement(Model):
 
 
 class PandaLMBenchmark(Model):
-    """Annotator kappas (``"annotator1-annotator2"``) and each judge against their majority."""
+    """Annotator kappas (``"annotator1-annotator2"``) and each judge against their majority;
+    a pair whose kappa is undefined (both used one category) has None, and its reason in
+    ``annotator_kappa_undefined``."""
 
     annotator_kappa: dict[str, float | None]
+    annotator_kappa_undefined: dict[str, str] = Field(default_factory=dict)
     majority_counts: dict[str, int]
     judges: dict[str, JudgeAgreement]
 

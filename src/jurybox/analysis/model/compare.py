@@ -6,6 +6,10 @@ with McNemar's test and a paired interval, position consistency, agreement betwe
 units whose verdict changed; scores: the paired difference per dimension), and per run the
 ADR-016 score study (inter-judge reliability per dimension, ranking stability, conciseness vs
 length) with its cross-run differences.
+
+The first screen of compare.html reads ``RunComparison.headlines`` (per paired judge: "better",
+"worse" or "no evidence" on its headline figure, with both runs' trust levels) and
+``config_changes`` (what differs between the two runs' configs and own prompts).
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from jurybox.stats.paired import (
     ShiftEstimate,
 )
 
-COMPARE_SCHEMA_VERSION = 1
+# 2: headlines, config_changes, RunSummary.report / trust; ChangedUnit.href gone (links are
+# made by the pages, relative to where they are written).
+COMPARE_SCHEMA_VERSION = 2
+
+Answer = Literal["better", "worse", "no evidence"]
+TrustLevel = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 
 
 class PairedDifferenceMetric(Metric):
@@ -93,6 +102,14 @@ class RankingStabilityMetric(Metric):
     confidence: Number | None = None
 
 
+class JudgeTrust(Model):
+    """One judge's trust level in one run, as ``jurybox analyze`` gives it (default thresholds)."""
+
+    judge: str
+    level: TrustLevel
+    reason: str
+
+
 class RunSummary(Model):
     """One compared run: where it came from and what it holds."""
 
@@ -106,6 +123,8 @@ class RunSummary(Model):
     dimensions: list[str]
     has_gold: bool
     items_source: str | None  # the dataset the run's items (lengths, labels) were read from
+    report: str | None = None  # the run's report.html (its item explorer), where one was found
+    trust: list[JudgeTrust] | None = None
 
 
 class JudgePairing(Model):
@@ -124,7 +143,6 @@ class ChangedUnit(Model):
     verdict_a: Label
     verdict_b: Label
     gold: Label
-    href: str
 
 
 class PositionComparison(Model):
@@ -227,6 +245,42 @@ class StudyComparison(Model):
     ranking_stability_difference: RankingStabilityMetric
 
 
+class Headline(Model):
+    """One paired judge's answer to "did B do better than A?", on its headline figure: accuracy
+    against the gold/human label (McNemar's test), or, for a judge that only scores, how far
+    its scores are from the human scores (mean absolute error, paired t test). ``better`` and
+    ``worse`` need the test's p-value, Holm-adjusted over the judges of the comparison, below
+    1 − confidence; anything else is ``no evidence``, with ``reason`` where no test could run."""
+
+    judge_a: str
+    judge_b: str
+    answer: Answer
+    measure: Literal["accuracy", "score error"] | None = None
+    n_units: int | None = None
+    value_a: Number | None = None  # accuracy, or mean absolute error, of run A
+    value_b: Number | None = None
+    difference: Number | None = None  # B − A (for score error, negative is better)
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    p_value: Number | None = None  # the test's own
+    p_adjusted: Number | None = None  # Holm-adjusted over the comparison's judges
+    n_tested: int | None = None  # judges in the Holm family
+    test: str | None = None
+    reason: str | None = None
+    trust_a: TrustLevel | None = None
+    trust_b: TrustLevel | None = None
+
+
+class ConfigChange(Model):
+    """One setting that differs between the two runs (values as JSON text; None: not set), or
+    the text of their own instructions / template (``diff``: unified diff lines, A to B)."""
+
+    setting: str
+    value_a: str | None
+    value_b: str | None
+    diff: list[str] | None = None
+
+
 class RunComparison(Model):
     """One run against the baseline."""
 
@@ -238,6 +292,9 @@ class RunComparison(Model):
     judges: list[JudgeComparison]
     study: StudyComparison | None = None
     study_skipped: str | None = None
+    headlines: list[Headline] | None = None
+    config_changes: list[ConfigChange] | None = None
+    config_skipped: str | None = None  # why no config could be compared (an import: none kept)
 
 
 class GeneratedBy(Model):

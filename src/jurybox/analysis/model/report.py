@@ -13,6 +13,7 @@ from jurybox.analysis.model.effects import Effects
 from jurybox.analysis.model.human import HumanCalibration
 from jurybox.analysis.model.panels import Panels
 from jurybox.analysis.model.reliability import Reliability
+from jurybox.analysis.model.stopping import Stopping
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.model.verdict import Verdict
 from jurybox.thresholds import TrustThresholds
@@ -58,6 +59,8 @@ class Report(Model):
     accuracy_vs_gold: AccuracyVsGold
     # Only for imported benchmark verdicts: their figures as each benchmark publishes them.
     benchmarks: BenchmarkFigures | None = None
+    # Only for a `jurybox run --until` run: where each judge stopped, on anytime-valid intervals.
+    stopping: Stopping | None = None
 
 
 def report_schema() -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from jurybox.analysis.model._base import Model
 
 
@@ -39,12 +41,14 @@ class JudgeSummary(Model):
 
 
 class HumanLabelCounts(Model):
-    """How many human labels of each kind were given."""
+    """How many human labels of each kind were given; ``targeted``: items labelled through
+    ``jurybox label``'s targeted stream only, kept out of the other counts (and figures)."""
 
     preferences: int
     annotators: int
     scores: int
     verdicts: int
+    targeted: int | None = None
 
 
 class JudgeFailures(Model):
@@ -79,6 +83,10 @@ class RunCost(Model):
     ``"assumed 50% discount"`` (none known: the vendors' batch discount, so the saving equals
     the cost) or ``"mixed"``. It is None when no batch record is priced, or when a known judge
     has no synchronous price for a batch record's tokens.
+
+    ``unpriced_judges`` names the judges whose answers (token counts recorded) carry no cost:
+    no price was known for them, so ``cost_usd`` leaves them out. Left out of the JSON when
+    none is.
     """
 
     cost_usd: float | None
@@ -88,6 +96,7 @@ class RunCost(Model):
     batch_cost_usd: float | None
     batch_saving_usd: float | None
     batch_saving_method: SavingMethod | None = None
+    unpriced_judges: list[str] = Field(default_factory=list)
 
 
 class Summary(Model):

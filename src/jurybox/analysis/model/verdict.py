@@ -69,6 +69,8 @@ class JudgeVerdict(Model):
     self_preference: BiasFigure | None
     retest_agreement: Number | None
     retest_is_icc: bool
+    # Only for a `--until decided` run: the anytime-valid interval the accuracy check read.
+    accuracy_anytime: Figure | None = None
 
 
 class Verdict(Model):

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import (
+    json_kind,
+    json_list,
+    parse_json,
+    read_csv_rows,
+    read_utf8,
+    utf8_lines,
+)
 from jurybox.io.text import json_text_is_clean
-from jurybox.records import made_on_first_use
 
 _BATCH_ROWS = 1024
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Where:
     """Where a record came from; builds errors that point at it."""
 
@@ -30,7 +36,7 @@ class _Where:
         return DatasetError(message, path=self.path, line=self.line, field=field)
 
 
-@made_on_first_use(frozen=True, init_at_once=True)  # start-up: repr, ==, hash later
+@dataclass(frozen=True, slots=True)
 class _Record:
     """One raw record of a dataset file and where it came from."""
 
@@ -59,101 +65,31 @@ def _records(path: Path) -> Iterator[_Record]:
         raise where.error("empty file: no items")
 
 
-def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[tuple[int, str]]:
-    # Decoding line by line keeps memory flat and pins an invalid byte to its line.
-    for number, raw in enumerate(handle, start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DatasetError(
-                f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                path=path,
-                line=number,
-            ) from None
-        yield number, text.removeprefix("\ufeff") if number == 1 else text
-
-
 def _read_jsonl(path: Path) -> Iterator[_Record]:
-    with path.open("rb") as handle:
-        for number, text in _decoded_lines(handle, str(path)):
-            if not text.strip():
-                continue
-            where = _Where(str(path), number)
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise where.error(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(data, dict):
-                raise where.error(f"expected a JSON object, got {_kind(data)}")
-            yield _Record(where, data, flat=False, clean=json_text_is_clean(text))
+    for number, text in utf8_lines(path):
+        if not text.strip():
+            continue
+        where = _Where(str(path), number)
+        data = parse_json(text, path=str(path), line=number)
+        if not isinstance(data, dict):
+            raise where.error(f"expected a JSON object, got {json_kind(data)}")
+        yield _Record(where, data, flat=False, clean=json_text_is_clean(text))
 
 
 def _read_json_list(path: Path) -> Iterator[_Record]:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DatasetError("invalid UTF-8", path=str(path), line=line) from None
-    del raw  # only the decoded text is kept
+    text = read_utf8(path)
     clean = json_text_is_clean(text)
-    decoder, line, counted, pos = json.JSONDecoder(), 1, 0, 0
-    try:
-        pos = _skip_space(text, 0)
-        if not text.startswith("[", pos):
-            raise DatasetError("expected a JSON list of objects", path=str(path), line=1)
-        pos = _skip_space(text, pos + 1)
-        while not text.startswith("]", pos):
-            line, counted = line + text.count("\n", counted, pos), pos
-            data, pos = decoder.raw_decode(text, pos)
-            where = _Where(str(path), line)
-            if not isinstance(data, dict):
-                raise where.error(f"expected a JSON object, got {_kind(data)}")
-            yield _Record(where, data, flat=False, clean=clean)
-            pos = _skip_space(text, pos)
-            if text.startswith(",", pos):
-                pos = _skip_space(text, pos + 1)
-            elif not text.startswith("]", pos):
-                raise json.JSONDecodeError("expected ',' or ']'", text, pos)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+    for line, data in json_list(text, str(path)):
+        where = _Where(str(path), line)
+        if not isinstance(data, dict):
+            raise where.error(f"expected a JSON object, got {json_kind(data)}")
+        yield _Record(where, data, flat=False, clean=clean)
 
 
 def _read_csv(path: Path) -> Iterator[_Record]:
-    with path.open("rb") as handle:
-        rows = _csv_rows((text for _, text in _decoded_lines(handle, str(path))), str(path))
-        first = next(rows, None)
-        if first is None:
-            return
-        header = [name.strip() for name in first[1]]
-        for index, name in enumerate(header):
-            if not name or name in header[:index]:
-                problem = "empty" if not name else f"duplicate '{name}'"
-                raise DatasetError(f"{problem} column name in header", path=str(path), line=1)
-        for line, cells in rows:
-            where = _Where(str(path), line)
-            if len(cells) != len(header):
-                raise where.error(f"{len(cells)} cells but the header has {len(header)}")
-            clean = all(map(json_text_is_clean, cells))
-            yield _Record(where, dict(zip(header, cells, strict=True)), flat=True, clean=clean)
-
-
-def _csv_rows(lines: Iterable[str], path: str) -> Iterator[tuple[int, list[str]]]:
-    reader = csv.reader(lines, strict=True)
-    start = 1
-    try:
-        for cells in reader:
-            if cells:  # a blank line is no record
-                yield start, cells
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise DatasetError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from None
+    for line, row in read_csv_rows(path):
+        clean = all(map(json_text_is_clean, row.values()))
+        yield _Record(_Where(str(path), line), row, flat=True, clean=clean)
 
 
 def _read_parquet(path: Path) -> Iterator[_Record]:
@@ -178,16 +114,6 @@ def _reader(suffix: str) -> Callable[[Path], Iterator[_Record]] | None:
 
 
 # --- normalising flat and renamed records ------------------------------------------------------
-
-
-def _kind(value: Any) -> str:
-    """The JSON name of a value's type, for messages."""
-    if isinstance(value, str):
-        return "empty text" if not value.strip() else "text"
-    if _is_number(value):
-        return f"number ({value!r})"
-    kinds = ((type(None), "null"), (bool, "boolean"), (Mapping, "a mapping"), (list, "a list"))
-    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def _is_number(value: Any) -> bool:

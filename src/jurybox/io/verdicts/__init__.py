@@ -32,24 +32,41 @@ Kinds (where each public release keeps its verdicts is in the README):
              (pairwise: A | B | tie, or 1 | 2 | 0), ``score`` (one response scored alone) or
              ``label`` (binary: yes/no, true/false, 1/0, pass/fail).
 
-Every reader is loud: an entry it cannot read is a ``DatasetError`` naming file, entry and field;
-a verdict value the format does not define is counted (``ImportSummary.unreadable``) and an
-import where more than half the verdicts are unreadable is refused unless ``allow_unparsed``.
+Every reader is loud: an entry it cannot read is a ``DatasetError`` naming file, line (for an
+entry of a JSON list: the line it starts on, and its number) and field; a verdict value the
+format does not define is counted (``ImportSummary.unreadable``) and an import where more than
+half the verdicts are unreadable is refused unless ``allow_unparsed``. What every reader refuses:
+
+- bytes that are not UTF-8 (never replaced), and JSON that ``jurybox.io.input_files.parse_json``
+  refuses (nesting deeper than 100 levels, a number longer than 100 characters or too large,
+  ``NaN`` / ``Infinity``); a byte-order mark at the start of a file and CRLF line ends are fine;
+- an id (``idx``, ``pair_id``, ``question_id``, a model name, a mapped ``query_id`` or ``judge``)
+  that is null, blank, a boolean, a float, a list or an object: never the id ``"None"``;
+- a text field holding a list or an object (a number or boolean is read as Python writes it,
+  e.g. ``True``: PandaLM's release holds two such responses);
+- the same PandaLM ``idx`` twice in one file, the same JudgeBench ``pair_id`` twice in one file
+  (in the other formats the same judge, item and order again is a repeat: ``repeat`` 1, 2 ...);
+- a generic CSV whose header names a column twice or is empty, or a row with more or fewer
+  cells than the header.
+
+A lone surrogate (an escaped ``"\\ud800"``) cannot be written as UTF-8: it is replaced by U+FFFD,
+counted in each record's ``text_replaced``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.io.judgments import record_json
+from jurybox.io.atomic import AtomicFile, commit_all
+from jurybox.io.input_files import read_json_lines
+from jurybox.io.judgments import read_records, record_json
+from jurybox.io.targets import check_target, first_json_line
 from jurybox.io.text import clean_value
 from jurybox.io.verdicts import alpacaeval, fastchat, generic, judgebench, llmbar, pandalm
 from jurybox.io.verdicts._common import Loaded
@@ -93,41 +110,23 @@ def companion_items_path(out_path: str | Path) -> Path:
     return out.with_name(f"{out.stem}.items.jsonl")
 
 
-def _write_jsonl(path: Path, lines: Iterator[str]) -> int:
-    """Write ``lines`` to ``path``'s temporary sibling (``<name>.tmp``); returns lines written.
-
-    The caller renames it into place once every file of the import is written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with _temp_of(path).open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-        handle.flush()
-        os.fsync(handle.fileno())
-    return count
-
-
-def _temp_of(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
-
-
 def _write_all_or_nothing(files: Mapping[Path, Iterator[str]]) -> list[int]:
-    """Write every file to a temporary sibling, then rename them all into place.
+    """Write every file under a temporary name beside it, then rename them all into place
+    (``io.atomic.commit_all``); returns the lines written to each.
 
     A failure while writing (a bad record, a full disk) leaves the previous outputs untouched and
     no half-written file behind, so a failed import never looks like a smaller successful one.
     """
-    try:
-        counts = [_write_jsonl(path, lines) for path, lines in files.items()]
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                _temp_of(path).unlink(missing_ok=True)
-        raise
-    for path in files:
-        os.replace(_temp_of(path), path)
+    with contextlib.ExitStack() as stack:
+        opened = [stack.enter_context(AtomicFile(path)) for path in files]
+        counts = []
+        for handle, lines in zip(opened, files.values(), strict=True):
+            count = 0
+            for line in lines:
+                handle.write(line + "\n")
+                count += 1
+            counts.append(count)
+        commit_all(opened)
     return counts
 
 
@@ -177,6 +176,7 @@ def import_with_summary(
     source = Path(path)
     if not source.exists():
         raise DatasetError("not found", path=str(source))
+    _check_outputs(source, Path(out_path))
     loaded = _read(kind, source, mapping, datetime.now(UTC).isoformat())
     summary = ImportSummary(len(loaded.records), len(loaded.records), dict(loaded.unreadable))
     if summary.n_unreadable * 2 > summary.verdicts and not allow_unparsed:
@@ -196,34 +196,46 @@ def import_with_summary(
     return ImportSummary(written, summary.verdicts, summary.unreadable)
 
 
+def is_import(path: Path) -> bool:
+    """Whether ``path`` holds records ``import_verdicts`` wrote (``import-`` run ids): the
+    judgments file an import may replace; a run's own judgments are never replaced by one."""
+    first = first_json_line(path) or {}
+    run_id = first.get("run_id")
+    return isinstance(run_id, str) and run_id.startswith("import-") and "positions" in first
+
+
+def _check_outputs(source: Path, out: Path) -> None:
+    """Refuse (exit 2) writing the records or their items onto a file the import reads, or over
+    a file an import did not write (the items file only beside an import's records)."""
+    inputs = (
+        [source, *(p for p in source.rglob("*") if p.is_file())] if source.is_dir() else [source]
+    )
+    check_target(out, inputs=inputs, ours=is_import, what="a jurybox import")
+    ours = is_import(out)
+    check_target(
+        companion_items_path(out),
+        inputs=inputs,
+        ours=lambda _path: ours,
+        what=f"the items of an import in {out.name}",
+    )
+
+
 def read_items(path: str | Path) -> list[Item]:
     """Items from a JSONL file of ``Item`` fields (as written by ``import_verdicts``)."""
     items = []
     source = Path(path)
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data: dict[str, Any] = json.loads(line)
-                data["contexts"] = tuple(data.get("contexts") or ())
-                items.append(Item(**data))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise DatasetError(f"not an item: {exc}", path=str(source), line=number) from None
+    for line, data in read_json_lines(source):
+        try:
+            data["contexts"] = tuple(data.get("contexts") or ())
+            items.append(Item(**data))
+        except (AttributeError, TypeError) as exc:
+            raise DatasetError(f"not an item: {exc}", path=str(source), line=line) from None
     return items
 
 
 def load_imported(out_path: str | Path) -> tuple[list[JudgeRecord], list[Item]]:
     """Records and companion items written by ``import_verdicts``."""
     source = Path(out_path)
-    records = []
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(JudgeRecord.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-                raise DatasetError(f"not a record: {exc}", path=str(source), line=number) from None
+    records = list(read_records(source))
     items_path = companion_items_path(source)
     return records, read_items(items_path) if items_path.exists() else []

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import as_identifier, json_kind, read_json_lines, read_json_list
 from jurybox.records import Item, JudgeRecord, Status, unit_key
 
 MISSING = object()  # a verdict field that is absent, told apart from an explicit null
@@ -38,30 +39,89 @@ def value_label(value: Any) -> str:
     return repr(str(value))[:40]
 
 
-def nfc(value: Any) -> str:
+def nfc(value: str) -> str:
     """Text in Unicode NFC, so that the same words typed as NFC and NFD match."""
-    return unicodedata.normalize("NFC", str(value))
+    return unicodedata.normalize("NFC", value)
 
 
-def entry_error(path: Path, index: int, name: str, message: str) -> DatasetError:
-    """The error for one unreadable entry: file, entry number (from 0) and field."""
-    return DatasetError(f"entry {index}: {message}", path=str(path), field=name)
+@dataclass(frozen=True)
+class At:
+    """Where one entry of a verdict file is: the file, the line it starts on, and for an entry
+    of a JSON list its number (from 0); builds the errors that point at it."""
+
+    path: Path
+    line: int | None = None
+    index: int | None = None
+
+    def error(self, message: str, field: str | None = None) -> DatasetError:
+        prefix = f"entry {self.index}: " if self.index is not None else ""
+        return DatasetError(prefix + message, path=str(self.path), line=self.line, field=field)
 
 
-def mapping_of(value: Any, path: Path, index: int, name: str) -> Mapping[str, Any]:
-    """``value`` when it is a JSON object, else a clean error naming file, entry and field."""
+def json_entries(path: Path) -> Iterator[tuple[At, Any]]:
+    """Where each element of a file holding one JSON list is, and the element (bounded JSON)."""
+    for index, (line, value) in enumerate(read_json_list(path)):
+        yield At(path, line, index), value
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[At, dict[str, Any]]]:
+    """Where each line of a JSONL file is, and its object (bounded JSON, strict UTF-8)."""
+    for line, value in read_json_lines(path):
+        at = At(path, line)
+        if not isinstance(value, dict):
+            raise at.error(f"a line must be a JSON object, got {json_kind(value)}")
+        yield at, value
+
+
+def mapping_of(value: Any, at: At, name: str | None = None) -> Mapping[str, Any]:
+    """``value`` (the field ``name``, or the entry itself) when it is a JSON object, else an
+    error naming file, entry and field."""
     if not isinstance(value, Mapping):
-        kind = type(value).__name__ if value is not None else "null"
-        raise entry_error(path, index, name, f"expected an object, got {kind}")
+        raise at.error(f"expected an object, got {json_kind(value)}", name)
     return value
 
 
-def list_of(value: Any, path: Path, name: str) -> list[Any]:
-    """``value`` when it is a JSON list (the file's top level or one field), else an error."""
-    if not isinstance(value, list):
-        kind = type(value).__name__ if value is not None else "null"
-        raise DatasetError(f"expected a list, got {kind}", path=str(path), field=name)
-    return value
+def field_of(entry: Any, name: str, at: At) -> Any:
+    """The value of ``entry``'s field ``name``; the entry must be an object that has it."""
+    entry = mapping_of(entry, at)
+    if name not in entry:
+        raise at.error(f"no '{name}'", name)
+    return entry[name]
+
+
+def text_of(entry: Mapping[str, Any], name: str, at: At, *, required: bool = True) -> str:
+    """The field's text in NFC; absent or null is "" unless ``required``. A number or boolean
+    is read as Python writes it (PandaLM's release holds ``true`` for two responses: "True");
+    a list or an object is an error, since it would otherwise become text such as ``"[1]"``."""
+    value = entry.get(name)
+    if value is None and not required:
+        return ""
+    if isinstance(value, bool | int | float):
+        value = str(value)
+    if not isinstance(value, str):
+        said = f"no '{name}'" if name not in entry else f"expected text, got {json_kind(value)}"
+        raise at.error(said, name)
+    return nfc(value)
+
+
+def raw_text(value: Any) -> str | None:
+    """A judge's raw answer as stored: text as it is, null as None, any other JSON value as its
+    JSON text (nothing is dropped, nothing normalised)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def id_of(entry: Mapping[str, Any], name: str, at: At) -> str:
+    """The field as an id: a non-empty string or an integer. Null, blank text and other kinds
+    are errors (a null once became the id ``"None"``)."""
+    if name not in entry:
+        raise at.error(f"no '{name}'", name)
+    text = as_identifier(entry[name])
+    if text is None:
+        said = json_kind(entry[name])
+        raise at.error(f"expected a non-empty string or integer id, got {said}", name)
+    return text
 
 
 _VENDORS = (
@@ -132,41 +192,6 @@ def pair_record(
         confidence=confidence,
         error=None if status == Status.OK else f"imported verdict: {status.value}",
     )
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError("file not found", path=str(path)) from None
-    except UnicodeDecodeError:
-        raise DatasetError("not UTF-8 text", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-
-
-def _field(entry: Any, name: str, path: Path, index: int) -> Any:
-    entry = mapping_of(entry, path, index, name)
-    if name not in entry:
-        raise DatasetError(f"entry {index} has no '{name}'", path=str(path), field=name)
-    return entry[name]
-
-
-def _jsonl_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    rows: list[tuple[int, dict[str, Any]]] = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line, text in enumerate(handle, start=1):
-            if text.strip():
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(
-                        f"invalid JSON: {exc.msg}", path=str(path), line=line
-                    ) from None
-                if not isinstance(row, dict):
-                    raise DatasetError("a line must be a JSON object", path=str(path), line=line)
-                rows.append((line, row))
-    return rows
 
 
 def single_record(

@@ -10,19 +10,19 @@ AlpacaEval already maps its random presentation order back, so one record per an
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
 from jurybox.io.verdicts._common import (
     MISSING,
+    At,
     Loaded,
-    _field,
-    _load_json,
-    list_of,
+    json_entries,
     mapping_of,
-    nfc,
     pair_record,
+    text_of,
 )
 from jurybox.records import Item, Status
 
@@ -59,17 +59,17 @@ class _Items:
     def __init__(self) -> None:
         self.by_key: dict[tuple[str, ...], Item] = {}
 
-    def get(self, entry: Any, path: Path, index: int) -> Item:
-        question = nfc(_field(entry, "instruction", path, index))
-        outputs = [nfc(_field(entry, arm, path, index)) for arm in _ARMS]
+    def get(self, entry: Mapping[str, Any], at: At) -> Item:
+        question = text_of(entry, "instruction", at)
+        outputs = [text_of(entry, arm, at) for arm in _ARMS]
         key = (question, *outputs)
         if key not in self.by_key:
             authors = {
-                arm: str(entry[f"generator_{n}"])
+                arm: text
                 for n, arm in enumerate(_ARMS, 1)
-                if entry.get(f"generator_{n}")
+                if (text := text_of(entry, f"generator_{n}", at, required=False))
             }
-            dataset = entry.get("dataset")
+            dataset = text_of(entry, "dataset", at, required=False)
             self.by_key[key] = Item(
                 id=f"alpacaeval/{len(self.by_key)}",
                 question=question,
@@ -86,14 +86,14 @@ def read_alpacaeval(source: Path, stamp: str) -> Loaded:
     items = _Items()
     seen: dict[tuple[str, str], int] = {}
     for path in _files(source):
-        for index, raw in enumerate(list_of(_load_json(path), path, "annotations")):
-            entry = mapping_of(raw, path, index, "annotation")
-            item = items.get(entry, path, index)
+        for at, raw in json_entries(path):
+            entry = mapping_of(raw, at)
+            item = items.get(entry, at)
             value = entry.get("preference", MISSING)
             winner = preference_arm(value)
             if winner is None:
                 loaded.note(value)
-            judge = str(entry.get("annotator") or path.stem)
+            judge = text_of(entry, "annotator", at, required=False) or path.stem
             repeat = seen[(item.id, judge)] = seen.get((item.id, judge), -1) + 1
             loaded.records.append(
                 pair_record(

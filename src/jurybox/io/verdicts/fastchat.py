@@ -6,27 +6,33 @@ Pair lines: ``question_id``, ``model_1``, ``model_2``, ``g1_winner`` (model_1 sh
 Single lines: ``question_id``, ``model``, ``score`` (-1 = the judge's text had no rating),
 ``judge``, ``turn``; each becomes a rubric-like record with the score as the answer's overall.
 Questions and answers are read from ``question.jsonl`` and ``model_answer/<model>.jsonl`` beside
-``model_judgment/`` when they are there.
+``model_judgment/`` when they are there: the answer files are listed once and looked up by model
+name, so a model name never becomes a path (``../x`` or a name too long for the file system).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     MISSING,
+    At,
     Loaded,
-    _jsonl_rows,
+    id_of,
+    jsonl_objects,
     nfc,
     pair_record,
+    raw_text,
     single_record,
+    text_of,
 )
 from jurybox.records import Item, Status
 
+_Turns = Callable[[Mapping[str, Any], At], list[str]]
 _GAMES = (("g1_winner", ("model_1", "model_2")), ("g2_winner", ("model_2", "model_1")))
 
 
@@ -48,63 +54,67 @@ class _Texts:
     """Question and answer texts beside ``model_judgment/``, when the folder has them."""
 
     def __init__(self, bench: Path) -> None:
-        self.bench = bench
-        self.questions = self._rows(bench / "question.jsonl", "question_id", "turns")
+        self.questions = self._rows(bench / "question.jsonl", "question_id", _question_turns)
+        answers = bench / "model_answer"
+        self.answer_files = {p.stem: p for p in answers.glob("*.jsonl")} if answers.is_dir() else {}
         self.answers: dict[str, dict[str, list[str]]] = {}
 
     @staticmethod
-    def _rows(path: Path, key: str, field: str) -> dict[str, list[str]]:
+    def _rows(path: Path, key: str, turns: _Turns) -> dict[str, list[str]]:
         if not path.is_file():
             return {}
-        return {
-            str(row.get(key)): [nfc(t) for t in row.get(field) or []]
-            for _, row in _jsonl_rows(path)
-        }
+        return {id_of(row, key, at): turns(row, at) for at, row in jsonl_objects(path)}
 
     def question(self, qid: str, turn: int) -> str:
         return _turn(self.questions.get(qid, []), turn)
 
     def answer(self, model: str, qid: str, turn: int) -> str:
         if model not in self.answers:
-            path = self.bench / "model_answer" / f"{model}.jsonl"
-            rows = _jsonl_rows(path) if path.is_file() else []
-            self.answers[model] = {str(r.get("question_id")): _answer_turns(r) for _, r in rows}
+            path = self.answer_files.get(model)
+            rows = self._rows(path, "question_id", _answer_turns) if path is not None else {}
+            self.answers[model] = rows
         return _turn(self.answers[model].get(qid, []), turn)
 
 
-def _answer_turns(row: Mapping[str, Any]) -> list[str]:
+def _texts(value: Any, at: At, name: str) -> list[str]:
+    """A list of texts (a conversation's turns); null or absent is none."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(text, str) for text in value):
+        raise at.error("expected a list of texts", name)
+    return [nfc(text) for text in value]
+
+
+def _question_turns(row: Mapping[str, Any], at: At) -> list[str]:
+    return _texts(row.get("turns"), at, "turns")
+
+
+def _answer_turns(row: Mapping[str, Any], at: At) -> list[str]:
     choices = row.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else {}
     turns = first.get("turns") if isinstance(first, Mapping) else None
-    return [nfc(t) for t in turns] if isinstance(turns, list) else []
+    return _texts(turns, at, "choices.0.turns")
 
 
 def _turn(turns: list[str], turn: int) -> str:
     return turns[turn - 1] if 0 < turn <= len(turns) else ""
 
 
-def _required(row: Mapping[str, Any], name: str, path: Path, line: int) -> Any:
-    if row.get(name) in (None, ""):
-        raise DatasetError(f"no '{name}'", path=str(path), line=line, field=name)
-    return row[name]
-
-
-def _judge(row: Mapping[str, Any], path: Path) -> tuple[str, str]:
+def _judge(row: Mapping[str, Any], at: At) -> tuple[str, str]:
     """``model/prompt`` from FastChat's ``["gpt-4", "pair-v2"]``, and the model alone."""
     judge = row.get("judge")
     if isinstance(judge, list) and judge:
-        return "/".join(str(part) for part in judge), str(judge[0])
-    name = str(judge) if judge else path.name.rsplit("_", 1)[0]
+        parts = [text_of({"judge": part}, "judge", at) for part in judge]
+        return "/".join(parts), parts[0]
+    name = text_of(row, "judge", at, required=False) or at.path.name.rsplit("_", 1)[0]
     return name, name
 
 
-def _turn_of(row: Mapping[str, Any], path: Path, line: int) -> int:
-    try:
-        return int(row.get("turn", 1))
-    except (TypeError, ValueError):
-        raise DatasetError(
-            "'turn' must be 1 or 2", path=str(path), line=line, field="turn"
-        ) from None
+def _turn_of(row: Mapping[str, Any], at: At) -> int:
+    turn = row.get("turn", 1)
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+        raise at.error(f"'turn' must be 1 or 2, got {quoted(turn)}", "turn")
+    return turn
 
 
 class _Reader:
@@ -122,12 +132,12 @@ class _Reader:
         self.seen[key] = self.seen.get(key, -1) + 1
         return self.seen[key]
 
-    def pair(self, row: Mapping[str, Any], path: Path, line: int) -> None:
-        qid = str(_required(row, "question_id", path, line))
-        models = {arm: str(_required(row, arm, path, line)) for arm in ("model_1", "model_2")}
-        turn = _turn_of(row, path, line)
+    def pair(self, row: Mapping[str, Any], at: At) -> None:
+        qid = id_of(row, "question_id", at)
+        models = {arm: id_of(row, arm, at) for arm in ("model_1", "model_2")}
+        turn = _turn_of(row, at)
         item_id = f"mt_bench/{qid}/turn{turn}/{models['model_1']} vs {models['model_2']}"
-        judge, model = _judge(row, path)
+        judge, model = _judge(row, at)
         repeat = self.repeat(item_id, judge)
         for game, shown in _GAMES:
             value = row.get(game, MISSING)
@@ -136,7 +146,7 @@ class _Reader:
                 self.loaded.note(value)
             self.loaded.records.append(
                 pair_record(
-                    run_id=f"import-fastchat-{path.stem}",
+                    run_id=f"import-fastchat-{at.path.stem}",
                     stamp=self.stamp,
                     qid=item_id,
                     judge=judge,
@@ -144,7 +154,7 @@ class _Reader:
                     shown=shown,
                     winner=winner,
                     status=Status.OK if winner else Status.UNPARSED,
-                    raw=_text(row.get(f"{game[:2]}_judgment")),
+                    raw=raw_text(row.get(f"{game[:2]}_judgment")),
                     repeat=repeat,
                 )
             )
@@ -157,19 +167,19 @@ class _Reader:
                 metadata={"source": "fastchat", "question_id": qid, "turn": turn},
             )
 
-    def single(self, row: Mapping[str, Any], path: Path, line: int) -> None:
-        qid = str(_required(row, "question_id", path, line))
-        name = str(_required(row, "model", path, line))
-        turn = _turn_of(row, path, line)
+    def single(self, row: Mapping[str, Any], at: At) -> None:
+        qid = id_of(row, "question_id", at)
+        name = id_of(row, "model", at)
+        turn = _turn_of(row, at)
         item_id = f"mt_bench/{qid}/turn{turn}"
-        judge, model = _judge(row, path)
+        judge, model = _judge(row, at)
         value = row.get("score", MISSING)
         score = _score(value)
         if score is None:
             self.loaded.note(value)
         self.loaded.records.append(
             single_record(
-                run_id=f"import-fastchat-{path.stem}",
+                run_id=f"import-fastchat-{at.path.stem}",
                 stamp=self.stamp,
                 qid=item_id,
                 judge=judge,
@@ -177,7 +187,7 @@ class _Reader:
                 arm=name,
                 score=score,
                 status=Status.OK if score is not None else Status.UNPARSED,
-                raw=_text(row.get("judgment")),
+                raw=raw_text(row.get("judgment")),
                 repeat=self.repeat(item_id, judge, name),
             )
         )
@@ -205,25 +215,19 @@ def _score(value: Any) -> float | None:
     return float(value) if value >= 0 else None
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else (value if isinstance(value, str) else json.dumps(value))
-
-
 def read_fastchat(source: Path, stamp: str) -> Loaded:
     """FastChat judgment files (see the module docstring)."""
     reader = _Reader(source, stamp)
     for path in _files(source):
-        for line, row in _jsonl_rows(path):
+        for at, row in jsonl_objects(path):
             if "model_1" in row:
-                reader.pair(row, path, line)
+                reader.pair(row, at)
             elif "model" in row:
-                reader.single(row, path, line)
+                reader.single(row, at)
             else:
-                raise DatasetError(
+                raise at.error(
                     "neither a pair judgment (model_1, model_2, g1_winner, g2_winner) nor a "
-                    "single one (model, score)",
-                    path=str(path),
-                    line=line,
+                    "single one (model, score)"
                 )
     if not reader.loaded.records:
         raise DatasetError("no judgment found", path=str(source))

@@ -6,19 +6,21 @@ Three shapes, told apart by the verdict key the mapping names: ``preferred`` (pa
 
 from __future__ import annotations
 
-import csv
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import read_csv_rows
 from jurybox.io.verdicts._common import (
+    At,
     Loaded,
-    _jsonl_rows,
-    nfc,
+    id_of,
+    jsonl_objects,
     pair_record,
     single_record,
+    text_of,
 )
 from jurybox.records import Item, Status
 
@@ -83,11 +85,12 @@ def _truthy(value: Any) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "y", "t")
 
 
-def _generic_rows(source: Path) -> list[tuple[int, dict[str, Any]]]:
+def _generic_rows(source: Path) -> Iterator[tuple[At, dict[str, Any]]]:
+    """Each row and where it is: a CSV's records (ragged rows and a header naming a column twice
+    refused) or a JSONL file's objects."""
     if source.suffix.lower() == ".csv":
-        with source.open(encoding="utf-8", errors="replace", newline="") as handle:
-            return [(i, dict(row)) for i, row in enumerate(csv.DictReader(handle), start=2)]
-    return _jsonl_rows(source)
+        return ((At(source, line), row) for line, row in read_csv_rows(source))
+    return jsonl_objects(source)
 
 
 def _check_mapping(mapping: Mapping[str, str], source: Path) -> str:
@@ -113,25 +116,31 @@ def _check_mapping(mapping: Mapping[str, str], source: Path) -> str:
     return given[0]
 
 
-def _cell(
-    row: Mapping[str, Any], mapping: Mapping[str, str], name: str, where: tuple[Path, int]
-) -> Any:
+def _cell(row: Mapping[str, Any], mapping: Mapping[str, str], name: str, at: At) -> Any:
     column = mapping[name]
     if column not in row:
-        raise DatasetError(f"no column '{column}'", path=str(where[0]), line=where[1], field=name)
+        raise at.error(f"no column '{column}'", name)
     return row[column]
 
 
-def _optional(row: Mapping[str, Any], mapping: Mapping[str, str], name: str) -> str | None:
-    value = row.get(mapping[name]) if name in mapping else None
-    return None if value in (None, "") else str(value)
+def _id(row: Mapping[str, Any], mapping: Mapping[str, str], name: str, at: At) -> str:
+    """An id column's value: null, blank or a list is an error, never the id ``"None"``."""
+    _cell(row, mapping, name, at)
+    return id_of(row, mapping[name], at)
+
+
+def _optional(row: Mapping[str, Any], mapping: Mapping[str, str], name: str, at: At) -> str | None:
+    """A text column's value; None where it is not mapped, absent, null or empty."""
+    if name not in mapping:
+        return None
+    return text_of(row, mapping[name], at, required=False) or None
 
 
 def _pair_item(
-    qid: str, row: Mapping[str, Any], m: Mapping[str, str], arms: tuple[str, str]
+    qid: str, row: Mapping[str, Any], m: Mapping[str, str], arms: tuple[str, str], at: At
 ) -> Item:
     responses = {
-        arm: nfc(row[m[f]])
+        arm: text_of(row, m[f], at)
         for arm, f in zip(arms, ("response_a", "response_b"), strict=True)
         if f in m and row.get(m[f]) is not None
     }
@@ -139,7 +148,7 @@ def _pair_item(
     human = {"preferred_arm": {"A": arms[0], "B": arms[1], "tie": "tie"}[gold]} if gold else {}
     return Item(
         id=qid,
-        question=nfc(_optional(row, m, "question") or ""),
+        question=_optional(row, m, "question", at) or "",
         responses=responses,
         human=human,
         metadata=_metadata(row, m),
@@ -174,12 +183,12 @@ class _Reader:
         self.seen[key] = self.seen.get(key, -1) + 1
         return self.seen[key]
 
-    def pairwise(self, row: Mapping[str, Any], where: tuple[Path, int]) -> None:
+    def pairwise(self, row: Mapping[str, Any], at: At) -> None:
         m = self.m
         arms = (m.get("arm_a", "response_a"), m.get("arm_b", "response_b"))
-        qid, judge = str(_cell(row, m, "query_id", where)), str(_cell(row, m, "judge", where))
+        qid, judge = _id(row, m, "query_id", at), _id(row, m, "judge", at)
         shown = (arms[1], arms[0]) if _swapped(row, m) else arms
-        value = _cell(row, m, "preferred", where)
+        value = _cell(row, m, "preferred", at)
         pref = _ab(value)
         positional = m.get("preferred_is", "arm") == "position"
         letters = {"A": shown[0], "B": shown[1]} if positional else {"A": arms[0], "B": arms[1]}
@@ -196,21 +205,22 @@ class _Reader:
                 winner=winner,
                 status=Status.OK if winner else Status.UNPARSED,
                 repeat=self.repeat(qid, judge, shown[0]),
-                confidence=_optional(row, m, "confidence"),
-                model=_optional(row, m, "model"),
+                confidence=_optional(row, m, "confidence", at),
+                model=_optional(row, m, "model", at),
             )
         )
-        self.items.setdefault(qid, _pair_item(qid, row, m, arms))
+        if qid not in self.items:
+            self.items[qid] = _pair_item(qid, row, m, arms, at)
 
-    def single(self, key: str, row: Mapping[str, Any], where: tuple[Path, int]) -> None:
+    def single(self, key: str, row: Mapping[str, Any], at: At) -> None:
         m = self.m
-        qid, judge = str(_cell(row, m, "query_id", where)), str(_cell(row, m, "judge", where))
-        arm = _optional(row, m, "arm") or "response"
-        value = _cell(row, m, key, where)
+        qid, judge = _id(row, m, "query_id", at), _id(row, m, "judge", at)
+        arm = _optional(row, m, "arm", at) or "response"
+        value = _cell(row, m, key, at)
         read: Any = _number(value) if key == "score" else _binary(value)
         if read is None:
             self.loaded.note(value)
-        criterion = (_optional(row, m, "criterion") or "label") if key == "label" else None
+        criterion = (_optional(row, m, "criterion", at) or "label") if key == "label" else None
         self.loaded.records.append(
             single_record(
                 run_id=self.run_id,
@@ -222,24 +232,24 @@ class _Reader:
                 score=read if key == "score" else None,
                 verdict=read if key == "label" else None,
                 criterion=criterion,
-                model=_optional(row, m, "model"),
+                model=_optional(row, m, "model", at),
                 repeat=self.repeat(qid, judge, arm, criterion or ""),
             )
         )
-        self._single_item(qid, arm, key, row)
+        self._single_item(qid, arm, key, row, at)
 
-    def _single_item(self, qid: str, arm: str, key: str, row: Mapping[str, Any]) -> None:
+    def _single_item(self, qid: str, arm: str, key: str, row: Mapping[str, Any], at: At) -> None:
         m = self.m
         item = self.items.setdefault(
             qid,
             Item(
                 id=qid,
-                question=nfc(_optional(row, m, "question") or ""),
+                question=_optional(row, m, "question", at) or "",
                 responses={},
                 metadata=_metadata(row, m),
             ),
         )
-        responses = {**item.responses, arm: nfc(_optional(row, m, "response") or "")}
+        responses = {**item.responses, arm: _optional(row, m, "response", at) or ""}
         human = dict(item.human)
         gold = row.get(m["gold"]) if "gold" in m else None
         if key == "score" and _number(gold) is not None:
@@ -257,11 +267,11 @@ def read_generic(source: Path, mapping: dict[str, str], stamp: str) -> Loaded:
     if not source.is_file():
         raise DatasetError("generic import reads one .jsonl or .csv file", path=str(source))
     reader = _Reader(source, mapping, stamp)
-    for line, row in _generic_rows(source):
+    for at, row in _generic_rows(source):
         if key == "preferred":
-            reader.pairwise(row, (source, line))
+            reader.pairwise(row, at)
         else:
-            reader.single(key, row, (source, line))
+            reader.single(key, row, at)
     if not reader.loaded.records:
         raise DatasetError("no row to import", path=str(source))
     reader.loaded.items = list(reader.items.values())

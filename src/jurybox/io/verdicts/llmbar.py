@@ -8,20 +8,22 @@ tree imports everything below it; the subset is kept in each item's metadata and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
+from jurybox.io.input_files import quoted
 from jurybox.io.verdicts._common import (
     MISSING,
+    At,
     Loaded,
-    _field,
-    _load_json,
-    entry_error,
-    list_of,
+    field_of,
+    json_entries,
     mapping_of,
-    nfc,
     pair_record,
+    raw_text,
+    text_of,
 )
 from jurybox.records import Item, Status
 
@@ -32,6 +34,7 @@ _LLMBAR_ORDERS = (
 _ROOT = "Dataset"  # the folder the published subsets are named from
 _Key = tuple[str, str, str]
 _VERDICTS = ("evaluators", "verdicts")
+_DEPTH = 5  # folders searched below the path imported, for dataset.json
 
 
 def _subset_name(folder: Path, source: Path) -> str:
@@ -48,19 +51,17 @@ def _subset_name(folder: Path, source: Path) -> str:
 
 
 def _llmbar_items(folder: Path, subset: str) -> list[Item]:
-    path = folder / "dataset.json"
     items = []
-    for i, entry in enumerate(list_of(_load_json(path), path, "dataset")):
-        label = str(_field(entry, "label", path, i))
-        if label not in ("1", "2"):
-            raise entry_error(path, i, "label", f"label must be 1 or 2, got {label}")
+    for at, raw in json_entries(folder / "dataset.json"):
+        entry = mapping_of(raw, at)
+        label = field_of(entry, "label", at)
+        if isinstance(label, bool) or str(label) not in ("1", "2"):
+            raise at.error(f"label must be 1 or 2, got {quoted(label)}", "label")
         items.append(
             Item(
-                id=f"{subset}/{i}",
-                question=nfc(_field(entry, "input", path, i)),
-                responses={
-                    arm: nfc(_field(entry, arm, path, i)) for arm in ("output_1", "output_2")
-                },
+                id=f"{subset}/{at.index}",
+                question=text_of(entry, "input", at),
+                responses={arm: text_of(entry, arm, at) for arm in ("output_1", "output_2")},
                 metadata={"source": f"llmbar/{subset}", "subset": subset, "category": subset},
                 human={"preferred_arm": f"output_{label}"},
             )
@@ -68,11 +69,11 @@ def _llmbar_items(folder: Path, subset: str) -> list[Item]:
     return items
 
 
-def _key(entry: Any, path: Path, index: int) -> _Key:
+def _key(entry: Mapping[str, Any], at: At) -> _Key:
     return (
-        nfc(_field(entry, "input", path, index)),
-        nfc(_field(entry, "output_1", path, index)),
-        nfc(_field(entry, "output_2", path, index)),
+        text_of(entry, "input", at),
+        text_of(entry, "output_1", at),
+        text_of(entry, "output_2", at),
     )
 
 
@@ -85,15 +86,15 @@ def _match(key: _Key, index: int, items: list[Item], lookup: dict[_Key, Item]) -
     return lookup.get(key)
 
 
-def _last_result(entry: Any, path: Path, index: int) -> dict[str, Any]:
-    results = _field(entry, "results", path, index)
+def _last_result(entry: Mapping[str, Any], at: At) -> dict[str, Any]:
+    results = field_of(entry, "results", at)
     if not isinstance(results, list) or not results:
-        raise entry_error(path, index, "results", "'results' must be a non-empty list")
-    return dict(mapping_of(results[-1], path, index, "results"))
+        raise at.error("'results' must be a non-empty list", "results")
+    return dict(mapping_of(results[-1], at, "results"))
 
 
-def _winner(last: dict[str, Any], name: str, path: Path, index: int) -> Any:
-    verdict = mapping_of(_field(last, name, path, index), path, index, name)
+def _winner(last: dict[str, Any], name: str, at: At) -> Any:
+    verdict = mapping_of(field_of(last, name, at), at, name)
     return verdict.get("winner", MISSING)
 
 
@@ -101,21 +102,24 @@ def _llmbar_judge(
     result_path: Path, judge: str, subset: str, items: list[Item], *, loaded: Loaded, stamp: str
 ) -> None:
     lookup = {(i.question, i.responses["output_1"], i.responses["output_2"]): i for i in items}
-    for index, entry in enumerate(list_of(_load_json(result_path), result_path, "results")):
-        item = _match(_key(entry, result_path, index), index, items, lookup)
+    for at, raw in json_entries(result_path):
+        entry = mapping_of(raw, at)
+        item = _match(_key(entry, at), at.index or 0, items, lookup)
         if item is None:
-            raise entry_error(result_path, index, "input", "matches no item of dataset.json")
-        last = _last_result(entry, result_path, index)
+            raise at.error("matches no item of dataset.json", "input")
+        last = _last_result(entry, at)
         rated = _rating(last)
         for name, shown in _LLMBAR_ORDERS:
-            winner = _winner(last, name, result_path, index)
+            winner = _winner(last, name, at)
             arm = f"output_{winner}" if str(winner) in ("1", "2") else None
             if arm is None:
                 loaded.note(winner)
             elif rated is not None and rated[0] == rated[1]:
                 arm = "tie"  # upstream broke the score tie by a fixed rule, not by the judge
-            completion = mapping_of(last[name], result_path, index, name).get("completion")
-            raw = str(completion[0]) if isinstance(completion, list) and completion else None
+            completion = mapping_of(last[name], at, name).get("completion")
+            raw_answer = (
+                raw_text(completion[0]) if isinstance(completion, list) and completion else None
+            )
             loaded.records.append(
                 pair_record(
                     run_id=f"import-llmbar-{subset}",
@@ -124,7 +128,7 @@ def _llmbar_judge(
                     judge=judge,
                     shown=shown,
                     winner=arm,
-                    raw=raw,
+                    raw=raw_answer,
                     status=Status.OK if arm else Status.UNPARSED,
                     positions_shown="score_1" not in last,
                 )
@@ -151,7 +155,10 @@ def _subset_folders(source: Path) -> list[Path]:
         # Above only through the verdict folders, never into an unrelated parent's dataset.json.
         if (folder / "dataset.json").is_file() and (up == 0 or chain[up - 1].name in _VERDICTS):
             return [folder]
-    return sorted(p.parent for p in start.rglob("dataset.json"))
+    # Below only as deep as the published tree goes (a repository root holds Dataset/<group>/
+    # <subset>/dataset.json): a path such as a home folder is not searched to its bottom.
+    below = ("/".join(["*"] * depth + ["dataset.json"]) for depth in range(_DEPTH + 1))
+    return sorted({p.parent for pattern in below for p in start.glob(pattern)})
 
 
 def _verdict_files(folder: Path, source: Path) -> list[tuple[Path, str]]:

@@ -2,64 +2,92 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybox.errors import DatasetError
-from jurybox.io.verdicts._common import Loaded, _field, _load_json, list_of, nfc, pair_record
+from jurybox.io.input_files import quoted
+from jurybox.io.verdicts._common import (
+    At,
+    Loaded,
+    id_of,
+    json_entries,
+    mapping_of,
+    pair_record,
+    raw_text,
+    text_of,
+)
 from jurybox.records import Item, Status
 
 _PANDALM_ARMS = ("response1", "response2")
 
 
 def _pandalm_label(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
     text = str(value).strip().lower()
     return {"1": "response1", "2": "response2", "0": "tie", "tie": "tie"}.get(text)
 
 
 def _pandalm_items(path: Path) -> list[Item]:
-    items = []
-    for i, entry in enumerate(list_of(_load_json(path), path, "testset")):
-        idx = _field(entry, "idx", path, i)
-        authors = str(entry.get("cmp_key", "")).split("_")
-        question = nfc(_field(entry, "instruction", path, i))
-        if entry.get("input"):
-            question += "\n\n" + nfc(entry["input"])
-        annotators = {k: _pandalm_label(v) for k, v in entry.items() if k.startswith("annotator")}
-        items.append(
-            Item(
-                id=f"pandalm/{idx}",
-                question=question,
-                responses={arm: nfc(_field(entry, arm, path, i)) for arm in _PANDALM_ARMS},
-                authors=dict(zip(_PANDALM_ARMS, authors, strict=True)) if len(authors) == 2 else {},
-                metadata={"category": entry.get("motivation_app"), "source": "pandalm"},
-                human={"annotators": annotators},
-            )
+    items: dict[str, Item] = {}
+    for at, raw in json_entries(path):
+        entry = mapping_of(raw, at)
+        qid = f"pandalm/{id_of(entry, 'idx', at)}"
+        if qid in items:
+            raise at.error(f"idx {quoted(entry['idx'])} is given twice", "idx")
+        authors = text_of(entry, "cmp_key", at, required=False).split("_")
+        question = text_of(entry, "instruction", at)
+        if extra := text_of(entry, "input", at, required=False):
+            question += "\n\n" + extra
+        items[qid] = Item(
+            id=qid,
+            question=question,
+            responses={arm: text_of(entry, arm, at) for arm in _PANDALM_ARMS},
+            authors=dict(zip(_PANDALM_ARMS, authors, strict=True)) if len(authors) == 2 else {},
+            metadata={"category": entry.get("motivation_app"), "source": "pandalm"},
+            human={"annotators": _annotators(entry, at)},
         )
-    return items
+    return list(items.values())
+
+
+def _annotators(entry: Mapping[str, Any], at: At) -> dict[str, str]:
+    """Each annotator's label (0 tie, 1, 2); anything else is an error, not a dropped vote."""
+    labels = {}
+    for name in (key for key in entry if key.startswith("annotator")):
+        label = _pandalm_label(entry[name])
+        if label is None:
+            raise at.error(f"expected 0, 1 or 2, got {quoted(entry[name])}", name)
+        labels[name] = label
+    return labels
 
 
 def _pandalm_judge(path: Path, stamp: str, loaded: Loaded) -> None:
     judge = path.name.removesuffix("-testset-v1.json")
-    for i, entry in enumerate(list_of(_load_json(path), path, "verdicts")):
-        _field(entry, "idx", path, i)
+    seen: set[str] = set()
+    for at, raw in json_entries(path):
+        entry = mapping_of(raw, at)
+        qid = f"pandalm/{id_of(entry, 'idx', at)}"
+        if qid in seen:
+            raise at.error(f"idx {quoted(entry['idx'])} is given twice", "idx")
+        seen.add(qid)
         result_key = next((k for k in entry if k.endswith("_result")), None)
         if result_key is None:
-            raise DatasetError(f"entry {i} has no '*_result' field", path=str(path))
+            raise at.error("no '*_result' field")
         winner = _pandalm_label(entry[result_key])
         if winner is None:
             loaded.note(entry[result_key])
-        reason_key = result_key.replace("_result", "_reason")
-        reason = entry.get(reason_key)
+        reason = raw_text(entry.get(result_key.replace("_result", "_reason")))
         loaded.records.append(
             pair_record(
                 run_id="import-pandalm",
                 stamp=stamp,
-                qid=f"pandalm/{_field(entry, 'idx', path, i)}",
+                qid=qid,
                 judge=judge,
                 shown=_PANDALM_ARMS,
                 winner=winner,
-                raw=None if reason is None else str(reason),
+                raw=reason,
                 status=Status.OK if winner else Status.UNPARSED,
             )
         )

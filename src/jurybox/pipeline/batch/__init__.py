@@ -4,7 +4,6 @@ and resubmit what failed. See ``docs/batch.md``."""
 
 from jurybox.pipeline.batch.engine import BatchHost, BatchSettings, JudgeBatches
 from jurybox.pipeline.batch.log import BATCH_LOG_FILE, BatchEntry, BatchLog, read_log
-from jurybox.pipeline.batch.pricing import batch_priced
 
 __all__ = [
     "BATCH_LOG_FILE",
@@ -13,6 +12,5 @@ __all__ = [
     "BatchLog",
     "BatchSettings",
     "JudgeBatches",
-    "batch_priced",
     "read_log",
 ]

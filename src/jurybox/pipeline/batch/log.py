@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybox.pipeline.recording import utc_now
+from jurybox.redaction import holds_known, redact_value
 
 BATCH_LOG_FILE = "batches.jsonl"
 
@@ -100,7 +101,10 @@ class BatchLog:
 
     def _append(self, event: dict[str, Any]) -> None:
         event.setdefault("at", utc_now())
-        line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+        text = json.dumps(event, ensure_ascii=False)
+        if holds_known(text):  # known secrets only: labels and ids must read back as written
+            text = json.dumps(redact_value(event, shapes=False), ensure_ascii=False)
+        line = (text + "\n").encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             _repair_tail(fd, self.path)

@@ -33,6 +33,8 @@ from jurybox.pipeline.runner import (
     build_judge,
     request_for,
 )
+from jurybox.prompts import PromptSources
+from jurybox.providers.registry import judge_concurrency
 from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, WorkUnit
 
 # Calls answered at once by one actor: past the largest concurrency a judge may have.
@@ -86,16 +88,23 @@ class _LimiterState:
         self._slots[judge].release()
 
 
-def new_limiter(config: RunConfig, judges: Sequence[str]) -> Any:
-    """The run's ``_Limiter`` actor. It takes no CPU: it must never wait for one."""
-    limits = {
+def judge_limits(
+    config: RunConfig, judges: Sequence[str]
+) -> dict[str, tuple[float | None, float | None, int]]:
+    """Each judge's (rpm, tpm, calls in flight), as the ``_Limiter`` actor holds them."""
+    return {
         name: (
             config.judges[name].rpm,
             config.judges[name].tpm,
-            config.judges[name].concurrency or config.pipeline.concurrency,
+            judge_concurrency(config.judges[name], config.pipeline.concurrency),
         )
         for name in judges
     }
+
+
+def new_limiter(config: RunConfig, judges: Sequence[str]) -> Any:
+    """The run's ``_Limiter`` actor. It takes no CPU: it must never wait for one."""
+    limits = judge_limits(config, judges)
     actor = ray.remote(_LimiterState).options(num_cpus=0, max_concurrency=_ACTOR_CALLS * 4)
     return actor.remote(limits)
 
@@ -126,10 +135,18 @@ class UnitJudge:
     """
 
     def __init__(
-        self, config: RunConfig, items: dict[str, Item], run_id: str, limiter: Any
+        self,
+        config: RunConfig,
+        items: dict[str, Item],
+        run_id: str,
+        limiter: Any,
+        prompt: PromptSources | None = None,
     ) -> None:
         self.items = items
-        self.inputs = RunInputs(config, items, (), build_mode(config), Path("."))
+        # ``prompt``: the run's instructions / template as the driver read them (a worker on
+        # another machine may not see the files).
+        mode = build_mode(config, prompt=prompt)
+        self.inputs = RunInputs(config, items, (), mode, Path("."))
         self._session = _Session(self.inputs, Runtime())
         self._run_id = run_id
         self._limiter = limiter
@@ -196,7 +213,8 @@ class RayEngine:
             scheduling_strategy="SPREAD",
         )  # no restarts: a lost worker fails the run, and --resume redoes its calls
         self._actors = [
-            actor.remote(inputs.config, items, run_id, self._limiter) for _ in range(count)
+            actor.remote(inputs.config, items, run_id, self._limiter, inputs.mode.ctx.prompt)
+            for _ in range(count)
         ]
         self._in_flight = [0] * count
 

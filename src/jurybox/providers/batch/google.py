@@ -26,6 +26,7 @@ _ENDED = frozenset(
 )
 _ID_KEY = "custom_id"
 _FIND_LIMIT = 100
+_FIND_PAGES = 5  # listed newest first: a batch whose answer was just lost is near the top
 
 
 class GoogleBatches:
@@ -60,11 +61,16 @@ class GoogleBatches:
         return str(job.name)
 
     async def find(self, intent: BatchIntent) -> str | None:
+        """The batch whose display name is the intent's label, among the newest pages."""
         client = self.provider._connect()
         pager = await client.aio.batches.list(config={"page_size": _FIND_LIMIT})
-        for job in pager.page:
-            if job.display_name == intent.label:
-                return str(job.name)
+        for _ in range(_FIND_PAGES):
+            for job in pager.page:
+                if job.display_name == intent.label:
+                    return str(job.name)
+            if not pager.config.get("page_token"):
+                return None
+            await pager.next_page()
         return None
 
     async def state(self, batch_id: str) -> BatchState:

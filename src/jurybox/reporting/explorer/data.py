@@ -14,15 +14,18 @@ filtered view it links to always agree:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from jurybox.analysis import AnalysisFrame
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.pairs import consolidated, order_pairs, pairwise_records
+from jurybox.io.record_table import Judgments, MapEntries, records_table
 from jurybox.records import Item, JudgeRecord, Status
 from jurybox.reporting.explorer.links import FILTERS, Filter
 from jurybox.reporting.view.format import MISSING, fmt_num
@@ -110,17 +113,6 @@ def cut_text(text: str | None, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [cut at {limit} characters]"
 
 
-def verdict_text(record: JudgeRecord) -> str:
-    """What the judge decided, mapped back to arms, whatever the mode."""
-    return verdict_words(
-        record.ranking,
-        record.verdict,
-        tuple(record.positions.values()),
-        record.preferred_arm,
-        record.overall,
-    )
-
-
 def verdict_words(
     ranking: Sequence[str] | None,
     verdict: str | None,
@@ -128,7 +120,8 @@ def verdict_words(
     preferred_arm: str | None,
     overall: Mapping[str, float] | None,
 ) -> str:
-    """``verdict_text`` of these fields (``positions``: the arms shown, in the record's order)."""
+    """What the judge decided, mapped back to arms, whatever the mode (``positions``: the arms
+    shown, in the record's order)."""
     if ranking:
         return " > ".join(ranking)
     if verdict is not None:
@@ -139,13 +132,6 @@ def verdict_words(
     if overall:
         return ", ".join(f"{arm} {fmt_num(score)}" for arm, score in overall.items())
     return MISSING
-
-
-def _confidence(record: JudgeRecord) -> str:
-    if record.confidence:
-        return record.confidence
-    values = [c for dims in (record.confidences or {}).values() for c in dims.values()]
-    return mean_words(sum(values), len(values))
 
 
 def mean_words(total: float, count: int) -> str:
@@ -161,12 +147,6 @@ def reasoning_words(
     return cut_text(preference_reasoning or raw_response or error, REASON_CHARS)
 
 
-def _status(record: JudgeRecord) -> str:
-    if record.status == Status.OK and record.holistic_fallback:
-        return "holistic fallback"
-    return record.status.value
-
-
 def order_words(presentation_order: str, retest: bool, repeat: int, criterion: str | None) -> str:
     """Which call of the item a judgment was: its order, retest, repeat and criterion."""
     order = presentation_order + (" (retest)" if retest else "")
@@ -177,18 +157,127 @@ def order_words(presentation_order: str, retest: bool, repeat: int, criterion: s
     return order
 
 
-def judgment(record: JudgeRecord) -> Judgment:
-    """What the explorer shows of one record."""
-    return Judgment(
-        judge=record.judge_name,
-        order=order_words(
-            record.presentation_order, record.retest, record.repeat, record.criterion
-        ),
-        verdict=verdict_text(record),
-        confidence=_confidence(record),
-        reasoning=reasoning_words(record.preference_reasoning, record.raw_response, record.error),
-        status=_status(record),
+# The record fields the explorer shows (``shown_block``).
+EXPLORER_FIELDS = (
+    "query_id", "judge_name", "presentation_order", "retest", "repeat", "criterion", "ranking",
+    "verdict", "positions", "preferred_arm", "overall", "confidence", "confidences",
+    "preference_reasoning", "raw_response", "error", "status", "holistic_fallback",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ShownBlock:
+    """Consecutive records as the explorer shows them, field by field (row ``i`` of each list
+    is one record): a million records make no object each."""
+
+    query_ids: list[str]
+    judges: list[str]
+    orders: list[str]
+    verdicts: list[str]
+    confidences: list[str]
+    reasonings: list[str]
+    statuses: list[str]
+
+    def judgments(self) -> Iterator[tuple[str, Judgment]]:
+        """Each record's item id and ``Judgment``."""
+        rows = zip(
+            self.query_ids, self.judges, self.orders, self.verdicts, self.confidences,
+            self.reasonings, self.statuses, strict=True,
+        )  # fmt: skip
+        for query_id, *shown in rows:
+            yield query_id, Judgment(*shown)
+
+
+def shown_block(part: pa.Table) -> ShownBlock:
+    """What the explorer shows of each record of ``part`` (a slice of the record table with
+    ``EXPLORER_FIELDS``): the mappings read column by column, the rest row by row."""
+    col = {name: part.column(name).to_pylist() for name in _PLAIN_FIELDS}
+    orders = _known(order_words)
+    order_keys = zip(
+        col["presentation_order"], col["retest"], col["repeat"], col["criterion"], strict=True
     )
+    statuses = zip(col["status"], col["holistic_fallback"], strict=True)
+    return ShownBlock(
+        query_ids=col["query_id"],
+        judges=col["judge_name"],
+        orders=[orders(*key) for key in order_keys],
+        verdicts=_verdicts(part, col),
+        confidences=[
+            own or mean
+            for own, mean in zip(col["confidence"], _mean_confidences(part), strict=True)
+        ],
+        reasonings=list(
+            map(reasoning_words, col["preference_reasoning"], col["raw_response"], col["error"])
+        ),
+        statuses=[
+            "holistic fallback" if status == Status.OK.value and fallback else status
+            for status, fallback in statuses
+        ],
+    )
+
+
+_PLAIN_FIELDS = tuple(
+    name for name in EXPLORER_FIELDS if name not in ("positions", "overall", "confidences")
+)
+
+
+def _known(words: Callable[..., str]) -> Callable[..., str]:
+    """``words``, each distinct call worked out once (few distinct orders or scores)."""
+    known: dict[tuple[Any, ...], str] = {}
+
+    def cached(*key: Any) -> str:
+        text = known.get(key)
+        if text is None:
+            text = known[key] = words(*key)
+        return text
+
+    return cached
+
+
+def _verdicts(part: pa.Table, col: Mapping[str, list[Any]]) -> list[str]:
+    """``verdict_words`` of each record."""
+    shown = MapEntries(part.column("positions"))
+    first = [None] * part.num_rows
+    for row, arm in zip(shown.rec[::-1].tolist(), shown.items.to_pylist()[::-1], strict=True):
+        first[row] = arm  # the first one last
+    overall = _overall_texts(MapEntries(part.column("overall")))
+    rows = zip(
+        col["ranking"], col["verdict"], shown.lengths.tolist(), first, col["preferred_arm"],
+        overall, strict=True,
+    )  # fmt: skip
+    return [
+        text
+        if text is not None and not ranking and verdict is None and preferred is None
+        else verdict_words(ranking, verdict, (arm,) * count, preferred, None)
+        for ranking, verdict, count, arm, preferred, text in rows
+    ]
+
+
+def _overall_texts(overall: MapEntries) -> list[str | None]:
+    """Per record, its ``overall`` as ``verdict_words`` writes it where that is what it shows
+    (``"arm 7.000, ..."``), else None (``verdict_words`` says what)."""
+    scores = _known(lambda arm, score: f"{arm} {fmt_num(score)}")
+    texts = list(map(scores, overall.keys.to_pylist(), overall.items.to_pylist()))
+    found: list[str | None] = [None] * len(overall.lengths)
+    start = 0
+    for row, length in enumerate(overall.lengths.tolist()):
+        if length:
+            found[row] = texts[start] if length == 1 else ", ".join(texts[start : start + length])
+            start += length
+    return found
+
+
+def _mean_confidences(part: pa.Table) -> list[str]:
+    """Per record, the mean of its ``confidences`` as the explorer shows it ("" of none)."""
+    arms = MapEntries(part.column("confidences"))
+    dims = MapEntries(arms.items)
+    rec = arms.rec[dims.rec]
+    values = np.asarray(dims.items.to_numpy(zero_copy_only=False), dtype=float)
+    # summed in the records' own order, one value after the other, as ``sum`` adds them
+    totals = np.bincount(rec, weights=values, minlength=part.num_rows).tolist()
+    counts = np.bincount(rec, minlength=part.num_rows).tolist()
+    means = _known(mean_words)
+    return [means(total, count) for total, count in zip(totals, counts, strict=True)]
 
 
 def _pairs_set(frame: pd.DataFrame) -> set[tuple[str, str]]:
@@ -261,16 +350,6 @@ def _gold_labels(frame: AnalysisFrame) -> tuple[dict[str, str], str]:
     return {qid: ", ".join(texts) for qid, texts in labels.items()}, "human"
 
 
-def _rows_in_order(items: Sequence[Item], records: Iterable[JudgeRecord]) -> dict[str, ItemRow]:
-    rows: dict[str, ItemRow] = {}
-    for item in items:
-        rows[str(item.id)] = item_row(item)
-    for record in records:
-        row = rows.setdefault(record.query_id, ItemRow(record.query_id))
-        row.judgments.append(judgment(record))
-    return rows
-
-
 @dataclass(frozen=True)
 class ItemMarks:
     """What the analysis frame says of each item: per-judge flag bits, the items whose judges
@@ -318,13 +397,37 @@ def row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
     return _row_json(row, judges)
 
 
+class ExplorerRows:
+    """The embedded explorer's rows, built as the records are read (``add``): one per dataset
+    item, in order, then one per other item the records name."""
+
+    def __init__(self, items: Sequence[Item] | None) -> None:
+        self._rows = {str(item.id): item_row(item) for item in items or ()}
+
+    def add(self, shown: ShownBlock) -> None:
+        for query_id, judged in shown.judgments():
+            row = self._rows.get(query_id)
+            if row is None:
+                row = self._rows[query_id] = ItemRow(query_id)
+            row.judgments.append(judged)
+
+    def finish(self, frame: AnalysisFrame) -> ExplorerData:
+        """The rows with the frame's flags and labels."""
+        marks = item_marks(frame)
+        for row in self._rows.values():
+            mark_row(row, marks)
+        return ExplorerData(frame.judges, list(self._rows.values()), marks.label_kind)
+
+
 def build_explorer(
-    frame: AnalysisFrame, records: Sequence[JudgeRecord], items: Sequence[Item] | None = None
+    frame: AnalysisFrame,
+    records: Judgments | Sequence[JudgeRecord],
+    items: Sequence[Item] | None = None,
 ) -> ExplorerData:
     """The explorer's rows from the analysis frame (flags), the records (what each judge said)
     and the dataset items (question and responses; without them the rows carry ids only)."""
-    rows = _rows_in_order(items or (), records)
-    marks = item_marks(frame)
-    for row in rows.values():
-        mark_row(row, marks)
-    return ExplorerData(frame.judges, list(rows.values()), marks.label_kind)
+    judgments = records if isinstance(records, Judgments) else records_table(records)
+    rows = ExplorerRows(items)
+    for part in judgments.slices(EXPLORER_FIELDS):
+        rows.add(shown_block(part))
+    return rows.finish(frame)

@@ -8,9 +8,9 @@ is one call, ``jbItemsPage(<page>, "<gzip+base64 JSON>")``, of a function the pa
 registers: a ``<script src>`` loads on ``file://`` where ``fetch()`` may not, and the page's
 script adds it only when an item on that page is opened.
 
-Nothing is built whole: the records are streamed once, each judgment spooled to a temporary
-file of its page's bucket, then the pages are written bucket by bucket. The folder is written
-under a temporary name and swapped in complete (``swap_folder``).
+Nothing is built whole: the records are read a slice at a time, each judgment spooled to a
+temporary file of its page's bucket, then the pages are written bucket by bucket. The folder is
+written under a temporary name and swapped in complete (``swap_folder``).
 """
 
 from __future__ import annotations
@@ -19,30 +19,22 @@ import base64
 import functools
 import gzip
 import json
-import os
 import shutil
-import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from jurybox.records import Item, JudgeRecord
-from jurybox.reporting.explorer.data import (
-    FLAG_BITS,
-    TEXT_CHARS,
-    ItemMarks,
-    Judgment,
-    cut_text,
-    judgment,
-)
+from jurybox.io.atomic import swap_folder
+from jurybox.records import Item
+from jurybox.redaction import redact_known
+from jurybox.reporting.explorer.data import FLAG_BITS, TEXT_CHARS, ItemMarks, ShownBlock, cut_text
 from jurybox.reporting.explorer.links import FILTERS
 from jurybox.reporting.explorer.payload import Payload, decode_payload, json_payload
-from jurybox.reporting.explorer.stored import SeenBlock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,9 +46,6 @@ QUESTION_CHARS = 160  # of each question in the index (as many as the table show
 BUCKETS = 128  # spool files at most: pages are grouped so that few files are open at once
 PAGE_LEVEL = 6  # gzip level of a page: nearly level 9's size, several times faster
 INDEX_LEVEL = 6  # and of the index (larger than any embedded explorer: seconds less than 9)
-# Pages written between two hand-backs of the freed items' memory (``release``): ~20 MB each
-# at a million records.
-RELEASE_EVERY = 8
 
 
 def page_file(page: int) -> str:
@@ -146,16 +135,12 @@ class PageWriter:
         out_dir: Path,
         *,
         size: int,
-        marks: Callable[[], tuple[ItemMarks, tuple[str, ...]]],
-        release: bool = False,
+        marks: ItemMarks,
+        judges: tuple[str, ...],
     ) -> None:
-        """``size``: ``explorer_size`` (or a guess: it only groups the pages' spooled
-        judgments); ``marks``: ``item_marks`` and the judges of the frame, asked for when the
-        pages are written (a pass started before the frame exists waits for them there);
-        ``release``: the items are let go as their pages are written, a list ``items``
-        emptied when the pages begin (a forked pass: reading an item copies its memory from
-        the parent, which keeps its own; freed, the copies go back to the system)."""
-        self.judges: tuple[str, ...] = ()  # the frame's, once ``finish`` has them
+        """``size``: ``explorer_size``; ``marks`` (``item_marks``) and ``judges``: the
+        frame's."""
+        self.judges = judges
         # Each judge met, numbered in the order met; mapped to the frame's columns at ``finish``.
         self._judge_index: dict[str, int] = {}
         self._marks = marks
@@ -164,9 +149,7 @@ class PageWriter:
         self._position: dict[str, int] = {}
         for item in items or ():
             self._place(str(item.id), item)
-        self._given = items if release and isinstance(items, list) else None
-        expected = max(size, 1)
-        pages = -(-expected // PAGE_ITEMS)
+        pages = -(-max(size, 1) // PAGE_ITEMS)
         self.out_dir = out_dir
         self._work = Path(tempfile.mkdtemp(prefix=f".{PAGES_DIR}.", suffix=".tmp", dir=out_dir))
         spool_dir = self._work / "spool"
@@ -185,28 +168,10 @@ class PageWriter:
             self._items[position] = item
         return position
 
-    def add(self, record: JudgeRecord) -> None:
-        """Spool one record's judgment to its item's page (records of unknown judges are not
-        shown, as in the embedded explorer)."""
-        self.add_shown(record.query_id, record.judge_name, judgment(record))
-
-    def add_shown(self, query_id: str, judge: str, shown: Judgment) -> None:
-        """``add`` of a record's judgment as the explorer shows it (``judgment``)."""
-        position = self._place(query_id, None)
-        j = self._judge_number(judge)
-        # The judgment as the page's JSON holds it, encoded once here and copied into the page
-        # as text; the verdict and the failure again for the index. JSON text has no tab.
-        cells = [shown.order, shown.verdict, shown.confidence, shown.reasoning, shown.status]
-        line = f"{position}\t{j}\t{int(shown.status != 'ok')}\t{_encode_text(shown.verdict)}\t"
-        self._spool.write(position // PAGE_ITEMS, line + _encode_texts(cells) + "\n")
-
-    def add_block(self, block: SeenBlock) -> None:
-        """``add_shown`` of every row of a block of records, in order (one spool write per
-        bucket, no object per record)."""
-        if not block.texts:
-            for seen in block.seen():
-                self.add_shown(seen.query_id, seen.judge, seen.shown)
-            return
+    def add(self, block: ShownBlock) -> None:
+        """Spool each record of the block to its item's page, in order (one spool write per
+        bucket). Records of judges not in the frame are not shown, as in the embedded
+        explorer."""
         known, place, judge_number = self._position.get, self._place, self._judge_number
         text, per_bucket = encode_basestring, self._spool.pages_per_bucket * PAGE_ITEMS
         by_bucket: dict[int, list[str]] = defaultdict(list)
@@ -219,6 +184,9 @@ class PageWriter:
             if position is None:
                 position = place(query_id, None)
             j = judge_number(judge)
+            # The judgment as the page's JSON holds it, encoded once here and copied into the
+            # page as text; the verdict and the failure again for the index. JSON text has no
+            # tab.
             shown = text(verdict)
             cells = f"[{text(order)},{shown},{text(confidence)},{text(reasoning)},{text(status)}]"
             line = f"{position}\t{j}\t{int(status != 'ok')}\t{shown}\t{cells}\n"
@@ -232,9 +200,7 @@ class PageWriter:
 
     def finish(self) -> PagedExplorer:
         """Write every page (into the temporary folder) and return the index."""
-        marks, self.judges = self._marks()
-        if self._given is not None:  # from here on, the pager's own list holds the items
-            self._given.clear()
+        marks = self._marks
         # The spooled judges' columns; records of judges not in the frame are not shown, as
         # in the embedded explorer.
         column = {judge: j for j, judge in enumerate(self.judges)}
@@ -260,7 +226,6 @@ class PageWriter:
                         written.result()
                     path = pages_dir / Path(page_file(page + 1)).name
                     written = pool.submit(_write_page, path, page + 1, texts)
-                    self._let_go(page)
             if written is not None:
                 written.result()
         self._spool.close()
@@ -282,17 +247,6 @@ class PageWriter:
             pages,
             PAGE_ITEMS,
         )
-
-    def _let_go(self, page: int) -> None:
-        """Free the page's items, where they are released, and every ``RELEASE_EVERY``
-        pages hand what was freed back to the system."""
-        if self._given is None:
-            return
-        first = page * PAGE_ITEMS
-        last = min(first + PAGE_ITEMS, len(self._items))
-        self._items[first:last] = [None] * (last - first)
-        if page % RELEASE_EVERY == RELEASE_EVERY - 1:
-            _return_freed_memory()
 
     def _page_rows(self, page: int, spooled: _Bucket, marks: ItemMarks) -> list[tuple[str, str]]:
         """Each item of the page: its index row and its full row as JSON texts (the keys and
@@ -365,14 +319,6 @@ def _encode_text(value: Any) -> str:
     return encode_basestring(value) if type(value) is str else _encode(value)
 
 
-def _encode_texts(values: list[Any]) -> str:
-    """``_encode(values)`` (the same text), for a list of texts without setting an encoder up
-    per call (a million judgments a report)."""
-    if all(type(value) is str for value in values):
-        return "[" + ",".join(map(encode_basestring, values)) + "]"
-    return _encode(values)
-
-
 # A judgment's verdict spooled as JSON, read back: few distinct ones, each decoded once.
 _decoded = functools.lru_cache(maxsize=1 << 14)(json.loads)
 
@@ -418,32 +364,10 @@ class _Bucket:
 
 
 def _write_page(path: Path, page: int, rows: list[str]) -> None:
-    text = "[" + ",".join(rows) + "]"
+    text = redact_known("[" + ",".join(rows) + "]")  # compressed: no later pass can see in
     packed = gzip.compress(text.encode("utf-8"), compresslevel=PAGE_LEVEL, mtime=0)
     body = base64.b64encode(packed).decode("ascii")
     path.write_text(f'jbItemsPage({page},"{body}");\n', encoding="ascii")
-
-
-def _return_freed_memory() -> None:
-    """glibc keeps freed memory for reuse (``malloc_trim`` returns it); other C libraries are
-    left as they are."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes  # noqa: PLC0415  (only where items are released)
-
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; not in every libc
-    if trim is not None:
-        trim(0)
-
-
-def swap_folder(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target``, replacing what was there, by renames only: a crash
-    leaves either folder whole, never a mix of the two."""
-    old = target.with_name(f".{target.name}.old.{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(new, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_pages(out_dir: Path) -> None:

@@ -2,7 +2,10 @@
 
 The HTML is one offline page rendered by the same autoescaping Jinja2 environment as
 report.html, under a Content-Security-Policy that forbids every script and network load; the
-Markdown escapes every user-supplied string (judge names, item ids, reasons).
+Markdown escapes every user-supplied string (judge names, item ids, reasons). Both open on the
+answer (``view.compare_answer``): per judge, did B do better, both runs' trust levels, and what
+changed between the configs. Links to a run's report are relative to the folder the page is
+written in (``page_dir``), so they open from wherever the page and the runs sit.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from importlib import resources
 from pathlib import Path
 
 from jurybox.analysis.model.compare import CompareReport
+from jurybox.io.atomic import write_text_atomic
 from jurybox.reporting.render.html import _environment, _table
-from jurybox.reporting.render.json_report import write_text_atomic
 from jurybox.reporting.render.markdown import render_table
 from jurybox.reporting.view.compare import build_compare_sections
+from jurybox.reporting.view.compare_answer import AnswerView, RunLinks, build_answers
 from jurybox.reporting.view.format import ROUNDING_NOTE
 from jurybox.reporting.view.markdown_escape import escape_markdown
 
@@ -36,9 +40,28 @@ def _title(report: CompareReport) -> str:
     return " vs ".join(run.label for run in report.runs)
 
 
-def render_compare_markdown(report: CompareReport) -> str:
+def _answer_markdown(answer: AnswerView) -> list[str]:
+    lines = [f"## {escape_markdown(answer.title)}", "", f"**{escape_markdown(answer.answer)}**", ""]
+    for line in answer.lines:
+        said = f"{line.judge}: {line.answer}"
+        lines.append(f"- **{escape_markdown(said)}**: {escape_markdown(line.figure)}; ")
+        lines[-1] += escape_markdown(line.trust)
+    reports = [f"[{text}]({href})" for text, href in answer.reports if href is not None]
+    lines += ["", *([" · ".join(reports), ""] if reports else [])]
+    lines += [f"- {escape_markdown(note)}" for note in answer.notes]
+    lines += [""] * bool(answer.notes) + render_table(answer.changes)
+    for setting, diff in answer.diffs:
+        lines += [f"`{setting}`:", "", "```diff", *diff, "```", ""]
+    return lines
+
+
+def render_compare_markdown(report: CompareReport, page_dir: Path | None = None) -> str:
+    """compare.md; ``page_dir``: the folder it is written in (for links to run reports)."""
+    links = RunLinks.of(report, page_dir)
     lines = [f"# jurybox compare: {escape_markdown(_title(report))}", ""]
-    for section in build_compare_sections(report):
+    for answer in build_answers(report, links):
+        lines += _answer_markdown(answer)
+    for section in build_compare_sections(report, links):
         lines += [
             f"## {escape_markdown(section.title)}",
             "",
@@ -54,8 +77,14 @@ def render_compare_markdown(report: CompareReport) -> str:
     return "\n".join(lines)
 
 
-def render_compare_html(report: CompareReport) -> str:
+def render_compare_html(report: CompareReport, page_dir: Path | None = None) -> str:
+    """compare.html; ``page_dir``: the folder it is written in (for links to run reports)."""
     text = resources.files("jurybox.reporting.render").joinpath(TEMPLATE).read_text("utf-8")
+    links = RunLinks.of(report, page_dir)
+    answers = [
+        {**vars(answer), "changes": _table(answer.changes)}
+        for answer in build_answers(report, links)
+    ]
     sections = [
         {
             "id": section.id,
@@ -64,7 +93,7 @@ def render_compare_html(report: CompareReport) -> str:
             "notes": section.notes,
             "tables": [_table(table) for table in section.tables],
         }
-        for section in build_compare_sections(report)
+        for section in build_compare_sections(report, links)
     ]
     return (
         _environment()
@@ -73,6 +102,7 @@ def render_compare_html(report: CompareReport) -> str:
             title=_title(report),
             version=report.generated_by.version,
             schema_version=report.schema_version,
+            answers=answers,
             sections=sections,
             rounding_note=ROUNDING,
         )
@@ -85,6 +115,6 @@ def write_compare(report: CompareReport, out_dir: Path) -> ComparePaths:
     data = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
     return ComparePaths(
         json=write_text_atomic(out_dir / COMPARE_JSON, data),
-        markdown=write_text_atomic(out_dir / COMPARE_MD, render_compare_markdown(report)),
-        html=write_text_atomic(out_dir / COMPARE_HTML, render_compare_html(report)),
+        markdown=write_text_atomic(out_dir / COMPARE_MD, render_compare_markdown(report, out_dir)),
+        html=write_text_atomic(out_dir / COMPARE_HTML, render_compare_html(report, out_dir)),
     )

@@ -12,7 +12,7 @@ truncated.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -20,7 +20,8 @@ from typing import Any
 import jinja2
 
 from jurybox.analysis.model import Report
-from jurybox.records import JudgeRecord, Status
+from jurybox.pipeline.failures import describe_kinds
+from jurybox.records import Status
 from jurybox.reporting.explorer import (
     ExplorerData,
     asset,
@@ -35,6 +36,7 @@ from jurybox.reporting.explorer.paged import (
     page_file,
 )
 from jurybox.reporting.plots.specs import PlotSpec, RenderedPlot
+from jurybox.reporting.render.failures import FailedRecord, FailureDigest
 from jurybox.reporting.render.markdown import PLOT_POLICY
 from jurybox.reporting.sections import (
     LEVEL_TITLES,
@@ -51,60 +53,7 @@ HTML_FILE = "report.html"
 TEMPLATE = "report.html.j2"
 EXCERPT_CHARS = 600
 FULL_CHARS = 20_000
-MAX_FAILURES = 500
 NOWRAP_CHARS = 24
-
-
-@dataclass(frozen=True)
-class FailedRecord:
-    """A record excluded from the metrics and its 1-based line in judgments.jsonl."""
-
-    line: int
-    record: JudgeRecord
-
-
-def is_failed(record: JudgeRecord) -> bool:
-    """Excluded from the metrics: its status is not ok, or it fell back to a holistic score."""
-    return record.status != Status.OK or record.holistic_fallback
-
-
-def failed_records(records: Iterable[JudgeRecord]) -> list[FailedRecord]:
-    """Every record whose status is not ok, or that fell back to a holistic score."""
-    return [
-        FailedRecord(line, record)
-        for line, record in enumerate(records, start=1)
-        if is_failed(record)
-    ]
-
-
-@dataclass
-class FailureDigest:
-    """What the appendix shows of the failed records, gathered in one pass over the records:
-    the first ``MAX_FAILURES`` in full, and how many failed in all, by judge and status.
-    ``side_file``: the file beside report.html listing every one, when they are more."""
-
-    listed: list[FailedRecord] = field(default_factory=list)
-    total: int = 0
-    by_judge: dict[str, dict[str, int]] = field(default_factory=dict)
-    side_file: str | None = None
-
-    def add(self, failed: FailedRecord, *, limit: int | None = None) -> None:
-        """Count one failed record; keep it whole while fewer than ``limit`` (by default
-        ``MAX_FAILURES``) are."""
-        limit = MAX_FAILURES if limit is None else limit
-        self.total += 1
-        counts = self.by_judge.setdefault(failed.record.judge_name, {})
-        status = failed.record.status.value
-        counts[status] = counts.get(status, 0) + 1
-        if len(self.listed) < limit:
-            self.listed.append(failed)
-
-    @classmethod
-    def of(cls, failed: Iterable[FailedRecord]) -> FailureDigest:
-        digest = cls()
-        for entry in failed:
-            digest.add(entry)
-        return digest
 
 
 def _environment() -> jinja2.Environment:
@@ -215,6 +164,7 @@ class HtmlFailure:
     line: int
     key: str
     status: str
+    kind: str | None
     order: str | None
     error: str | None
     excerpt: str | None
@@ -231,6 +181,7 @@ class FailureGroup:
     records: list[HtmlFailure]
     total: int  # every failed record of the judge, listed or not
     by_status: str
+    by_kind: str  # "connection refused 12, HTTP 500 2": what failed, most actionable first
     explorer_href: str
 
 
@@ -422,18 +373,18 @@ def _pages(explorer: PagedExplorer) -> HtmlPages:
 
 
 def _failure_entry(failed: FailedRecord) -> HtmlFailure:
-    record = failed.record
-    raw = record.raw_response
-    status = record.status.value
-    if record.status == Status.OK and record.holistic_fallback:
+    raw = failed.raw_response
+    status = failed.status
+    if status == Status.OK.value and failed.holistic_fallback:
         status = "ok (holistic fallback: excluded from score metrics)"
     return HtmlFailure(
         anchor=f"rec-{failed.line}",
         line=failed.line,
-        key=record.key,
+        key=failed.key,
         status=status,
-        order=record.presentation_order,
-        error=record.error,
+        kind=failed.kind,
+        order=failed.order,
+        error=failed.error,
         excerpt=None if raw is None else raw[:EXCERPT_CHARS],
         truncated=raw is not None and len(raw) > EXCERPT_CHARS,
         full=None if raw is None else raw[:FULL_CHARS],
@@ -446,7 +397,7 @@ def _failures(failed: Sequence[FailedRecord] | FailureDigest) -> HtmlFailures:
     digest = failed if isinstance(failed, FailureDigest) else FailureDigest.of(failed)
     groups: dict[str, list[HtmlFailure]] = {}
     for entry in digest.listed:
-        groups.setdefault(entry.record.judge_name, []).append(_failure_entry(entry))
+        groups.setdefault(entry.judge, []).append(_failure_entry(entry))
     return HtmlFailures(
         total=digest.total,
         omitted=max(digest.total - len(digest.listed), 0),
@@ -460,6 +411,7 @@ def _failures(failed: Sequence[FailedRecord] | FailureDigest) -> HtmlFailures:
                 records=groups.get(judge, []),
                 total=sum(counts.values()),
                 by_status=", ".join(f"{k} {v}" for k, v in counts.items()),
+                by_kind=describe_kinds(digest.kinds.get(judge, {})),
                 explorer_href=items_href(judge=judge, filter="failed"),
             )
             for judge, counts in sorted(digest.by_judge.items())

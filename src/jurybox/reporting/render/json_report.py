@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import secrets
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +15,7 @@ import jsonschema  # type: ignore[import-untyped]
 from jurybox.analysis.model import Report
 from jurybox.analysis.model import report_schema as model_schema
 from jurybox.errors import JuryboxError
+from jurybox.io.atomic import write_text_atomic
 from jurybox.reporting.view.report import as_report
 
 REPORT_FILE = "analysis_report.json"
@@ -55,36 +54,6 @@ def _reject_non_finite(value: Any, where: str) -> None:
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             _reject_non_finite(item, f"{where}[{index}]")
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see ``write_bytes_atomic``)."""
-    return write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def temp_beside(path: Path) -> Path:
-    """A random hidden name next to ``path``, for a file renamed over it once complete."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> Path:
-    """Write to a temporary file beside ``path``, flush it to disk, then ``os.replace`` it.
-
-    The temporary name is random and opened with ``"xb"`` (never clobbers, honours the umask,
-    unlike ``mkstemp``'s 0600), so readers see either the old file or the whole new one.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = temp_beside(path)
-    try:
-        with temp.open("xb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 def write_json_report(report: Report | Mapping[str, Any], out_dir: Path) -> Path:

@@ -1,19 +1,23 @@
 """The rich summary ``jurybox analyze`` prints: the per-judge answer first, then headline figures.
 
 Every judge's line is shown (level and one-line reason), then the per-judge table: accuracy with
-its interval (failures counted), swap consistency both ways, failure rate.
+its interval (failures counted), swap consistency both ways, failure rate. A table is drawn only
+where it fits the terminal with no word cut (``fit_columns``); else, and off a terminal (a CI
+log), each row is one line (``Grid.lines``), left for the viewer to wrap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, JustifyMethod
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.panel import Panel
-from rich.table import Table
+from rich.table import Column, Table
 
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.bias import PositionJudge
@@ -115,60 +119,143 @@ def verdict_panel(report: Report) -> Panel:
         style = _STYLES.get(entry.level, "bold")
         said = entry.level.replace("_", " ")
         lines.append(f"• {escape(judge)}: [{style}]{said}[/] — {escape(entry.reason)}")
-    return Panel("\n".join(lines), title="Can these judges be trusted?", expand=False)
+    return Panel("\n".join(lines), title=_PANEL_TITLE, expand=False)
 
+
+_PANEL_TITLE = "Can these judges be trusted?"
+
+
+def verdict_lines(report: Report) -> list[str]:
+    """``verdict_panel`` as plain lines (for a log: no box, no colour)."""
+    verdict = report.verdict
+    lines = [f"{_PANEL_TITLE} {verdict.line}", LEVEL_TITLES.get(verdict.level, verdict.level)]
+    for judge, entry in verdict.judges.items():
+        lines.append(f"• {judge}: {entry.level.replace('_', ' ')} — {entry.reason}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table's text: drawn as a rich table where every word fits the console whole, else
+    (a narrow terminal, or no terminal at all: a CI log) as one line per row."""
+
+    title: str
+    caption: str
+    headers: tuple[str, ...]
+    rows: list[list[str]]
+    justify: tuple[JustifyMethod, ...]
+    padding: int = 1
+
+    def table(self) -> Table:
+        table = Table(
+            title=self.title,
+            caption=self.caption,
+            caption_justify="left",
+            box=box.SIMPLE_HEAD,
+            padding=(0, self.padding),
+            pad_edge=False,
+        )
+        for header, justify in zip(self.headers, self.justify, strict=True):
+            table.add_column(escape(header), justify=justify)
+        for row in self.rows:
+            table.add_row(*(escape(cell) for cell in row))
+        return table
+
+    def lines(self) -> list[str]:
+        """``title``, then per row its first cell and each other cell named by its header
+        (dashes left out), then the caption."""
+        lines = [self.title]
+        for first, *cells in self.rows:
+            named = [
+                f"{h}: {c}" for h, c in zip(self.headers[1:], cells, strict=True) if c != MISSING
+            ]
+            lines.append(f"{first} — {'; '.join(named)}")
+        return [*lines, self.caption]
+
+
+# Wide enough to measure a table's natural width.
+_UNBOUNDED = 100_000
+
+
+def fit_columns(table: Table, console: Console) -> bool:
+    """Give each column of ``table`` a width that cuts no word: its natural width when the table
+    fits the console, else its longest word and a share of the room left (rich's own layout
+    squeezes a column below its longest word and cuts it). False, the widths left as they
+    were, when the longest words alone are wider than the console."""
+    wide = console.options.update_width(_UNBOUNDED)
+    spans = [_span(column, console, wide) for column in table.columns]
+    natural = sum(high for _, high in spans)
+    room = console.width - (Measurement.get(console, wide, table).maximum - natural)
+    if natural <= room:
+        return True
+    least = sum(low for low, _ in spans)
+    if least > room:
+        return False
+    slack = natural - least
+    for column, (low, high) in zip(table.columns, spans, strict=True):
+        column.width = low + (room - least) * (high - low) // slack
+    return True
+
+
+def _span(column: Column, console: Console, options: ConsoleOptions) -> tuple[int, int]:
+    """The column's content width: its longest word (whole text where it cannot wrap), and
+    its longest cell."""
+    measured = [Measurement.get(console, options, cell) for cell in (column.header, *column.cells)]
+    low = max(m.maximum if column.no_wrap else m.minimum for m in measured)
+    return low, max(m.maximum for m in measured)
+
+
+def print_grid(grid: Grid, console: Console) -> None:
+    """``grid`` as a table where it fits with every word whole, else as lines; off a terminal
+    always as lines, each left whole (``soft_wrap``: a log viewer wraps them itself)."""
+    if console.is_terminal:
+        table = grid.table()
+        if fit_columns(table, console):
+            console.print(table)
+            return
+    for line in grid.lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=not console.is_terminal)
+
+
+_RIGHT: tuple[JustifyMethod] = ("right",)
 
 # The per-judge table without its reason column (the panel above gives every judge's reason).
 _TRUST_HEADERS = ("judge", "level", "accuracy [95% CI]", "parsed only", "swap", "failed")
 
 
-def trust_table(report: Report) -> Table:
-    """The per-judge answer (``sections.judge_verdict_table``) as a rich table."""
+def trust_grid(report: Report) -> Grid:
+    """The per-judge answer (``sections.judge_verdict_table``), without its reasons."""
     source = judge_verdict_table(report)
-    table = Table(
+    rows = [[str(cell) for index, cell in enumerate(row) if index != 2] for row in source.rows]
+    return Grid(
         title=source.title,
         caption="accuracy: vs gold, failed calls counted wrong; parsed only: over parsed "
         "verdicts; swap: same verdict in both orders, failures counted as inconsistent / over "
         "pairs parsed in both orders; failed: share of calls without a verdict.",
-        caption_justify="left",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
+        headers=_TRUST_HEADERS,
+        rows=rows,
+        justify=("left", "left", "right", "right", "right", "right"),
     )
-    rows = [[str(cell) for index, cell in enumerate(row) if index != 2] for row in source.rows]
-    for index, header in enumerate(_TRUST_HEADERS):
-        if index < 2:  # who and what level are never cut: the figures wrap instead
-            widest = max([len(header), *(len(row[index]) for row in rows)])
-            table.add_column(header, no_wrap=True, min_width=widest)
-        else:
-            table.add_column(header, justify="right", overflow="fold")
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    return table
 
 
-def judges_table(report: Report) -> Table:
+def judges_grid(report: Report) -> Grid:
     """One row per judge, only the headline columns that have a value for some judge."""
     judges = [j.name for j in report.summary.judges]
     failures = report.summary.failures
     columns = [(t, fn) for t, fn in _COLUMNS if any(fn(report, j) != MISSING for j in judges)]
-    table = Table(
-        title="Headline figures per judge",
-        caption=_CAPTION,
-        caption_justify="left",
-        box=box.SIMPLE_HEAD,
-        padding=(0, 0),
-        pad_edge=False,
-    )
-    table.add_column("judge", no_wrap=True)
-    table.add_column("failed", justify="right", no_wrap=True)
-    for title, _ in columns:
-        table.add_column(title, justify="right", no_wrap=True)
+    rows = []
     for judge in judges:
         info = failures.get(judge)
         failed = fmt_count(info.n_failed, info.n_records) if info else MISSING
-        table.add_row(judge, failed, *[fn(report, judge) for _, fn in columns])
-    return table
+        rows.append([judge, failed, *[fn(report, judge) for _, fn in columns]])
+    return Grid(
+        title="Headline figures per judge",
+        caption=_CAPTION,
+        headers=("judge", "failed", *(title for title, _ in columns)),
+        rows=rows,
+        justify=("left", *_RIGHT * (len(columns) + 1)),
+        padding=0,
+    )
 
 
 def headline_lines(report: Report) -> list[str]:
@@ -206,12 +293,20 @@ def _total_effect(report: Report) -> PairedTests | None:
 def print_summary(report: Report | Mapping[str, Any], paths: ReportPaths, console: Console) -> None:
     """Verdict, per-judge headline figures, a few global figures and where the files are."""
     report = as_report(report)
-    console.print(verdict_panel(report))
-    console.print(trust_table(report))
-    console.print(judges_table(report))
+    plain = not console.is_terminal  # a log: lines left whole, no box (print_grid)
+    if plain:
+        for line in verdict_lines(report):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    else:
+        console.print(verdict_panel(report))
+    print_grid(trust_grid(report), console)
+    print_grid(judges_grid(report), console)
     for line in headline_lines(report):
-        console.print(line)
-    console.print(f"Report: {paths.html}")
-    console.print(f"Tables: {paths.markdown}   JSON: {paths.json}", highlight=False)
+        console.print(line, soft_wrap=plain)
+    # Paths are never cut (a cut one cannot be pasted): a long one is left to the terminal.
+    console.print(f"Report: {paths.html}", soft_wrap=True)
+    console.print(f"Tables: {paths.markdown}   JSON: {paths.json}", highlight=False, soft_wrap=True)
     if paths.plots_dir is not None:
-        console.print(f"Plots: {paths.plots_dir}/ ({len(paths.plots)} figures, PNG and SVG)")
+        console.print(
+            f"Plots: {paths.plots_dir}/ ({len(paths.plots)} figures, PNG and SVG)", soft_wrap=True
+        )

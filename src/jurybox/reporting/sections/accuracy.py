@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jurybox.analysis.model._base import Skipped
-from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold
+from jurybox.analysis.model.accuracy import Accuracy, AccuracyVsGold, LabelledByDesign
 from jurybox.reporting.explorer.links import items_href
 from jurybox.reporting.sections.family import Family
 from jurybox.reporting.view.tables import (
@@ -11,11 +11,46 @@ from jurybox.reporting.view.tables import (
     Link,
     Section,
     Table,
+    cell,
     fmt_count,
     fmt_rate,
     method_note,
     rate_with_counts,
 )
+
+
+def _accuracy_tables(section: Section, node: AccuracyVsGold) -> None:
+    if node.judges:
+        _accuracy_table(section, node)
+    if node.design is not None:
+        _design_table(section, node.design)
+
+
+def _design_table(section: Section, design: LabelledByDesign) -> None:
+    """Accuracy over the items `jurybox label` chose, each stratum weighted by its size."""
+    table = section.table(
+        Table(
+            id="accuracy-design",
+            title="Accuracy over the items jurybox label chose, weighted by stratum",
+            columns=("Judge", "Accuracy (failures counted)", "Over parsed verdicts", "Items"),
+        )
+    )
+    if design.status != "computed":
+        table.note(f"Not computed: {design.reason}.")
+    for judge, entry in (design.judges or {}).items():
+        counted = entry.counted
+        by_stratum = counted.n_by_stratum or {}
+        items = ", ".join(f"{name} {count}" for name, count in sorted(by_stratum.items()))
+        table.add(str(judge), cell(table, counted), cell(table, entry.parsed), items or "—")
+    streams = ", ".join(f"{n} {name}" for name, n in sorted((design.streams or {}).items()))
+    strata = ", ".join(f"{name} {n}" for name, n in sorted((design.strata or {}).items()))
+    table.note(f"Labelled items by stream: {streams}; items of the run by stratum: {strata}.")
+    table.note(
+        "The trust verdict reads this accuracy where it rests on at least as many labelled "
+        "items as the unweighted one; the figures against humans read the labels that are a "
+        "random sample (the uniform stream) only (docs/labelling.md)."
+    )
+    method_note(table, design.method)
 
 
 def _accuracy_table(section: Section, node: AccuracyVsGold) -> None:
@@ -82,5 +117,5 @@ ACCURACY: Family[AccuracyVsGold] = Family(
     title="Accuracy against gold labels",
     question="How often does each judge pick the gold answer?",
     node=lambda report: report.accuracy_vs_gold,
-    build=_accuracy_table,
+    build=_accuracy_tables,
 )

@@ -109,7 +109,8 @@ def _pandalm(section: Section, node: PandaLMBenchmark) -> None:
         Table("benchmark-pandalm-annotators", "PandaLM annotator agreement", ("Pair", "Cohen κ"))
     )
     for pair, kappa in ordered_items(node.annotator_kappa):
-        pairs.add(pair, fmt_rate(kappa))
+        why = node.annotator_kappa_undefined.get(pair)
+        pairs.add(pair, fmt_rate(kappa) if why is None else f"{fmt_rate(kappa)} ({why})")
     columns = ("Judge", "Accuracy", "Precision", "Recall", "F1")
     judges = section.table(
         Table("benchmark-pandalm-judges", "PandaLM: judges against the majority label", columns)

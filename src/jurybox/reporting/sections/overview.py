@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from jurybox.analysis.model import Report
-from jurybox.analysis.model.summary import Summary
+from jurybox.analysis.model.summary import RunCost, Summary
+from jurybox.pricing import format_cost, format_usd
 from jurybox.reporting.view.tables import (
     Link,
     Section,
@@ -29,10 +30,6 @@ _SAVING_PRICED = {
     "mixed": "at the run's synchronous prices where its manifest gave them, else assuming the "
     "vendors' 50% batch discount",
 }
-
-
-def _usd(value: float | None) -> str:
-    return "—" if value is None else "$" + fmt_num(value, 4)
 
 
 def failures_anchor(judge: str) -> str:
@@ -85,6 +82,11 @@ def overview_section(report: Report) -> Section:
             ", ".join(f"{k} {v}" for k, v in statuses.items()) or "—",
         )
     section.notes.extend(_overview_notes(summary))
+    if report.stopping is not None:  # a `jurybox run --until` run
+        section.notes.extend(
+            f"Stopped by --until {report.stopping.until}: {name} {judge.statement}."
+            for name, judge in report.stopping.judges.items()
+        )
     return section
 
 
@@ -118,11 +120,13 @@ def _overview_notes(summary: Summary) -> list[str]:
     if any(labels.values()):
         notes.append("Human labels: " + ", ".join(f"{k} {v}" for k, v in labels.items()) + ".")
     cost = summary.cost
+    if cost is not None and (cost.n_priced or cost.unpriced_judges):
+        notes.append(_cost_note(cost))
     if cost is not None and cost.n_batch_records:
         notes.append(
             f"Provider batches answered {cost.n_batch_records} records, synchronous calls "
-            f"{cost.n_sync_records}; batch cost {_usd(cost.batch_cost_usd)}, saving about "
-            f"{_usd(cost.batch_saving_usd)} against synchronous prices "
+            f"{cost.n_sync_records}; batch cost {format_usd(cost.batch_cost_usd)}, saving about "
+            f"{format_usd(cost.batch_saving_usd)} against synchronous prices "
             f"({_SAVING_PRICED[cost.batch_saving_method or 'assumed 50% discount']})."
         )
     if summary.local_judge_used:
@@ -131,3 +135,16 @@ def _overview_notes(summary: Summary) -> list[str]:
             "demos only."
         )
     return notes
+
+
+def _cost_note(cost: RunCost) -> str:
+    """What the judgments cost, written as the run's summary writes it (``format_cost``)."""
+    note = f"Cost: {format_cost(cost.cost_usd, cost.unpriced_judges)}"
+    if cost.n_priced:
+        note += f" over {cost.n_priced} priced records"
+    if cost.unpriced_judges:
+        note += (
+            "; a judge is unpriced when neither the price table nor its price_* settings "
+            "priced its model when it ran (docs/pricing.md)"
+        )
+    return note + "."

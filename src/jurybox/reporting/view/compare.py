@@ -16,6 +16,7 @@ from jurybox.analysis.model.compare import (
     ScoreStudy,
     StudyComparison,
 )
+from jurybox.reporting.view.compare_answer import RunLinks
 from jurybox.reporting.view.format import fmt_count, fmt_num, fmt_p, fmt_rate, fmt_score, fmt_text
 from jurybox.reporting.view.tables import Link, Section, Table
 
@@ -51,7 +52,7 @@ def _judge_label(judge: JudgeComparison) -> str:
     return f"{judge.judge_a} → {judge.judge_b}"
 
 
-def runs_table(report: CompareReport) -> Table:
+def runs_table(report: CompareReport, links: RunLinks) -> Table:
     table = Table(
         "runs",
         "Runs compared",
@@ -66,9 +67,13 @@ def runs_table(report: CompareReport) -> Table:
             "Dimensions",
             "Gold",
             "Items from",
+            "Trust (jurybox analyze)",
+            "Report",
         ],
     )
     for run in report.runs:
+        href = links.report(run.label)
+        trust = [f"{one.judge}: {one.level.replace('_', ' ')}" for one in run.trust or []]
         table.add(
             run.label,
             run.source,
@@ -80,6 +85,8 @@ def runs_table(report: CompareReport) -> Table:
             fmt_text(run.dimensions),
             fmt_num(run.has_gold),
             fmt_text(run.items_source),
+            fmt_text(trust or None),
+            Link("open", href) if href is not None else fmt_text(None),
         )
     for note in report.notes:
         table.note(note)
@@ -206,11 +213,12 @@ def _scores_table(comparison: RunComparison, key: str) -> Table:
     return table
 
 
-def _changed_table(comparison: RunComparison, key: str) -> Table:
+def _changed_table(comparison: RunComparison, key: str, links: RunLinks) -> Table:
+    a, b = comparison.run_a, comparison.run_b
     table = Table(
         f"{key}-changed",
         "Units whose verdict changed",
-        ["Judge", "Item", "Order", "Verdict A", "Verdict B", "Gold"],
+        ["Judge", "Order", "Verdict A", "Verdict B", "Gold", f"Item in {a}", f"Item in {b}"],
     )
     for judge in comparison.judges:
         verdicts = judge.verdicts
@@ -219,15 +227,16 @@ def _changed_table(comparison: RunComparison, key: str) -> Table:
         for unit in verdicts.changed:
             table.add(
                 _judge_label(judge),
-                Link(unit.item_id, unit.href),
                 unit.order,
                 fmt_text(unit.verdict_a),
                 fmt_text(unit.verdict_b),
                 fmt_text(unit.gold),
+                links.cell(a, unit.item_id),
+                links.cell(b, unit.item_id),
             )
         if verdicts.changed_omitted:
             table.note(f"{_judge_label(judge)}: {verdicts.changed_omitted} more not listed")
-    table.note("Each item links to its row in the run's report explorer (report.html).")
+    table.note("An item links to its row in that run's own report explorer, where one was found.")
     return table
 
 
@@ -298,10 +307,12 @@ def stability_table(studies: list[ScoreStudy]) -> Table:
     return table
 
 
-def build_compare_sections(report: CompareReport) -> list[Section]:
-    """The sections of compare.md / compare.html, in order."""
+def build_compare_sections(report: CompareReport, links: RunLinks | None = None) -> list[Section]:
+    """The sections of compare.md / compare.html, in order (after the first screen:
+    ``view.compare_answer``); ``links`` lead to each run's report, relative to the page."""
+    links = links or RunLinks()
     overview = Section("runs", "Runs", "Which runs are compared, and how are they read?")
-    overview.table(runs_table(report))
+    overview.table(runs_table(report, links))
     sections = [overview]
     for index, comparison in enumerate(report.comparisons, start=1):
         key = f"cmp{index}"
@@ -317,11 +328,13 @@ def build_compare_sections(report: CompareReport) -> list[Section]:
             _position_table,
             _agreement_table,
             _scores_table,
-            _changed_table,
         ):
             table = build(comparison, key)
             if table.rows or build is _pairing_table:
                 section.table(table)
+        changed = _changed_table(comparison, key, links)
+        if changed.rows:
+            section.table(changed)
         if comparison.study is not None:
             section.table(_versus_table(comparison.study, key))
         elif comparison.study_skipped:
