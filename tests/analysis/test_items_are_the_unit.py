@@ -94,3 +94,35 @@ def test_whole_human_scores_keep_kappa_with_a_bootstrap_over_items() -> None:
     quadratic = entry.dimensions["total"].weighted_quadratic
     assert quadratic is not None and quadratic.value is not None
     assert quadratic.n_clusters == 40 and "bootstrap over items" in (quadratic.method or "")
+
+
+def test_length_on_scores_counts_each_item_once() -> None:
+    """The verdict's length test on scores takes one value per item: with two responses per
+    item, the difference between them. Long items that every response scores high on (the
+    item, not the length, drives the score) are no length bias within items; per response
+    they looked like one, with twice the values."""
+    import pandas as pd
+
+    from jurybox import stats
+    from jurybox.analysis.evidence import _per_item
+
+    rng = np.random.default_rng(8)
+    items = 60
+    item_length = rng.normal(size=items) * 200 + 1000
+    rows = []
+    for i in range(items):
+        for arm in ("control", "treatment"):
+            length = item_length[i] + rng.normal() * 20
+            for order in (0, 1):  # both orders: one judgment each
+                score = 5 + item_length[i] / 200 + rng.normal()
+                rows.append((f"q{i:02d}", arm, order, length, score))
+    frame = pd.DataFrame(rows, columns=["query_id", "arm", "order", "length", "score"])
+    length, score = _per_item(frame, ["length", "score"])
+    assert len(length) == items
+    first = frame[(frame["query_id"] == "q00")].groupby("arm")[["length", "score"]].mean()
+    assert length[0] == pytest.approx(
+        first.loc["control", "length"] - first.loc["treatment", "length"]
+    )
+    assert stats.spearman(length, score).p_value > 0.05
+    per_response = frame.groupby(["query_id", "arm"])[["length", "score"]].mean()
+    assert stats.spearman(per_response["length"], per_response["score"]).p_value < 1e-6

@@ -33,7 +33,8 @@ def test_fast_replicates_equal_alpha_of_the_resampled_units(level: str) -> None:
     values = np.round(rng.normal(size=(3, 40)) + rng.normal(size=40), 1)
     values[0, 5] = np.nan
     weights = rng.multinomial(40, np.full(40, 1 / 40), size=5).astype(float)
-    boot, jack = _fast_replicates(values, weights, level)
+    boot = _fast_replicates(values, weights, level)
+    jack = _fast_replicates(values, 1.0 - np.eye(40), level)
     slow = [_alpha_or_nan(values, w, level) for w in weights]  # type: ignore[arg-type]
     np.testing.assert_allclose(boot, slow, rtol=1e-10)
     np.testing.assert_allclose(jack[7], krippendorff_alpha(np.delete(values, 7, 1), level).alpha)  # type: ignore[arg-type]

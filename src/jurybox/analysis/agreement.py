@@ -51,6 +51,9 @@ B = TypeVar("B", bound=AgreementBlock)
 K = TypeVar("K", bound=KappaMetric)
 # The alpha bootstrap (BCa, with a leave-one-unit-out jackknife) takes ~1.5 s at 1000 units.
 ALPHA_CI_MAX_UNITS = 1000
+# Judge pairs whose kappa is bootstrapped over items one by one (a panel of 10 judges); past
+# that (65 judges: 2,080 pairs) every pair comes from one closed form with units independent.
+PAIRS_OVER_ITEMS = 45
 # (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
 Scale = tuple[Literal["linear"] | None, list[int] | None, str]
 
@@ -167,14 +170,61 @@ def _known(result: Any) -> Any:
     return result
 
 
+def _pairs_over_items(
+    matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
+) -> list[PairAgreement]:
+    """Kappa and percent agreement of every judge pair with intervals over items: the
+    bootstrap over items (kappa) and the design effect over items (agreement), pair by pair."""
+    weights, categories, note = scale
+    out = []
+    for first, second in combinations(matrix.columns, 2):
+        both = matrix[[first, second]].dropna()
+        a, b, items = both[first].to_numpy(), both[second].to_numpy(), _items_of(both)
+        n, conf = len(both), options.confidence
+        kappa = kappa_metric(
+            KappaMetric,
+            a,
+            b,
+            weights,
+            categories=categories,
+            items=items,
+            rng=options.seed,
+            n=n,
+            confidence=conf,
+        )
+        if note and kappa.method is not None:
+            kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
+        share = attempt(
+            PercentAgreementMetric,
+            stats.percent_agreement,
+            a,
+            b,
+            clusters=items,
+            n=n,
+            confidence=conf,
+        )
+        out.append(
+            PairAgreement(
+                raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share
+            )
+        )
+    return out
+
+
 def _pair_metrics(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
-    """Kappa and percent agreement of every judge pair, all pairs computed together
-    (``stats.cohen_kappa_pairs``); a pair the closed form leaves open (undefined or degenerate
-    kappa, no shared unit) goes through the per-pair reference for its exact value or reason."""
+    """Kappa and percent agreement of every judge pair. Where an item is several units (its
+    orders, repeats or arms) and there are at most ``PAIRS_OVER_ITEMS`` pairs, with intervals
+    over items (``_pairs_over_items``); else all pairs computed together
+    (``stats.cohen_kappa_pairs``, units taken as independent); a pair the closed form leaves
+    open (undefined or degenerate kappa, no shared unit) goes through the per-pair reference
+    for its exact value or reason."""
     weights, categories, note = scale
     pairs = list(combinations(matrix.columns, 2))
+    items = _items_of(matrix)
+    if len(pairs) <= PAIRS_OVER_ITEMS and len(np.unique(items)) < len(items):
+        return _pairs_over_items(matrix, options, scale)
     kappas: list[Any] = [None] * len(pairs)
     shares: list[Any] = [None] * len(pairs)
     coded = _pair_codes(matrix, categories)
@@ -262,17 +312,35 @@ def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
     )
 
 
-def _gwet(matrix: pd.DataFrame, scale: Scale) -> GwetMetric:
+def _gwet(matrix: pd.DataFrame, scale: Scale, options: AnalysisOptions) -> GwetMetric:
+    """Gwet's AC1 (AC2 on a scale), its interval a bootstrap over items (a unit's item is
+    shared by its orders, repeats and arms)."""
     weights, categories, note = scale
     numeric = all(getattr(t, "kind", "O") in "iuf" for t in matrix.dtypes)
     # numeric scores stay a float array (NaN missing), which gwet_ac codes without a Python loop
     labels = matrix.T.to_numpy(dtype=float) if numeric else matrix.T.astype(object).to_numpy()
     metric = attempt(
-        GwetMetric, stats.gwet_ac, labels, weights, categories=categories, n=len(matrix)
+        GwetMetric,
+        stats.gwet_ac,
+        labels,
+        weights,
+        categories=categories,
+        n=len(matrix),
+        clusters=_items_of(matrix),
+        confidence=options.confidence,
+        rng=options.seed,
     )
     if note and metric.method is not None:
         metric = with_fields(metric, method=f"{metric.method}, {weights} weights {note}")
     return metric
+
+
+def _items_of(matrix: pd.DataFrame) -> np.ndarray[Any, Any]:
+    """The item of each unit (row) of a units x judges matrix (each row its own where the
+    rows name no item)."""
+    if "query_id" not in matrix.index.names:
+        return np.arange(len(matrix)).astype(str)
+    return matrix.index.get_level_values("query_id").astype(str).to_numpy()
 
 
 def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B]) -> B:
@@ -297,6 +365,8 @@ def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B
             "2,1",
             n=len(complete),
             confidence=options.confidence,
+            clusters=_items_of(complete),
+            rng=options.seed,
         ),
     )
 
@@ -317,6 +387,7 @@ def _alpha_ci(matrix: pd.DataFrame, level: str, options: AnalysisOptions) -> Alp
         n=len(matrix),
         confidence=options.confidence,
         rng=options.seed,
+        clusters=_items_of(matrix),
     )
 
 
@@ -354,7 +425,7 @@ def agreement_block(
         percent_agreement=_all_agree(matrix, options.confidence),
         pairs=_pair_metrics(matrix, options, scale),
         krippendorff_alpha_ci=_alpha_ci(matrix, level, options),
-        gwet_ac=_gwet(matrix, scale),
+        gwet_ac=_gwet(matrix, scale, options),
     )
 
 

@@ -136,7 +136,9 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
                 rows["preferred_arm"], rows["gold"], rows["query_id"], options, KappaMetric
             ),
             consolidated=_kappa(own["label"], own["gold"], own["query_id"], options, KappaMetric),
-            consolidated_ac1=_gwet(own["label"], own["gold"], None, None),
+            consolidated_ac1=_gwet(
+                own["label"], own["gold"], own["query_id"], None, categories=None, options=options
+            ),
         )
     return HumanPreferences.of(judges=judges, n_labelled=len(gold))
 
@@ -170,12 +172,26 @@ def _weighted(
 def _gwet(
     a: pd.Series,
     b: pd.Series,
+    items: pd.Series,
     weights: Literal["linear"] | None,
+    *,
     categories: list[int] | None,
+    options: AnalysisOptions,
 ) -> GwetMetric:
-    """Gwet's AC1 (no weights) or AC2 of the judge against the human, two raters per unit."""
+    """Gwet's AC1 (no weights) or AC2 of the judge against the human, two raters per unit,
+    its interval a bootstrap over items."""
     raters = np.vstack([a.to_numpy(dtype=object), b.to_numpy(dtype=object)])
-    return attempt(GwetMetric, stats.gwet_ac, raters, weights, categories=categories, n=len(a))
+    return attempt(
+        GwetMetric,
+        stats.gwet_ac,
+        raters,
+        weights,
+        categories=categories,
+        n=len(a),
+        clusters=items.astype(str).to_numpy(),
+        confidence=options.confidence,
+        rng=options.seed,
+    )
 
 
 def _round_half_up(values: pd.Series) -> pd.Series:
@@ -218,7 +234,11 @@ def _dimension_kappa(rows: pd.DataFrame, options: AnalysisOptions) -> DimensionK
         _kappa(a, b, items, options, DimensionKappa),
         weighted_linear=_weighted(a, b, items, "linear", scale=scale, options=options),
         weighted_quadratic=_weighted(a, b, items, "quadratic", scale=scale, options=options),
-        gwet_ac2=_gwet(a, b, "linear", scale[0]) if scale[0] is not None else None,
+        gwet_ac2=(
+            _gwet(a, b, items, "linear", categories=scale[0], options=options)
+            if scale[0] is not None
+            else None
+        ),
     )
 
 
@@ -245,6 +265,8 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
                     "2,1",
                     n=len(rows),
                     confidence=options.confidence,
+                    clusters=rows["query_id"].astype(str).to_numpy(),
+                    rng=options.seed,
                 )
     if not dims:
         return HumanScores.skip("no judge scored a response that humans scored")

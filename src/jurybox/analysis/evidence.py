@@ -17,7 +17,7 @@
 * Self-preference: the judge's excess for its own family's responses over neutral judges (a
   warning only: the reference is other judges, not the truth).
 * Length on scores: partial Spearman of the judge's total with length given the human score where
-  human scores exist, else the raw Spearman (a warning only).
+  human scores exist, else the raw Spearman (a warning only); one value per item (``_per_item``).
 * Test-retest: share of repeated pairwise judgments with the same verdict, or the ICC of the total
   for scores (clipped at 0).
 """
@@ -28,7 +28,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from jurybox import stats
 from jurybox.analysis._common import TOTAL, judge_rows, keyed_like, value_of
@@ -195,23 +197,44 @@ def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
 
 
 def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
-    """Judge's total score vs response length; beyond the human scores where they exist."""
+    """Judge's total score vs response length, one value per item (``_per_item``); beyond the
+    human scores where they exist."""
     own = judge_rows(frame, "evidence_scores", lambda: judge_scores(frame), judge)
     own = own.merge(keyed_like(frame.items, own), on=["query_id", "arm"])
     own = own.dropna(subset=["length", "score"])
-    if len(own) < 4:
-        return None
     human = frame.memo("evidence_human_scores", lambda: _human_scores(frame))
     labelled = own.merge(human, on=["query_id", "arm"], suffixes=("", "_human"))
     try:
         if len(labelled) >= 4:
-            x, y = labelled["length"].to_numpy(float), labelled["score"].to_numpy(float)
-            found = stats.partial_spearman(x, y, labelled["score_human"].to_numpy(float))
-            return found.rho, found.p_value, True
-        found = stats.spearman(own["length"].to_numpy(float), own["score"].to_numpy(float))
+            x, y, z = _per_item(labelled, ["length", "score", "score_human"])
+            if len(x) >= 4:
+                found = stats.partial_spearman(x, y, z)
+                return found.rho, found.p_value, True
+        x, y = _per_item(own, ["length", "score"])
+        if len(x) < 4:
+            return None
+        found = stats.spearman(x, y)
     except ValueError:  # constant scores or lengths: no correlation to test
         return None
     return found.rho, found.p_value, False
+
+
+def _per_item(rows: pd.DataFrame, columns: list[str]) -> list[NDArray[np.float64]]:
+    """One value per item of each column, so that an item's orders, repeats and responses
+    count once. Each response's mean over its judgments; then an item of one response is that
+    response, an item of two (every item) the difference between them (a contrast within the
+    item: what the item shares cancels); with more, each response's deviation from its item's
+    mean (items of a single response left out)."""
+    by_response = rows.groupby(["query_id", "arm"], observed=True)[columns].mean()
+    per_item = by_response.groupby(level="query_id", observed=True)
+    sizes = per_item[columns[0]].transform("size").to_numpy()
+    if (sizes == 1).all():
+        values = by_response
+    elif (sizes == 2).all():
+        values = per_item.first() - per_item.last()
+    else:
+        values = (by_response - per_item.transform("mean"))[sizes > 1]
+    return [values[c].to_numpy(float) for c in columns]
 
 
 def _human_scores(frame: AnalysisFrame) -> pd.DataFrame:

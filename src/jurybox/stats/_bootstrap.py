@@ -9,6 +9,8 @@ small samples (Hesterberg 2015): plain percentiles and unexpanded BCa covered 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as sps
@@ -57,3 +59,53 @@ def expanded_bca(
     levels = sps.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     low, high = np.quantile(boot, levels)
     return float(low), float(high)
+
+
+def cluster_totals(per_unit: FloatArray, codes: NDArray[np.intp]) -> FloatArray:
+    """G × m: the per-unit statistics (units × m) summed within each cluster (codes 0..G-1)."""
+    totals = np.zeros((int(codes.max()) + 1, per_unit.shape[1]))
+    np.add.at(totals, codes, per_unit)
+    return totals
+
+
+def summed_interval(
+    totals: FloatArray,
+    statistic: Callable[[FloatArray], FloatArray],
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+    what: str,
+) -> tuple[float, float]:
+    """The expanded BCa interval, over clusters, of a statistic of summed per-unit statistics.
+
+    A replicate draws the clusters with replacement, so its sums are one weighted sum of the
+    clusters' ``totals``; ``statistic`` maps a stack of sums (r × m) to r values (NaN where
+    undefined). The jackknife leaves one cluster out.
+
+    Raises:
+        ValueError: Fewer than 2 clusters; fewer than 90 % of the replicates defined; every
+            replicate equal (no spread: never an interval like [0, 0]). ``what`` names the
+            statistic in the message.
+    """
+    groups = totals.shape[0]
+    if groups < 2:
+        raise ValueError(f"{what}: a bootstrap over items needs at least 2 items, got {groups}")
+    whole = totals.sum(axis=0)
+    point = float(statistic(whole[None, :])[0])
+    weights = unit_weights(groups, n_bootstrap, rng)
+    boot = np.concatenate(
+        [statistic(block @ totals) for block in np.array_split(weights, max(1, n_bootstrap // 500))]
+    )
+    finite = boot[np.isfinite(boot)]
+    if finite.size < 0.9 * n_bootstrap or not np.isfinite(point):
+        raise ValueError(
+            f"{what}: only {finite.size} of {n_bootstrap} resamples of the {groups} items have "
+            "a defined value: too few items vary for an interval"
+        )
+    if np.ptp(finite) < 1e-12:
+        raise ValueError(
+            f"{what}: every resample of the {groups} items gives {point:.3f}: no spread, so "
+            "the interval is undefined"
+        )
+    return expanded_bca(point, finite, statistic(whole - totals), confidence)

@@ -46,9 +46,10 @@ def percent_agreement(
     """
     x, y = _paired_labels(a, b)
     agree = int(np.sum(x == y))
+    groups = None
     if clusters is not None:
         found = clustered_proportion((x == y).astype(float), clusters, confidence=confidence)
-        low, high, conf = found.ci_low, found.ci_high, found.confidence
+        low, high, conf, groups = found.ci_low, found.ci_high, found.confidence, found.n_clusters
         method = f"percent agreement; {found.method}"
     else:
         ci = wilson_interval(agree, x.size, confidence)
@@ -62,6 +63,7 @@ def percent_agreement(
         n_items=int(x.size),
         confidence=conf,
         method=method,
+        n_clusters=groups,
     )
 
 

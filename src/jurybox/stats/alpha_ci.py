@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from jurybox.stats._bootstrap import expanded_bca, unit_weights
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix, confidence_level, count
 from jurybox.stats.agreement import Level, _distances, _reliability_matrix, krippendorff_alpha
+from jurybox.stats.clustered import cluster_codes
 
 __all__ = ["AlphaDifference", "AlphaInterval", "alpha_difference", "krippendorff_alpha_ci"]
 
@@ -110,8 +111,9 @@ def alpha_difference(
     alpha_y = krippendorff_alpha(my, "interval").alpha
     gen = as_generator(rng)
     weights = unit_weights(units, reps, gen)
-    boot_y, jack_y = _fast_replicates(my, weights, "interval")
-    boot_x, jack_x = _fast_replicates(mx, weights, "interval")
+    leave_out = 1.0 - np.eye(units)
+    boot_y, jack_y = (_fast_replicates(my, w, "interval") for w in (weights, leave_out))
+    boot_x, jack_x = (_fast_replicates(mx, w, "interval") for w in (weights, leave_out))
     boot = boot_y - boot_x
     finite = boot[np.isfinite(boot)]
     if finite.size < _MIN_VALID * reps:
@@ -138,8 +140,9 @@ def krippendorff_alpha_ci(
     confidence: float = 0.95,
     n_bootstrap: int = 2000,
     rng: RNGLike = None,
+    clusters: ArrayLike | None = None,
 ) -> AlphaInterval:
-    """Krippendorff's alpha with a BCa bootstrap interval, resampling units.
+    """Krippendorff's alpha with a BCa bootstrap interval, resampling units (or items).
 
     Args:
         data: raters × units values (NaN or None = missing), as for ``krippendorff_alpha``.
@@ -147,6 +150,9 @@ def krippendorff_alpha_ci(
         confidence: Two-sided confidence level.
         n_bootstrap: Bootstrap replicates (≥ 200).
         rng: Generator, seed or None.
+        clusters: The item of each unit (column), e.g. an item's presentation orders or
+            responses: a replicate draws items with all their units, and the jackknife leaves
+            one item out. None: every unit its own item.
 
     Returns:
         ``AlphaInterval``: the point estimate equals ``krippendorff_alpha``; the interval is
@@ -186,15 +192,15 @@ def krippendorff_alpha_ci(
             f"a bootstrap interval needs at least {_MIN_UNITS} units with two or more values, "
             f"got {units}"
         )
-    gen = as_generator(rng)
-    weights = unit_weights(units, reps, gen)
-    if level in ("nominal", "interval"):
-        boot, jack = _fast_replicates(values, weights, level)
-    elif _coincidence_cells(values) <= _MAX_COINCIDENCE_CELLS:
-        boot, jack = _coincidence_replicates(values, weights, level)
-    else:
-        boot = np.array([_alpha_or_nan(values, w, level) for w in weights])
-        jack = np.array([_alpha_or_nan(values, w, level) for w in 1.0 - np.eye(units)])
+    codes = cluster_codes(clusters, matrix.shape[1])[np.sum(~np.isnan(matrix), axis=0) >= 2]
+    _, codes = np.unique(codes, return_inverse=True)
+    groups = int(codes.max()) + 1
+    if groups < _MIN_UNITS:
+        raise ValueError(f"a bootstrap interval over items needs at least {_MIN_UNITS} items")
+    # a replicate's unit weights are its item's; the jackknife drops one item's units at once
+    weights = unit_weights(groups, reps, as_generator(rng))[:, codes]
+    leave_out = 1.0 - (codes[None, :] == np.arange(groups)[:, None])
+    boot, jack = _replicates(values, weights, level), _replicates(values, leave_out, level)
     finite = boot[np.isfinite(boot)]
     if finite.size < _MIN_VALID * reps:
         raise ValueError(
@@ -210,9 +216,21 @@ def krippendorff_alpha_ci(
         n_units=point.n_units,
         n_bootstrap=reps,
         confidence=conf,
-        method=f"Krippendorff's alpha, {level} metric; expanded BCa bootstrap over units "
-        f"({reps} replicates)",
+        method=f"Krippendorff's alpha, {level} metric; expanded BCa bootstrap over "
+        + (f"{groups} items" if groups < units else "units")
+        + f" ({reps} replicates)",
     )
+
+
+def _replicates(
+    values: NDArray[np.float64], weights: NDArray[np.float64], level: Level
+) -> NDArray[np.float64]:
+    """Alpha of each row of unit weights (NaN where a row has no variation)."""
+    if level in ("nominal", "interval"):
+        return _fast_replicates(values, weights, level)
+    if _coincidence_cells(values) <= _MAX_COINCIDENCE_CELLS:
+        return _coincidence_replicates(values, weights, level)
+    return np.array([_alpha_or_nan(values, w, level) for w in weights])
 
 
 def _unit_statistics(
@@ -247,13 +265,10 @@ def _alpha_from_sums(
 
 def _fast_replicates(
     values: NDArray[np.float64], weights: NDArray[np.float64], level: str
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bootstrap replicates (one per row of unit weights) and the leave-one-unit-out values."""
+) -> NDArray[np.float64]:
+    """Alpha of each row of unit weights from the weighted sums of the unit statistics."""
     m, within, stats = _unit_statistics(values, level)
-    boot = _alpha_from_sums(weights @ m, weights @ within, weights @ stats, level)
-    # leaving unit i out subtracts its own statistics from the totals
-    jack = _alpha_from_sums(m.sum() - m, within.sum() - within, stats.sum(axis=0) - stats, level)
-    return boot, jack
+    return _alpha_from_sums(weights @ m, weights @ within, weights @ stats, level)
 
 
 def _coincidence_cells(values: NDArray[np.float64]) -> int:
@@ -305,21 +320,18 @@ def _alpha_from_coincidences(
 
 def _coincidence_replicates(
     values: NDArray[np.float64], weights: NDArray[np.float64], level: str
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bootstrap replicates and leave-one-unit-out values from per-unit coincidences (equal to
-    recomputing ``krippendorff_alpha`` on each resample: values a replicate lacks have no count,
-    so they add nothing to the distances between the others)."""
+) -> NDArray[np.float64]:
+    """Alpha of each row of unit weights from per-unit coincidences (equal to recomputing
+    ``krippendorff_alpha`` on each resample: values a replicate lacks have no count, so they
+    add nothing to the distances between the others)."""
     domain, per_unit = _unit_coincidences(values)
     size = domain.size
-    boot = np.concatenate(
+    return np.concatenate(
         [
             _alpha_from_coincidences((block @ per_unit).reshape(-1, size, size), domain, level)
             for block in np.array_split(weights, max(1, len(weights) // 250))
         ]
     )
-    leave_one_out = per_unit.sum(axis=0) - per_unit
-    jack = _alpha_from_coincidences(leave_one_out.reshape(-1, size, size), domain, level)
-    return boot, jack
 
 
 def _alpha_or_nan(values: NDArray[np.float64], weights: NDArray[np.float64], level: Level) -> float:

@@ -67,6 +67,7 @@ class PercentAgreement:
     n_items: int
     confidence: float
     method: str
+    n_clusters: int | None = None  # items, where the interval counts them (None: Wilson)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,7 @@ class PercentAgreementMetric(Metric):
     n_agree: int | None = None
     n_items: int | None = None
     confidence: Number | None = None
+    n_clusters: int | None = None
 
 
 class KappaMetric(Metric):
@@ -281,7 +282,8 @@ class WinRateMetric(Metric):
 
 
 class GwetMetric(Metric):
-    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``."""
+    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``; its interval a
+    bootstrap over items."""
 
     result_type: ClassVar[type | None] = GwetResult
     p_agreement: Number | None = None
@@ -289,6 +291,10 @@ class GwetMetric(Metric):
     n_units: int | None = None
     n_categories: int | None = None
     weights: str | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_clusters: int | None = None
+    confidence: Number | None = None
 
 
 class AlphaIntervalMetric(Metric):
