@@ -31,7 +31,7 @@ def test_gwet_interval_over_items_is_wider_where_orders_repeat() -> None:
     width_items = over_items.ci_high - over_items.ci_low
     assert width_items > 1.25 * (over_units.ci_high - over_units.ci_low)
     assert over_items.ci_low <= over_items.coefficient <= over_items.ci_high
-    assert "bootstrap interval over items" in over_items.method
+    assert "bootstrap interval over 40 items" in over_items.method
 
 
 def test_gwet_interval_covers_with_repeated_orders() -> None:
@@ -115,3 +115,19 @@ def test_alpha_interval_over_items_where_orders_repeat() -> None:
     width = over_items.ci_high - over_items.ci_low
     assert width > 1.25 * (over_units.ci_high - over_units.ci_low)
     assert (alone.ci_low, alone.ci_high) == (over_units.ci_low, over_units.ci_high)
+
+
+def test_many_items_take_the_jackknife_normal_interval() -> None:
+    """Past 5,000 items the bootstrap's weights would take gigabytes: the interval is the
+    jackknife's normal one, close to the bootstrap's where both run."""
+    rng = np.random.default_rng(9)
+    data = _two_orders(rng, 6000, 0.75)
+    items = np.repeat(np.arange(6000), 2)
+    big = gwet_ac(data, clusters=items, rng=0)
+    assert big.ci_low is not None and big.ci_high is not None
+    assert "jackknife standard error over 6000 items" in big.method
+    part = gwet_ac(data[:, :8000], clusters=items[:8000], rng=0)  # 4,000 items: bootstrap
+    assert part.ci_low is not None and part.ci_high is not None
+    assert "bootstrap" in part.method
+    ratio = (big.ci_high - big.ci_low) / (part.ci_high - part.ci_low)
+    assert 0.7 < ratio < 0.95  # sqrt(4000 / 6000) = 0.82

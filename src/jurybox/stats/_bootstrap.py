@@ -68,6 +68,12 @@ def cluster_totals(per_unit: FloatArray, codes: NDArray[np.intp]) -> FloatArray:
     return totals
 
 
+# Past this many clusters the interval is the jackknife's normal one: the bootstrap's weights
+# alone would take replicates x clusters x 8 bytes (2,000 x 250,000 items: 4 GB), and with so
+# many items the statistic is as normal as the bootstrap could show.
+BOOTSTRAP_MAX_CLUSTERS = 5000
+
+
 def summed_interval(
     totals: FloatArray,
     statistic: Callable[[FloatArray], FloatArray],
@@ -76,12 +82,14 @@ def summed_interval(
     n_bootstrap: int,
     rng: np.random.Generator,
     what: str,
-) -> tuple[float, float]:
-    """The expanded BCa interval, over clusters, of a statistic of summed per-unit statistics.
+) -> tuple[float, float, str]:
+    """The expanded BCa interval, over clusters, of a statistic of summed per-unit statistics,
+    and how it was made (for the result's ``method``).
 
     A replicate draws the clusters with replacement, so its sums are one weighted sum of the
     clusters' ``totals``; ``statistic`` maps a stack of sums (r × m) to r values (NaN where
-    undefined). The jackknife leaves one cluster out.
+    undefined). The jackknife leaves one cluster out. Past ``BOOTSTRAP_MAX_CLUSTERS`` clusters:
+    the estimate ± z times the jackknife standard error over clusters.
 
     Raises:
         ValueError: Fewer than 2 clusters; fewer than 90 % of the replicates defined; every
@@ -93,6 +101,8 @@ def summed_interval(
         raise ValueError(f"{what}: a bootstrap over items needs at least 2 items, got {groups}")
     whole = totals.sum(axis=0)
     point = float(statistic(whole[None, :])[0])
+    if groups > BOOTSTRAP_MAX_CLUSTERS:
+        return _jackknife_normal(point, statistic(whole - totals), confidence, what)
     weights = unit_weights(groups, n_bootstrap, rng)
     boot = np.concatenate(
         [statistic(block @ totals) for block in np.array_split(weights, max(1, n_bootstrap // 500))]
@@ -108,4 +118,18 @@ def summed_interval(
             f"{what}: every resample of the {groups} items gives {point:.3f}: no spread, so "
             "the interval is undefined"
         )
-    return expanded_bca(point, finite, statistic(whole - totals), confidence)
+    low, high = expanded_bca(point, finite, statistic(whole - totals), confidence)
+    return low, high, f"expanded BCa bootstrap interval over {groups} items"
+
+
+def _jackknife_normal(
+    point: float, jack: FloatArray, confidence: float, what: str
+) -> tuple[float, float, str]:
+    """point ± z · the jackknife standard error over the G clusters left out one at a time."""
+    if not np.isfinite(point) or not np.isfinite(jack).all():
+        raise ValueError(f"{what}: undefined with an item left out: no interval")
+    groups = jack.size
+    se = float(np.sqrt((groups - 1) / groups * np.sum((jack - jack.mean()) ** 2)))
+    z = float(sps.norm.ppf((1 + confidence) / 2))
+    how = f"normal interval with the jackknife standard error over {groups} items"
+    return point - z * se, point + z * se, how

@@ -162,7 +162,7 @@ def gwet_ac_counts(
     _, codes = np.unique(codes, return_inverse=True)
     terms = _unit_terms(table, weighted, pairable)
     try:
-        low, high = summed_interval(
+        low, high, how = summed_interval(
             cluster_totals(terms, codes.ravel()),
             lambda sums: _coefficient(sums, float(w.sum()), q),
             confidence=conf,
@@ -175,7 +175,7 @@ def gwet_ac_counts(
         method += f"; no interval: {exc}"
     else:
         ci = (max(-1.0, low), min(1.0, high))
-        method += "; expanded BCa bootstrap interval over items"
+        method += f"; {how}"
     return GwetResult(
         coefficient=(p_a - p_e) / (1 - p_e),
         p_agreement=p_a,

@@ -133,7 +133,7 @@ def _icc_over_items(
     y = x - x.mean()  # centred: the sums of squares below subtract large equal terms less
     row = y.sum(axis=1)
     terms = np.column_stack([np.ones(len(y)), y, row**2, np.sum(y**2, axis=1)])
-    low, high = summed_interval(
+    low, high, how = summed_interval(
         cluster_totals(terms, codes),
         lambda sums: _icc_of_sums(sums, k, kind),
         confidence=conf,
@@ -141,8 +141,7 @@ def _icc_over_items(
         rng=as_generator(boot[1]),
         what=f"ICC({kind})",
     )
-    groups = int(codes.max()) + 1
-    return low, min(1.0, high), f"expanded BCa bootstrap interval over {groups} items"
+    return low, min(1.0, high), how
 
 
 def _icc_of_sums(sums: NDArray[np.float64], k: int, kind: str) -> NDArray[np.float64]:
