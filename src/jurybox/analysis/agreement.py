@@ -54,8 +54,6 @@ ALPHA_CI_MAX_UNITS = 1000
 # Judge pairs whose kappa is bootstrapped over items one by one (a panel of 10 judges); past
 # that (65 judges: 2,080 pairs) every pair comes from one closed form with units independent.
 PAIRS_OVER_ITEMS = 45
-# ... and items (each pair's bootstrap holds replicates x items weights: 2,000 x 5,000 = 80 MB).
-PAIR_BOOTSTRAP_MAX_ITEMS = 5000
 # (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
 Scale = tuple[Literal["linear"] | None, list[int] | None, str]
 
@@ -217,20 +215,15 @@ def _pair_metrics(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
     """Kappa and percent agreement of every judge pair. Where an item is several units (its
-    orders, repeats or arms), with at most ``PAIRS_OVER_ITEMS`` pairs and
-    ``PAIR_BOOTSTRAP_MAX_ITEMS`` items, with intervals over items (``_pairs_over_items``);
-    else all pairs computed together (``stats.cohen_kappa_pairs``, units taken as
-    independent); a pair the closed form leaves open (undefined or degenerate kappa, no shared
-    unit) goes through the per-pair reference for its exact value or reason."""
+    orders, repeats or arms), with at most ``PAIRS_OVER_ITEMS`` pairs, with intervals over
+    items (``_pairs_over_items``); else all pairs computed together
+    (``stats.cohen_kappa_pairs``, units taken as independent); a pair the closed form leaves
+    open (undefined or degenerate kappa, no shared unit) goes through the per-pair reference
+    for its exact value or reason."""
     weights, categories, note = scale
     pairs = list(combinations(matrix.columns, 2))
     items = _items_of(matrix)
-    n_items = len(np.unique(items))
-    if (
-        len(pairs) <= PAIRS_OVER_ITEMS
-        and n_items < len(items)
-        and n_items <= PAIR_BOOTSTRAP_MAX_ITEMS
-    ):
+    if len(pairs) <= PAIRS_OVER_ITEMS and len(np.unique(items)) < len(items):
         return _pairs_over_items(matrix, options, scale)
     kappas: list[Any] = [None] * len(pairs)
     shares: list[Any] = [None] * len(pairs)

@@ -69,9 +69,9 @@ def cluster_totals(per_unit: FloatArray, codes: NDArray[np.intp]) -> FloatArray:
 
 
 # Past this many clusters the interval is the jackknife's normal one: the bootstrap's weights
-# alone would take replicates x clusters x 8 bytes (2,000 x 250,000 items: 4 GB), and with so
-# many items the statistic is as normal as the bootstrap could show.
-BOOTSTRAP_MAX_CLUSTERS = 5000
+# alone take replicates x clusters x 8 bytes (2,000 x 250,000 items: 4 GB) and its time grows
+# alike, and with so many items the statistic is as normal as the bootstrap could show.
+BOOTSTRAP_MAX_CLUSTERS = 2000
 
 
 def summed_interval(
@@ -102,7 +102,7 @@ def summed_interval(
     whole = totals.sum(axis=0)
     point = float(statistic(whole[None, :])[0])
     if groups > BOOTSTRAP_MAX_CLUSTERS:
-        return _jackknife_normal(point, statistic(whole - totals), confidence, what)
+        return jackknife_normal(point, statistic(whole - totals), confidence, what)
     weights = unit_weights(groups, n_bootstrap, rng)
     boot = np.concatenate(
         [statistic(block @ totals) for block in np.array_split(weights, max(1, n_bootstrap // 500))]
@@ -122,7 +122,7 @@ def summed_interval(
     return low, high, f"expanded BCa bootstrap interval over {groups} items"
 
 
-def _jackknife_normal(
+def jackknife_normal(
     point: float, jack: FloatArray, confidence: float, what: str
 ) -> tuple[float, float, str]:
     """point ± z · the jackknife standard error over the G clusters left out one at a time."""

@@ -14,7 +14,7 @@ from statsmodels.stats import inter_rater
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix, confidence_level, count, labels_1d, numeric_2d
 from jurybox.stats.clustered import clustered_proportion
-from jurybox.stats.kappa_ci import Weights, disagreement_weights, kappa_bootstrap, tables_by_cluster
+from jurybox.stats.kappa_ci import Weights, disagreement_weights, kappa_interval, tables_by_cluster
 from jurybox.stats.prevalence import wilson_interval
 from jurybox.stats.results import AlphaResult, FleissKappaResult, KappaResult, PercentAgreement
 
@@ -130,7 +130,7 @@ def cohen_kappa(
     per_item = tables_by_cluster(a_codes, b_codes, len(cats), clusters)
     table = per_item.sum(axis=0)
     point = _kappa_estimate(table, weights, cats, confidence_level(confidence))
-    low, high = kappa_bootstrap(
+    low, high, how = kappa_interval(
         per_item,
         disagreement_weights(len(cats), weights),
         confidence=point.confidence,
@@ -143,8 +143,8 @@ def cohen_kappa(
         ci_low=low,
         ci_high=high,
         n_clusters=int(per_item.shape[0]),
-        n_bootstrap=reps,
-        method=f"Cohen's kappa, {kind}; expanded BCa bootstrap over items ({reps} replicates); "
+        n_bootstrap=reps if how.startswith("expanded BCa") else None,
+        method=f"Cohen's kappa, {kind}; {how}; "
         "ASE of Fleiss-Cohen-Everitt (1969) for the two-sided z-test under H0",
     )
 

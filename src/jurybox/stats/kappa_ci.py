@@ -15,10 +15,21 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from jurybox.stats._bootstrap import expanded_bca, unit_weights
+from jurybox.stats._bootstrap import (
+    BOOTSTRAP_MAX_CLUSTERS,
+    expanded_bca,
+    jackknife_normal,
+    unit_weights,
+)
 from jurybox.stats.clustered import cluster_codes
 
-__all__ = ["disagreement_weights", "kappa_bootstrap", "kappa_of_tables", "tables_by_cluster"]
+__all__ = [
+    "disagreement_weights",
+    "kappa_bootstrap",
+    "kappa_interval",
+    "kappa_of_tables",
+    "tables_by_cluster",
+]
 
 FloatArray = NDArray[np.float64]
 Weights = Literal["linear", "quadratic"] | None
@@ -119,3 +130,28 @@ def kappa_bootstrap(
     jack = kappa_of_tables((flat.sum(axis=0) - flat).reshape(units, k, k), disagreement)
     low, high = expanded_bca(point, finite, jack, confidence)
     return max(-1.0, low), min(1.0, high)
+
+
+def kappa_interval(
+    tables: FloatArray,
+    disagreement: FloatArray,
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+) -> tuple[float, float, str]:
+    """``kappa_bootstrap`` up to ``BOOTSTRAP_MAX_CLUSTERS`` items, past that the normal interval
+    with the jackknife standard error over items (the bootstrap's cost grows with replicates x
+    items); and how it was made, for the result's ``method``."""
+    units, k = tables.shape[0], tables.shape[1]
+    if units <= BOOTSTRAP_MAX_CLUSTERS:
+        low, high = kappa_bootstrap(
+            tables, disagreement, confidence=confidence, n_bootstrap=n_bootstrap, rng=rng
+        )
+        return low, high, f"expanded BCa bootstrap over items ({n_bootstrap} replicates)"
+    flat = tables.reshape(units, k * k)
+    whole = flat.sum(axis=0)
+    point = float(kappa_of_tables(whole.reshape(k, k), disagreement))
+    jack = kappa_of_tables((whole - flat).reshape(units, k, k), disagreement)
+    low, high, how = jackknife_normal(point, jack, confidence, "kappa")
+    return max(-1.0, low), min(1.0, high), how
