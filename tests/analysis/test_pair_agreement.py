@@ -14,8 +14,8 @@ import pytest
 
 from jurybox import stats
 from jurybox.analysis._common import attempt, with_fields
-from jurybox.analysis.agreement import Scale, _pair_metrics, kappa_metric
-from jurybox.analysis.model.agreement import PairAgreement
+from jurybox.analysis.agreement import Scale, _pair_metrics, agreement_block, kappa_metric
+from jurybox.analysis.model.agreement import AgreementBlock, PairAgreement
 from jurybox.analysis.model.metrics import KappaMetric, PercentAgreementMetric
 from jurybox.analysis.options import AnalysisOptions
 
@@ -160,3 +160,7 @@ def test_pairs_whose_items_repeat_count_items() -> None:
         assert (kappa.ci_low, kappa.ci_high) == (want.ci_low, want.ci_high)
         wilson = stats.percent_agreement(a, b)
         assert share.ci_high - share.ci_low > wilson.ci_high - wilson.ci_low
+    block = agreement_block(matrix, "nominal", options, AgreementBlock)
+    every = block.percent_agreement
+    assert every is not None and every.n_clusters == items
+    assert every.design_effect == pytest.approx(2.0)  # both orders alike: half the units

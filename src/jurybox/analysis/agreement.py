@@ -38,12 +38,12 @@ from jurybox.analysis.model.agreement import (
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     AlphaMetric,
+    ClusteredProportionMetric,
     FleissKappaMetric,
     GwetMetric,
     ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
-    ProportionMetric,
 )
 from jurybox.analysis.options import AnalysisOptions
 
@@ -296,14 +296,16 @@ def _fleiss(matrix: pd.DataFrame) -> FleissKappaMetric:
     return attempt(FleissKappaMetric, stats.fleiss_kappa, counts, n=len(complete))
 
 
-def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
+def _all_agree(matrix: pd.DataFrame, confidence: float) -> ClusteredProportionMetric:
+    """Share of the units every judge rated on which all give the same label; its interval
+    counts items (an item's orders and repeats are one cluster)."""
     complete = matrix.dropna()
-    agree = int(complete.eq(complete.iloc[:, 0], axis=0).all(axis=1).sum()) if len(complete) else 0
+    agree = complete.eq(complete.iloc[:, 0], axis=0).all(axis=1).to_numpy(dtype=float)
     result = attempt(
-        ProportionMetric,
-        stats.wilson_interval,
+        ClusteredProportionMetric,
+        stats.clustered_proportion,
         agree,
-        len(complete),
+        _items_of(complete),
         n=len(complete),
         confidence=confidence,
     )
