@@ -11,7 +11,8 @@ Four estimators, each simulated from a model whose true value is known:
   least squares): true shares (pA, 1 - pA), the judge right with probability acc, else a tie
   with probability 2/3 of the rest and the wrong side with 1/3.
 * ``ppi``: ``ppi_mean`` (PPI++, power-tuned), human score N(3, 1), judge = human + bias + noise
-  with correlation r.
+  with correlation r. ``ppi_skewed``: 10-30 human scores on 1-5 skewed to the top (issue 33), the
+  judge right with probability r, else one point off.
 * ``lc``: ``length_controlled_win_rate``, outcome ~ Bernoulli(expit(b0 + b1 tanh(d / 400))) with
   d ~ N(mu, 400) and 10% ties; the truth is 0.9 expit(b0) + 0.05 (the rate at d = 0).
 
@@ -100,9 +101,32 @@ def ppi_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, int]:
         y, y_unl = rng.normal(3, 1, int(n)), rng.normal(3, 1, int(big_n))
         f = y + bias + rng.normal(0, noise, int(n))
         f_unl = y_unl + bias + rng.normal(0, noise, int(big_n))
-        res = ppi_mean(y, f, f_unl)
+        res = ppi_mean(y, f, f_unl, rng=rng)
         hits += res.ci_low <= 3.0 <= res.ci_high
     return hits, sims
+
+
+SKEWED = np.array([0.05, 0.1, 0.2, 0.35, 0.3])  # human scores 1..5 (issue 33's small-n case)
+
+
+def _skewed_scores(rng: Gen, n: int, right: float) -> tuple[np.ndarray, np.ndarray]:
+    y = rng.choice(np.arange(1, 6), n, p=SKEWED).astype(float)
+    off = np.clip(y + rng.choice([-1.0, 1.0], n), 1, 5)
+    return y, np.where(rng.random(n) < right, y, off)
+
+
+def ppi_skewed_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, int]:
+    """Skewed whole-number scores, judge right with probability ``right`` else one off."""
+    n, big_n, right = point
+    truth, hits, done = float(SKEWED @ np.arange(1, 6)), 0, 0
+    for _ in range(sims):
+        y, f = _skewed_scores(rng, int(n), right)
+        _, f_unl = _skewed_scores(rng, int(big_n), right)
+        if np.ptp(y) == 0:
+            continue  # every human score equal: ppi_mean refuses (no interval)
+        res = ppi_mean(y, f, f_unl, rng=rng)
+        hits, done = hits + (res.ci_low <= truth <= res.ci_high), done + 1
+    return hits, done
 
 
 def lc_point(point: tuple[float, ...], sims: int, rng: Gen) -> tuple[int, int]:
@@ -138,6 +162,11 @@ GRIDS: dict[str, tuple[str, Iterable[tuple[float, ...]], Runner]] = {
         "n human, N judge, judge-human correlation, judge bias",
         list(itertools.product((30, 100, 300), (1000, 10_000), (0.3, 0.8), (0.0, 1.0))),
         ppi_point,
+    ),
+    "ppi_skewed": (
+        "n human, N judge, judge right (else one off): skewed 1-5 scores",
+        list(itertools.product((10, 20, 30), (300, 3000), (0.5, 0.8))),
+        ppi_skewed_point,
     ),
     "lc": (
         "n comparisons, b0, b1 (length effect), mean length difference",

@@ -19,10 +19,10 @@ import numpy as np
 from jurybox.analysis.trust import BiasTest, Estimate, JudgeEvidence
 from jurybox.records import Item, JudgeRecord, Status
 from jurybox.stats import (
+    clustered_proportion,
     holm,
     length_preference_given_truth,
     position_preference_given_truth,
-    wilson_interval,
 )
 
 ARMS = ("output_1", "output_2")
@@ -152,9 +152,9 @@ def _swap(records: Sequence[JudgeRecord]) -> tuple[float, float | None]:
     return share, (sum(a[0] == a[1] for a in parsed) / len(parsed) if parsed else None)
 
 
-def _bias(test: Callable[..., Any], picked: list[bool], gold: list[bool]) -> Any:
+def _bias(test: Callable[..., Any], picked: list[bool], gold: list[bool], items: list[str]) -> Any:
     try:
-        return test(picked, gold)
+        return test(picked, gold, clusters=items)
     except ValueError:  # nothing decided, or the feature on one side only: not testable
         return None
 
@@ -162,22 +162,25 @@ def _bias(test: Callable[..., Any], picked: list[bool], gold: list[bool]) -> Any
 def raw_evidence(
     judge: str, records: Sequence[JudgeRecord], items: Sequence[Item]
 ) -> dict[str, Any]:
-    """Accuracy (both ways), swap consistency (both ways), failure rate, bias tests (raw p)."""
+    """Accuracy (both ways), swap consistency (both ways), failure rate, bias tests (raw p);
+    every interval and test counts items (a record's item is its cluster)."""
     by_id = {item.id: item for item in items}
     ok = [r for r in records if r.status == Status.OK]
-    correct = sum(r.preferred_arm == gold_arm(by_id[r.query_id]) for r in ok)
+    right = [r.preferred_arm == gold_arm(by_id[r.query_id]) for r in records]
+    right_ok = [r.preferred_arm == gold_arm(by_id[r.query_id]) for r in ok]
+    ok_items = [r.query_id for r in ok]
     gold_first = [gold_arm(by_id[r.query_id]) == r.positions["A"] for r in ok]
     gold_longer = [gold_arm(by_id[r.query_id]) == longer_arm(by_id[r.query_id]) for r in ok]
     picked_first = [r.preferred_arm == r.positions["A"] for r in ok]
     picked_longer = [r.preferred_arm == longer_arm(by_id[r.query_id]) for r in ok]
     return {
         "judge": judge,
-        "accuracy": wilson_interval(correct, len(records)),
-        "accuracy_parsed": wilson_interval(correct, len(ok)) if ok else None,
+        "accuracy": clustered_proportion(right, [r.query_id for r in records]),
+        "accuracy_parsed": clustered_proportion(right_ok, ok_items) if ok else None,
         "failure_rate": 1 - len(ok) / len(records),
         "swap": _swap(records),
-        "position": _bias(position_preference_given_truth, picked_first, gold_first),
-        "length": _bias(length_preference_given_truth, picked_longer, gold_longer),
+        "position": _bias(position_preference_given_truth, picked_first, gold_first, ok_items),
+        "length": _bias(length_preference_given_truth, picked_longer, gold_longer, ok_items),
         "n_items": len({r.query_id for r in records}),
         "n_judgments": len(records),
     }

@@ -261,8 +261,8 @@ def _retest_scores_by_pandas(frame: AnalysisFrame) -> pd.DataFrame:
     keys = pd.Index(records["key"])
     original = keys.get_indexer(records["base_key"])
     original_rec = np.where(original >= 0, records["rec"].to_numpy()[original], -1)
-    scores = frame.scores[["rec", "retest", "judge", "arm", "dimension", "score"]]
-    test = scores[~scores["retest"]][["rec", "judge", "arm", "dimension", "score"]]
+    scores = frame.scores[["rec", "retest", "query_id", "judge", "arm", "dimension", "score"]]
+    test = scores[~scores["retest"]][["rec", "query_id", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["rec", "arm", "dimension", "score"]]
     position = pd.Index(records["rec"]).get_indexer(retest["rec"])
     retest = retest.assign(rec=original_rec[position])

@@ -188,6 +188,19 @@ EXPECTED_NEVER = {
 }
 
 
+# The levels each known judge got before issue 33 (intervals over items, not judgments): the
+# wider intervals must not move any of them on the shared subsets.
+LEVELS_BEFORE_ISSUE_33 = {
+    "always_right": "trusted",
+    "right_92": "trusted",
+    "always_first_shown": "not_trusted",
+    "always_longer": "not_trusted",
+    "coin_flip": "not_trusted",
+    "always_wrong": "not_trusted",
+    "never_answers": "not_trusted",
+}
+
+
 def _level(report: Any, judge: str) -> str:
     """``verdict.judges.<judge>.level`` of a report dict or of the typed report model."""
     data = report.model_dump(mode="json") if hasattr(report, "model_dump") else report
@@ -200,7 +213,10 @@ def test_each_known_judge_gets_the_level_its_quality_deserves(
 ) -> None:
     items = subsets[subset]
     report = analyze_records(panel_records(items), items=items)
-    _assert_levels({judge: _level(report, judge) for judge in JUDGES}, items, subset)
+    levels = {judge: _level(report, judge) for judge in JUDGES}
+    _assert_levels(levels, items, subset)
+    assert levels == LEVELS_BEFORE_ISSUE_33  # intervals over items moved no level
+    _count_items(report, items)
 
 
 @pytest.mark.parametrize("subset", SUBSETS)
@@ -282,3 +298,12 @@ def test_report_evidence_matches_the_reference_built_from_records(
                 assert mine.effect == pytest.approx(theirs.effect, abs=0.01)
                 assert mine.p_holm >= theirs.p_adjusted - 1e-12
                 assert mine.conditioned_on_truth
+
+
+def _count_items(report: Any, items: list[Item]) -> None:
+    """Every accuracy interval the verdict read counts the items, not their judgments."""
+    for judge in JUDGES:
+        entry = report.verdict.judges[judge]
+        if entry.accuracy is not None and entry.failure_rate == 0:
+            pooled = report.accuracy_vs_gold.judges[judge].pooled
+            assert pooled.n_clusters == len(items) and pooled.n == 2 * len(items)

@@ -14,8 +14,8 @@ import pytest
 
 from jurybox import stats
 from jurybox.analysis._common import attempt, with_fields
-from jurybox.analysis.agreement import Scale, _pair_metrics, kappa_metric
-from jurybox.analysis.model.agreement import PairAgreement
+from jurybox.analysis.agreement import Scale, _pair_metrics, agreement_block, kappa_metric
+from jurybox.analysis.model.agreement import AgreementBlock, PairAgreement
 from jurybox.analysis.model.metrics import KappaMetric, PercentAgreementMetric
 from jurybox.analysis.options import AnalysisOptions
 
@@ -38,6 +38,7 @@ def _reference(matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale) -> 
             categories=categories,
             n=n,
             confidence=conf,
+            interval="asymptotic",
         )
         if note and kappa.method is not None:
             kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
@@ -125,10 +126,41 @@ def test_kappa_metric_equals_the_reference(weights: Any) -> None:
         cats = None if trial % 6 == 5 else scale
         kwargs = {"categories": cats, "n": n, "confidence": 0.9}
         got = kappa_metric(KappaMetric, a, b, weights, **kwargs)
-        want = attempt(KappaMetric, stats.cohen_kappa, a, b, weights, **kwargs)
+        want = attempt(
+            KappaMetric, stats.cohen_kappa, a, b, weights, interval="asymptotic", **kwargs
+        )
         _same(want.model_dump(mode="json"), got.model_dump(mode="json"))
     labels = np.array(["A", "B", "tie", "B"], dtype=object)
     gold = np.array(["A", "B", "B", "B"], dtype=object)
     got = kappa_metric(KappaMetric, labels, gold, n=4, confidence=0.95)
-    want = attempt(KappaMetric, stats.cohen_kappa, labels, gold, n=4, confidence=0.95)
+    want = attempt(
+        KappaMetric, stats.cohen_kappa, labels, gold, n=4, confidence=0.95, interval="asymptotic"
+    )
     _same(want.model_dump(mode="json"), got.model_dump(mode="json"))
+
+
+def test_pairs_whose_items_repeat_count_items() -> None:
+    """Both orders of every item rated alike: each pair's kappa is the bootstrap over items and
+    its agreement's interval counts the 30 items, wider than Wilson over the 60 units."""
+    rng = np.random.default_rng(3)
+    items = 30
+    truth = rng.choice(np.array(["A", "B", "tie"], dtype=object), size=items)
+    columns = {}
+    for j in range(3):
+        own = np.where(rng.random(items) < 0.75, truth, rng.choice(truth, size=items))
+        columns[f"judge-{j}"] = np.repeat(own, 2)  # the second order repeats the first
+    index = pd.MultiIndex.from_product([[f"q{i:02d}" for i in range(items)], [0, 1]])
+    matrix = pd.DataFrame(columns, index=index.set_names(["query_id", "order"]))
+    options = AnalysisOptions(seed=5)
+    for pair in _pair_metrics(matrix, options, (None, None, "")):
+        kappa, share = pair.cohen_kappa, pair.percent_agreement
+        assert kappa.n_clusters == items and share.n_clusters == items
+        a, b = matrix[pair.raters[0]].to_numpy(), matrix[pair.raters[1]].to_numpy()
+        want = stats.cohen_kappa(a, b, clusters=matrix.index.get_level_values(0), rng=5)
+        assert (kappa.ci_low, kappa.ci_high) == (want.ci_low, want.ci_high)
+        wilson = stats.percent_agreement(a, b)
+        assert share.ci_high - share.ci_low > wilson.ci_high - wilson.ci_low
+    block = agreement_block(matrix, "nominal", options, AgreementBlock)
+    every = block.percent_agreement
+    assert every is not None and every.n_clusters == items
+    assert every.design_effect == pytest.approx(2.0)  # both orders alike: half the units

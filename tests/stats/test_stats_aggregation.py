@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,33 @@ def test_dawid_skene_random_starts_do_not_relabel_classes() -> None:
     one, many = dawid_skene(labels, n_starts=1, rng=0), dawid_skene(labels, n_starts=6, rng=0)
     assert np.mean(np.array(many.labels) == truth) >= np.mean(np.array(one.labels) == truth) - 0.01
     np.testing.assert_allclose(many.accuracy, one.accuracy, atol=0.01)
+
+
+def _slow_panel(seed: int) -> np.ndarray:
+    """A panel on which EM creeps (weak judges, 30 % missing): found by search, seed 4."""
+    rng = np.random.default_rng(seed)
+    judges, n, k = rng.integers(2, 5), rng.integers(20, 400), rng.integers(2, 4)
+    truth = rng.integers(0, k, n)
+    right = rng.random((judges, n)) < rng.uniform(0.45, 0.8, (judges, 1))
+    labels = np.where(right, truth, rng.integers(0, k, (judges, n))).astype(float)
+    labels[rng.random(labels.shape) < 0.3] = np.nan
+    return labels
+
+
+def test_dawid_skene_is_converged_only_when_the_posteriors_have_settled() -> None:
+    """The relative log-likelihood gain alone stopped this run after 100 iterations with the
+    posteriors still 0.005 from where EM settles, and called it converged."""
+    labels = _slow_panel(4)
+    early = dawid_skene(labels, rng=0, n_starts=1, tol_posterior=math.inf)
+    now = dawid_skene(labels, rng=0, n_starts=1)
+    settled = dawid_skene(labels, rng=0, n_starts=1, tol=1e-14, tol_posterior=1e-9, max_iter=5000)
+    assert early.converged and now.converged and settled.converged
+    assert np.max(np.abs(early.posteriors - settled.posteriors)) > 1e-3
+    assert np.max(np.abs(now.posteriors - settled.posteriors)) < 1e-4
+    assert now.n_iter > early.n_iter and "posterior tol=1e-06" in now.method
+
+
+def test_dawid_skene_says_when_it_did_not_converge() -> None:
+    labels = _slow_panel(11)  # still creeping after 1000 iterations
+    res = dawid_skene(labels, rng=0, n_starts=1)
+    assert not res.converged and res.n_iter == 1000

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from jurybox.stats import (
     cohen_kappa,
@@ -209,3 +210,105 @@ def test_weighted_kappa_uses_the_full_declared_scale() -> None:
     assert cohen_kappa(a, b, "linear", categories=scale).kappa == pytest.approx(8 / 11)
     # Unweighted kappa is unaffected by unused categories.
     assert cohen_kappa(a, b, categories=scale).kappa == pytest.approx(cohen_kappa(a, b).kappa)
+
+
+# --- issue 33: kappa's interval is a bootstrap over items ------------------------------------
+
+
+def _scored_items(seed: int, items: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    human = rng.choice(5, size=items, p=[0.05, 0.1, 0.2, 0.35, 0.3]) + 1
+    judge = np.clip(human + rng.choice([-1, 0, 0, 1], size=items), 1, 5)
+    return human, judge
+
+
+def test_kappa_bootstrap_resamples_items_not_units() -> None:
+    """Both responses of every item scored alike: the clusters hold two identical units, every
+    replicate's kappa is the one of the items alone, so the interval is theirs exactly; without
+    the clusters the duplicated units pass for independent ones and the interval narrows."""
+    human, judge = _scored_items(1, 60)
+    items = np.repeat(np.arange(60), 2)
+    alone = cohen_kappa(human, judge, "quadratic", categories=range(1, 6), rng=7)
+    twice = cohen_kappa(
+        np.repeat(human, 2), np.repeat(judge, 2), "quadratic", categories=range(1, 6),
+        clusters=items, rng=7,
+    )  # fmt: skip
+    naive = cohen_kappa(
+        np.repeat(human, 2), np.repeat(judge, 2), "quadratic", categories=range(1, 6), rng=7
+    )
+    assert twice.kappa == pytest.approx(alone.kappa)
+    assert (twice.ci_low, twice.ci_high) == pytest.approx((alone.ci_low, alone.ci_high))
+    assert twice.n_clusters == 60 and twice.n_items == 120 and twice.n_bootstrap == 2000
+    assert naive.ci_high - naive.ci_low < 0.85 * (twice.ci_high - twice.ci_low)
+    assert "bootstrap over items" in twice.method
+
+
+def test_kappa_bootstrap_agrees_with_scipy_bootstrap() -> None:
+    """Its replicates are scipy.stats.bootstrap's (items resampled, kappa recomputed): the
+    percentile intervals of the two agree to the Monte-Carlo error."""
+    human, judge = _scored_items(2, 200)
+    ours = cohen_kappa(human, judge, "quadratic", categories=range(1, 6), rng=3)
+
+    def kappa(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        from jurybox.stats.kappa_ci import disagreement_weights, kappa_of_tables
+
+        cells = human[index] * 5 + judge[index] - 6
+        tables = np.apply_along_axis(np.bincount, axis, cells, minlength=25)
+        return kappa_of_tables(tables.reshape(*tables.shape[:-1], 5, 5).astype(float),
+                               disagreement_weights(5, "quadratic"))  # fmt: skip
+
+    ref = sps.bootstrap(
+        (np.arange(200),), kappa, n_resamples=2000, method="BCa", random_state=4, vectorized=True
+    )
+    assert ours.kappa == pytest.approx(kappa(np.arange(200)))
+    # ours widens BCa's quantiles for small samples (t with n - 1 df): a hair wider at 200
+    assert ours.ci_low == pytest.approx(ref.confidence_interval.low, abs=0.02)
+    assert ours.ci_high == pytest.approx(ref.confidence_interval.high, abs=0.02)
+    assert ours.ci_low <= ref.confidence_interval.low + 0.005
+
+
+def test_weighted_kappa_interval_is_never_a_nan_artefact() -> None:
+    """Seven items rated alike: statsmodels' variance is NaN there and max(-1, NaN) made the
+    interval [-1, 1]. Kappa 1 from a few items now has no interval, and says why."""
+    a = [2, 1, 1, 1, 3, 2, 3]
+    for interval in ("asymptotic", "bootstrap"):
+        with pytest.raises(ValueError, match="every one of the 7 items agrees exactly"):
+            cohen_kappa(a, a, "quadratic", interval=interval, rng=0)  # type: ignore[arg-type]
+    one_off = cohen_kappa(a, [2, 1, 1, 2, 3, 2, 3], "quadratic", rng=0)
+    assert -1 < one_off.ci_low < one_off.kappa <= one_off.ci_high <= 1
+
+
+@pytest.mark.parametrize("level", ["ordinal", "interval", "ratio"])
+def test_krippendorff_continuous_scores_need_memory_linear_in_values(level: str) -> None:
+    """Issue 33: 3 coders × 2,000 continuous units (6,000 distinct values) took 1.3 GB as
+    values × values matrices; a block at a time it stays under 40 MB (tracemalloc sees numpy's
+    allocations). The value is the one the smaller-domain path (and the package) gives."""
+    import tracemalloc
+
+    import krippendorff
+
+    rng = np.random.default_rng(33)
+    truth = rng.normal(6, 1.3, size=2000)
+    data = truth + rng.normal(0, 0.5, size=(3, truth.size))
+    assert np.unique(data).size == 6000
+    tracemalloc.start()
+    try:
+        res = krippendorff_alpha(data, level)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 40e6, f"{peak / 1e6:.0f} MB"
+    assert 0.5 < res.alpha < 1
+    small = data[:, :150]
+    ref = krippendorff.alpha(reliability_data=small, level_of_measurement=level)
+    assert krippendorff_alpha(small, level).alpha == pytest.approx(ref, abs=1e-9)  # type: ignore[arg-type]
+
+
+def test_kappa_of_a_positional_judge_is_undefined_not_zero_to_zero() -> None:
+    """Judged in both orders, a judge that always picks the first-shown arm gives each item one
+    agreement and one disagreement with the gold: kappa is exactly 0 in every resample of the
+    items, which used to be reported as 0 [0, 0]."""
+    gold = np.repeat(np.where(np.arange(30) % 3 == 0, "A", "B"), 2)
+    picked = np.tile(["A", "B"], 30)
+    with pytest.raises(ValueError, match="no spread"):
+        cohen_kappa(picked, gold, clusters=np.repeat(np.arange(30), 2), rng=0)

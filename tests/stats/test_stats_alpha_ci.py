@@ -33,7 +33,8 @@ def test_fast_replicates_equal_alpha_of_the_resampled_units(level: str) -> None:
     values = np.round(rng.normal(size=(3, 40)) + rng.normal(size=40), 1)
     values[0, 5] = np.nan
     weights = rng.multinomial(40, np.full(40, 1 / 40), size=5).astype(float)
-    boot, jack = _fast_replicates(values, weights, level)
+    boot = _fast_replicates(values, weights, level)
+    jack = _fast_replicates(values, 1.0 - np.eye(40), level)
     slow = [_alpha_or_nan(values, w, level) for w in weights]  # type: ignore[arg-type]
     np.testing.assert_allclose(boot, slow, rtol=1e-10)
     np.testing.assert_allclose(jack[7], krippendorff_alpha(np.delete(values, 7, 1), level).alpha)  # type: ignore[arg-type]
@@ -107,3 +108,26 @@ def test_alpha_difference_coverage() -> None:
         res = alpha_difference(x, y, n_bootstrap=1000, rng=rng)
         hits += res.ci_low <= 0.3 <= res.ci_high
     assert 0.93 <= hits / sims <= 0.97
+
+
+def test_alpha_interval_stands_at_ninety_percent_prevalence() -> None:
+    """Issue 33: two coders, 20 units, one class at 90 %, the coders keeping it 95 % of the
+    time: requiring 90 % of the replicates to vary refused an interval to 29 of these 60
+    samples. Now every sample with a disagreement gets one (from the replicates that vary);
+    the others are alpha 1 (or no variation at all), undefined with their reason."""
+    rng = np.random.default_rng(90)
+    intervals = 0
+    for _ in range(60):
+        truth = (rng.random(20) < 0.9).astype(int)
+        data = np.where(rng.random((2, 20)) < 0.95, truth, rng.integers(0, 2, (2, 20)))
+        data = data.astype(float)
+        try:
+            found = krippendorff_alpha_ci(data, "nominal", n_bootstrap=500, rng=rng)
+        except ValueError as exc:
+            if np.unique(data).size > 1:
+                assert krippendorff_alpha(data, "nominal").alpha == 1.0, exc
+                assert "agrees exactly" in str(exc)
+            continue
+        intervals += 1
+        assert found.ci_low <= found.alpha <= found.ci_high < 1.0 + 1e-12
+    assert intervals >= 30

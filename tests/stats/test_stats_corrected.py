@@ -119,3 +119,27 @@ def test_corrected_win_rate_coverage_without_labelled_ties() -> None:
         hits += int(np.sum((low <= 0.6) & (high >= 0.6)))
         total += 200
     assert 0.92 <= hits / total <= 0.98, f"coverage {hits / total:.3f}"
+
+
+def test_corrected_pass_rate_counts_items_where_an_item_gives_several_verdicts() -> None:
+    """Every response judged twice alike (say on two criteria): with the items as clusters the
+    interval is the one of the single verdicts (the same draws), the estimate unchanged; counted
+    as independent verdicts it narrows."""
+    from jurybox.stats import corrected_pass_rate
+
+    rng = np.random.default_rng(33)
+    labels = rng.random(80) < 0.6
+    preds = np.where(rng.random(80) < 0.85, labels, ~labels)
+    unlabelled = rng.random(300) < 0.55
+    once = corrected_pass_rate(labels, preds, unlabelled, rng=5)
+    items = (np.repeat(np.arange(80), 2), np.repeat(np.arange(300), 2))
+    twice = corrected_pass_rate(
+        np.repeat(labels, 2), np.repeat(preds, 2), np.repeat(unlabelled, 2), rng=5, clusters=items
+    )
+    naive = corrected_pass_rate(
+        np.repeat(labels, 2), np.repeat(preds, 2), np.repeat(unlabelled, 2), rng=5
+    )
+    assert twice.estimate == pytest.approx(once.estimate)
+    assert (twice.ci_low, twice.ci_high) == pytest.approx((once.ci_low, once.ci_high))
+    assert naive.ci_high - naive.ci_low < 0.85 * (once.ci_high - once.ci_low)
+    assert "Rao-Scott" in twice.method

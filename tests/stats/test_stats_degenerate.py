@@ -18,6 +18,23 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("cohen_kappa", lambda: st.cohen_kappa([], []), "empty"),
     ("cohen_kappa", lambda: st.cohen_kappa([1, 1, 1], [1, 1, 1]), "only one category"),
     ("cohen_kappa", lambda: st.cohen_kappa(np.array([1, None]), [1, 2]), "missing"),
+    # issue 33: a constant rater gives kappa 0 whatever the other does; n = 1 is the same case
+    ("cohen_kappa", lambda: st.cohen_kappa([1, 1, 1], [1, 2, 2], rng=0), "rater 1 gave every"),
+    ("cohen_kappa", lambda: st.cohen_kappa([1, 2, 3], [2, 2, 2], rng=0), "rater 2 gave every"),
+    (
+        "cohen_kappa",
+        lambda: st.cohen_kappa([3], [4], "linear", categories=[1, 2, 3, 4, 5]),
+        "every",
+    ),
+    # kappa 1 from a few items: no interval rather than [1, 1]
+    ("cohen_kappa", lambda: st.cohen_kappa([1, 2] * 9, [1, 2] * 9, rng=0), "agrees exactly"),
+    (
+        "cohen_kappa",
+        lambda: st.cohen_kappa([1, 2] * 9, [1, 2] * 9, interval="asymptotic"),
+        "agrees exactly",
+    ),
+    ("cohen_kappa", lambda: st.cohen_kappa([1, 2], [1, 2], interval="exact"), "interval must"),  # type: ignore[arg-type]
+    ("cohen_kappa_table", lambda: st.cohen_kappa_table([[3, 2], [0, 0]]), "rater 1 gave every"),
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[0, 0], [0, 0]]), "empty"),
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[4, 0], [0, 0]]), "only one category"),
     ("cohen_kappa_table", lambda: st.cohen_kappa_table([[1, 2, 3]]), "square"),
@@ -26,6 +43,11 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("cohen_kappa_pairs", lambda: st.cohen_kappa_pairs([[0, 2]], [1, 2]), "-1 \\(missing\\)"),
     ("cohen_kappa_tables", lambda: st.cohen_kappa_tables([[1, 2], [3, 4]], [1, 2]), "n × 2 × 2"),
     ("percent_agreement_pairs", lambda: st.percent_agreement_pairs([0, 1], 2), "integer matrix"),
+    ("clustered_proportion", lambda: st.clustered_proportion([]), "empty"),
+    ("clustered_proportion", lambda: st.clustered_proportion([0.5, 2.0]), r"\[0, 1\]"),
+    ("clustered_proportion", lambda: st.clustered_proportion([1, 0], [1]), "one entry per"),
+    ("clustered_proportion", lambda: st.clustered_proportion([1.0, np.nan]), "NaN"),
+    ("effective_counts", lambda: st.effective_counts([1.0, np.inf]), "infinite"),
     ("fleiss_kappa", lambda: st.fleiss_kappa(np.empty((0, 3))), "empty"),
     ("fleiss_kappa", lambda: st.fleiss_kappa([[3, 0], [3, 0]]), "one category"),
     ("fleiss_kappa", lambda: st.fleiss_kappa([[1, 0], [0, 1]]), "at least 2 ratings"),
@@ -58,7 +80,7 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     (
         "krippendorff_alpha_ci",
         lambda: st.krippendorff_alpha_ci([[1, 1, 1, 1, 2], [1, 1, 1, 1, 2]], rng=0),
-        "replicates had variation",
+        "agrees exactly",
     ),
     ("icc", lambda: st.icc(np.empty((0, 3))), "empty"),
     ("icc", lambda: st.icc([[1], [2], [3]]), "at least 2 raters"),

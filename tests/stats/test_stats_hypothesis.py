@@ -189,3 +189,32 @@ def test_holm_matches_statsmodels(seed: int) -> None:
         reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
         np.testing.assert_allclose(res.adjusted, adjusted, rtol=0, atol=1e-12)
         assert res.reject == tuple(bool(r) for r in reject)
+
+
+@pytest.mark.parametrize(("b", "c"), [(3, 3), (0, 1), (4, 5), (10, 2)])
+def test_mcnemar_mid_p_is_twice_the_smaller_tail_less_the_point(b: int, c: int) -> None:
+    """mid-p = 2·P(X < k) + P(X = k), k = min(b, c), X ~ Bin(b + c, ½) (Fagerland et al. 2013);
+    with b = c it is 1 (the exact p, clipped at 1, less the point probability was not)."""
+    k, m = min(b, c), b + c
+    want = min(1.0, 2 * sps.binom.cdf(k - 1, m, 0.5) + sps.binom.pmf(k, m, 0.5))
+    assert mcnemar([[5, b], [c, 5]], "mid-p").p_value == pytest.approx(want)
+    if b == c:
+        assert mcnemar([[5, b], [c, 5]], "mid-p").p_value == pytest.approx(1.0)
+
+
+def test_scipy_floor_admits_only_versions_whose_wilcoxon_paths_work() -> None:
+    """scipy 1.12 knows neither method="asymptotic" nor a PermutationMethod for wilcoxon, 1.13
+    and 1.14 not the former (their name was "approx"); 1.15.0 passes tests/stats (run by hand
+    in fresh virtualenvs with scipy 1.12.0, 1.13.1, 1.14.1 and 1.15.0). The declared floor
+    must not admit the broken ones."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    (spec,) = [d for d in project["project"]["dependencies"] if d.startswith("scipy")]
+    floor = re.fullmatch(r"scipy>=(\d+)\.(\d+)(?:\.\d+)?", spec)
+    assert floor is not None, spec
+    assert (int(floor[1]), int(floor[2])) >= (1, 15), spec
+    result = sps.wilcoxon([1.0, -2.0, 3.0, 4.5, 5.0, 6.0], method="asymptotic")
+    assert 0 < result.pvalue < 1

@@ -1,6 +1,7 @@
 """Every pair at once (``cohen_kappa_pairs``, ``percent_agreement_pairs``) equals the per-pair
-reference estimators (golden-tested in test_stats_agreement.py) on random panels with missing
-labels, perfect agreement, one category and raters who share no unit."""
+reference estimators (golden-tested in test_stats_agreement.py, kappa with its asymptotic
+interval) on random panels with missing labels, perfect agreement, one category, a constant rater
+and raters who share no unit."""
 
 from __future__ import annotations
 
@@ -65,7 +66,15 @@ def test_every_pair_equals_the_reference(weights: Any) -> None:
         for p, (i, j) in enumerate(itertools.combinations(range(codes.shape[1]), 2)):
             both = (codes[:, i] >= 0) & (codes[:, j] >= 0)
             a, b = names[codes[both, i]], names[codes[both, j]]
-            kappa = _reference(stats.cohen_kappa, a, b, weights, categories=cats, confidence=0.9)
+            kappa = _reference(
+                stats.cohen_kappa,
+                a,
+                b,
+                weights,
+                categories=cats,
+                confidence=0.9,
+                interval="asymptotic",
+            )
             share = _reference(stats.percent_agreement, a, b, confidence=0.9)
             assert (share is None) == (shares[p] is None)
             assert share == shares[p]  # the Wilson interval is the same computation: exact
@@ -84,7 +93,9 @@ def test_string_categories_and_unweighted_drop_unused() -> None:
     kappas = stats.cohen_kappa_pairs(codes, cats)
     first = kappas[0]
     assert first is not None and first.categories == ("bad", "ok")
-    ref = stats.cohen_kappa(["bad", "ok", "bad", "ok", "bad"], ["bad", "ok", "ok", "ok", "bad"])
+    ref = stats.cohen_kappa(
+        ["bad", "ok", "bad", "ok", "bad"], ["bad", "ok", "ok", "ok", "bad"], interval="asymptotic"
+    )
     _assert_same(ref, first)
 
 

@@ -38,12 +38,12 @@ from jurybox.analysis.model.agreement import (
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     AlphaMetric,
+    ClusteredProportionMetric,
     FleissKappaMetric,
     GwetMetric,
     ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
-    ProportionMetric,
 )
 from jurybox.analysis.options import AnalysisOptions
 
@@ -51,6 +51,9 @@ B = TypeVar("B", bound=AgreementBlock)
 K = TypeVar("K", bound=KappaMetric)
 # The alpha bootstrap (BCa, with a leave-one-unit-out jackknife) takes ~1.5 s at 1000 units.
 ALPHA_CI_MAX_UNITS = 1000
+# Judge pairs whose kappa is bootstrapped over items one by one (a panel of 10 judges); past
+# that (65 judges: 2,080 pairs) every pair comes from one closed form with units independent.
+PAIRS_OVER_ITEMS = 45
 # (kappa/AC weights, the ordered categories they weigh over, where that scale came from)
 Scale = tuple[Literal["linear"] | None, list[int] | None, str]
 
@@ -134,15 +137,31 @@ def kappa_metric(
     categories: list[int] | None = None,
     n: int,
     confidence: float,
+    items: Any = None,
+    rng: int | None = None,
 ) -> K:
-    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, the same metric, computed by
-    the closed form where it settles the pair (about 30 times faster than statsmodels' results
-    object) and by the reference otherwise."""
-    known = _closed_form_kappa(a, b, weights, categories, confidence)
-    if known is not None:
-        return attempt(model, _known, known, n=n)
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``.
+
+    With ``items`` (the item of each rated unit) the interval is the bootstrap over items;
+    without, the asymptotic one, computed by the closed form where it settles the pair (about
+    30 times faster than statsmodels' results object) and by the reference otherwise."""
+    if items is None:
+        known = _closed_form_kappa(a, b, weights, categories, confidence)
+        if known is not None:
+            return attempt(model, _known, known, n=n)
+    how: dict[str, Any] = (
+        {"interval": "asymptotic"} if items is None else {"clusters": items, "rng": rng}
+    )
     return attempt(
-        model, stats.cohen_kappa, a, b, weights, categories=categories, n=n, confidence=confidence
+        model,
+        stats.cohen_kappa,
+        a,
+        b,
+        weights,
+        categories=categories,
+        n=n,
+        confidence=confidence,
+        **how,
     )
 
 
@@ -151,14 +170,61 @@ def _known(result: Any) -> Any:
     return result
 
 
+def _pairs_over_items(
+    matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
+) -> list[PairAgreement]:
+    """Kappa and percent agreement of every judge pair with intervals over items: the
+    bootstrap over items (kappa) and the design effect over items (agreement), pair by pair."""
+    weights, categories, note = scale
+    out = []
+    for first, second in combinations(matrix.columns, 2):
+        both = matrix[[first, second]].dropna()
+        a, b, items = both[first].to_numpy(), both[second].to_numpy(), _items_of(both)
+        n, conf = len(both), options.confidence
+        kappa = kappa_metric(
+            KappaMetric,
+            a,
+            b,
+            weights,
+            categories=categories,
+            items=items,
+            rng=options.seed,
+            n=n,
+            confidence=conf,
+        )
+        if note and kappa.method is not None:
+            kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
+        share = attempt(
+            PercentAgreementMetric,
+            stats.percent_agreement,
+            a,
+            b,
+            clusters=items,
+            n=n,
+            confidence=conf,
+        )
+        out.append(
+            PairAgreement(
+                raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share
+            )
+        )
+    return out
+
+
 def _pair_metrics(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
-    """Kappa and percent agreement of every judge pair, all pairs computed together
-    (``stats.cohen_kappa_pairs``); a pair the closed form leaves open (undefined or degenerate
-    kappa, no shared unit) goes through the per-pair reference for its exact value or reason."""
+    """Kappa and percent agreement of every judge pair. Where an item is several units (its
+    orders, repeats or arms), with at most ``PAIRS_OVER_ITEMS`` pairs, with intervals over
+    items (``_pairs_over_items``); else all pairs computed together
+    (``stats.cohen_kappa_pairs``, units taken as independent); a pair the closed form leaves
+    open (undefined or degenerate kappa, no shared unit) goes through the per-pair reference
+    for its exact value or reason."""
     weights, categories, note = scale
     pairs = list(combinations(matrix.columns, 2))
+    items = _items_of(matrix)
+    if len(pairs) <= PAIRS_OVER_ITEMS and len(np.unique(items)) < len(items):
+        return _pairs_over_items(matrix, options, scale)
     kappas: list[Any] = [None] * len(pairs)
     shares: list[Any] = [None] * len(pairs)
     coded = _pair_codes(matrix, categories)
@@ -180,7 +246,15 @@ def _pair_metrics(
             attempt(KappaMetric, _known, known_kappa, n=n)
             if known_kappa is not None
             else attempt(
-                KappaMetric, stats.cohen_kappa, a, b, weights, categories=categories, n=n, **conf
+                KappaMetric,
+                stats.cohen_kappa,
+                a,
+                b,
+                weights,
+                categories=categories,
+                n=n,
+                interval="asymptotic",
+                **conf,
             )
         )
         if note and kappa.method is not None:
@@ -222,14 +296,16 @@ def _fleiss(matrix: pd.DataFrame) -> FleissKappaMetric:
     return attempt(FleissKappaMetric, stats.fleiss_kappa, counts, n=len(complete))
 
 
-def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
+def _all_agree(matrix: pd.DataFrame, confidence: float) -> ClusteredProportionMetric:
+    """Share of the units every judge rated on which all give the same label; its interval
+    counts items (an item's orders and repeats are one cluster)."""
     complete = matrix.dropna()
-    agree = int(complete.eq(complete.iloc[:, 0], axis=0).all(axis=1).sum()) if len(complete) else 0
+    agree = complete.eq(complete.iloc[:, 0], axis=0).all(axis=1).to_numpy(dtype=float)
     result = attempt(
-        ProportionMetric,
-        stats.wilson_interval,
+        ClusteredProportionMetric,
+        stats.clustered_proportion,
         agree,
-        len(complete),
+        _items_of(complete),
         n=len(complete),
         confidence=confidence,
     )
@@ -238,17 +314,36 @@ def _all_agree(matrix: pd.DataFrame, confidence: float) -> ProportionMetric:
     )
 
 
-def _gwet(matrix: pd.DataFrame, scale: Scale) -> GwetMetric:
+def _gwet(matrix: pd.DataFrame, scale: Scale, options: AnalysisOptions) -> GwetMetric:
+    """Gwet's AC1 (AC2 on a scale), its interval a bootstrap over items (a unit's item is
+    shared by its orders, repeats and arms)."""
     weights, categories, note = scale
     numeric = all(getattr(t, "kind", "O") in "iuf" for t in matrix.dtypes)
     # numeric scores stay a float array (NaN missing), which gwet_ac codes without a Python loop
     labels = matrix.T.to_numpy(dtype=float) if numeric else matrix.T.astype(object).to_numpy()
     metric = attempt(
-        GwetMetric, stats.gwet_ac, labels, weights, categories=categories, n=len(matrix)
+        GwetMetric,
+        stats.gwet_ac,
+        labels,
+        weights,
+        categories=categories,
+        n=len(matrix),
+        clusters=_items_of(matrix),
+        confidence=options.confidence,
+        rng=options.seed,
     )
     if note and metric.method is not None:
         metric = with_fields(metric, method=f"{metric.method}, {weights} weights {note}")
     return metric
+
+
+def _items_of(matrix: pd.DataFrame) -> np.ndarray[Any, Any]:
+    """The item of each unit (row) of a units x judges matrix (each row its own where the
+    rows name no item)."""
+    if "query_id" not in matrix.index.names:
+        return np.arange(len(matrix))
+    codes, _ = pd.factorize(matrix.index.get_level_values("query_id"))
+    return codes
 
 
 def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B]) -> B:
@@ -273,6 +368,8 @@ def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B
             "2,1",
             n=len(complete),
             confidence=options.confidence,
+            clusters=_items_of(complete),
+            rng=options.seed,
         ),
     )
 
@@ -293,6 +390,7 @@ def _alpha_ci(matrix: pd.DataFrame, level: str, options: AnalysisOptions) -> Alp
         n=len(matrix),
         confidence=options.confidence,
         rng=options.seed,
+        clusters=_items_of(matrix),
     )
 
 
@@ -330,7 +428,7 @@ def agreement_block(
         percent_agreement=_all_agree(matrix, options.confidence),
         pairs=_pair_metrics(matrix, options, scale),
         krippendorff_alpha_ci=_alpha_ci(matrix, level, options),
-        gwet_ac=_gwet(matrix, scale),
+        gwet_ac=_gwet(matrix, scale, options),
     )
 
 

@@ -267,7 +267,10 @@ def _kappas(votes: Mapping[str, dict[str, str]]) -> tuple[dict[str, float | None
         pair = f"{a}-{b}"
         both = [(v[a], v[b]) for v in votes.values() if a in v and b in v]
         try:
-            kappas[pair] = cohen_kappa([x for x, _ in both], [y for _, y in both]).kappa
+            both_kappa = cohen_kappa(
+                [x for x, _ in both], [y for _, y in both], interval="asymptotic"
+            )
+            kappas[pair] = both_kappa.kappa
         except ValueError as exc:  # e.g. both used one category: chance agreement is 1
             kappas[pair] = None
             undefined[pair] = str(exc) if both else "no item both labelled"

@@ -26,7 +26,7 @@ from jurybox.analysis._common import (
     skipped,
     with_fields,
 )
-from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity
+from jurybox.analysis.content_bias import analyze_leniency, analyze_verbosity, design_effect
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model import Skipped
 from jurybox.analysis.model.bias import (
@@ -46,26 +46,46 @@ from jurybox.analysis.self_enhancement import analyze_self
 SWAP_METHOD = (
     "same preferred arm (or tie) in both presentation orders; value over pairs where both "
     "orders succeeded; consistent_or_both_failed also counts pairs failed in both orders as "
-    "equal (the LLMBar 'equal' convention) over n_pairs_total"
+    "equal (the LLMBar 'equal' convention) over n_pairs_total; intervals: Agresti-Coull on the "
+    "effective number of pairs, items as clusters (an item's repeats are one cluster)"
 )
 
 
-def swap_consistency(pairs: pd.DataFrame) -> SwapConsistency:
+def _swap_interval(
+    same: pd.Series, items: pd.Series, confidence: float
+) -> tuple[float | None, float | None]:
+    if same.empty:
+        return None, None
+    found = stats.clustered_proportion(
+        same.to_numpy(float), items.to_numpy(), confidence=confidence
+    )
+    return found.ci_low, found.ci_high
+
+
+def swap_consistency(pairs: pd.DataFrame, confidence: float = 0.95) -> SwapConsistency:
     """Swap consistency of one judge's order pairs (see ``SWAP_METHOD``)."""
     both_ok = pairs["ok_1"] & pairs["ok_2"]
     both_failed = ~pairs["ok_1"] & ~pairs["ok_2"]
-    consistent = int((both_ok & (pairs["pref_1"] == pairs["pref_2"])).sum())
+    same = both_ok & (pairs["pref_1"] == pairs["pref_2"])
+    consistent = int(same.sum())
     n = int(both_ok.sum())
     value = rate(consistent, n)
+    low, high = _swap_interval(same[both_ok], pairs.loc[both_ok, "query_id"], confidence)
+    all_low, all_high = _swap_interval(same, pairs["query_id"], confidence)
     return SwapConsistency(
         value=value,
+        ci_low=low,
+        ci_high=high,
         n=n,
+        n_items=int(pairs["query_id"].nunique()),
         consistent=consistent,
         n_pairs_total=len(pairs),
         both_failed=int(both_failed.sum()),
         one_failed=int((~both_ok & ~both_failed).sum()),
         consistent_or_both_failed=consistent + int(both_failed.sum()),
         value_failures_counted=rate(consistent, len(pairs)),
+        failures_counted_ci_low=all_low,
+        failures_counted_ci_high=all_high,
         equal=rate(consistent + int(both_failed.sum()), len(pairs)),
         method=SWAP_METHOD,
         reason=None if value is not None else "no pair succeeded in both orders",
@@ -89,15 +109,16 @@ def _first_position(
                 "are confounded (judge in both orders or in random order)"
             )
             continue
-        first = int((rows["preference"] == "A").sum())
+        picked_first = rows["preference"] == "A"
         metric = attempt(
             FirstPositionRate,
             stats.binomial_test,
-            first,
+            int(picked_first.sum()),
             len(rows),
             0.5,
             n=len(rows),
             confidence=options.confidence,
+            design_effect=design_effect(picked_first, rows["query_id"]),
         )
         out[str(judge)] = with_fields(metric, ties=int(ties.get(judge, 0)))
     return _with_holm(out, options.alpha)
@@ -125,6 +146,7 @@ def _paired_position(
             first.iloc[:, 1].to_numpy(),
             n=len(rows),
             confidence=options.confidence,
+            clusters=rows.index.get_level_values("query_id").to_numpy(),
         )
     return _with_holm(out, options.alpha)
 
@@ -217,7 +239,7 @@ def analyze_position(frame: AnalysisFrame, options: AnalysisOptions) -> Position
     for judge in frame.judges:
         own = judge_rows(frame, "order_pairs", lambda: pairs, judge)
         judges[judge] = PositionJudge(
-            swap_consistency=swap_consistency(own)
+            swap_consistency=swap_consistency(own, options.confidence)
             if len(own)
             else skipped("no item was judged in both orders (position_bias_mode is not 'both')"),
             first_position_rate=first.get(judge) or skipped("no decisive two-way verdict"),

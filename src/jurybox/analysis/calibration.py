@@ -30,6 +30,7 @@ from jurybox.analysis._common import (
     majority_vote,
     score_categories,
     skipped,
+    unavailable,
     with_fields,
 )
 from jurybox.analysis.agreement import agreement_block, kappa_metric
@@ -98,8 +99,20 @@ def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> I
     )
 
 
-def _kappa(a: pd.Series, b: pd.Series, options: AnalysisOptions, model: type[K]) -> K:
-    return kappa_metric(model, a.to_numpy(), b.to_numpy(), n=len(a), confidence=options.confidence)
+def _kappa(
+    a: pd.Series, b: pd.Series, items: pd.Series, options: AnalysisOptions, model: type[K]
+) -> K:
+    """Kappa of a judge against the humans, its interval a bootstrap over ``items`` (a judge's
+    orders, repeats and responses of one item are one cluster)."""
+    return kappa_metric(
+        model,
+        a.to_numpy(),
+        b.to_numpy(),
+        n=len(a),
+        confidence=options.confidence,
+        items=items.to_numpy(),
+        rng=options.seed,
+    )
 
 
 def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanPreferences:
@@ -121,12 +134,16 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
         own = cons_by.get(str(judge), cons.iloc[:0])
         judges[str(judge)] = HumanPreferenceJudge(
             orders={
-                str(o): _kappa(r["preferred_arm"], r["gold"], options, KappaMetric)
+                str(o): _kappa(r["preferred_arm"], r["gold"], r["query_id"], options, KappaMetric)
                 for o, r in rows.groupby("order")
             },
-            pooled=_kappa(rows["preferred_arm"], rows["gold"], options, KappaMetric),
-            consolidated=_kappa(own["label"], own["gold"], options, KappaMetric),
-            consolidated_ac1=_gwet(own["label"], own["gold"], None, None),
+            pooled=_kappa(
+                rows["preferred_arm"], rows["gold"], rows["query_id"], options, KappaMetric
+            ),
+            consolidated=_kappa(own["label"], own["gold"], own["query_id"], options, KappaMetric),
+            consolidated_ac1=_gwet(
+                own["label"], own["gold"], own["query_id"], None, categories=None, options=options
+            ),
         )
     return HumanPreferences.of(judges=judges, n_labelled=len(gold))
 
@@ -134,11 +151,14 @@ def _preference_kappas(frame: AnalysisFrame, options: AnalysisOptions) -> HumanP
 def _weighted(
     a: pd.Series,
     b: pd.Series,
+    items: pd.Series,
     weights: Literal["linear", "quadratic"],
+    *,
     scale: tuple[list[int] | None, str],
     options: AnalysisOptions,
 ) -> KappaMetric:
-    """Weighted kappa over every point of the scale (the declared one, else the observed span)."""
+    """Weighted kappa over every point of the scale (the declared one, else the observed span),
+    its interval a bootstrap over items."""
     categories, scope = scale
     metric = kappa_metric(
         KappaMetric,
@@ -148,6 +168,8 @@ def _weighted(
         categories=categories,
         n=len(a),
         confidence=options.confidence,
+        items=items.to_numpy(),
+        rng=options.seed,
     )
     return with_fields(metric, method=f"{metric.method}; {scope}") if metric.method else metric
 
@@ -155,16 +177,74 @@ def _weighted(
 def _gwet(
     a: pd.Series,
     b: pd.Series,
+    items: pd.Series,
     weights: Literal["linear"] | None,
+    *,
     categories: list[int] | None,
+    options: AnalysisOptions,
 ) -> GwetMetric:
-    """Gwet's AC1 (no weights) or AC2 of the judge against the human, two raters per unit."""
+    """Gwet's AC1 (no weights) or AC2 of the judge against the human, two raters per unit,
+    its interval a bootstrap over items."""
     raters = np.vstack([a.to_numpy(dtype=object), b.to_numpy(dtype=object)])
-    return attempt(GwetMetric, stats.gwet_ac, raters, weights, categories=categories, n=len(a))
+    return attempt(
+        GwetMetric,
+        stats.gwet_ac,
+        raters,
+        weights,
+        categories=categories,
+        n=len(a),
+        clusters=items.astype(str).to_numpy(),
+        confidence=options.confidence,
+        rng=options.seed,
+    )
 
 
 def _round_half_up(values: pd.Series) -> pd.Series:
     return pd.Series(np.floor(values.to_numpy(float) + 0.5), index=values.index)
+
+
+FRACTIONAL = (
+    "human scores are fractional (e.g. {example}): kappa needs whole-number categories, so "
+    "agreement on this continuous scale is the ICC(2,1) of the total (total_icc)"
+)
+
+
+def _fractional(values: pd.Series, options: AnalysisOptions) -> float | None:
+    """A human score that is no point of the scale (a fraction, or off the declared scale):
+    kappa is not defined on such scores. None when every score is a point of the scale."""
+    numbers = values.to_numpy(float)
+    off = numbers != np.round(numbers)
+    if options.score_scale is not None:
+        low, high = options.score_scale
+        off |= (numbers < low) | (numbers > high)
+    return float(numbers[off][0]) if off.any() else None
+
+
+def _dimension_kappa(rows: pd.DataFrame, options: AnalysisOptions) -> DimensionKappa:
+    """Kappa (unweighted, linear, quadratic) and AC2 of a judge's rounded scores against the
+    human ones; undefined, with the reason, where the human scores are not whole points."""
+    a, b, items = _round_half_up(rows["score"]), rows["score_human"], rows["query_id"]
+    example = _fractional(b, options)
+    if example is not None:
+        why = FRACTIONAL.format(example=f"{example:g}")
+        missing = unavailable(KappaMetric, why, len(rows))
+        return with_fields(
+            unavailable(DimensionKappa, why, len(rows)),
+            weighted_linear=missing,
+            weighted_quadratic=missing,
+            continuous=True,
+        )
+    scale = score_categories(pd.concat([a, b]).to_numpy(), options)
+    return with_fields(
+        _kappa(a, b, items, options, DimensionKappa),
+        weighted_linear=_weighted(a, b, items, "linear", scale=scale, options=options),
+        weighted_quadratic=_weighted(a, b, items, "quadratic", scale=scale, options=options),
+        gwet_ac2=(
+            _gwet(a, b, items, "linear", categories=scale[0], options=options)
+            if scale[0] is not None
+            else None
+        ),
+    )
 
 
 def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanScores:
@@ -181,15 +261,7 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
         scores = scores[in_values(scores["query_id"], labelled["query_id"].unique())]
         merged = scores.merge(labelled, on=["query_id", "arm"], suffixes=("", "_human"))
         for judge, rows in merged.groupby("judge"):
-            a, b = _round_half_up(rows["score"]), rows["score_human"]
-            scale = score_categories(pd.concat([a, b]).to_numpy(), options)
-            metric = with_fields(
-                _kappa(a, b, options, DimensionKappa),
-                weighted_linear=_weighted(a, b, "linear", scale, options),
-                weighted_quadratic=_weighted(a, b, "quadratic", scale, options),
-                gwet_ac2=_gwet(a, b, "linear", scale[0]) if scale[0] is not None else None,
-            )
-            dims.setdefault(str(judge), {})[dim] = metric
+            dims.setdefault(str(judge), {})[dim] = _dimension_kappa(rows, options)
             if dim == TOTAL:
                 icc[str(judge)] = attempt(
                     ICCMetric,
@@ -198,6 +270,8 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
                     "2,1",
                     n=len(rows),
                     confidence=options.confidence,
+                    clusters=rows["query_id"].astype(str).to_numpy(),
+                    rng=options.seed,
                 )
     if not dims:
         return HumanScores.skip("no judge scored a response that humans scored")
@@ -212,7 +286,8 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
 
 PPI_METHOD = (
     "per judge, arm and dimension: the human scores of the responses humans scored, the judge's "
-    "mean scores of those and of the others (PPI++, power-tuned)"
+    "mean scores of those and of the others (PPI++, power-tuned; interval: expanded BCa "
+    "bootstrap of both sets from 10 human-scored responses on, the CLT t interval below)"
 )
 
 
@@ -248,6 +323,7 @@ def _ppi_entry(
         judge[~labelled].to_numpy(float),
         n=len(judge),
         confidence=options.confidence,
+        rng=options.seed,
     )
 
 
@@ -264,8 +340,10 @@ def _labelled(keys: pd.Index, truth: pd.Index) -> np.ndarray[Any, np.dtype[np.bo
 
 
 def _criterion_entry(
-    rows: pd.DataFrame, unlabelled: pd.Series, options: AnalysisOptions
+    rows: pd.DataFrame, unlabelled: pd.DataFrame, options: AnalysisOptions
 ) -> CriterionJudge:
+    """TPR/TNR on the labelled responses and the corrected pass rate over the others, its
+    interval counting items (an item's responses and repeats are one cluster)."""
     labels, preds = rows["human"] == "Pass", rows["verdict"] == "Pass"
     n = len(rows)
     corrected: CorrectedRateMetric | Skipped = (
@@ -278,10 +356,11 @@ def _criterion_entry(
             stats.corrected_pass_rate,
             labels.to_numpy(),
             preds.to_numpy(),
-            (unlabelled == "Pass").to_numpy(),
+            (unlabelled["verdict"] == "Pass").to_numpy(),
             n=n + len(unlabelled),
             confidence=options.confidence,
             rng=options.seed,
+            clusters=(rows["query_id"].to_numpy(), unlabelled["query_id"].to_numpy()),
         )
     )
     return CriterionJudge(
@@ -326,7 +405,7 @@ def _criterion(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCriterion
             judges[name] = skipped("no labelled response among this judge's verdicts")
             continue
         judges[name] = _criterion_entry(
-            labelled, rows.loc[rows["human"].isna(), "verdict"], options
+            labelled, rows.loc[rows["human"].isna(), ["verdict", "query_id"]], options
         )
     return HumanCriterion.of(positive_class="Pass", judges=judges)
 
@@ -344,15 +423,32 @@ def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCalibr
     )
 
 
-def _accuracy(correct: int, n: int, n_total: int, options: AnalysisOptions) -> Accuracy:
+def _accuracy(rows: pd.DataFrame, hit: pd.Series, options: AnalysisOptions) -> Accuracy:
+    """Share of ``hit`` over the rows that succeeded (``ok``) and over all of them (failures
+    counted wrong), both with intervals that count items (``query_id``), not judgments."""
+    ok = rows["ok"].to_numpy(bool) if "ok" in rows else np.ones(len(rows), bool)
+    outcomes, items = hit.to_numpy(float), rows["query_id"].to_numpy()
+    correct = int(outcomes[ok].sum())
     metric = attempt(
-        Accuracy, stats.wilson_interval, correct, n, n=n, confidence=options.confidence
+        Accuracy,
+        stats.clustered_proportion,
+        outcomes[ok],
+        items[ok],
+        n=int(ok.sum()),
+        confidence=options.confidence,
+    )
+    counted = (
+        stats.clustered_proportion(outcomes, items, confidence=options.confidence)
+        if len(rows)
+        else None
     )
     return with_fields(
         metric,
         correct=correct,
-        n_total=n_total,
-        accuracy_all=correct / n_total if n_total else None,
+        n_total=len(rows),
+        accuracy_all=counted.estimate if counted else None,
+        accuracy_all_ci_low=counted.ci_low if counted else None,
+        accuracy_all_ci_high=counted.ci_high if counted else None,
     )
 
 
@@ -361,22 +457,20 @@ def _both_orders(pairs: pd.DataFrame, options: AnalysisOptions) -> Accuracy | Sk
         return skipped("no item was judged in both presentation orders")
     both = pairs["ok_1"] & pairs["ok_2"] & (pairs["pref_1"] == pairs["gold"])
     both &= pairs["pref_2"] == pairs["gold"]
-    return _accuracy(int(both.sum()), len(pairs), len(pairs), options)
+    return _accuracy(pairs[["query_id"]], both, options)
 
 
 def _judge_accuracy(
     rows: pd.DataFrame, pairs: pd.DataFrame, cons: pd.DataFrame, options: AnalysisOptions
 ) -> JudgeGoldAccuracy:
     def score(part: pd.DataFrame) -> Accuracy:
-        hit = part["ok"] & (part["preferred_arm"] == part["gold"])
-        return _accuracy(int(hit.sum()), int(part["ok"].sum()), len(part), options)
+        return _accuracy(part, part["ok"] & (part["preferred_arm"] == part["gold"]), options)
 
-    hits = int((cons["label"] == cons["gold"]).sum())
     pooled = score(rows)
     return JudgeGoldAccuracy.given(
         orders={str(o): score(part) for o, part in rows.groupby("order")},
         pooled=pooled,
-        consolidated=_accuracy(hits, len(cons), len(cons), options),
+        consolidated=_accuracy(cons[["query_id"]], cons["label"] == cons["gold"], options),
         both_orders_correct=_both_orders(pairs, options),
         ties=_tie_conventions(rows, pooled),
     )
@@ -444,6 +538,7 @@ def analyze_accuracy(frame: AnalysisFrame, options: AnalysisOptions) -> Accuracy
         judges=judges,
         n_labelled=len(gold),
         method="correct = preferred arm equals the gold label; value over successful "
-        "judgments, accuracy_all counts failures as wrong; consolidated: flip = tie",
+        "judgments, accuracy_all counts failures as wrong; consolidated: flip = tie; "
+        "intervals count items (an item's orders and repeats are one cluster)",
         **extra,
     )

@@ -252,7 +252,15 @@ def _compare_verdicts(
         agreement=attempt(
             PercentAgreementMetric, percent_agreement, la, lb, n=n, confidence=options.confidence
         ),
-        kappa=attempt(KappaMetric, cohen_kappa, la, lb, n=n, confidence=options.confidence),
+        kappa=attempt(
+            KappaMetric,
+            cohen_kappa,
+            la,
+            lb,
+            n=n,
+            confidence=options.confidence,
+            interval="asymptotic",
+        ),
         accuracy=accuracy,
         accuracy_skipped=why,
         position=_position(va, vb, options.confidence),

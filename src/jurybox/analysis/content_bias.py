@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -79,24 +79,30 @@ def _fit(
     *,
     kind: str,
     options: AnalysisOptions,
+    items: pd.Series | None = None,
 ) -> F:
     """One statsmodels OLS / Logit fit (intercept added), reported as the coefficient of ``term``.
 
     The design matrix is built here rather than through a formula: patsy's per-value type
-    sniffing dominates the run time on tens of thousands of rows.
+    sniffing dominates the run time on tens of thousands of rows. Where ``items`` repeat (an
+    item's two responses, its repeats) the covariance is cluster-robust over items.
     """
     n = len(y)
     if n < 4 or design[term].nunique() < 2:
         return unavailable(model, f"too few observations or no variation in {term}", n)
     exog = sm.add_constant(design.astype(float), has_constant="add")
+    robust: dict[str, Any] = {}
+    if items is not None and items.nunique() < n:
+        groups = pd.factorize(items)[0]
+        robust = {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
     try:
         with warnings.catch_warnings():
             for category in _FIT_WARNINGS:
                 warnings.simplefilter("error", category)
             if kind == "ols":
-                fit = sm.OLS(y.astype(float), exog).fit()
+                fit = sm.OLS(y.astype(float), exog).fit(**robust)
             else:
-                fit = sm.Logit(y.astype(float), exog).fit(disp=0)
+                fit = sm.Logit(y.astype(float), exog).fit(disp=0, **robust)
     except (*_FIT_ERRORS, *_FIT_WARNINGS) as exc:
         return unavailable(model, f"{kind} fit failed: {exc}", n)
     low, high = fit.conf_int(alpha=1 - options.confidence).loc[term]
@@ -108,7 +114,8 @@ def _fit(
         "ci_low": float(low),
         "ci_high": float(high),
         "r_squared": float(fit.rsquared if kind == "ols" else fit.prsquared),
-        "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}",
+        "method": f"{kind.upper()} {y.name} ~ {terms}; value = coefficient of {term}"
+        + ("; cluster-robust covariance over items" if robust else ""),
         "reason": None,
     }
     return model.model_validate(json_safe(fields))
@@ -134,7 +141,15 @@ def _verbosity_scores(rows: pd.DataFrame, options: AnalysisOptions) -> Verbosity
     if multi_arm:
         arms = pd.get_dummies(rows["arm"], prefix="arm", drop_first=True, dtype=float)
         design = pd.concat([design, arms], axis=1)
-    ols = _fit(LengthFit, rows["score"], design, "length_units", kind="ols", options=options)
+    ols = _fit(
+        LengthFit,
+        rows["score"],
+        design,
+        "length_units",
+        kind="ols",
+        options=options,
+        items=rows["query_id"],
+    )
     ols = with_fields(ols, length_unit_chars=options.verbosity_unit_chars)
     spear = attempt(CorrelationMetric, stats.spearman, x, y, n=n, confidence=options.confidence)
     test = partial if partial.value is not None else spear
@@ -170,21 +185,30 @@ def longer_arm(frame: AnalysisFrame) -> pd.Series:
     return frame.memo("longer_arm", build)
 
 
+def design_effect(outcomes: pd.Series, items: pd.Series) -> float:
+    """The design effect of judgments sharing items (``stats.effective_counts``): what a test
+    counting them as independent divides its counts by; 1 for none."""
+    if outcomes.empty:
+        return 1.0
+    return stats.effective_counts(outcomes.to_numpy(float), items.to_numpy()).design_effect
+
+
 def _verbosity_prefs(
     rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOptions
 ) -> VerbosityPreferences:
     longer = longer_arm(frame)
     rows = rows.assign(longer=rows["query_id"].map(longer))
     decisive = rows[(rows["label"] != "tie") & rows["longer"].notna()]
-    wins = int((decisive["label"] == decisive["longer"]).sum())
+    longer_won = decisive["label"] == decisive["longer"]
     rate = attempt(
         BinomialTestMetric,
         stats.binomial_test,
-        wins,
+        int(longer_won.sum()),
         len(decisive),
         0.5,
         n=len(decisive),
         confidence=options.confidence,
+        design_effect=design_effect(longer_won, decisive["query_id"]),
     )
     rate = with_fields(
         rate,
@@ -225,6 +249,7 @@ def _length_given_truth(
             rows["label"] == rows["longer"],
             rows["gold"] == rows["longer"],
             confidence=options.confidence,
+            clusters=rows["query_id"].to_numpy(),
         )
     except ValueError:  # the gold is always (or never) the longer: no contrast to test
         return None
@@ -259,7 +284,13 @@ def _length_logit(rows: pd.DataFrame, frame: AnalysisFrame, options: AnalysisOpt
     ).dropna(subset=["length_diff"])
     design = data[["length_diff"]]
     return _fit(
-        Fit, data["prefers_treatment"], design, "length_diff", kind="logit", options=options
+        Fit,
+        data["prefers_treatment"],
+        design,
+        "length_diff",
+        kind="logit",
+        options=options,
+        items=data["query_id"],
     )
 
 

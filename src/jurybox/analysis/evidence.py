@@ -1,19 +1,23 @@
 """Each judge's ``JudgeEvidence`` (``jurybox.analysis.trust``), read from the computed families.
 
-* Accuracy: the pooled accuracy against gold, failures counted as wrong (the headline; Wilson
-  interval over every judgment asked for) and over parsed verdicts only. For judges that only
-  scored, quadratic-weighted κ of the total against human scores stands in.
-* Swap consistency: failures counted as inconsistent, and over pairs parsed in both orders; only
-  for judges that saw both responses together.
+* Accuracy: the pooled accuracy against gold, failures counted as wrong (the headline) and over
+  parsed verdicts only; both intervals count items, not judgments (``stats.clustered_proportion``:
+  an item's two orders and its repeats are one cluster). For judges that only scored,
+  quadratic-weighted κ of the total against human scores stands in (its interval a bootstrap over
+  items), or the ICC(2,1) of the total where the human scores are fractional and κ is undefined
+  (quadratic-weighted κ and the ICC coincide on a continuous scale: Fleiss & Cohen 1973).
+* Swap consistency: failures counted as inconsistent (its interval over items), and over pairs
+  parsed in both orders; only for judges that saw both responses together.
 * Position and length: with gold labels, the judge's pull *beyond* the labels
   (``stats.position_preference_given_truth`` / ``length_preference_given_truth``); without, the
-  raw first-pick / longer-wins effect, which for length can only ever warn. Every p-value is
-  Holm-adjusted across all judges and both tests together, so a "detected" flag controls the
-  family-wise error of the whole verdict.
+  raw first-pick / longer-wins effect, which for length can only ever warn. Each test counts
+  items: an item's two orders (and repeats) are one cluster (Rao–Scott design effect). Every
+  p-value is Holm-adjusted across all judges and both tests together, so a "detected" flag
+  controls the family-wise error of the whole verdict.
 * Self-preference: the judge's excess for its own family's responses over neutral judges (a
   warning only: the reference is other judges, not the truth).
 * Length on scores: partial Spearman of the judge's total with length given the human score where
-  human scores exist, else the raw Spearman (a warning only).
+  human scores exist, else the raw Spearman (a warning only); one value per item (``_per_item``).
 * Test-retest: share of repeated pairwise judgments with the same verdict, or the ICC of the total
   for scores (clipped at 0).
 """
@@ -24,12 +28,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from jurybox import stats
 from jurybox.analysis._common import TOTAL, judge_rows, keyed_like, value_of
 from jurybox.analysis.calibration import gold_preferences
-from jurybox.analysis.content_bias import longer_arm
+from jurybox.analysis.content_bias import design_effect, longer_arm
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.accuracy import AccuracyVsGold
 from jurybox.analysis.model.bias import Bias, FirstPositionRate, SwapConsistency
@@ -63,7 +69,7 @@ def _estimate(value: float | None, low: float | None, high: float | None) -> Est
     return Estimate(value, min(low, value), max(high, value))
 
 
-def _accuracy(f: Families, judge: str, confidence: float) -> tuple[Estimate | None, ...]:
+def _accuracy(f: Families, judge: str) -> tuple[Estimate | None, ...]:
     acc = f.accuracy_vs_gold
     weighted = _design_accuracy(f, judge, acc.n_labelled or 0)
     if weighted is not None:  # labels chosen by `jurybox label`: weighted by their design
@@ -72,10 +78,9 @@ def _accuracy(f: Families, judge: str, confidence: float) -> tuple[Estimate | No
     if entry is None:
         return None, None
     pooled = entry.pooled
-    counted = None
-    if pooled.correct is not None and pooled.n_total:
-        wilson = stats.wilson_interval(pooled.correct, pooled.n_total, confidence)
-        counted = _estimate(wilson.estimate, wilson.ci_low, wilson.ci_high)
+    counted = _estimate(
+        pooled.accuracy_all, pooled.accuracy_all_ci_low, pooled.accuracy_all_ci_high
+    )
     return counted, _estimate(pooled.value, pooled.ci_low, pooled.ci_high)
 
 
@@ -94,26 +99,34 @@ def _design_accuracy(f: Families, judge: str, n_plain: int) -> tuple[Estimate | 
     )
 
 
-def _kappa(f: Families, judge: str) -> Estimate | None:
+def _kappa(f: Families, judge: str) -> tuple[Estimate | None, bool]:
+    """Quadratic-weighted kappa of the total against the human scores, or, where the human
+    scores are fractional (kappa undefined), the ICC(2,1) of the total: (estimate, is ICC)."""
     human = f.human_calibration
     scores = human.scores if human.computed else None
     entry = (scores.judges or {}).get(judge) if scores is not None and scores.computed else None
     if entry is None or not entry.dimensions:
-        return None
+        return None, False
     dim = TOTAL if TOTAL in entry.dimensions else next(iter(entry.dimensions))
+    if entry.dimensions[dim].continuous and entry.total_icc is not None:
+        icc = entry.total_icc
+        return _estimate(icc.value, icc.ci_low, icc.ci_high), True
     metric = entry.dimensions[dim].weighted_quadratic
     if not isinstance(metric, KappaMetric):
-        return None
-    return _estimate(metric.value, metric.ci_low, metric.ci_high)
+        return None, False
+    return _estimate(metric.value, metric.ci_low, metric.ci_high), False
 
 
-def _swap(f: Families, judge: str) -> tuple[float | None, float | None]:
+def _swap(f: Families, judge: str) -> tuple[float | None, float | None, Estimate | None]:
+    """Swap consistency failures counted (and its interval over items), and over parsed pairs."""
     position = f.bias.position if f.bias.computed else None
     entry = (position.judges or {}).get(judge) if position and position.computed else None
     swap = entry.swap_consistency if entry is not None else None
     if not isinstance(swap, SwapConsistency):
-        return None, None
-    return swap.value_failures_counted, swap.value
+        return None, None, None
+    counted = swap.value_failures_counted
+    interval = _estimate(counted, swap.failures_counted_ci_low, swap.failures_counted_ci_high)
+    return counted, swap.value, interval
 
 
 def _decided(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
@@ -128,10 +141,13 @@ def _decided(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
 
 
 def _conditional(
-    test: Callable[..., stats.ConditionalPreference], picked: pd.Series, gold: pd.Series
+    test: Callable[..., stats.ConditionalPreference],
+    picked: pd.Series,
+    gold: pd.Series,
+    items: pd.Series,
 ) -> _RawTest | None:
     try:
-        found = test(picked.to_numpy(bool), gold.to_numpy(bool))
+        found = test(picked.to_numpy(bool), gold.to_numpy(bool), clusters=items.to_numpy())
     except ValueError:  # nothing decided, or the gold always on one side: not testable
         return None
     return found.difference, found.p_value, True
@@ -144,10 +160,14 @@ def _position(frame: AnalysisFrame, f: Families, judge: str) -> _RawTest | None:
     if not labelled.empty:
         picked = labelled["preference"] == "A"
         return _conditional(
-            stats.position_preference_given_truth, picked, labelled["gold"] == labelled["first_arm"]
+            stats.position_preference_given_truth,
+            picked,
+            labelled["gold"] == labelled["first_arm"],
+            labelled["query_id"],
         )
     position = f.bias.position if f.bias.computed else None
     entry = (position.judges or {}).get(judge) if position and position.computed else None
+    # The binomial test there already divides its counts by the design effect over items.
     first = entry.first_position_rate if entry is not None else None
     if not isinstance(first, FirstPositionRate) or first.value is None or first.p_value is None:
         return None
@@ -164,29 +184,57 @@ def _length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
     labelled = rows["gold"].notna() & (rows["gold"] != "tie")
     if labelled.any():
         gold_longer = rows.loc[labelled, "gold"] == rows.loc[labelled, "longer"]
-        return _conditional(stats.length_preference_given_truth, picked[labelled], gold_longer)
-    share = stats.binomial_test(int(picked.sum()), len(picked))
+        return _conditional(
+            stats.length_preference_given_truth,
+            picked[labelled],
+            gold_longer,
+            rows.loc[labelled, "query_id"],
+        )
+    share = stats.binomial_test(
+        int(picked.sum()), len(picked), design_effect=design_effect(picked, rows["query_id"])
+    )
     return 2 * share.proportion - 1, share.p_value, False
 
 
 def _score_length(frame: AnalysisFrame, judge: str) -> _RawTest | None:
-    """Judge's total score vs response length; beyond the human scores where they exist."""
+    """Judge's total score vs response length, one value per item (``_per_item``); beyond the
+    human scores where they exist."""
     own = judge_rows(frame, "evidence_scores", lambda: judge_scores(frame), judge)
     own = own.merge(keyed_like(frame.items, own), on=["query_id", "arm"])
     own = own.dropna(subset=["length", "score"])
-    if len(own) < 4:
-        return None
     human = frame.memo("evidence_human_scores", lambda: _human_scores(frame))
     labelled = own.merge(human, on=["query_id", "arm"], suffixes=("", "_human"))
     try:
         if len(labelled) >= 4:
-            x, y = labelled["length"].to_numpy(float), labelled["score"].to_numpy(float)
-            found = stats.partial_spearman(x, y, labelled["score_human"].to_numpy(float))
-            return found.rho, found.p_value, True
-        found = stats.spearman(own["length"].to_numpy(float), own["score"].to_numpy(float))
+            x, y, z = _per_item(labelled, ["length", "score", "score_human"])
+            if len(x) >= 4:
+                found = stats.partial_spearman(x, y, z)
+                return found.rho, found.p_value, True
+        x, y = _per_item(own, ["length", "score"])
+        if len(x) < 4:
+            return None
+        found = stats.spearman(x, y)
     except ValueError:  # constant scores or lengths: no correlation to test
         return None
     return found.rho, found.p_value, False
+
+
+def _per_item(rows: pd.DataFrame, columns: list[str]) -> list[NDArray[np.float64]]:
+    """One value per item of each column, so that an item's orders, repeats and responses
+    count once. Each response's mean over its judgments; then an item of one response is that
+    response, an item of two (every item) the difference between them (a contrast within the
+    item: what the item shares cancels); with more, each response's deviation from its item's
+    mean (items of a single response left out)."""
+    by_response = rows.groupby(["query_id", "arm"], observed=True)[columns].mean()
+    per_item = by_response.groupby(level="query_id", observed=True)
+    sizes = per_item[columns[0]].transform("size").to_numpy()
+    if (sizes == 1).all():
+        values = by_response
+    elif (sizes == 2).all():
+        values = per_item.first() - per_item.last()
+    else:
+        values = (by_response - per_item.transform("mean"))[sizes > 1]
+    return [values[c].to_numpy(float) for c in columns]
 
 
 def _human_scores(frame: AnalysisFrame) -> pd.DataFrame:
@@ -267,9 +315,9 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     own = _records(frame, judge)
     two_way = own[own["n_positions"] == 2]
     shown = two_way.empty or bool(two_way["positions_shown"].any())
-    accuracy, accuracy_parsed = _accuracy(f, judge, confidence)
-    kappa = _kappa(f, judge)
-    swap, swap_parsed = _swap(f, judge) if shown else (None, None)
+    accuracy, accuracy_parsed = _accuracy(f, judge)
+    kappa, kappa_is_icc = _kappa(f, judge)
+    swap, swap_parsed, swap_interval = _swap(f, judge) if shown else (None, None, None)
     retest, retest_is_icc = _retest(frame, f, judge)
     return JudgeEvidence(
         judge=judge,
@@ -281,8 +329,10 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
         accuracy=accuracy,
         accuracy_parsed=accuracy_parsed,
         kappa=kappa,
+        kappa_is_icc=kappa_is_icc,
         swap_consistency=swap,
         swap_consistency_parsed=swap_parsed,
+        swap_interval=swap_interval,
         retest_agreement=retest,
         retest_is_icc=retest_is_icc,
     )

@@ -61,6 +61,9 @@ class AnalysisFrame:
     labels: HumanLabels
     arms: tuple[str, ...]
     dimensions: tuple[str, ...]
+    # Judge scores that were no finite number (NaN, ±inf): set apart from ``scores`` and named
+    # in the summary; None when there were none.
+    non_finite: pd.DataFrame | None = None
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, name: str, build: Callable[[], T]) -> T:
@@ -169,10 +172,27 @@ def _fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([scores, means[list(SCORE_COLUMNS)]], ignore_index=True)
 
 
+def _finite_totals(scores: pd.DataFrame) -> pd.DataFrame:
+    """``_fill_totals`` of the finite scores, the others (NaN, ±inf) kept after them for
+    ``_assemble`` to set apart and name; a (record, arm) with such a dimension gets no mean."""
+    values = scores["score"].to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return _fill_totals(scores)
+    good = scores[~bad]
+    filled = _fill_totals(good)
+    computed = filled.iloc[len(good) :]
+    tainted = pd.MultiIndex.from_frame(scores.loc[bad, ["rec", "arm"]])
+    mine = pd.MultiIndex.from_frame(computed[["rec", "arm"]]).isin(tainted)
+    parts = [filled.iloc[: len(good)], computed[~mine], scores[bad]]
+    together: pd.DataFrame = pd.concat(parts, ignore_index=True)
+    return together
+
+
 def _tables(table: pa.Table) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame = _normalise_labels(record_columns(table))
     frame.insert(0, "rec", np.arange(len(frame)))
-    return frame, _fill_totals(score_columns(table))
+    return frame, _finite_totals(score_columns(table))
 
 
 def _finish_records(frame: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
@@ -366,9 +386,18 @@ def _assemble(
     dims = [d for d in scores["dimension"].unique() if d != TOTAL]  # in order of appearance
     keys = _as_categories(frame[keep].copy(), _SCORE_KEY_CATEGORIES, object_categories=True)
     scores = _as_categories(scores, _SCORE_CATEGORIES).merge(keys, on="rec", how="left")
+    scores, bad = _set_apart(scores)
     arms = resolve_arms(frame, items, options)
     labels = build_labels(items, human, arms_by_query=_arms_by_query(frame, items))
-    return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims))
+    return AnalysisFrame(frame, scores, _items_table(items), labels, arms, tuple(dims), bad)
+
+
+def _set_apart(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The finite scores, and the NaN / infinite ones (None when there are none)."""
+    finite = np.isfinite(scores["score"].to_numpy(dtype=float))
+    if finite.all():
+        return scores, None
+    return scores[finite].reset_index(drop=True), scores[~finite].reset_index(drop=True)
 
 
 # --- streamed: a judgments file's checked lines, chunk by chunk, without record objects ------

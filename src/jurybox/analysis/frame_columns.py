@@ -139,8 +139,8 @@ PART_RECORDS = 100_000
 
 def score_columns(table: pa.Table) -> pd.DataFrame:
     """The score rows of the ok records that are not holistic fallbacks (``frame`` module
-    docstring; rows whose score is NaN left out), record by record, typed as a DataFrame of
-    their Python values types them."""
+    docstring; rows whose score is NaN or infinite kept, for the frame to set apart and name),
+    record by record, typed as a DataFrame of their Python values types them."""
     parts = [
         _score_part(table.slice(first, PART_RECORDS), first)
         for first in range(0, table.num_rows, PART_RECORDS)
@@ -179,7 +179,7 @@ def _score_part(table: pa.Table, first: int) -> dict[str, Any]:
     rec = np.concatenate((arms.rec[dims.rec], totals.rec))
     arm = np.concatenate((arm_codes[dims.rec], total_codes))
     scores = np.concatenate((_floats(dims.items), _floats(totals.items)))
-    rows = np.flatnonzero(ok[rec] & ~np.isnan(scores))
+    rows = np.flatnonzero(ok[rec])
     rows = rows[np.argsort(rec[rows], kind="stable")]  # by record: dimensions, then totals
     letters = _lookup(rec[rows] * span + arm[rows], positions.rec * span + shown_codes)
     dimensions = pa.concat_arrays([dims.keys, pa.repeat(pa.scalar(TOTAL), len(totals.rec))])

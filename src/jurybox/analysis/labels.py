@@ -99,9 +99,12 @@ def _merged_labels(
     return merged
 
 
-def _normalise_pref(value: Any) -> str:
-    text = str(value)
-    return "tie" if text.lower() == "tie" else text
+def _normalise_pref(value: Any, qid: str = "") -> str:
+    if not isinstance(value, str):
+        raise ValueError(
+            f"human label for query '{qid}': a preference must name an arm or 'tie', got {value!r}"
+        )
+    return "tie" if value.lower() == "tie" else value
 
 
 def _verdict_rows(qid: str, verdict: Any, arms: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -119,16 +122,28 @@ def _pass_fail(value: Any, qid: str) -> str:
     return text
 
 
+def _score(value: Any, qid: str, where: str) -> float:
+    """A human score as a float; NaN, infinities and non-numbers are refused, naming them."""
+    number = (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    )
+    if number is None or not math.isfinite(number):
+        raise ValueError(
+            f"human label for query '{qid}': {where} must be a finite number, got {value!r}"
+        )
+    return number
+
+
 def _score_rows(qid: str, label: Mapping[str, Any]) -> list[tuple[str, str, str, float]]:
     rows: list[tuple[str, str, str, float]] = []
     for arm, dims in (label.get("scores") or {}).items():
         # datasets.load_human_labels stores a bare per-arm number as {"overall": n}: the total.
         rows.extend(
-            (qid, str(arm), TOTAL if dim == "overall" else str(dim), float(s))
+            (qid, str(arm), TOTAL if dim == "overall" else str(dim), _score(s, qid, f"{arm}.{dim}"))
             for dim, s in dims.items()
         )
     for arm, total in (label.get("overall") or {}).items():
-        rows.append((qid, str(arm), TOTAL, float(total)))
+        rows.append((qid, str(arm), TOTAL, _score(total, qid, f"overall.{arm}")))
     return rows
 
 
@@ -148,7 +163,7 @@ def build_labels(
     for qid, label in merged.items():
         targeted = design.add(qid, label.get("design"))
         if "preferred_arm" in label:
-            prefs.append((qid, _normalise_pref(label["preferred_arm"]), "gold"))
+            prefs.append((qid, _normalise_pref(label["preferred_arm"], qid), "gold"))
         for name, value in (label.get("annotators") or {}).items():
             if value is not None:
                 annot.append((qid, str(name), _normalise_pref(value)))

@@ -56,7 +56,8 @@ _CONFIDENCE_LEVELS = {"very low": 0.0, "low": 1.0, "medium": 2.0, "high": 3.0, "
 def _retest_icc_by(
     scores: pd.DataFrame, column: str, options: AnalysisOptions
 ) -> dict[str, ICCMetric]:
-    """ICC(2,1) of test vs retest scores for each value of ``column``."""
+    """ICC(2,1) of test vs retest scores for each value of ``column``, its interval over items
+    where an item holds several scored responses or orders."""
     return {
         str(key): attempt(
             ICCMetric,
@@ -65,6 +66,8 @@ def _retest_icc_by(
             "2,1",
             n=len(rows),
             confidence=options.confidence,
+            clusters=rows["query_id"].astype(str).to_numpy(),
+            rng=options.seed,
         )
         for key, rows in scores.groupby(column)
     }
@@ -94,16 +97,17 @@ def _retest_scores(frame: AnalysisFrame) -> pd.DataFrame:
     # Only the originals of retests can match: taking just their rows keeps the inner merge's
     # rows and order, and copies a tenth of the table.
     originals = np.isin(score_rec, retest["rec"].to_numpy()) & ~is_retest
-    test: pd.DataFrame = scores.loc[originals, ["rec", "judge", "arm", "dimension", "score"]]
+    kept = ["rec", "query_id", "judge", "arm", "dimension", "score"]
+    test: pd.DataFrame = scores.loc[originals, kept]
     return test.merge(retest, on=["rec", "arm", "dimension"], suffixes=("_test", "_retest"))
 
 
 def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
     """``_retest_scores`` where keys repeat: every original of a key beside every retest."""
     keys = frame.records.set_index("rec")[["key", "base_key"]]
-    read = ["rec", "retest", "judge", "arm", "dimension", "score"]
+    read = ["rec", "retest", "query_id", "judge", "arm", "dimension", "score"]
     scores = frame.scores[read].join(keys, on="rec")
-    test = scores[~scores["retest"]][["key", "judge", "arm", "dimension", "score"]]
+    test = scores[~scores["retest"]][["key", "query_id", "judge", "arm", "dimension", "score"]]
     retest = scores[scores["retest"]][["base_key", "arm", "dimension", "score"]]
     return test.merge(
         retest.rename(columns={"base_key": "key"}),
@@ -114,13 +118,16 @@ def _retest_scores_by_key(frame: AnalysisFrame) -> pd.DataFrame:
 
 def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
     ok = frame.ok.dropna(subset=[column])
-    test = ok[~ok["retest"]][["key", column]]
+    test = ok[~ok["retest"]][["key", "query_id", column]]
     retest = ok[ok["retest"]][["base_key", column]].rename(columns={"base_key": "key"})
     return test.merge(retest, on="key", suffixes=("_test", "_retest"))
 
 
 def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> LabelRetest:
+    """Agreement of test and retest labels; intervals over items (an item's orders and
+    repeats are one cluster)."""
     a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
+    items = pairs["query_id"].to_numpy()
     return LabelRetest(
         n_pairs=n,
         percent_agreement=attempt(
@@ -130,9 +137,17 @@ def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> 
             b,
             n=n,
             confidence=options.confidence,
+            clusters=items,
         ),
         cohen_kappa=attempt(
-            KappaMetric, stats.cohen_kappa, a, b, n=n, confidence=options.confidence
+            KappaMetric,
+            stats.cohen_kappa,
+            a,
+            b,
+            n=n,
+            confidence=options.confidence,
+            clusters=items,
+            rng=options.seed,
         ),
     )
 

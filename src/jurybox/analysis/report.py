@@ -43,6 +43,7 @@ from jurybox.analysis.model.summary import (
     HumanLabelCounts,
     JudgeFailures,
     JudgeSummary,
+    NonFiniteScores,
     RunCost,
     SavingMethod,
     Summary,
@@ -169,6 +170,25 @@ def _batch_saving(
     return saving - float(cost[known].sum()), method
 
 
+# Items and scores a report names of those set apart as not finite (the count is complete).
+NAMED_NON_FINITE = 10
+
+
+def _non_finite(frame: AnalysisFrame) -> NonFiniteScores | None:
+    """The judge scores set apart as NaN or infinite, counted, and the first ones named."""
+    bad = frame.non_finite
+    if bad is None or bad.empty:
+        return None
+    items = list(dict.fromkeys(str(q) for q in bad["query_id"]))
+    rows = bad.head(NAMED_NON_FINITE).itertuples(index=False)
+    return NonFiniteScores(
+        total=len(bad),
+        n_items=len(items),
+        items=items[:NAMED_NON_FINITE],
+        examples=[f"{r.judge} {r.query_id} {r.arm} {r.dimension} = {r.score}" for r in rows],
+    )
+
+
 def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
     """The ``summary`` section: what went in, and what was excluded and why."""
     r = frame.records
@@ -203,6 +223,8 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         failures=_failures(frame) if len(r) else {},
         cost=_cost(r, options.run_judges),
         **({"one_order": one} if (one := _one_order(frame)) else {}),
+        # Set only where scores were set apart, so a report without any keeps its keys.
+        **({"non_finite_scores": bad} if (bad := _non_finite(frame)) is not None else {}),
     )
 
 

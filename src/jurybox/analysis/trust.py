@@ -91,8 +91,10 @@ class JudgeEvidence:
     accuracy: Estimate | None = None  # failures counted as wrong
     accuracy_parsed: Estimate | None = None  # over parsed verdicts only
     kappa: Estimate | None = None  # ordinal scores vs humans
+    kappa_is_icc: bool = False  # kappa is the ICC(2,1) of the total (fractional human scores)
     swap_consistency: float | None = None  # failures counted as inconsistent
     swap_consistency_parsed: float | None = None
+    swap_interval: Estimate | None = None  # of swap_consistency, items as clusters
     position: BiasTest | None = None  # first-shown preference
     length: BiasTest | None = None
     self_preference: BiasTest | None = None  # own family's responses against neutral judges
@@ -214,10 +216,19 @@ def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
 
 
 def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
-    """Ordinal scores vs human labels: κ's CI lower bound must clear ``min_kappa``."""
+    """Ordinal scores vs human labels: κ's CI lower bound must clear ``min_kappa``.
+
+    On fractional human scores κ is undefined and the ICC(2,1) of the total is read against the
+    same limits (quadratic-weighted κ equals an ICC on a continuous scale: Fleiss & Cohen 1973).
+    """
     if ev.kappa is None:
         return TrustCheck(check="kappa", status="skipped", message="κ vs humans not measured")
-    shown = f"κ vs humans {_ci(ev.kappa)}"
+    what = (
+        "ICC(2,1) vs humans (fractional human scores: κ undefined)"
+        if ev.kappa_is_icc
+        else "κ vs humans"
+    )
+    shown = f"{what} {_ci(ev.kappa)}"
     return _quality("kappa", shown, ev.kappa, th.min_kappa, th.fail_kappa)
 
 
@@ -268,7 +279,8 @@ def swap_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     parsed = ev.swap_consistency_parsed
     also = f" ({_share(parsed)} over parsed pairs)" if parsed is not None else ""
     applied = th.fail_swap_consistency if status == "fail" else th.warn_swap_consistency
-    message = f"swap consistency {_share(value)}{also}, failures counted (limit {_share(applied)})"
+    shown = _ci(ev.swap_interval) if ev.swap_interval is not None else _share(value)
+    message = f"swap consistency {shown}{also}, failures counted (limit {_share(applied)})"
     return TrustCheck(
         check="swap_consistency",
         status=status,

@@ -1,13 +1,15 @@
 """Human labels checked against the judgments they are to calibrate.
 
-A label for a query id the judgments never mention, or a preferred arm like ``"banana"``, used
-to be counted as if it meant something. ``screen_labels`` keeps only what can be matched: a label
+A label for a query id the judgments never mention, a preferred arm like ``"banana"``, or a
+score that is no finite number (``inf``, ``NaN``, text) used to be counted as if it meant
+something. ``screen_labels`` keeps only what can be matched: a label
 whose id is unknown is excluded, a field whose value names no arm of the run is dropped (and the
 label too when nothing is left), and both are listed so the caller can report them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +54,8 @@ def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
         bad.append(f"verdict {verdict!r} is not Pass or Fail")
     if isinstance(verdict, Mapping) and not set(verdict) <= set(arms):
         bad.append(f"verdict names arms {sorted(set(verdict) - set(arms))} not in the run")
+    if verdict is not None and not isinstance(verdict, str | Mapping):
+        bad.append(f"verdict {verdict!r} is not Pass or Fail")
     annotators = label.get("annotators")  # several annotators' preferences (a label file)
     if isinstance(annotators, Mapping):
         named = sorted({str(v) for v in annotators.values() if v != "tie" and v not in arms})
@@ -60,7 +64,32 @@ def _bad_fields(label: Mapping[str, Any], arms: Collection[str]) -> list[str]:
     scores = label.get("scores")
     if isinstance(scores, Mapping) and not set(scores) <= set(arms):
         bad.append(f"scores name arms {sorted(set(scores) - set(arms))} not in the run")
+    bad.extend(_not_numbers(label))
     return bad
+
+
+def _not_numbers(label: Mapping[str, Any]) -> list[str]:
+    """Human scores that are no finite number (NaN, ±inf, text): a score must be one."""
+    found: list[tuple[str, Any]] = []
+    for arm, dims in (label.get("scores") or {}).items():
+        if isinstance(dims, Mapping):
+            found.extend((f"scores[{arm!r}][{dim!r}]", value) for dim, value in dims.items())
+        else:
+            found.append((f"scores[{arm!r}]", dims))
+    overall = label.get("overall")
+    if isinstance(overall, Mapping):
+        found.extend((f"overall[{arm!r}]", value) for arm, value in overall.items())
+    return [
+        f"{where} {value!r} is not a finite number" for where, value in found if not _finite(value)
+    ]
+
+
+def _finite(value: Any) -> bool:
+    if value is None:
+        return True  # an absent score: nothing to use, nothing wrong
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
 
 
 def screen_labels(

@@ -31,6 +31,7 @@ from jurybox.stats.bias import (
     length_preference_given_truth,
     position_preference_given_truth,
 )
+from jurybox.stats.clustered import ClusteredProportion, clustered_proportion, effective_counts
 from jurybox.stats.corrected import CorrectedWinRate, corrected_win_rate
 from jurybox.stats.correlation import partial_spearman, spearman
 from jurybox.stats.gwet import GwetResult, gwet_ac, gwet_ac_counts
@@ -108,6 +109,7 @@ __all__ = [
     "AlphaResult",
     "BinomialTestResult",
     "BordaResult",
+    "ClusteredProportion",
     "ConditionalPreference",
     "CorrectedRate",
     "CorrectedWinRate",
@@ -149,6 +151,7 @@ __all__ = [
     "benjamini_hochberg",
     "binomial_test",
     "borda_count",
+    "clustered_proportion",
     "cohen_kappa",
     "cohen_kappa_pairs",
     "cohen_kappa_table",
@@ -159,6 +162,7 @@ __all__ = [
     "corrected_win_rate",
     "cronbach_alpha",
     "dawid_skene",
+    "effective_counts",
     "fleiss_kappa",
     "friedman",
     "gwet_ac",

@@ -23,6 +23,7 @@ def dawid_skene(
     classes: Sequence[Hashable] | None = None,
     max_iter: int = 1000,
     tol: float = 1e-8,
+    tol_posterior: float = 1e-6,
     smoothing: float = 0.01,
     n_starts: int = 4,
     rng: RNGLike = None,
@@ -32,8 +33,11 @@ def dawid_skene(
     Each judge j has a confusion matrix π_j[t, l] = P(j says l | true class t); items' true
     classes are latent with prior ρ. EM alternates the M-step (ρ, π from the posteriors, each
     count plus ``smoothing``) and the E-step (posteriors from ρ, π) until the log-likelihood
-    gains less than ``tol`` relative to its size. The first start is the (soft) majority vote
-    (ties broken by a tiny seeded jitter); the others are random item posteriors. The start with
+    gains less than ``tol`` relative to its size *and* no item's posterior moves by more than
+    ``tol_posterior``: EM creeps, and on its own the relative gain stopped runs whose
+    posteriors were still moving by 10⁻³ while reporting them converged. The first start is the
+    (soft) majority vote (ties broken by a tiny seeded jitter); the others are random item
+    posteriors. The start with
     the highest final log-likelihood wins (ties keep the majority-vote start); every run's
     classes are first matched to the majority vote's (Hungarian assignment), because a run
     that lands on the same solution with the class names permuted has the same likelihood.
@@ -43,8 +47,11 @@ def dawid_skene(
             the item. Labels may be any hashable values.
         classes: The class set (default: sorted observed labels); at least two.
         max_iter: EM iterations at most, per start.
-        tol: Stop when the log-likelihood improves by less than ``tol × max(1, |log-lik|)``.
-            (An absolute 1e-8 with 200 iterations left 6 of 20 simulated panels unconverged.)
+        tol: Stop when the log-likelihood improves by less than ``tol × max(1, |log-lik|)``
+            (an absolute 1e-8 with 200 iterations left 6 of 20 simulated panels unconverged)
+            and the posteriors have settled (``tol_posterior``).
+        tol_posterior: The largest change of an item's class posterior between iterations
+            that counts as settled (``math.inf``: the log-likelihood alone decides).
         smoothing: Pseudo-count added to every confusion cell and class count (keeps
             log-probabilities finite with few labels).
         n_starts: EM runs (≥ 1): the majority-vote start plus ``n_starts − 1`` random ones.
@@ -59,10 +66,10 @@ def dawid_skene(
         Dawid, A. P. & Skene, A. M. (1979). Maximum likelihood estimation of observer
         error-rates using the EM algorithm. Applied Statistics 28, 20–28.
     """
-    if max_iter < 1 or tol <= 0 or smoothing < 0 or n_starts < 1:
+    if max_iter < 1 or tol <= 0 or tol_posterior <= 0 or smoothing < 0 or n_starts < 1:
         raise ValueError(
-            "need max_iter >= 1, tol > 0, smoothing >= 0 and n_starts >= 1, got "
-            f"{max_iter}, {tol}, {smoothing}, {n_starts}"
+            "need max_iter >= 1, tol > 0, tol_posterior > 0, smoothing >= 0 and n_starts >= 1, "
+            f"got {max_iter}, {tol}, {tol_posterior}, {smoothing}, {n_starts}"
         )
     onehot, cats = _one_hot(labels_matrix, classes)
     n_judges, n_items, n_classes = onehot.shape
@@ -76,7 +83,8 @@ def dawid_skene(
     jitter = generator.uniform(0.0, 1e-6, votes.shape)
     starts = [_normalise(votes + jitter + (votes.sum(axis=1, keepdims=True) == 0))]
     starts += [generator.dirichlet(np.ones(n_classes), n_items) for _ in range(n_starts - 1)]
-    runs = [_em(data, post, smoothing, max_iter, tol) for post in starts]
+    stop = _Stop(max_iter, tol, tol_posterior)
+    runs = [_em(data, post, smoothing, stop) for post in starts]
     runs = [(_align(run[0], starts[0]), *run[1:]) for run in runs]
     best = runs[0]
     for run in runs[1:]:
@@ -96,7 +104,8 @@ def dawid_skene(
         n_iter=iteration,
         converged=converged,
         method=f"Dawid-Skene EM (1979), best of {n_starts} starts (majority vote + random), "
-        f"relative tol={tol:g}, max_iter={max_iter}, smoothing={smoothing:g}",
+        f"relative tol={tol:g}, posterior tol={tol_posterior:g}, max_iter={max_iter}, "
+        f"smoothing={smoothing:g}",
         n_starts=n_starts,
         start_log_likelihoods=tuple(float(run[1]) for run in runs),
     )
@@ -113,15 +122,24 @@ class _Labels(NamedTuple):
     said: NDArray[np.intp]  # judges × items: the label's index, n_classes where none
 
 
+class _Stop(NamedTuple):
+    max_iter: int
+    tol: float  # relative log-likelihood gain
+    tol_posterior: float  # largest posterior change
+
+
 def _em(
-    data: _Labels, post: FloatArray, smoothing: float, max_iter: int, tol: float
+    data: _Labels, post: FloatArray, smoothing: float, stop: _Stop
 ) -> tuple[FloatArray, float, int, bool]:
     """One EM run from item posteriors ``post``: (posteriors, log-lik, iterations, converged)."""
     log_lik, iteration = -math.inf, 0
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, stop.max_iter + 1):
         priors, confusion = _m_step(data.wide, post, smoothing)
-        post, new_log_lik = _e_step(data.said, priors, confusion)
-        if new_log_lik - log_lik < tol * max(1.0, abs(new_log_lik)):
+        new_post, new_log_lik = _e_step(data.said, priors, confusion)
+        gain_small = new_log_lik - log_lik < stop.tol * max(1.0, abs(new_log_lik))
+        moved = float(np.max(np.abs(new_post - post))) if post.size else 0.0
+        post = new_post
+        if gain_small and moved <= stop.tol_posterior:
             return post, new_log_lik, iteration, True
         log_lik = new_log_lik
     return post, log_lik, iteration, False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -10,42 +11,59 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 from statsmodels.stats import inter_rater
 
-from jurybox.stats._validate import LabelMatrix, confidence_level, labels_1d, numeric_2d
+from jurybox.stats._rng import RNGLike, as_generator
+from jurybox.stats._validate import LabelMatrix, confidence_level, count, labels_1d, numeric_2d
+from jurybox.stats.clustered import clustered_proportion
+from jurybox.stats.kappa_ci import Weights, disagreement_weights, kappa_interval, tables_by_cluster
 from jurybox.stats.prevalence import wilson_interval
 from jurybox.stats.results import AlphaResult, FleissKappaResult, KappaResult, PercentAgreement
 
-Weights = Literal["linear", "quadratic"] | None
+KappaInterval = Literal["bootstrap", "asymptotic"]
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_BLOCK = 64  # values per block of the expected disagreement
 
 
-def percent_agreement(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -> PercentAgreement:
+def percent_agreement(
+    a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95, clusters: ArrayLike | None = None
+) -> PercentAgreement:
     """Share of items two raters label identically, with a Wilson interval.
 
     Args:
         a: Labels from rater 1 (any hashable values, no missing).
         b: Labels from rater 2, paired with ``a``.
         confidence: Two-sided confidence level of the interval.
+        clusters: The item of each rated unit where items repeat (presentation orders, arms,
+            retests): the interval is then ``clustered_proportion``'s, over items.
 
     Returns:
-        ``PercentAgreement`` with the share, its Wilson interval and the counts.
+        ``PercentAgreement`` with the share, its interval and the counts.
 
     References:
         Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
-        inference. JASA 22(158), 209–212.
+        inference. JASA 22(158), 209–212. See ``clustered_proportion`` for the clustered one.
     """
     x, y = _paired_labels(a, b)
     agree = int(np.sum(x == y))
-    ci = wilson_interval(agree, x.size, confidence)
+    groups = None
+    if clusters is not None:
+        found = clustered_proportion((x == y).astype(float), clusters, confidence=confidence)
+        low, high, conf, groups = found.ci_low, found.ci_high, found.confidence, found.n_clusters
+        method = f"percent agreement; {found.method}"
+    else:
+        ci = wilson_interval(agree, x.size, confidence)
+        low, high, conf = ci.ci_low, ci.ci_high, ci.confidence
+        method = "percent agreement; Wilson score interval"
     return PercentAgreement(
         estimate=agree / x.size,
-        ci_low=ci.ci_low,
-        ci_high=ci.ci_high,
+        ci_low=low,
+        ci_high=high,
         n_agree=agree,
         n_items=int(x.size),
-        confidence=ci.confidence,
-        method="percent agreement; Wilson score interval",
+        confidence=conf,
+        method=method,
+        n_clusters=groups,
     )
 
 
@@ -56,6 +74,10 @@ def cohen_kappa(
     *,
     categories: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
+    interval: KappaInterval = "bootstrap",
+    n_bootstrap: int = 2000,
+    rng: RNGLike = None,
 ) -> KappaResult:
     """Cohen's kappa between two raters' labels (optionally weighted), with ASE and interval.
 
@@ -67,24 +89,64 @@ def cohen_kappa(
         categories: The ordered category set (the declared scale, e.g. 1..5); defaults to the
             sorted union of observed labels. Weighted kappa uses every declared category, used
             or not (as statsmodels and irrCAC); unweighted kappa drops unused ones (no effect).
-        confidence: Two-sided confidence level of the Wald interval ``kappa ± z·ASE``.
+        confidence: Two-sided confidence level of the interval.
+        clusters: The item of each rated unit (e.g. a response's item when both responses of an
+            item are rated, or the item of each presentation order); the bootstrap resamples
+            items. None: every unit its own item.
+        interval: ``"bootstrap"`` (default): expanded BCa bootstrap over items
+            (``jurybox.stats.kappa_ci``); ``"asymptotic"``: the Wald interval ``kappa ± z·ASE``
+            (units independent; quadratic-weighted kappa's covered 0.77–0.89 at 30–100 items).
+        n_bootstrap: Bootstrap replicates (≥ 200).
+        rng: Generator, seed or None (the bootstrap's resampling).
 
     Returns:
-        ``KappaResult`` (kappa, non-null ASE and interval, null ASE0 with z and p-value).
+        ``KappaResult`` (kappa, non-null ASE, the interval, null ASE0 with z and p-value).
+
+    Raises:
+        ValueError: Empty or unpaired input; kappa undefined or degenerate: both raters using
+            one category, one rater using one category for every item (kappa is 0 whatever the
+            other does), every item agreeing exactly (kappa 1: no interval), an asymptotic
+            variance that is 0 or undefined.
 
     References:
         Cohen, J. (1960). A coefficient of agreement for nominal scales. EPM 20, 37–46.
         Fleiss, J. L., Cohen, J. & Everitt, B. S. (1969). Large sample standard errors of kappa
         and weighted kappa. Psychological Bulletin 72, 323–327. (As in SAS PROC FREQ and
         ``statsmodels.stats.inter_rater.cohens_kappa``, which computes the estimate here.)
+        Efron, B. (1987). JASA 82, 171–185 (BCa); Hesterberg, T. C. (2015). The American
+        Statistician 69, 371–386 (expanded percentile).
     """
     x, y = _paired_labels(a, b)
+    if interval not in ("bootstrap", "asymptotic"):
+        raise ValueError(f"interval must be 'bootstrap' or 'asymptotic', got {interval!r}")
+    reps = count(n_bootstrap, "n_bootstrap", minimum=200)
     cats = _category_order(np.concatenate([x, y]), categories)
     index = {c: i for i, c in enumerate(cats)}
-    table = np.zeros((len(cats), len(cats)))
-    for u, v in zip(x.tolist(), y.tolist(), strict=True):
-        table[index[u], index[v]] += 1
-    return cohen_kappa_table(table, weights, categories=cats, confidence=confidence)
+    a_codes = np.array([index[u] for u in x.tolist()], dtype=np.intp)
+    b_codes = np.array([index[v] for v in y.tolist()], dtype=np.intp)
+    if interval == "asymptotic":
+        table = tables_by_cluster(a_codes, b_codes, len(cats), np.zeros(x.size, np.intp))[0]
+        return cohen_kappa_table(table, weights, categories=cats, confidence=confidence)
+    per_item = tables_by_cluster(a_codes, b_codes, len(cats), clusters)
+    table = per_item.sum(axis=0)
+    point = _kappa_estimate(table, weights, cats, confidence_level(confidence))
+    low, high, how = kappa_interval(
+        per_item,
+        disagreement_weights(len(cats), weights),
+        confidence=point.confidence,
+        n_bootstrap=reps,
+        rng=as_generator(rng),
+    )
+    kind = "unweighted" if weights is None else f"{weights}-weighted"
+    return replace(
+        point,
+        ci_low=low,
+        ci_high=high,
+        n_clusters=int(per_item.shape[0]),
+        n_bootstrap=reps if how.startswith("expanded BCa") else None,
+        method=f"Cohen's kappa, {kind}; {how}; "
+        "ASE of Fleiss-Cohen-Everitt (1969) for the two-sided z-test under H0",
+    )
 
 
 def cohen_kappa_table(
@@ -104,7 +166,8 @@ def cohen_kappa_table(
         confidence: Two-sided confidence level of the Wald interval.
 
     Returns:
-        ``KappaResult``; see ``cohen_kappa``.
+        ``KappaResult``; see ``cohen_kappa`` (a table carries no items to resample: the
+        interval is the asymptotic Wald one).
 
     References:
         Fleiss, Cohen & Everitt (1969); SAS/STAT PROC FREQ "Tests and Measures of Agreement".
@@ -115,6 +178,21 @@ def cohen_kappa_table(
     cats = tuple(range(k)) if categories is None else tuple(categories)
     if len(cats) != k:
         raise ValueError(f"categories has {len(cats)} names but the table is {k} × {k}")
+    result = _kappa_estimate(counts, weights, cats, conf)
+    if not np.isfinite(result.ase) or result.ase <= 0:
+        why = (
+            f"every one of the {result.n_items} items agrees exactly (kappa = 1)"
+            if result.kappa == 1
+            else "it is undefined for this table"
+        )
+        raise ValueError(f"kappa's asymptotic variance is {result.ase}: {why}, so no interval")
+    return result
+
+
+def _kappa_estimate(
+    counts: NDArray[np.float64], weights: Weights, cats: tuple[Hashable, ...], conf: float
+) -> KappaResult:
+    """Kappa, ASEs, z-test and the Wald interval of a table, degenerate tables refused."""
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     used = (counts.sum(axis=0) + counts.sum(axis=1)) > 0
@@ -123,15 +201,10 @@ def cohen_kappa_table(
         # because its weights depend on every category's position (statsmodels, irrCAC).
         counts = counts[np.ix_(used, used)]
         cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
-    p_row, p_col = counts.sum(axis=1) / counts.sum(), counts.sum(axis=0) / counts.sum()
-    if used.sum() < 2 or np.isclose(float(p_row @ p_col), 1.0):
-        only = cats[int(np.argmax(p_row + p_col))]
-        raise ValueError(
-            f"kappa is undefined: both raters used only one category ({only!r}), "
-            "so chance agreement is 1"
-        )
-    res = inter_rater.cohens_kappa(counts, wt=weights)
-    kappa, ase, ase0 = float(res.kappa), float(np.sqrt(res.var_kappa)), float(res.std_kappa0)
+    _refuse_degenerate(counts, cats, used)
+    with np.errstate(invalid="ignore"):  # a negative variance is refused by the caller
+        res = inter_rater.cohens_kappa(counts, wt=weights)
+        kappa, ase, ase0 = float(res.kappa), float(np.sqrt(res.var_kappa)), float(res.std_kappa0)
     z_crit = float(sps.norm.ppf(0.5 + conf / 2))
     z = kappa / ase0 if ase0 > 0 else float("inf") * np.sign(kappa)
     kind = "unweighted" if weights is None else f"{weights}-weighted"
@@ -152,6 +225,27 @@ def cohen_kappa_table(
             "clipped to [-1, 1]; two-sided z-test with ASE under H0"
         ),
     )
+
+
+def _refuse_degenerate(
+    counts: NDArray[np.float64], cats: tuple[Hashable, ...], used: NDArray[np.bool_]
+) -> None:
+    """Kappa is undefined with one category in all, and says nothing when one rater used one
+    category for every item (it is 0 whatever the other rater does)."""
+    p_row, p_col = counts.sum(axis=1) / counts.sum(), counts.sum(axis=0) / counts.sum()
+    if used.sum() < 2 or np.isclose(float(p_row @ p_col), 1.0):
+        only = cats[int(np.argmax(p_row + p_col))]
+        raise ValueError(
+            f"kappa is undefined: both raters used only one category ({only!r}), "
+            "so chance agreement is 1"
+        )
+    for rater, margin in (("rater 1", p_row), ("rater 2", p_col)):
+        if np.count_nonzero(margin) == 1:
+            only = cats[int(np.argmax(margin))]
+            raise ValueError(
+                f"kappa is undefined: {rater} gave every one of the {int(counts.sum())} items "
+                f"the same label ({only!r}), so kappa is 0 whatever the other rater does"
+            )
 
 
 def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
@@ -226,10 +320,12 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
 
     References:
         Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Annenberg School
-        for Communication, University of Pennsylvania. Coincidences are summed over coder
-        pairs (memory O(coders × units)); tests check the result against the ``krippendorff``
-        package (Castro, S., fast-krippendorff), whose own ``_coincidences`` needs
-        O(units × values²) memory (gigabytes for a continuous overall score).
+        for Communication, University of Pennsylvania. The observed disagreement is summed
+        over coder pairs and the expected one a block of values at a time, so memory grows
+        with coders × units and values × 64, never values² (3 coders × 2,000 continuous
+        units took 1.3 GB as coincidence, expected and distance matrices); tests check the
+        result against the ``krippendorff`` package (Castro, S., fast-krippendorff), whose
+        own ``_coincidences`` needs O(units × values²) memory.
     """
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, got {level!r}")
@@ -246,11 +342,11 @@ def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResu
     values = matrix[:, pairable]
     if np.unique(values[~np.isnan(values)]).size < 2:
         raise ValueError("alpha is undefined: every pairable value is the same (no variation)")
-    domain, observed = _coincidences(values)
-    n_v = observed.sum(axis=0)
-    expected = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
-    delta = _distances(domain, n_v, level)
-    alpha = float(1 - np.sum(observed * delta) / np.sum(expected * delta))
+    domain, codes = _value_codes(values)
+    # every pairable value counts: a unit's m_u values each pair with m_u - 1 others
+    n_v = np.bincount(codes[codes >= 0], minlength=domain.size).astype(np.float64)
+    observed = _observed_disagreement(codes, domain, n_v, level)
+    alpha = float(1 - observed / _expected_disagreement(domain, n_v, level))
     return AlphaResult(
         alpha=alpha,
         level=level,
@@ -302,47 +398,69 @@ def _square_table(table: ArrayLike) -> NDArray[np.float64]:
     return counts
 
 
-def _coincidences(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[Any]]:
-    """Sorted value domain and the coincidence matrix o_ck of Krippendorff (2011).
-
-    o_ck = Σ_u Σ_{raters i ≠ j} [v_iu = c][v_ju = k] / (m_u − 1): one weighted ``bincount`` per
-    rater over its pairs with every other rater, O(raters² × units) time and O(raters × units)
-    memory (the ``krippendorff`` package builds units × values² arrays: gigabytes for a
-    continuous score with hundreds of distinct values).
-    """
+def _value_codes(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """The sorted value domain and each value's index in it (-1 where missing)."""
     present = ~np.isnan(values)
     domain, inverse = np.unique(values[present], return_inverse=True)
     codes = np.full(values.shape, -1, dtype=np.intp)
     codes[present] = inverse.ravel()
-    size = domain.size
-    weight = np.broadcast_to(1.0 / (present.sum(axis=0) - 1), values.shape)
-    observed = np.zeros(size * size)
-    for rater in range(values.shape[0]):
+    return domain, codes
+
+
+def _observed_disagreement(
+    codes: NDArray[np.intp], domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str
+) -> float:
+    """Σ_ck o_ck δ²_ck of Krippendorff (2011) pair by pair: Σ_u Σ_{raters i ≠ j} δ²(v_iu, v_ju)
+    / (m_u − 1), O(raters² × units) time and O(raters × units) memory (no values² matrix)."""
+    present = codes >= 0
+    weight = np.broadcast_to(1.0 / (present.sum(axis=0) - 1), codes.shape)
+    total = 0.0
+    for rater in range(codes.shape[0]):
         both = present[rater] & present
         both[rater] = False
-        others = codes[both]
-        mine = np.broadcast_to(codes[rater], values.shape)[both]
-        observed += np.bincount(mine * size + others, weights=weight[both], minlength=size**2)
-    return domain, observed.reshape(size, size)
+        mine = np.broadcast_to(codes[rater], codes.shape)[both]
+        delta = _distances(domain, n_v, level, mine, codes[both])
+        total += float(np.sum(delta * weight[both]))
+    return total
 
 
-def _distances(domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str) -> NDArray[Any]:
-    """Squared difference function δ²_ck of Krippendorff (2011) for every pair of values."""
-    c, k = domain[:, None], domain[None, :]
+def _expected_disagreement(
+    domain: NDArray[np.float64], n_v: NDArray[np.float64], level: str
+) -> float:
+    """Σ_ck e_ck δ²_ck = Σ_ck n_c n_k δ²_ck / (n − 1) (δ²_cc = 0), a block of values at a time:
+    memory O(values × _BLOCK) where the full matrices took gigabytes for continuous scores."""
+    idx = np.arange(domain.size)
+    total = 0.0
+    for rows in np.array_split(idx, max(1, domain.size // _BLOCK)):
+        delta = _distances(domain, n_v, level, rows[:, None], idx[None, :])
+        total += float(n_v[rows] @ delta @ n_v)
+    return total / float(n_v.sum() - 1)
+
+
+def _distances(
+    domain: NDArray[np.float64],
+    n_v: NDArray[np.float64],
+    level: str,
+    rows: NDArray[np.intp] | None = None,
+    cols: NDArray[np.intp] | None = None,
+) -> NDArray[Any]:
+    """Squared difference function δ²_ck of Krippendorff (2011) between the values at
+    positions ``rows`` and ``cols`` of the domain (broadcast together; both None: every pair)."""
+    if rows is None or cols is None:
+        rows, cols = np.arange(domain.size)[:, None], np.arange(domain.size)[None, :]
     if level == "nominal":
-        return 1.0 - np.eye(domain.size)  # the domain is unique: c != k off the diagonal
+        return np.not_equal(rows, cols).astype(np.float64)  # the domain is unique
+    c, k = np.broadcast_arrays(domain[rows], domain[cols])
     if level == "interval":
         squared: NDArray[np.float64] = (c - k) ** 2
         return squared
     if level == "ratio":
-        total = np.broadcast_to(c + k, (domain.size, domain.size))
-        diff = np.broadcast_to(c - k, total.shape)
+        total = c + k
         ratio: NDArray[np.float64] = np.divide(
-            diff, total, out=np.zeros(total.shape), where=total != 0
+            c - k, total, out=np.zeros(total.shape), where=total != 0
         )
         return ratio**2
-    idx = np.arange(domain.size)
-    low, high = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+    low, high = np.minimum(rows, cols), np.maximum(rows, cols)
     cumulative = np.concatenate([[0.0], np.cumsum(n_v)])
     between: NDArray[np.float64] = cumulative[high + 1] - cumulative[low]
     return (between - (n_v[low] + n_v[high]) / 2) ** 2

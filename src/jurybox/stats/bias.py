@@ -20,6 +20,7 @@ from statsmodels.discrete.discrete_model import Logit
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from jurybox.stats._validate import binary_1d, confidence_level, numeric_1d
+from jurybox.stats.clustered import cluster_codes, effective_counts
 
 __all__ = [
     "ConditionalPreference",
@@ -76,7 +77,11 @@ class LengthLogitResult:
 
 
 def conditional_preference(
-    picked_feature: ArrayLike, gold_feature: ArrayLike, *, confidence: float = 0.95
+    picked_feature: ArrayLike,
+    gold_feature: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> ConditionalPreference:
     """Compare the judge's errors toward a feature with its errors away from it.
 
@@ -85,10 +90,14 @@ def conditional_preference(
             the response that has the feature (e.g. the longer, or the first-shown one).
         gold_feature: Per verdict, whether the gold (better) response has the feature.
         confidence: Two-sided level of the interval for the difference.
+        clusters: The item of each verdict (an item judged in both orders, or again, gives
+            several): each group's counts are divided by its design effect (Rao & Scott 1992,
+            ``stats.effective_counts``) before the interval and the test. None: independent.
 
     Returns:
         ``ConditionalPreference``: the two error rates, their difference with a Newcombe hybrid
-        score interval, and Fisher's exact two-sided p-value for the 2×2 table.
+        score interval, and Fisher's exact two-sided p-value for the 2×2 table (of the effective
+        counts rounded to whole numbers where ``clusters`` is given).
 
     Raises:
         ValueError: on empty, non-binary or unequal-length input, or when the gold response has
@@ -99,9 +108,10 @@ def conditional_preference(
         proportions: comparison of eleven methods. Statistics in Medicine 17, 873–890 (method 10;
         ``statsmodels.stats.proportion.confint_proportions_2indep(method="newcomb")``).
         Fisher, R. A. (1935). The logic of inductive inference. JRSS 98, 39–82
-        (``scipy.stats.fisher_exact``). Both treat verdicts as independent; when every item is
-        judged in both orders an item-level error falls once on each side, a positive
-        correlation that makes the test conservative for the difference.
+        (``scipy.stats.fisher_exact``). Rao, J. N. K. & Scott, A. J. (1992). A simple method
+        for the analysis of clustered binary data. Biometrics 48, 577–585. When an item's two
+        orders fall on opposite sides (position), its errors are positively correlated across
+        the groups, which the adjustment leaves out: the test is conservative there.
     """
     level = confidence_level(confidence)
     picked = binary_1d(picked_feature, "picked_feature")
@@ -119,10 +129,12 @@ def conditional_preference(
         )
     toward = int((picked & ~gold).sum())
     away = int((~picked & gold).sum())
+    counts, note = _group_counts(picked != gold, gold, clusters)
     low, high = confint_proportions_2indep(
-        toward, n_without, away, n_with, method="newcomb", compare="diff", alpha=1 - level
+        *counts, method="newcomb", compare="diff", alpha=1 - level
     )
-    table = [[toward, n_without - toward], [away, n_with - away]]
+    whole = [round(c) for c in counts]
+    table = [[whole[0], whole[1] - whole[0]], [whole[2], whole[3] - whole[2]]]
     p_value = float(sps.fisher_exact(table, alternative="two-sided").pvalue)
     return ConditionalPreference(
         difference=toward / n_without - away / n_with,
@@ -136,12 +148,38 @@ def conditional_preference(
         errors_away=away,
         n_gold_with=n_with,
         confidence=level,
-        method="error-rate difference, Newcombe hybrid score interval, Fisher exact test",
+        method="error-rate difference, Newcombe hybrid score interval, Fisher exact test" + note,
     )
 
 
+def _group_counts(
+    error: NDArray[np.bool_], gold: NDArray[np.bool_], clusters: ArrayLike | None
+) -> tuple[tuple[float, float, float, float], str]:
+    """(errors, verdicts) of the gold-without group, then of the gold-with group: raw, or
+    divided by each group's design effect over items (and a note for the method)."""
+    if clusters is None:
+        raw = (error[~gold].sum(), (~gold).sum(), error[gold].sum(), gold.sum())
+        return tuple(float(c) for c in raw), ""  # type: ignore[return-value]
+    items = np.asarray(clusters)
+    if items.shape != error.shape:
+        raise ValueError(
+            f"clusters must have one entry per verdict ({error.size}), got {items.shape}"
+        )
+    without = effective_counts(error[~gold], items[~gold])
+    with_ = effective_counts(error[gold], items[gold])
+    note = (
+        "; Rao-Scott: each group's counts divided by its design effect over items "
+        f"({without.design_effect:.3g}, {with_.design_effect:.3g})"
+    )
+    return (without.successes, without.n, with_.successes, with_.n), note
+
+
 def length_preference_given_truth(
-    picked_longer: ArrayLike, gold_longer: ArrayLike, *, confidence: float = 0.95
+    picked_longer: ArrayLike,
+    gold_longer: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> ConditionalPreference:
     """P(judge picks the longer | gold is the shorter) vs P(picks the shorter | gold is longer).
 
@@ -150,6 +188,7 @@ def length_preference_given_truth(
             the longer response.
         gold_longer: Per verdict, whether the gold response is the longer one.
         confidence: Two-sided level of the interval.
+        clusters: The item of each verdict (see ``conditional_preference``).
 
     Returns:
         ``ConditionalPreference`` with ``difference`` > 0 when the judge errs toward length.
@@ -160,11 +199,17 @@ def length_preference_given_truth(
         al. (2024). Evaluating large language models at evaluating instruction following
         (LLMBar), whose gold answers are often the shorter.
     """
-    return conditional_preference(picked_longer, gold_longer, confidence=confidence)
+    return conditional_preference(
+        picked_longer, gold_longer, confidence=confidence, clusters=clusters
+    )
 
 
 def position_preference_given_truth(
-    picked_first: ArrayLike, gold_first: ArrayLike, *, confidence: float = 0.95
+    picked_first: ArrayLike,
+    gold_first: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> ConditionalPreference:
     """P(judge picks the first-shown | gold is second) vs P(picks second-shown | gold is first).
 
@@ -173,6 +218,7 @@ def position_preference_given_truth(
             picked the one shown first.
         gold_first: Per verdict, whether the gold response was shown first.
         confidence: Two-sided level of the interval.
+        clusters: The item of each verdict (see ``conditional_preference``).
 
     Returns:
         ``ConditionalPreference`` with ``difference`` > 0 when the judge errs toward the first.
@@ -181,7 +227,9 @@ def position_preference_given_truth(
         See ``conditional_preference``; position bias as in Wang, P. et al. (2023). Large
         language models are not fair evaluators. arXiv:2305.17926.
     """
-    return conditional_preference(picked_first, gold_first, confidence=confidence)
+    return conditional_preference(
+        picked_first, gold_first, confidence=confidence, clusters=clusters
+    )
 
 
 def length_logit(
@@ -190,6 +238,7 @@ def length_logit(
     log_length_ratio: ArrayLike,
     *,
     confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> LengthLogitResult:
     """Logit of the verdict on the gold label and the log length ratio (Wald interval and test).
 
@@ -203,6 +252,8 @@ def length_logit(
         gold: 0/1 per verdict, same length.
         log_length_ratio: Finite floats, same length, not all equal.
         confidence: Two-sided level of the interval for ``b_len``.
+        clusters: The item of each verdict (an item judged in both orders gives two): the
+            covariance is cluster-robust over items (statsmodels ``cov_type="cluster"``).
 
     Returns:
         ``LengthLogitResult`` with ``b_len``, its Wald interval and p-value, and ``b_gold``.
@@ -227,7 +278,8 @@ def length_logit(
         )
     _check_identifiable(y, g, x)
     design = np.column_stack([np.ones_like(x), g, x])
-    fit = _fit_logit(y, design)
+    groups = None if clusters is None else cluster_codes(clusters, y.size)
+    fit = _fit_logit(y, design, groups)
     low, high = fit.conf_int(alpha=1 - level)[2]
     coefficient = float(fit.params[2])
     return LengthLogitResult(
@@ -239,7 +291,8 @@ def length_logit(
         gold_coefficient=float(fit.params[1]),
         n=int(y.size),
         confidence=level,
-        method="logistic regression on gold label and log length ratio, Wald interval",
+        method="logistic regression on gold label and log length ratio, Wald interval"
+        + ("" if groups is None else " with cluster-robust covariance over items"),
     )
 
 
@@ -257,12 +310,17 @@ def _check_identifiable(
         )
 
 
-def _fit_logit(y: NDArray[np.float64], design: NDArray[np.float64]) -> Any:
+def _fit_logit(
+    y: NDArray[np.float64], design: NDArray[np.float64], groups: NDArray[Any] | None
+) -> Any:
+    robust: dict[str, Any] = (
+        {} if groups is None else {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
+    )
     with warnings.catch_warnings():
         # Quasi-separation shows up as a warning and a huge coefficient; it is refused below.
         warnings.simplefilter("ignore")
         try:
-            fit = Logit(y, design).fit(disp=0, maxiter=100)
+            fit = Logit(y, design).fit(disp=0, maxiter=100, **robust)
         except np.linalg.LinAlgError as exc:
             raise ValueError(f"the logistic fit failed: {exc}") from None
     converged = bool(fit.mle_retvals.get("converged", False))

@@ -15,7 +15,10 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from jurybox.stats._validate import LabelMatrix, numeric_2d
+from jurybox.stats._bootstrap import cluster_totals, summed_interval
+from jurybox.stats._rng import RNGLike, as_generator
+from jurybox.stats._validate import LabelMatrix, confidence_level, count, numeric_2d
+from jurybox.stats.clustered import cluster_codes
 
 __all__ = ["GwetResult", "gwet_ac", "gwet_ac_counts"]
 
@@ -24,7 +27,8 @@ GwetWeights = Literal["linear", "quadratic"] | None
 
 @dataclass(frozen=True, slots=True)
 class GwetResult:
-    """Gwet's AC1 (unweighted) or AC2 (weighted): (pa − pe) / (1 − pe)."""
+    """Gwet's AC1 (unweighted) or AC2 (weighted): (pa − pe) / (1 − pe), with an expanded BCa
+    bootstrap interval over items (None, the reason in ``method``, where it is undefined)."""
 
     headline: ClassVar[str] = "coefficient"
 
@@ -35,6 +39,10 @@ class GwetResult:
     n_categories: int
     weights: str | None
     method: str
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_clusters: int | None = None
+    confidence: float | None = None
 
 
 def gwet_ac(
@@ -42,6 +50,10 @@ def gwet_ac(
     weights: GwetWeights = None,
     *,
     categories: Sequence[Hashable] | None = None,
+    clusters: ArrayLike | None = None,
+    confidence: float = 0.95,
+    n_bootstrap: int = 2000,
+    rng: RNGLike = None,
 ) -> GwetResult:
     """Gwet's AC1/AC2 from a raters × units matrix of labels (None or NaN = missing).
 
@@ -50,11 +62,16 @@ def gwet_ac(
         weights: ``None`` (AC1), ``"linear"`` or ``"quadratic"`` (AC2, by category position).
         categories: The ordered category set (the declared scale); defaults to the sorted
             observed labels. Weighted AC2 uses every declared category, used or not.
+        clusters: The item of each unit (column), e.g. when an item's two presentation orders
+            are two units; the bootstrap resamples items. None: every unit its own item.
+        confidence: Two-sided confidence level of the interval.
+        n_bootstrap: Bootstrap replicates (≥ 200).
+        rng: Generator, seed or None (the bootstrap's resampling).
 
     Returns:
         ``GwetResult`` with the coefficient, observed agreement ``pa`` (over units with ≥ 2
         ratings) and chance agreement ``pe`` (over units with ≥ 1 rating), as
-        ``irrCAC::gwet.ac1.raw``.
+        ``irrCAC::gwet.ac1.raw``, and its interval (see ``gwet_ac_counts``).
 
     References:
         Gwet, K. L. (2008). Computing inter-rater reliability and its variance in the presence
@@ -76,29 +93,55 @@ def gwet_ac(
     q = len(cats)
     tally = np.bincount(units * q + position[codes], minlength=raw.shape[1] * q)
     counts = tally.reshape(raw.shape[1], q).astype(np.float64)
-    return gwet_ac_counts(counts, weights)
+    return gwet_ac_counts(
+        counts,
+        weights,
+        clusters=clusters,
+        confidence=confidence,
+        n_bootstrap=n_bootstrap,
+        rng=rng,
+    )
 
 
-def gwet_ac_counts(counts: ArrayLike, weights: GwetWeights = None) -> GwetResult:
+def gwet_ac_counts(
+    counts: ArrayLike,
+    weights: GwetWeights = None,
+    *,
+    clusters: ArrayLike | None = None,
+    confidence: float = 0.95,
+    n_bootstrap: int = 2000,
+    rng: RNGLike = None,
+) -> GwetResult:
     """Gwet's AC1/AC2 from a units × categories matrix of rating counts.
 
     Args:
         counts: ``counts[i, k]`` = raters who put unit i in category k (rows may differ in
             total, i.e. missing ratings); columns in scale order for weighted AC2.
         weights: ``None`` (AC1), ``"linear"`` or ``"quadratic"``.
+        clusters, confidence, n_bootstrap, rng: As ``gwet_ac``.
 
     Returns:
-        ``GwetResult``; see ``gwet_ac`` (equals ``irrCAC::gwet.ac1.dist`` for AC1).
+        ``GwetResult``; see ``gwet_ac`` (equals ``irrCAC::gwet.ac1.dist`` for AC1). The
+        interval: both ``pa`` and ``pe`` are means of per-unit terms, so a resample of items is
+        a weighted sum of each item's terms; expanded BCa (``_bootstrap``), the jackknife
+        leaving one item out. Undefined (None, the reason in ``method``) with fewer than 2
+        items, or resamples that never vary.
 
     References:
-        Gwet (2008); Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed.
+        Gwet (2008); Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed. (whose
+        variance treats units as independent: a resample of items keeps an item's units
+        together).
     """
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    conf = confidence_level(confidence)
+    reps = count(n_bootstrap, "n_bootstrap", minimum=200)
     table = numeric_2d(counts, "counts")
     if (table < 0).any() or not np.equal(np.mod(table, 1), 0).all():
         raise ValueError("counts must be non-negative whole numbers (raters per category)")
-    table = table[table.sum(axis=1) > 0]
+    rated = table.sum(axis=1) > 0
+    codes = cluster_codes(clusters, table.shape[0])[rated]
+    table = table[rated]
     q = table.shape[1] if table.size else 0
     if q < 2:
         raise ValueError(f"Gwet's AC needs at least 2 categories, got {q}")
@@ -115,6 +158,24 @@ def gwet_ac_counts(counts: ArrayLike, weights: GwetWeights = None) -> GwetResult
     if math.isclose(p_e, 1.0):
         raise ValueError("Gwet's AC is undefined: chance agreement is 1")
     kind = "AC1 (unweighted)" if weights is None else f"AC2 ({weights} weights)"
+    method = f"Gwet's {kind}; pa over units with ≥ 2 ratings, pe over all rated units"
+    _, codes = np.unique(codes, return_inverse=True)
+    terms = _unit_terms(table, weighted, pairable)
+    try:
+        low, high, how = summed_interval(
+            cluster_totals(terms, codes.ravel()),
+            lambda sums: _coefficient(sums, float(w.sum()), q),
+            confidence=conf,
+            n_bootstrap=reps,
+            rng=as_generator(rng),
+            what=f"Gwet's {kind}",
+        )
+    except ValueError as exc:
+        ci: tuple[float | None, float | None] = (None, None)
+        method += f"; no interval: {exc}"
+    else:
+        ci = (max(-1.0, low), min(1.0, high))
+        method += f"; {how}"
     return GwetResult(
         coefficient=(p_a - p_e) / (1 - p_e),
         p_agreement=p_a,
@@ -122,8 +183,34 @@ def gwet_ac_counts(counts: ArrayLike, weights: GwetWeights = None) -> GwetResult
         n_units=int(table.shape[0]),
         n_categories=q,
         weights=weights,
-        method=f"Gwet's {kind}; pa over units with ≥ 2 ratings, pe over all rated units",
+        method=method,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        n_clusters=int(codes.max()) + 1,
+        confidence=conf,
     )
+
+
+def _unit_terms(
+    table: NDArray[np.float64], weighted: NDArray[np.float64], pairable: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """Per unit: [pairable, its pa term (0 if not pairable), 1, its category shares…]."""
+    per_unit = table.sum(axis=1)
+    pairs = np.where(pairable, per_unit * (per_unit - 1), 1.0)
+    agree = np.where(pairable, np.sum(table * (weighted - 1), axis=1) / pairs, 0.0)
+    shares = table / per_unit[:, None]
+    ones = np.ones(per_unit.size)
+    return np.column_stack([pairable.astype(np.float64), agree, ones, shares])
+
+
+def _coefficient(sums: NDArray[np.float64], weight_sum: float, q: int) -> NDArray[np.float64]:
+    """The coefficient of each row of summed ``_unit_terms`` (NaN where undefined)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_a = sums[:, 1] / sums[:, 0]
+        pi = sums[:, 3:] / sums[:, 2:3]
+        p_e = weight_sum * np.sum(pi * (1 - pi), axis=1) / (q * (q - 1))
+        found: NDArray[np.float64] = np.where(p_e < 1 - 1e-12, (p_a - p_e) / (1 - p_e), np.nan)
+    return found
 
 
 def _label_codes(

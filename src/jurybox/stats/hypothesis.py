@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -263,7 +264,10 @@ def mcnemar(
     res = contingency_tables.mcnemar(counts, exact=exact, correction=correction)
     p = float(res.pvalue)
     if method == "mid-p":
-        p = p - float(sps.binom.pmf(min(b, c), b + c, 0.5))
+        # 2·P(X < k) + P(X = k), k = min(b, c): the exact p before statsmodels clips it at 1
+        # (subtracting the point probability from the clipped value is wrong when b = c).
+        k, m = min(b, c), b + c
+        p = float(2 * sps.binom.cdf(k - 1, m, 0.5) + sps.binom.pmf(k, m, 0.5))
     label = {
         "exact": "exact conditional binomial test on discordant pairs",
         "mid-p": "mid-p binomial test on discordant pairs (Fagerland et al. 2013)",
@@ -321,6 +325,7 @@ def binomial_test(
     *,
     alternative: Alternative = "two-sided",
     confidence: float = 0.95,
+    design_effect: float = 1.0,
 ) -> BinomialTestResult:
     """Exact binomial test, e.g. of how often a judge prefers the first position.
 
@@ -330,13 +335,18 @@ def binomial_test(
         p: Null proportion (0.5 for "no position preference").
         alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
         confidence: Confidence level of the Wilson interval (one-sided for one-sided tests).
+        design_effect: Where trials share an item (both presentation orders, retests), the
+            design effect of ``stats.effective_counts``: both counts are divided by it (Rao &
+            Scott 1992), rounded to whole numbers for the exact test. 1: independent trials.
 
     Returns:
-        ``BinomialTestResult`` with the exact p-value and a Wilson interval.
+        ``BinomialTestResult`` with the exact p-value and a Wilson interval (on the effective
+        counts where ``design_effect`` > 1; ``successes`` and ``n`` stay the raw counts).
 
     References:
         Clopper & Pearson (1934); Wilson (1927). Zheng, L. et al. (2023). Judging LLM-as-a-judge
         with MT-Bench and Chatbot Arena (position bias). Computed with ``scipy.stats.binomtest``.
+        Rao, J. N. K. & Scott, A. J. (1992). Biometrics 48, 577–585.
     """
     if alternative not in _ALTERNATIVES:
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
@@ -348,8 +358,19 @@ def binomial_test(
     if not 0.0 < null < 1.0:
         raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
     conf = confidence_level(confidence)
-    res = sps.binomtest(k, trials, null, alternative=alternative)
+    deff = float(design_effect)
+    if not (math.isfinite(deff) and deff >= 1.0):
+        raise ValueError(f"design_effect must be a finite number ≥ 1, got {design_effect!r}")
+    n_eff = max(1, round(trials / deff))
+    k_eff = min(n_eff, round(k / deff))
+    res = sps.binomtest(k_eff, n_eff, null, alternative=alternative)
     ci = res.proportion_ci(confidence_level=conf, method="wilson")
+    method = f"exact binomial test ({alternative}); Wilson interval"
+    if deff > 1.0:
+        method += (
+            f"; Rao-Scott: counts divided by the design effect {deff:.3g} (items as clusters) "
+            f"to {k_eff} of {n_eff}"
+        )
     return BinomialTestResult(
         successes=k,
         n=trials,
@@ -360,7 +381,7 @@ def binomial_test(
         ci_high=float(ci.high),
         alternative=alternative,
         confidence=conf,
-        method=f"exact binomial test ({alternative}); Wilson interval",
+        method=method,
     )
 
 

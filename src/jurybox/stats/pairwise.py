@@ -8,9 +8,9 @@ table of every pair, and the closed forms of ``statsmodels.stats.inter_rater.coh
 together. Tests compare each pair with the reference to 1e-12.
 
 A pair gets ``None`` instead of a result where the reference must decide: no unit rated by both,
-kappa undefined (one category, chance agreement 1) or a variance so close to zero that rounding
-decides between 0 and NaN. The caller then calls the reference on that pair for its exact result
-or its error message.
+kappa undefined (one category, chance agreement 1) or degenerate (a rater with one category for
+every unit), or a variance so close to zero that rounding decides between 0 and NaN. The caller
+then calls the reference on that pair for its exact result or its error message.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from jurybox.stats._validate import confidence_level
-from jurybox.stats.agreement import Weights
+from jurybox.stats.kappa_ci import Weights, disagreement_weights
 from jurybox.stats.results import KappaResult, PercentAgreement
 
 __all__ = ["cohen_kappa_pairs", "cohen_kappa_tables", "percent_agreement_pairs", "rater_pairs"]
@@ -130,21 +130,11 @@ def _unweighted(tables: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray,
     return kappa, numerator, numerator0, scale
 
 
-def _weight_matrix(k: int, weights: str) -> FloatArray:
-    position = np.arange(k, dtype=np.float64)
-    diff = position[:, None] - position
-    if weights == "linear":
-        linear: FloatArray = np.abs(diff) / (position[-1] - position[0])
-        return linear
-    quadratic: FloatArray = diff**2 / (position[-1] - position[0]) ** 2
-    return quadratic
-
-
 def _weighted(
-    tables: FloatArray, weights: str
+    tables: FloatArray, weights: Weights
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     nobs, probs, row, col = _marginals(tables)
-    disagreement = _weight_matrix(tables.shape[1], weights)
+    disagreement = disagreement_weights(tables.shape[1], weights)
     prob_exp = col[:, None, :] * row[:, :, None]
     kappa = 1 - np.sum(disagreement * tables, axis=(1, 2)) / nobs / np.sum(
         disagreement * prob_exp, axis=(1, 2)
@@ -167,9 +157,13 @@ def _computable(tables: FloatArray, numerator: FloatArray, numerator0: FloatArra
         row, col = tables.sum(axis=2) / nobs[:, None], tables.sum(axis=1) / nobs[:, None]
         chance = np.sum(row * col, axis=1)
     used = np.sum((row + col) > 0, axis=1)
+    # A rater with one category for every unit: the reference refuses the pair (kappa is 0
+    # whatever the other rater does).
+    both_vary = (np.count_nonzero(row > 0, axis=1) >= 2) & (np.count_nonzero(col > 0, axis=1) >= 2)
     return (
         (nobs > 0)
         & (used >= 2)
+        & both_vary
         & (np.abs(chance - 1) > _UNDEFINED_MARGIN)
         & (numerator > _VARIANCE_FLOOR)
         & (numerator0 > _VARIANCE_FLOOR)

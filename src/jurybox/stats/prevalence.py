@@ -19,6 +19,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import binary_1d, confidence_level, count
+from jurybox.stats.clustered import effective_counts
 from jurybox.stats.results import (
     CorrectedRate,
     LowDiscriminationWarning,
@@ -142,6 +143,7 @@ def corrected_pass_rate(
     n_bootstrap: int = 20_000,
     rng: RNGLike = None,
     interval: Interval = "jeffreys-bootstrap",
+    clusters: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> CorrectedRate:
     """Bias-corrected pass rate whose interval carries both sets' sampling uncertainty.
 
@@ -171,6 +173,11 @@ def corrected_pass_rate(
         n_bootstrap: Draws for the bootstrap intervals (ignored by ``"lang-reiczigel"``).
         rng: Generator, seed or None.
         interval: Interval method, see above.
+        clusters: The item of each labelled and of each unlabelled verdict, where an item gives
+            several (its responses, its criteria): the interval then counts items, each set's
+            counts (labelled positives, labelled negatives, unlabelled verdicts) divided by
+            their design effect over items (Rao & Scott 1992, ``effective_counts``); the point
+            estimate is unchanged.
 
     Returns:
         ``CorrectedRate`` with the estimate, interval, TPR/TNR, set sizes and ``method``.
@@ -208,6 +215,8 @@ def corrected_pass_rate(
     _check_youden(tpr + tnr - 1)
     _warn_weak(cells, conf)
     estimate = rogan_gladen(float(x[0]) / m, tpr, tnr).estimate
+    if clusters is not None:
+        cells, x, m = _effective(y, p, u, clusters)
     low, high = corrected_bounds(
         cells, x, m, confidence=conf, interval=interval, n_bootstrap=draws, rng=as_generator(rng)
     )
@@ -224,8 +233,9 @@ def corrected_pass_rate(
         tnr=tnr,
         n_labelled=int(y.size),
         n_unlabelled=int(m),
-        method=_describe(interval, draws),
-        p_obs=float(x[0]) / m,
+        method=_describe(interval, draws)
+        + ("; counts divided by their design effect over items (Rao-Scott)" if clusters else ""),
+        p_obs=float(u.mean()),
         confidence=conf,
         n_bootstrap=0 if interval == "lang-reiczigel" else draws,
     )
@@ -376,6 +386,31 @@ def _labelled(labels: ArrayLike, preds: ArrayLike) -> tuple[NDArray[np.bool_], N
             f"test_labels are all {only}: both classes are needed to estimate TPR and TNR"
         )
     return y, p
+
+
+def _effective(
+    y: NDArray[np.bool_],
+    p: NDArray[np.bool_],
+    u: NDArray[np.bool_],
+    clusters: tuple[ArrayLike, ArrayLike],
+) -> tuple[LabelledCounts, FloatArray, float]:
+    """The interval's counts over items: each set's divided by its design effect."""
+    labelled, unlabelled = (np.asarray(c) for c in clusters)
+    if labelled.shape != y.shape or unlabelled.shape != u.shape:
+        raise ValueError(
+            f"clusters must give the item of each labelled ({y.size}) and unlabelled ({u.size}) "
+            f"verdict, got {labelled.shape} and {unlabelled.shape}"
+        )
+    pos = effective_counts(p[y].astype(float), labelled[y])
+    neg = effective_counts((~p[~y]).astype(float), labelled[~y])
+    rest = effective_counts(u.astype(float), unlabelled)
+    cells = LabelledCounts(
+        tp=np.array([pos.successes]),
+        n_pos=np.array([pos.n]),
+        tn=np.array([neg.successes]),
+        n_neg=np.array([neg.n]),
+    )
+    return cells, np.array([rest.successes]), rest.n
 
 
 def _check_youden(youden: float) -> None:

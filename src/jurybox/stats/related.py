@@ -15,6 +15,8 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from jurybox.stats._validate import binary_1d, confidence_level, numeric_1d, numeric_2d
+from jurybox.stats.clustered import effective_counts
+from jurybox.stats.hypothesis import binomial_test
 
 __all__ = [
     "FDRResult",
@@ -119,7 +121,11 @@ def friedman(scores: ArrayLike) -> FriedmanResult:
 
 
 def paired_position_test(
-    first_in_order_ab: ArrayLike, first_in_order_ba: ArrayLike, *, confidence: float = 0.95
+    first_in_order_ab: ArrayLike,
+    first_in_order_ba: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> PairedPositionResult:
     """Exact sign (McNemar) test of position bias on pairs judged in both orders.
 
@@ -127,6 +133,9 @@ def paired_position_test(
         first_in_order_ab: Per pair, 1 if the judge picked the first-shown response when A was
             shown first (ties dropped beforehand).
         first_in_order_ba: Per pair, 1 if it picked the first-shown response when B was first.
+        confidence: Two-sided confidence level of the interval.
+        clusters: The item of each pair, where an item has several (repeats): the discordant
+            counts are divided by their design effect (Rao & Scott 1992; ``binomial_test``).
 
     Returns:
         ``PairedPositionResult``: among pairs whose winner changed with the order, the share
@@ -150,19 +159,30 @@ def paired_position_test(
     flips = first + second
     if flips == 0:
         raise ValueError("no pair's winner changed with the order: no discordant pairs to test")
-    res = sps.binomtest(first, flips, 0.5)
-    ci = res.proportion_ci(confidence_level=conf, method="wilson")
+    discordant = ab == ba
+    deff = 1.0
+    if clusters is not None:
+        items = np.asarray(clusters)
+        if items.shape != ab.shape:
+            raise ValueError(
+                f"clusters must have one entry per pair ({ab.size}), got {items.shape}"
+            )
+        deff = effective_counts(ab[discordant], items[discordant]).design_effect
+    res = binomial_test(first, flips, 0.5, confidence=conf, design_effect=deff)
+    method = "exact sign test (McNemar) on pairs whose two orders disagree; Wilson interval"
+    if deff > 1.0:
+        method += f"; Rao-Scott: discordant counts divided by the design effect {deff:.3g}"
     return PairedPositionResult(
         proportion_first=first / flips,
-        ci_low=float(ci.low),
-        ci_high=float(ci.high),
-        p_value=float(res.pvalue),
+        ci_low=res.ci_low,
+        ci_high=res.ci_high,
+        p_value=res.p_value,
         n_first_both=first,
         n_second_both=second,
         n_discordant=flips,
         n_pairs=int(ab.size),
         confidence=conf,
-        method="exact sign test (McNemar) on pairs whose two orders disagree; Wilson interval",
+        method=method,
     )
 
 

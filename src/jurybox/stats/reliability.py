@@ -9,7 +9,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 
-from jurybox.stats._validate import confidence_level, numeric_2d
+from jurybox.stats._bootstrap import cluster_totals, summed_interval
+from jurybox.stats._rng import RNGLike, as_generator
+from jurybox.stats._validate import confidence_level, count, numeric_2d
+from jurybox.stats.clustered import cluster_codes
 from jurybox.stats.results import CronbachAlphaResult, ICCResult
 
 ICCKind = Literal["1,1", "2,1", "3,1", "1,k", "2,k", "3,k"]
@@ -31,7 +34,15 @@ class _Anova:
     msw: float  # within targets (one-way)
 
 
-def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) -> ICCResult:
+def icc(
+    ratings: ArrayLike,
+    kind: ICCKind = "2,1",
+    *,
+    confidence: float = 0.95,
+    clusters: ArrayLike | None = None,
+    n_bootstrap: int = 2000,
+    rng: RNGLike = None,
+) -> ICCResult:
     """Intraclass correlation of a targets × raters matrix.
 
     Args:
@@ -40,10 +51,18 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
             absolute agreement; ``"3,1"`` two-way mixed, consistency; ``",k"`` forms are the
             reliability of the mean of the k raters.
         confidence: Two-sided confidence level.
+        clusters: The item of each target (row), e.g. an item's two responses or its repeats.
+            Where an item holds more than one target the interval is an expanded BCa
+            bootstrap over items (the F-based intervals take the targets as independent);
+            None, one target per item, or resamples that never vary (perfect agreement): the
+            F-based interval, and ``method`` says why.
+        n_bootstrap: Bootstrap replicates (≥ 200), with ``clusters``.
+        rng: Generator, seed or None (the bootstrap's resampling).
 
     Returns:
         ``ICCResult`` with the ICC, the F-test of ICC = 0 (one-way F for ``1,*``, two-way
-        otherwise) and the exact (``1``, ``3``) or Satterthwaite-approximate (``2``) interval.
+        otherwise) and the exact (``1``, ``3``) or Satterthwaite-approximate (``2``) interval,
+        or the bootstrap over items (above).
         Zero residual variance is a defined case: identical raters give ICC 1 with F = ∞,
         p = 0 and the interval [1, 1]; raters a constant apart give ICC(A,1) < 1 (e.g. 0.8537
         for ``[[1, 2], [2, 3], [3, 4], [5, 6]]``) and consistency ICC 1.
@@ -75,6 +94,15 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
     else:
         low, high = _ci_f(f, (df1, df2), a.k, conf, average)
     size = "mean of k raters" if average else "single rater"
+    how = "Satterthwaite (McGraw-Wong) interval" if model == "2" else "exact F interval"
+    codes = cluster_codes(clusters, a.n)
+    if codes.max() + 1 < a.n:  # an item holds several targets: resample items
+        try:
+            low, high, how = _icc_over_items(
+                numeric_2d(ratings, "ratings"), codes, kind, conf, (n_bootstrap, rng)
+            )
+        except ValueError as exc:  # e.g. perfect agreement: no spread to resample
+            how = f"{how} over targets (the bootstrap over items is undefined: {exc})"
     return ICCResult(
         icc=value,
         kind=kind,
@@ -87,9 +115,53 @@ def icc(ratings: ArrayLike, kind: ICCKind = "2,1", *, confidence: float = 0.95) 
         n_targets=a.n,
         n_raters=a.k,
         confidence=conf,
-        method=f"ICC({kind}) {_NAMES[model]}, {size}; "
-        + ("Satterthwaite (McGraw-Wong) interval" if model == "2" else "exact F interval"),
+        method=f"ICC({kind}) {_NAMES[model]}, {size}; {how}",
     )
+
+
+def _icc_over_items(
+    x: NDArray[np.float64],
+    codes: NDArray[np.intp],
+    kind: str,
+    conf: float,
+    boot: tuple[int, RNGLike],
+) -> tuple[float, float, str]:
+    """The expanded BCa interval of the ICC over items: the two-way sums of squares are sums
+    of per-target terms, so a resample of items is a weighted sum of each item's terms."""
+    reps = count(boot[0], "n_bootstrap", minimum=200)
+    k = x.shape[1]
+    y = x - x.mean()  # centred: the sums of squares below subtract large equal terms less
+    row = y.sum(axis=1)
+    terms = np.column_stack([np.ones(len(y)), y, row**2, np.sum(y**2, axis=1)])
+    low, high, how = summed_interval(
+        cluster_totals(terms, codes),
+        lambda sums: _icc_of_sums(sums, k, kind),
+        confidence=conf,
+        n_bootstrap=reps,
+        rng=as_generator(boot[1]),
+        what=f"ICC({kind})",
+    )
+    return low, min(1.0, high), how
+
+
+def _icc_of_sums(sums: NDArray[np.float64], k: int, kind: str) -> NDArray[np.float64]:
+    """The ICC of each row of summed per-target terms [1, y_1..y_k, (Σ_j y_j)², Σ_j y_j²]."""
+    n, cols = sums[:, 0], sums[:, 1 : k + 1]
+    total = cols.sum(axis=1)
+    mean_sq = total**2 / (n * k)
+    ss_rows = sums[:, k + 1] / k - mean_sq
+    ss_cols = np.sum(cols**2, axis=1) / n - mean_sq
+    ss_err = np.maximum(sums[:, k + 2] - mean_sq - ss_rows - ss_cols, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        msr, msc = ss_rows / (n - 1), ss_cols / (k - 1)
+        mse, msw = ss_err / ((n - 1) * (k - 1)), (ss_cols + ss_err) / (n * (k - 1))
+        error = msw if kind[0] == "1" else mse
+        if kind.endswith("k"):
+            den = msr + (msc - mse) / n if kind[0] == "2" else msr
+        else:
+            den = msr + (k - 1) * error + (k * (msc - mse) / n if kind[0] == "2" else 0.0)
+        found: NDArray[np.float64] = np.where(den > 0, (msr - error) / den, np.nan)
+    return found
 
 
 def cronbach_alpha(data: ArrayLike, *, confidence: float = 0.95) -> CronbachAlphaResult:

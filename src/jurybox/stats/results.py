@@ -67,14 +67,16 @@ class PercentAgreement:
     n_items: int
     confidence: float
     method: str
+    n_clusters: int | None = None  # items, where the interval counts them (None: Wilson)
 
 
 @dataclass(frozen=True, slots=True)
 class KappaResult:
-    """Cohen's kappa (optionally weighted) with its asymptotic standard errors.
+    """Cohen's kappa (optionally weighted) with its interval and asymptotic standard errors.
 
-    ``ase`` is the non-null asymptotic standard error (used for the interval), ``ase0`` the one
-    under H0: kappa = 0 (used for ``z`` and ``p_value``, two-sided).
+    ``ase`` is the non-null asymptotic standard error (the Wald interval's), ``ase0`` the one
+    under H0: kappa = 0 (used for ``z`` and ``p_value``, two-sided). With a bootstrap interval
+    ``n_clusters`` counts the items resampled.
     """
 
     headline: ClassVar[str] = "kappa"
@@ -91,6 +93,8 @@ class KappaResult:
     weights: str | None
     confidence: float
     method: str
+    n_clusters: int | None = None  # items the bootstrap resampled (None: asymptotic interval)
+    n_bootstrap: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

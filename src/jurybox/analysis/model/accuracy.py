@@ -5,16 +5,21 @@ from __future__ import annotations
 from typing import ClassVar
 
 from jurybox.analysis.model._base import Metric, Model, Number, Section, Skipped
-from jurybox.analysis.model.metrics import ProportionMetric
+from jurybox.analysis.model.metrics import ClusteredProportionMetric
 from jurybox.stats.stratified import StratifiedProportion
 
 
-class Accuracy(ProportionMetric):
-    """``value`` = correct / n over successful judgments; ``accuracy_all`` counts failures wrong."""
+class Accuracy(ClusteredProportionMetric):
+    """``value`` = correct / n over successful judgments; ``accuracy_all`` counts failures wrong.
+
+    Both intervals count items, not judgments (an item's orders and repeats are one cluster).
+    """
 
     correct: int | None = None
     n_total: int | None = None
     accuracy_all: Number | None = None
+    accuracy_all_ci_low: Number | None = None
+    accuracy_all_ci_high: Number | None = None
 
 
 class TieConventions(Model):

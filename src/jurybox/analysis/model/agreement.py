@@ -6,12 +6,12 @@ from jurybox.analysis.model._base import Model, Section
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     AlphaMetric,
+    ClusteredProportionMetric,
     FleissKappaMetric,
     GwetMetric,
     ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
-    ProportionMetric,
 )
 
 
@@ -37,7 +37,7 @@ class AgreementBlock(Section):
     n_complete_units: int | None = None
     krippendorff_alpha: AlphaMetric | None = None
     fleiss_kappa: FleissKappaMetric | None = None
-    percent_agreement: ProportionMetric | None = None
+    percent_agreement: ClusteredProportionMetric | None = None  # every judge agrees; over items
     pairs: list[PairAgreement] | None = None
     krippendorff_alpha_ci: AlphaIntervalMetric | None = None
     gwet_ac: GwetMetric | None = None

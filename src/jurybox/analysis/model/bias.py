@@ -23,7 +23,9 @@ class SwapConsistency(Metric):
 
     ``value``: over pairs where both orders succeeded. ``value_failures_counted``: a pair with a
     failed order counts as inconsistent (the trust verdict's headline). ``equal``: LLMBar's
-    published convention, pairs failed in both orders count as equal (None == None).
+    published convention, pairs failed in both orders count as equal (None == None). The
+    intervals (of ``value`` and of ``value_failures_counted``) count items: an item's repeats
+    are one cluster (``stats.clustered_proportion``).
     """
 
     consistent: int
@@ -33,16 +35,26 @@ class SwapConsistency(Metric):
     consistent_or_both_failed: int
     value_failures_counted: Number | None = None
     equal: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    failures_counted_ci_low: Number | None = None
+    failures_counted_ci_high: Number | None = None
+    n_items: int | None = None
 
     computed_order: ClassVar[tuple[str, ...]] = (
         "value",
+        "ci_low",
+        "ci_high",
         "n",
+        "n_items",
         "consistent",
         "n_pairs_total",
         "both_failed",
         "one_failed",
         "consistent_or_both_failed",
         "value_failures_counted",
+        "failures_counted_ci_low",
+        "failures_counted_ci_high",
         "equal",
         "method",
         "reason",

@@ -43,11 +43,13 @@ class HumanPreferences(Section):
 class DimensionKappa(KappaMetric):
     """Kappa of the judge's rounded mean score against the human score, and its weighted forms
     over the scale: linear (the ordinal default) and quadratic (what the trust verdict reads);
-    Gwet's AC2 with linear weights over the same scale beside them."""
+    Gwet's AC2 with linear weights over the same scale beside them. ``continuous``: the human
+    scores are fractional, kappa is undefined, and the ICC of the total stands in."""
 
     weighted_quadratic: KappaMetric | None = None
     weighted_linear: KappaMetric | None = None
     gwet_ac2: GwetMetric | None = None
+    continuous: bool | None = None
 
 
 class HumanScoreJudge(Model):

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.stats.alpha_ci import AlphaInterval
+from jurybox.stats.clustered import ClusteredProportion
 from jurybox.stats.corrected import CorrectedWinRate
 from jurybox.stats.gwet import GwetResult
 from jurybox.stats.length_control import LengthControlledWinRate
@@ -49,6 +50,7 @@ class PercentAgreementMetric(Metric):
     n_agree: int | None = None
     n_items: int | None = None
     confidence: Number | None = None
+    n_clusters: int | None = None
 
 
 class KappaMetric(Metric):
@@ -65,6 +67,8 @@ class KappaMetric(Metric):
     categories: list[Label] | None = None
     weights: str | None = None
     confidence: Number | None = None
+    n_clusters: int | None = None
+    n_bootstrap: int | None = None
 
 
 class FleissKappaMetric(Metric):
@@ -220,6 +224,15 @@ class ProportionMetric(Metric):
     confidence: Number | None = None
 
 
+class ClusteredProportionMetric(ProportionMetric):
+    """``ClusteredProportion`` (a share of judgments, items as clusters), headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = ClusteredProportion
+    n_clusters: int | None = None
+    n_effective: Number | None = None
+    design_effect: Number | None = None
+
+
 class TprTnrMetric(Metric):
     """``TprTnrResult``, headline ``youden``."""
 
@@ -269,7 +282,8 @@ class WinRateMetric(Metric):
 
 
 class GwetMetric(Metric):
-    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``."""
+    """``GwetResult`` (AC1 unweighted, AC2 weighted), headline ``coefficient``; its interval a
+    bootstrap over items."""
 
     result_type: ClassVar[type | None] = GwetResult
     p_agreement: Number | None = None
@@ -277,6 +291,10 @@ class GwetMetric(Metric):
     n_units: int | None = None
     n_categories: int | None = None
     weights: str | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_clusters: int | None = None
+    confidence: Number | None = None
 
 
 class AlphaIntervalMetric(Metric):

@@ -17,6 +17,17 @@ class Excluded(Model):
     by_status: dict[str, int]
 
 
+class NonFiniteScores(Model):
+    """Judge scores that were no finite number (NaN, ±inf), left out of every metric: how
+    many, on how many items, and the first items and scores named (``judge item arm
+    dimension = value``)."""
+
+    total: int
+    n_items: int
+    items: list[str]
+    examples: list[str]
+
+
 class JudgeSummary(Model):
     """One judge as the records name it."""
 
@@ -123,3 +134,4 @@ class Summary(Model):
     # both (an interrupted run): left out of swap consistency. Absent when there is none.
     one_order: dict[str, int] | None = None
     run: RunProgress | None = None
+    non_finite_scores: NonFiniteScores | None = None

@@ -63,8 +63,10 @@ class JudgeVerdict(Model):
     accuracy: Figure | None
     accuracy_parsed: Figure | None
     kappa: Figure | None
+    kappa_is_icc: bool = False  # kappa holds the ICC(2,1) of the total (fractional human scores)
     swap_consistency: Number | None
     swap_consistency_parsed: Number | None
+    swap_consistency_interval: Figure | None = None
     position: BiasFigure | None
     length: BiasFigure | None
     self_preference: BiasFigure | None

@@ -21,11 +21,23 @@ from rich.table import Column, Table
 
 from jurybox.analysis.model import Metric, Report, Skipped
 from jurybox.analysis.model.effects import PairedTests
-from jurybox.reporting.sections import LEVEL_TITLES, first_screen, judge_verdict_table
+from jurybox.reporting.sections import (
+    LEVEL_TITLES,
+    first_screen,
+    judge_verdict_table,
+    non_finite_line,
+)
 from jurybox.reporting.sections.first_screen import JudgeLine, position_of
-from jurybox.reporting.view.format import MISSING, fmt_count, fmt_p, fmt_rate, fmt_score
+from jurybox.reporting.view.format import (
+    MISSING,
+    few_items,
+    fmt_count,
+    fmt_p,
+    fmt_rate,
+    fmt_score,
+)
 from jurybox.reporting.view.report import as_report
-from jurybox.reporting.view.tables import TOTAL, of_judge, present
+from jurybox.reporting.view.tables import TOTAL, metric_items, of_judge, present
 
 if TYPE_CHECKING:
     from jurybox.reporting.render.files import ReportPaths
@@ -44,11 +56,12 @@ _CAPTION = (
 
 
 def _rate(metric: Metric | Skipped | None, counted: Any = None, *, counts: bool = False) -> str:
-    """A share; with ``counts``, followed by ``(counted/n)``."""
+    """A share; with ``counts``, followed by ``(counted/n)``; `` (<30 items)`` on few items."""
     if not isinstance(metric, Metric) or metric.value is None:
         return MISSING
     text = fmt_rate(metric.value)
-    return f"{text} ({fmt_count(counted, metric.n)})" if counts else text
+    text = f"{text} ({fmt_count(counted, metric.n)})" if counts else text
+    return text + few_items(metric_items(metric))
 
 
 def _swap(r: Report, j: str) -> str:
@@ -281,9 +294,12 @@ def headline_lines(report: Report) -> list[str]:
         lines.append(
             f"Treatment effect on the total: {fmt_score(total.mean_difference)} points "
             f"(Wilcoxon p = {fmt_p(total.wilcoxon.p_value)}, n = {total.n} items)"
+            + few_items(total.n)
         )
     summary = report.summary
-    lines.append(f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records}")
+    excluded = f"Excluded from the metrics: {summary.excluded.total} of {summary.n_records} records"
+    bad = non_finite_line(summary)
+    lines.append(excluded if bad is None else f"{excluded}, and {bad}")
     return lines
 
 

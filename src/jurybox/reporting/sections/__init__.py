@@ -18,7 +18,12 @@ from jurybox.reporting.sections.effects import EFFECTS
 from jurybox.reporting.sections.family import Family, Row
 from jurybox.reporting.sections.first_screen import FirstScreen, first_screen
 from jurybox.reporting.sections.human import HUMAN_CALIBRATION
-from jurybox.reporting.sections.overview import failures_anchor, overview_section, slug
+from jurybox.reporting.sections.overview import (
+    failures_anchor,
+    non_finite_line,
+    overview_section,
+    slug,
+)
 from jurybox.reporting.sections.panels import PANELS
 from jurybox.reporting.sections.reliability import RELIABILITY
 from jurybox.reporting.sections.verdict import LEVEL_TITLES, judge_verdict_table, verdict_table
@@ -54,6 +59,7 @@ __all__ = [
     "failures_anchor",
     "first_screen",
     "judge_verdict_table",
+    "non_finite_line",
     "slug",
     "verdict_table",
 ]

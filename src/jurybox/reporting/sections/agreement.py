@@ -23,7 +23,7 @@ AGREEMENT_COLUMNS = (
     "Krippendorff's α",
     "α bootstrap [95% CI]",
     "Fleiss' κ",
-    "Gwet's AC1/AC2",
+    "Gwet's AC1/AC2 [95% CI]",
     "ICC(2,1) [95% CI]",
     "All judges agree [95% CI]",
 )
@@ -47,7 +47,7 @@ def _agreement_tables(section: Section, node: Agreement) -> None:
             cell(table, block.krippendorff_alpha, interval=False),
             cell(table, block.krippendorff_alpha_ci),
             cell(table, block.fleiss_kappa, interval=False),
-            cell(table, block.gwet_ac, interval=False),
+            cell(table, block.gwet_ac),
             cell(table, block.icc),
             cell(table, block.percent_agreement),
         )

@@ -23,6 +23,8 @@ from jurybox.reporting.view.tables import (
     Table,
     add_parts,
     cell,
+    few_items,
+    fmt_count,
     fmt_num,
     fmt_p,
     fmt_rate,
@@ -30,6 +32,7 @@ from jurybox.reporting.view.tables import (
     fmt_text,
     label,
     method_note,
+    metric_items,
     present,
     rate_with_counts,
     skip_reason,
@@ -214,7 +217,10 @@ def _verbosity_pref_table(section: Section, preferred: dict[str, VerbosityPrefer
         longer = entry.longer_preferred
         text = rate_with_counts(table, longer, lambda m: m.successes)
         if longer.value is not None and longer.ci_low is not None and longer.ci_high is not None:
-            text += f" [{fmt_rate(longer.ci_low)}, {fmt_rate(longer.ci_high)}]"
+            counts = fmt_count(longer.successes, longer.n)
+            interval = f"[{fmt_rate(longer.ci_low)}, {fmt_rate(longer.ci_high)}]"
+            few = few_items(metric_items(longer))
+            text = f"{fmt_rate(longer.value)} ({counts}) {interval}{few}"
         table.add(
             str(judge), text, fmt_p(longer.p_value), cell(table, entry.logit, 3), _detected(entry)
         )

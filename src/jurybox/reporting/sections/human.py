@@ -96,7 +96,7 @@ def _human_pref_table(section: Section, node: HumanPreferences) -> None:
             *cells,
             cell(table, entry.pooled),
             cell(table, entry.consolidated),
-            cell(table, entry.consolidated_ac1, interval=False),
+            cell(table, entry.consolidated_ac1),
             fmt_num(entry.pooled.n),
         )
     table.note("κ ≥ 0.4 is 'moderate' agreement (Landis & Koch 1977).")

@@ -90,6 +90,18 @@ def overview_section(report: Report) -> Section:
     return section
 
 
+def non_finite_line(summary: Summary) -> str | None:
+    """Judge scores left out because they were no number (NaN, ±inf), counted and named."""
+    bad = summary.non_finite_scores
+    if bad is None:
+        return None
+    more = " ..." if bad.n_items > len(bad.items) else ""
+    return (
+        f"{bad.total} score(s) not finite (NaN or infinite) on {bad.n_items} item(s): "
+        f"{', '.join(bad.items)}{more} (e.g. {bad.examples[0]})"
+    )
+
+
 def _overview_notes(summary: Summary) -> list[str]:
     excluded = summary.excluded
     listed = ", ".join(f"{k}: {v}" for k, v in excluded.by_status.items()) or "none"
@@ -98,8 +110,9 @@ def _overview_notes(summary: Summary) -> list[str]:
     notes = [
         f"{summary.n_records} records, {summary.n_ok} ok, over "
         f"{summary.n_items} items; modes: {modes}.",
-        f"Excluded from every metric: {excluded.total} (by status: {listed}; "
-        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback}).",
+        f"Excluded from every metric: {excluded.total} record(s) (by status: {listed}; "
+        f"holistic fallback, the judge ignored the rubric: {excluded.holistic_fallback})"
+        + (f"; and {bad}." if (bad := non_finite_line(summary)) else "."),
         f"Arms: {arms} (control: {summary.control_arm or '—'}, treatment: "
         f"{summary.treatment_arm or '—'}).",
     ]

@@ -7,7 +7,7 @@ from typing import Any
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.verdict import Figure, JudgeVerdict
 from jurybox.reporting.sections.first_screen import judge_findings
-from jurybox.reporting.view.format import MISSING, fmt_value_ci
+from jurybox.reporting.view.format import MISSING, few_items, fmt_value_ci
 from jurybox.reporting.view.tables import Table, fmt_rate, fmt_text
 
 LEVEL_TITLES = {
@@ -70,22 +70,24 @@ def pass_rule(check: str, threshold: Any) -> str:
     return rule.format(t=fmt_rate(threshold) if "{t}" in rule else "")
 
 
-def _figure(figure: Figure | None) -> str:
+def _figure(figure: Figure | None, entry: JudgeVerdict) -> str:
     if figure is None:
         return MISSING
-    return fmt_value_ci(figure.value, figure.ci_low, figure.ci_high)
+    return fmt_value_ci(figure.value, figure.ci_low, figure.ci_high) + few_items(entry.n_items)
 
 
 def _quality(entry: JudgeVerdict) -> str:
     if entry.accuracy is None and entry.kappa is not None:
-        return f"κ {_figure(entry.kappa)}"
-    return _figure(entry.accuracy)
+        name = "ICC" if entry.kappa_is_icc else "κ"
+        return f"{name} {_figure(entry.kappa, entry)}"
+    return _figure(entry.accuracy, entry)
 
 
 def _swap(entry: JudgeVerdict) -> str:
     if entry.swap_consistency is None:
         return MISSING if entry.positions_shown else "— (positions not shown)"
-    return f"{fmt_rate(entry.swap_consistency)} / {fmt_rate(entry.swap_consistency_parsed)}"
+    both = f"{fmt_rate(entry.swap_consistency)} / {fmt_rate(entry.swap_consistency_parsed)}"
+    return both + few_items(entry.n_items)
 
 
 def judge_verdict_table(report: Report) -> Table:
@@ -99,16 +101,18 @@ def judge_verdict_table(report: Report) -> Table:
             entry.level.replace("_", " "),
             judge_findings(report, str(judge), entry)[0],
             _quality(entry),
-            _figure(entry.accuracy_parsed),
+            _figure(entry.accuracy_parsed, entry),
             _swap(entry),
             fmt_rate(entry.failure_rate),
         )
     table.note(
         "Accuracy against gold labels with failed calls counted as wrong (the headline, as "
         "published benchmarks count them), and over parsed verdicts only; for judges that only "
-        "scored, quadratic-weighted κ against human scores stands in. Swap consistency: same "
-        "verdict in both presentation orders, a failed order counted as inconsistent / over "
-        "pairs parsed in both orders. Thresholds: the report's options.thresholds."
+        "scored, quadratic-weighted κ against human scores stands in (the ICC of the total "
+        "where human scores are fractional). Intervals count items: an item's orders and "
+        "repeats are one cluster; a figure on fewer than 30 items says so. Swap consistency: "
+        "same verdict in both presentation orders, a failed order counted as inconsistent / "
+        "over pairs parsed in both orders. Thresholds: the report's options.thresholds."
     )
     for name, levels in (verdict.subsets or {}).items():
         n_items = max((entry.n_items for entry in levels.values()), default=0)

@@ -88,6 +88,17 @@ def fmt_estimate(entry: Mapping[str, Any] | None, key: str = "estimate", digits:
     return fmt_value_ci(entry.get(key), entry.get("ci_low"), entry.get("ci_high"), digits)
 
 
+#: A figure that rests on fewer items than this says so beside it (``few_items``).
+FEW_ITEMS = 30
+
+
+def few_items(items: Any) -> str:
+    """`` (<30 items)`` for a figure resting on fewer than ``FEW_ITEMS`` items, else ``""``."""
+    if _is_number(items) and not isinstance(items, bool) and items < FEW_ITEMS:
+        return f" (<{FEW_ITEMS} items)"
+    return ""
+
+
 def fmt_value_ci(value: Any, low: Any, high: Any, digits: int = 3) -> str:
     """``value [low, high]``, or the value alone when the interval is missing."""
     text = fmt_num(value, digits)

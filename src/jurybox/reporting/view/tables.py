@@ -17,6 +17,7 @@ from jurybox.analysis.model import Metric, Skipped
 from jurybox.analysis.model import Section as Node
 from jurybox.reporting.view.format import (
     MISSING,
+    few_items,
     fmt_ci,
     fmt_count,
     fmt_num,
@@ -129,26 +130,40 @@ def interval_of(metric: Metric) -> tuple[Any, Any]:
     return getattr(metric, "ci_low", None), getattr(metric, "ci_high", None)
 
 
+# The fields that count what a metric rests on, most telling first: items resampled, items
+# humans labelled, then units of whatever kind (Cronbach's ``n_items`` are a rubric's
+# dimensions: its ``n_subjects`` come first); ``n`` last (judgments, at least the items).
+_ITEM_FIELDS = ("n_clusters", "n_labelled", "n_subjects", "n_units", "n_targets", "n_items", "n")
+
+
+def metric_items(metric: Metric) -> Any:
+    """How many items a metric rests on (see ``_ITEM_FIELDS``)."""
+    return next((v for k in _ITEM_FIELDS if (v := getattr(metric, k, None)) is not None), None)
+
+
 def cell(
     table: Table, metric: Metric | Skipped | None, digits: int = 3, *, interval: bool = True
 ) -> str:
-    """A metric's value (with its interval); a null value leaves its reason in the notes."""
+    """A metric's value (with its interval, and `` (<30 items)`` where it rests on fewer); a
+    null value leaves its reason in the notes."""
     if metric is None:
         return MISSING
     if isinstance(metric, Skipped) or metric.value is None:
         reason = metric.reason or ("skipped" if isinstance(metric, Skipped) else None)
         table.note(f"{MISSING} {reason}" if reason else None)
         return MISSING
+    few = few_items(metric_items(metric))
     if interval:
-        return fmt_value_ci(metric.value, *interval_of(metric), digits)
-    return fmt_num(metric.value, digits)
+        return fmt_value_ci(metric.value, *interval_of(metric), digits) + few
+    return fmt_num(metric.value, digits) + few
 
 
 def rate_with_counts(table: Table, metric: M | Skipped | None, count: Callable[[M], Any]) -> str:
     """``0.870 (174/200)``: a share with the counts it comes from."""
     if metric is None or isinstance(metric, Skipped) or metric.value is None:
         return cell(table, metric)
-    return f"{fmt_rate(metric.value)} ({fmt_count(count(metric), metric.n)})"
+    few = few_items(metric_items(metric))
+    return f"{fmt_rate(metric.value)} ({fmt_count(count(metric), metric.n)}){few}"
 
 
 def yes_no(value: Any) -> str:
@@ -212,6 +227,7 @@ __all__ = [
     "add_parts",
     "cell",
     "computed",
+    "few_items",
     "fmt_ci",
     "fmt_count",
     "fmt_num",
@@ -221,6 +237,7 @@ __all__ = [
     "fmt_text",
     "label",
     "method_note",
+    "metric_items",
     "note_skipped_parts",
     "ordered_dims",
     "ordered_items",
