@@ -12,18 +12,23 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from tests.analysis.known_judges import load_items, panel_records
+from tests.analysis.known_judges import judge_records, load_items, panel_records
 
 from jurybox.analysis import analyze_records
+from jurybox.analysis.model import Report
 from jurybox.analysis.model.verdict import Check
+from jurybox.analysis.verdict import worse_subsets
 from jurybox.cli import main
+from jurybox.reporting.render.terminal import verdict_lines
 from jurybox.reporting.sections import first_screen
 from jurybox.reporting.sections.first_screen import judge_findings
+from jurybox.reporting.sections.verdict import judge_verdict_table
 from shared_paths import PROJECT_ROOT, require_shared
 
 from .cdp import Chromium
@@ -224,9 +229,11 @@ def test_failed_calls_and_a_small_sample_are_said_before_any_figure() -> None:
     report = analyze_records(world.records, human=world.human, items=world.items)
     gaps = first_screen(report).gaps
     n_records = report.summary.n_records
+    # not "left out of every figure": the headline accuracy counts them as wrong
     assert gaps[0] == (
-        f"3 of {n_records} judgments failed (unparsed 2, provider_error 1) and are left out of "
-        "every figure; --resume redoes the failed calls."
+        f"3 of {n_records} judgments failed (unparsed 2, provider_error 1): counted as wrong in "
+        "accuracy and swap consistency where these say 'failures counted', left out of every "
+        "other figure; --resume redoes the failed calls."
     )
     assert "Only 24 items (under 30): every interval is wide." in gaps
     assert first_screen(report).compared.startswith("Compared treatment against control on 24")
@@ -250,4 +257,101 @@ def test_a_moderate_pull_beside_a_shown_accuracy_is_reported_after_it_the_level_
     warned = entry.model_copy(update={"checks": [*entry.checks, pull]})
     found = judge_findings(report, "always_right", warned)
     assert found[0] == right.finding
-    assert found[1].endswith("over 200 items (limit 0.10: reported, the level kept)"), found
+    assert found[1].endswith("over its 200 labelled items (limit 0.10: reported, the level kept)")
+
+
+def _walkthrough_report(root: Path) -> Report:
+    """The README walkthrough's run analysed: 39 items, 20 of them labelled."""
+    shutil.copytree(PROJECT_ROOT / "examples", root / "examples")
+    for command in WALKTHROUGH:
+        _, verb, path = command.split()
+        assert (
+            _invoke(verb, root / path, *(("--no-plots",) if verb == "analyze" else ())).exit_code
+            == 0
+        )
+    report = root / "examples/results/pairwise/report/analysis_report.json"
+    return Report.model_validate_json(report.read_text(encoding="utf-8"))
+
+
+def test_figures_on_the_labelled_items_count_those_and_say_when_they_are_few(
+    tmp_path: Path,
+) -> None:
+    report = _walkthrough_report(tmp_path)
+    assert report.summary.n_items == 39
+    lines = {line.judge: line for line in first_screen(report).judges}
+    # the length pull beyond the labels rests on the 20 labelled items, not on all 39
+    longer = lines["long_pick"].finding
+    assert (
+        longer.startswith("prefers the longer response") and "over its 20 labelled items" in longer
+    )
+    assert "over 39 items" not in longer
+    # every accuracy on the 20 labelled items says so beside it, on the screen and in the table
+    accuracy = next(found for found in lines["coin"].also if found.startswith("agrees"))
+    assert "(95% CI 0.24–0.58) (<30 items), failures counted" in accuracy
+    for row in judge_verdict_table(report).rows:
+        assert str(row[3]).endswith("(<30 items)") and str(row[4]).endswith("(<30 items)"), row
+
+
+def test_a_run_killed_without_a_word_counts_the_judgments_it_wrote(tmp_path: Path) -> None:
+    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
+    run = tmp_path / "examples/results/pairwise"
+    assert _invoke("run", tmp_path / "examples/pairwise.yaml").exit_code == 0
+    # what `kill -9` at a quarter leaves: 66 records written, the manifest as at the start
+    judgments = run / "judgments.jsonl"
+    lines = judgments.read_text(encoding="utf-8").splitlines(keepends=True)
+    judgments.write_text("".join(lines[:66]), encoding="utf-8")
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    manifest.update(status="running", records=0)
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = _invoke("analyze", run, "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert "66 of 264 planned judgments done (25%)" in result.output
+    assert _invoke("view", tmp_path / "examples/results").exit_code == 0
+    page = (tmp_path / "examples/results/index.html").read_text(encoding="utf-8")
+    assert "running — 66 of 264 judgments" in page
+
+
+@pytest.mark.shared_data
+def test_benchmark_arms_give_the_reason_once_and_untested_checks_no_count() -> None:
+    items = load_items(require_shared("data/llmbar/MT-Bench"))
+    numbered = [
+        replace(item, metadata={**item.metadata, "arms_are_treatments": False}) for item in items
+    ]
+    report = analyze_records(panel_records(numbered), items=numbered)
+    assert report.effects.reason is not None
+    # one line with why, not "no treatment effect to state (not two arms)" per trusted judge
+    assert first_screen(report).result == (
+        report.effects.reason[:1].upper() + report.effects.reason[1:] + ".",
+    )
+    assert "benchmark's own numbering" in first_screen(report).result[0]
+    alone = analyze_records(panel_records(items)[-2 * len(items) :], items=items)
+    never = next(iter(first_screen(alone).judges))
+    assert never.judge == "never_answers"
+    assert never.also == ("accuracy untested: no accuracy measured",), never.also
+
+
+@pytest.mark.shared_data
+def test_a_judge_worse_on_a_subset_alone_says_so_on_the_first_screen() -> None:
+    items = load_items(require_shared("data/llmbar/MT-Bench"))
+    split = [
+        replace(item, metadata={**item.metadata, "subset": "coin" if k % 5 == 0 else "right"})
+        for k, item in enumerate(items)
+    ]
+    # always right on four items of five, a coin flip on the fifth: trusted pooled (accuracy
+    # about 0.9), not trusted on the coin's subset alone
+    policy = {item.id: item.metadata["subset"] for item in split}
+    records = [
+        replace(record, judge_name="mixed", key=record.key.replace(judge, "mixed"))
+        for judge, subset in (("always_right", "right"), ("coin_flip", "coin"))
+        for record in judge_records(judge, split)
+        if policy[record.query_id] == subset
+    ]
+    report = analyze_records(records, items=split)
+    assert report.verdict.judges["mixed"].level == "trusted"
+    worse = worse_subsets(report.verdict, "mixed")
+    assert [name for name, _ in worse] == ["coin"], report.verdict.subsets
+    line = next(iter(first_screen(report).judges))
+    said = f"not trusted on the subset coin alone ({worse[0][1].n_items} items): "
+    assert any(found.startswith(said) for found in line.also), line
+    # the same words in the terminal, and in the per-judge table's notes as before
+    assert said in " ".join(verdict_lines(report))

@@ -146,16 +146,28 @@ def with_subsets(pooled: Verdict, by_subset: dict[str, Verdict]) -> Verdict:
         }
         for name, verdict in by_subset.items()
     }
-    worse = {
-        judge: [
-            f"{levels[judge].level.replace('_', ' ')} on {name}"
-            for name, levels in subsets.items()
-            if judge in levels and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[entry.level]
-        ]
-        for judge, entry in pooled.judges.items()
-    }
-    notes = [f"{judge}: {', '.join(found)} alone" for judge, found in worse.items() if found]
+    split = pooled.model_copy(update={"subsets": subsets})
+    worse = {judge: worse_subsets(split, judge) for judge in pooled.judges}
+    notes = [
+        f"{judge}: {', '.join(_level_on(name, alone) for name, alone in found)} alone"
+        for judge, found in worse.items()
+        if found
+    ]
     answer = pooled.answer
     if notes:
         answer += " | Pooled over subsets; per subset: " + "; ".join(notes)
-    return pooled.model_copy(update={"subsets": subsets, "answer": answer})
+    return split.model_copy(update={"answer": answer})
+
+
+def _level_on(name: str, alone: SubsetLevel) -> str:
+    return f"{alone.level.replace('_', ' ')} on {name}"
+
+
+def worse_subsets(verdict: Verdict, judge: str) -> list[tuple[str, SubsetLevel]]:
+    """The subsets on which ``judge`` alone is at a worse level than pooled over them all."""
+    pooled = verdict.judges[judge].level
+    return [
+        (name, levels[judge])
+        for name, levels in (verdict.subsets or {}).items()
+        if judge in levels and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[pooled]
+    ]

@@ -108,7 +108,9 @@ def _with_input_screen(report: Report, dropped: int, screen: LabelScreen | None)
 
 def _with_run(report: Report, path: Path) -> Report:
     """The report with where its run stood (``summary.run``), from the run's manifest: how
-    much of its plan was judged, and the resume command where there is anything to redo."""
+    much of its plan was judged, and the resume command where there is anything to redo. The
+    judgments done are the records read, not the manifest's count: a run killed without a word
+    (``kill -9``) never wrote its count there."""
     manifest = run_manifest(path)
     if manifest is None:
         return report
@@ -116,7 +118,7 @@ def _with_run(report: Report, path: Path) -> Report:
     progress = RunProgress.given(
         status=manifest.status,
         units_planned=manifest.units_planned,
-        units_done=manifest.records,
+        units_done=report.summary.n_records,
         resume=run_resume(path.parent) if redo else None,
     )
     summary = report.summary.model_copy(update={"run": progress})

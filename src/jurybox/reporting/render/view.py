@@ -153,7 +153,13 @@ def _status(run: RunFound) -> ViewCell:
     manifest = run.manifest
     if manifest is None:
         return ViewCell(MISSING, sort="")
-    done = f"{fmt_num(manifest.records)} of {fmt_num(manifest.units_planned)} judgments"
+    # A run killed without a word left its manifest's count at 0: its report counted the
+    # records it read (the larger is the later).
+    analysed = run.report.report.summary.run if run.report is not None else None
+    records = manifest.records
+    if analysed is not None and analysed.units_done is not None:
+        records = max(records or 0, analysed.units_done)
+    done = f"{fmt_num(records)} of {fmt_num(manifest.units_planned)} judgments"
     said = {
         "complete": ("complete", ()),
         "interrupted": (f"interrupted — {done}", ("stopped before the end; resume:",)),

@@ -18,7 +18,9 @@ from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
 from jurybox.analysis.model.metrics import CorrectedWinRateMetric
 from jurybox.analysis.model.verdict import Check, JudgeVerdict
+from jurybox.analysis.verdict import worse_subsets
 from jurybox.reporting.view.format import (
+    few_items,
     fmt_count,
     fmt_num,
     fmt_p,
@@ -95,6 +97,14 @@ def labelled_items(report: Report) -> int | None:
     return labels.preferences or labels.scores or None
 
 
+def judge_labelled_items(report: Report, judge: str) -> int | None:
+    """How many labelled items ``judge``'s accuracy (or κ) against the labels rests on."""
+    gold = of_judge(report.accuracy_vs_gold.judges, judge)
+    if gold is not None and gold.pooled.n_clusters:
+        return int(gold.pooled.n_clusters)
+    return labelled_items(report)
+
+
 def compared_line(report: Report) -> str:
     """E.g. "Compared treatment against control on 39 items (20 labelled), by 3 judges
     (coin, first_pick, long_pick) in pairwise mode." ("Judged production on ..." for one arm)."""
@@ -137,13 +147,17 @@ def _corrected(report: Report, judge: str) -> str | None:
 
 
 def result_lines(report: Report) -> list[str]:
-    """Per trusted judge its result (and the error-corrected one), or no conclusion."""
+    """Per trusted judge its result (and the error-corrected one), or no conclusion; where the
+    effects were not computed (one arm, or arms that are no treatment and control), why, once."""
     trusted = [j for j, entry in report.verdict.judges.items() if entry.level == "trusted"]
     if not trusted:
         return [NO_CONCLUSION]
+    effects = report.effects
+    if not effects.computed and effects.reason:  # e.g. "a single arm (production): ..."
+        return [f"{effects.reason[:1].upper()}{effects.reason[1:]}."]
     lines = []
     for judge in trusted:
-        said = judge_result(report, judge) or "no treatment effect to state (not two arms)"
+        said = judge_result(report, judge) or "no treatment effect to state"
         corrected = _corrected(report, judge)
         lines.append(f"{judge}: {said}" + (f"; {corrected}" if corrected else ""))
     return lines
@@ -173,8 +187,9 @@ def _failed_gap(report: Report) -> str | None:
         why.append(f"holistic fallback {excluded.holistic_fallback}")
     redo = "provider_error" in excluded.by_status
     return (
-        f"{excluded.total} of {summary.n_records} judgments failed ({', '.join(why)}) and are "
-        f"left out of every figure{'; --resume redoes the failed calls' if redo else ''}."
+        f"{excluded.total} of {summary.n_records} judgments failed ({', '.join(why)}): counted "
+        "as wrong in accuracy and swap consistency where these say 'failures counted', left "
+        f"out of every other figure{'; --resume redoes the failed calls' if redo else ''}."
     )
 
 
@@ -255,9 +270,10 @@ def _accuracy_words(report: Report, judge: str, entry: JudgeVerdict) -> str | No
     if gold is None or accuracy is None or not gold.pooled.n_total:
         return None
     interval = f"95% CI {fmt_num(accuracy.ci_low, 2)}–{fmt_num(accuracy.ci_high, 2)}"
+    few = few_items(judge_labelled_items(report, judge))
     return (
         f"agrees with the labels in {fmt_percent(accuracy.value)} of {gold.pooled.n_total} "
-        f"labelled judgments ({interval}), failures counted"
+        f"labelled judgments ({interval}){few}, failures counted"
     )
 
 
@@ -282,8 +298,19 @@ def finding(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> st
     elif check.check == "accuracy" and check.status != "skipped":
         words = _accuracy_words(report, judge, entry)
     if words is None:
-        words = f"{check.message}, over {entry.n_items} items"
+        words = check.message + _over(report, judge, entry, check)
     return words + _limit(check, entry.level)
+
+
+def _over(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> str:
+    """The items a check's figure rests on: none for a check that could not be made; a length
+    pull beyond the labels rests on the labelled items only."""
+    if check.status == "skipped":
+        return ""
+    if check.check == "length" and entry.length is not None and entry.length.conditioned_on_truth:
+        labelled = judge_labelled_items(report, judge)
+        return f", over its {labelled} labelled items" if labelled else ""
+    return f", over {entry.n_items} items"
 
 
 def _defining(entry: JudgeVerdict) -> list[Check]:
@@ -306,11 +333,20 @@ def _rank(check: str) -> int:
 
 
 def judge_findings(report: Report, judge: str, entry: JudgeVerdict) -> list[str]:
-    """The judge's findings in words, its defining one first."""
+    """The judge's findings in words, its defining one first, then the subsets of an import
+    on which it alone is at a worse level than pooled."""
     if entry.level == "insufficient_evidence" and not entry.has_labels:
         return [f"{entry.reason}, over {entry.n_items} items"]
     found = [finding(report, judge, entry, check) for check in _defining(entry)]
-    return found or [entry.reason]
+    return (found or [entry.reason]) + _subset_findings(report, judge)
+
+
+def _subset_findings(report: Report, judge: str) -> list[str]:
+    return [
+        f"{alone.level.replace('_', ' ')} on the subset {name} alone ({alone.n_items} items): "
+        f"{alone.reason}"
+        for name, alone in worse_subsets(report.verdict, judge)
+    ]
 
 
 def judge_lines(report: Report) -> Iterator[JudgeLine]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from jurybox.analysis.model import Report
 from jurybox.analysis.model.verdict import Figure, JudgeVerdict
-from jurybox.reporting.sections.first_screen import judge_findings
+from jurybox.reporting.sections.first_screen import judge_findings, judge_labelled_items
 from jurybox.reporting.view.format import MISSING, few_items, fmt_value_ci
 from jurybox.reporting.view.tables import Table, fmt_rate, fmt_text
 
@@ -70,17 +70,18 @@ def pass_rule(check: str, threshold: Any) -> str:
     return rule.format(t=fmt_rate(threshold) if "{t}" in rule else "")
 
 
-def _figure(figure: Figure | None, entry: JudgeVerdict) -> str:
+def _figure(figure: Figure | None, labelled: int | None) -> str:
+    """An accuracy (or κ) with its interval, marked where its labelled items are few."""
     if figure is None:
         return MISSING
-    return fmt_value_ci(figure.value, figure.ci_low, figure.ci_high) + few_items(entry.n_items)
+    return fmt_value_ci(figure.value, figure.ci_low, figure.ci_high) + few_items(labelled)
 
 
-def _quality(entry: JudgeVerdict) -> str:
+def _quality(entry: JudgeVerdict, labelled: int | None) -> str:
     if entry.accuracy is None and entry.kappa is not None:
         name = "ICC" if entry.kappa_is_icc else "κ"
-        return f"{name} {_figure(entry.kappa, entry)}"
-    return _figure(entry.accuracy, entry)
+        return f"{name} {_figure(entry.kappa, labelled)}"
+    return _figure(entry.accuracy, labelled)
 
 
 def _swap(entry: JudgeVerdict) -> str:
@@ -96,12 +97,13 @@ def judge_verdict_table(report: Report) -> Table:
     # A static title: judge names are user text, escaped in cells, never in headings.
     table = Table(id="judge-verdicts", title="Per judge, most trusted first", columns=JUDGE_COLUMNS)
     for judge, entry in verdict.judges.items():
+        labelled = judge_labelled_items(report, str(judge))
         table.add(
             str(judge),
             entry.level.replace("_", " "),
             judge_findings(report, str(judge), entry)[0],
-            _quality(entry),
-            _figure(entry.accuracy_parsed, entry),
+            _quality(entry, labelled),
+            _figure(entry.accuracy_parsed, labelled),
             _swap(entry),
             fmt_rate(entry.failure_rate),
         )
