@@ -65,3 +65,14 @@ def test_judge_vs_human_kappa_is_reported(report: dict[str, Any], shared_data: P
         metric = prefs[judge]["pooled"]
         assert 0.3 < metric["value"] < 0.9
         assert set(metric["categories"]) == {"response1", "response2", "tie"}
+
+
+def test_a_tie_that_matches_a_gold_tie_is_right_not_also_half(report: dict[str, Any]) -> None:
+    # PandaLM-7B answers tie 107 times: 32 on items whose majority label is a tie (right, in
+    # `correct` already), 75 where the label names a response. Only those 75 count half.
+    pandalm = report["accuracy_vs_gold"]["judges"]["pandalm-7b"]
+    pooled, ties = pandalm["pooled"], pandalm["ties"]
+    assert ties["ties"] == 75 and ties["n_total"] == 999
+    assert ties["ties_wrong"] == pytest.approx(pooled["correct"] / 999)
+    assert ties["ties_half"] == pytest.approx((pooled["correct"] + 75 / 2) / 999)
+    assert ties["ties_half"] <= 1

@@ -479,13 +479,16 @@ def _judge_accuracy(
 TIES_NOTE = (
     "A tie counts half in a benchmark's own figure (LLMBar gives a score tie to the output "
     "shown second, so it is right in one order of two) and wrong in the trust verdict's "
-    "accuracy, which asks the judge to pick the gold answer."
+    "accuracy, which asks the judge to pick the gold answer; a tie where the gold is a tie is "
+    "right in both, and not counted among the ties."
 )
 
 
 def _tie_conventions(rows: pd.DataFrame, pooled: Accuracy) -> TieConventions | None:
-    """The pooled accuracy with ties wrong and half, failures wrong; None without a tie."""
-    ties = int((rows["ok"] & (rows["preferred_arm"] == "tie")).sum())
+    """The pooled accuracy with ties wrong and half, failures wrong; None without a tie. Only a
+    tie where the gold names a winner is wrong or half: one that matches a gold tie (PandaLM's
+    labels have them) is already counted right."""
+    ties = int((rows["ok"] & (rows["preferred_arm"] == "tie") & (rows["gold"] != "tie")).sum())
     if not ties or pooled.correct is None or not pooled.n_total:
         return None
     return TieConventions(

@@ -27,7 +27,7 @@ class TieConventions(Model):
     and counted half (a benchmark's own, e.g. LLMBar's), failures wrong in both; present only
     for a judge that answered tie."""
 
-    ties: int  # successful judgments that were a tie
+    ties: int  # successful judgments that were a tie where the gold names a winner
     n_total: int
     ties_wrong: Number  # correct / n_total: the accuracy the verdict reads
     ties_half: Number  # (correct + ties / 2) / n_total
