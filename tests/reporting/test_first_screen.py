@@ -25,7 +25,8 @@ from jurybox.analysis.model import Report
 from jurybox.analysis.model.verdict import Check
 from jurybox.analysis.verdict import worse_subsets
 from jurybox.cli import main
-from jurybox.reporting.render.terminal import verdict_lines
+from jurybox.records import Status
+from jurybox.reporting.render.terminal import judges_grid, verdict_lines
 from jurybox.reporting.sections import first_screen
 from jurybox.reporting.sections.first_screen import judge_findings
 from jurybox.reporting.sections.verdict import judge_verdict_table
@@ -355,3 +356,25 @@ def test_a_judge_worse_on_a_subset_alone_says_so_on_the_first_screen() -> None:
     assert any(found.startswith(said) for found in line.also), line
     # the same words in the terminal, and in the per-judge table's notes as before
     assert said in " ".join(verdict_lines(report))
+
+
+def test_the_headline_accuracy_says_it_counts_parsed_verdicts_only() -> None:
+    world = pairwise_world()
+    first = world.records[0]
+    failed = replace(
+        first,
+        status=Status.PROVIDER_ERROR,
+        parse_success=False,
+        preference=None,
+        preferred_arm=None,
+        error="timeout",
+    )
+    records = [failed, *world.records[1:]]
+    report = analyze_records(records, human=world.human, items=world.items)
+    grid = judges_grid(report)
+    row = next(row for row in grid.rows if row[0] == first.judge_name)
+    accuracy = row[grid.headers.index("accuracy")]
+    parsed = sum(r.judge_name == first.judge_name and not r.retest for r in records) - 1
+    assert f"/{parsed})" in accuracy, accuracy  # over the parsed verdicts, not every call
+    # ... while the trust table beside it counts the failure as wrong: the caption says which
+    assert "accuracy: vs gold, pooled over orders, over parsed verdicts" in grid.caption

@@ -49,8 +49,9 @@ _STYLES = {
     "insufficient_evidence": "bold",
 }
 _CAPTION = (
-    "swap: same verdict in both orders; 1st pos.: share of decisive verdicts for the response "
-    "shown first; accuracy: vs gold, pooled over orders; κ human: Cohen's κ with human "
+    "swap: same verdict in both orders, over pairs parsed in both; 1st pos.: share of decisive "
+    "verdicts for the response shown first; accuracy: vs gold, pooled over orders, over parsed "
+    "verdicts (the table above also counts failures as wrong); κ human: Cohen's κ with human "
     "preferences; win rate: treatment over control; Δ total: treatment − control mean total."
 )
 
