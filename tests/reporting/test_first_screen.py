@@ -378,3 +378,19 @@ def test_the_headline_accuracy_says_it_counts_parsed_verdicts_only() -> None:
     assert f"/{parsed})" in accuracy, accuracy  # over the parsed verdicts, not every call
     # ... while the trust table beside it counts the failure as wrong: the caption says which
     assert "accuracy: vs gold, pooled over orders, over parsed verdicts" in grid.caption
+
+
+def test_labelled_items_are_items_not_labels(tmp_path: Path) -> None:
+    shutil.copytree(PROJECT_ROOT / "examples", tmp_path / "examples")
+    said = {}
+    for name in ("ranking", "criterion"):
+        assert _invoke("run", tmp_path / f"examples/{name}.yaml").exit_code == 0
+        result = _invoke("analyze", tmp_path / f"examples/results/{name}", "--no-plots")
+        assert result.exit_code == 0, result.output
+        said[name] = result.output
+    # the council's humans scored 4 responses of 5 items: 20 score labels, 5 labelled items
+    assert "on 12 items (5 labelled)" in said["ranking"]
+    assert "Only 5 labelled items (under 30)" in said["ranking"]
+    assert "κ vs humans" in said["ranking"] and "over its 5 labelled items" in said["ranking"]
+    # Pass/Fail labels on every one of the 60 items (they read "none labelled")
+    assert "on 60 items (60 labelled)" in said["criterion"]

@@ -218,6 +218,7 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
             scores=len(labels.scores),
             verdicts=len(labels.verdicts),
             targeted=int((labels.design["stream"] == "targeted").sum()) or None,
+            items=_labelled_items(frame, r["query_id"]),
         ),
         local_judge_used=bool(r["local_judge"].any()) if len(r) else False,
         failures=_failures(frame) if len(r) else {},
@@ -226,6 +227,15 @@ def summarize(frame: AnalysisFrame, options: AnalysisOptions) -> Summary:
         # Set only where scores were set apart, so a report without any keeps its keys.
         **({"non_finite_scores": bad} if (bad := _non_finite(frame)) is not None else {}),
     )
+
+
+def _labelled_items(frame: AnalysisFrame, judged: pd.Series) -> int:
+    """The judged items that carry a human label of any kind (preference, score, verdict)."""
+    labels = frame.labels
+    ids = pd.concat(
+        [labels.preferences["query_id"], labels.scores["query_id"], labels.verdicts["query_id"]]
+    )
+    return int(ids[ids.isin(judged.unique())].nunique())
 
 
 def _one_order(frame: AnalysisFrame) -> dict[str, int]:

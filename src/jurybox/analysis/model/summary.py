@@ -41,14 +41,17 @@ class JudgeSummary(Model):
 
 
 class HumanLabelCounts(Model):
-    """How many human labels of each kind were given; ``targeted``: items labelled through
-    ``jurybox label``'s targeted stream only, kept out of the other counts (and figures)."""
+    """How many human labels of each kind were given (``scores`` and ``verdicts`` count one per
+    response and dimension); ``items``: the judged items that carry any of them (absent in
+    reports written before it was recorded); ``targeted``: items labelled through ``jurybox
+    label``'s targeted stream only, kept out of the other counts (and figures)."""
 
     preferences: int
     annotators: int
     scores: int
     verdicts: int
     targeted: int | None = None
+    items: int | None = None
 
 
 class JudgeFailures(Model):

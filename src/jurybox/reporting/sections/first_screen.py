@@ -94,6 +94,8 @@ def labelled_items(report: Report) -> int | None:
     if most:
         return most
     labels = report.summary.human_labels
+    if labels.items is not None:  # reports before it was recorded: the label counts
+        return labels.items or None
     return labels.preferences or labels.scores or None
 
 
@@ -303,11 +305,12 @@ def finding(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> st
 
 
 def _over(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> str:
-    """The items a check's figure rests on: none for a check that could not be made; a length
-    pull beyond the labels rests on the labelled items only."""
+    """The items a check's figure rests on: none for a check that could not be made; κ against
+    the humans, and a length pull beyond the labels, rest on the labelled items only."""
     if check.status == "skipped":
         return ""
-    if check.check == "length" and entry.length is not None and entry.length.conditioned_on_truth:
+    beyond = entry.length is not None and entry.length.conditioned_on_truth
+    if check.check == "kappa" or (check.check == "length" and beyond):
         labelled = judge_labelled_items(report, judge)
         return f", over its {labelled} labelled items" if labelled else ""
     return f", over {entry.n_items} items"
