@@ -6,6 +6,10 @@
   quadratic-weighted κ of the total against human scores stands in (its interval a bootstrap over
   items), or the ICC(2,1) of the total where the human scores are fractional and κ is undefined
   (quadratic-weighted κ and the ICC coincide on a continuous scale: Fleiss & Cohen 1973).
+* Pass/Fail (criterion mode): the judge's TPR over the responses humans labelled
+  Pass and TNR over those labelled Fail, every criterion pooled, failures counted as wrong
+  (``_pass_fail``); each interval ``stats.clustered_proportion`` over items (an item's criteria,
+  responses and repeats are one cluster). The trust rule reads the worse of the two.
 * Swap consistency: failures counted as inconsistent (its interval over items), and over pairs
   parsed in both orders; only for judges that saw both responses together.
 * Position and length: with gold labels, the judge's pull *beyond* the labels
@@ -46,9 +50,10 @@ from jurybox.analysis.model.self_enhancement import SelfScores
 from jurybox.analysis.model.summary import Summary
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.pairs import pairwise_records
-from jurybox.analysis.trust import BiasTest, Estimate, JudgeEvidence
+from jurybox.analysis.trust import BiasTest, Estimate, JudgeEvidence, PassFailAgreement
 
 _RawTest = tuple[float, float, bool]  # (effect, raw p-value, conditioned on the truth)
+PASS_FAIL_METHOD = "min(TPR, TNR); each rate clustered_proportion: Agresti–Coull over items"
 
 
 @dataclass(frozen=True)
@@ -290,6 +295,37 @@ def _retest(frame: AnalysisFrame, f: Families, judge: str) -> tuple[float | None
     return (None, False) if icc is None else (min(1.0, max(0.0, icc)), True)
 
 
+def _pass_fail(frame: AnalysisFrame, judge: str, confidence: float) -> PassFailAgreement | None:
+    """TPR and TNR of the judge's Pass/Fail verdicts on the human-labelled responses, a failed
+    call counted as wrong in either; None unless both classes are labelled (one class alone
+    cannot tell a judge that always gives it from a good one)."""
+    own = _records(frame, judge)
+    own = own[(own["mode"] == "criterion") & ~own["retest"] & own["target_arm"].notna()]
+    human = frame.labels.verdicts.rename(columns={"verdict": "human", "arm": "target_arm"})
+    rows = own.merge(
+        human.drop_duplicates(["query_id", "target_arm"]), on=["query_id", "target_arm"]
+    )
+    positive = rows["human"] == "Pass"
+    if not positive.any() or positive.all():
+        return None
+    right = rows["ok"] & (rows["verdict"] == rows["human"])
+
+    def rate(part: pd.Series) -> Estimate:
+        found = stats.clustered_proportion(
+            right[part].to_numpy(float),
+            rows.loc[part, "query_id"].to_numpy(),
+            confidence=confidence,
+        )
+        return Estimate(found.estimate, found.ci_low, found.ci_high)
+
+    return PassFailAgreement(
+        tpr=rate(positive),
+        tnr=rate(~positive),
+        n_items=int(rows["query_id"].nunique()),
+        method=PASS_FAIL_METHOD,
+    )
+
+
 def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
     labels = frame.labels
     # The distinct ids first, as a list made in one call: a set of the column would box a
@@ -298,7 +334,9 @@ def _has_labels(frame: AnalysisFrame, judge: str) -> bool:
     labelled = frame.memo(
         "evidence_labelled",
         lambda: (
-            set(labels.preferences["query_id"].tolist()) | set(labels.scores["query_id"].tolist())
+            set(labels.preferences["query_id"].tolist())
+            | set(labels.scores["query_id"].tolist())
+            | set(labels.verdicts["query_id"].tolist())
         ),
     )
     return bool(own & labelled)
@@ -319,12 +357,14 @@ def _base(frame: AnalysisFrame, f: Families, judge: str, confidence: float) -> J
     kappa, kappa_is_icc = _kappa(f, judge)
     swap, swap_parsed, swap_interval = _swap(f, judge) if shown else (None, None, None)
     retest, retest_is_icc = _retest(frame, f, judge)
+    pass_fail = _pass_fail(frame, judge, confidence)
     return JudgeEvidence(
         judge=judge,
         n_items=int(own["query_id"].nunique()),
         n_judgments=n_judgments,
         failure_rate=(failures.failure_rate or 0.0) if failures else 0.0,
         has_labels=_has_labels(frame, judge) or accuracy is not None or kappa is not None,
+        pass_fail=pass_fail,
         positions_shown=shown,
         accuracy=accuracy,
         accuracy_parsed=accuracy_parsed,

@@ -15,6 +15,9 @@ The rules (issue #12):
   whose accuracy is shown errs, and is reported as a warning beside the level.
 * The failure rate is a check of its own; a judge none of whose calls produced a verdict is
   ``not_trusted``.
+* A Pass/Fail (criterion) judge's accuracy is the worse of its TPR and TNR against the human
+  labels, failures counted as wrong: plain accuracy would trust a judge that always says Pass
+  where most labels are Pass.
 
 This module reads no report: the caller builds one ``JudgeEvidence`` per judge (Holm-adjusting the
 bias p-values across judges first) and gets back a ``JudgeTrust`` per judge and the panel line.
@@ -75,6 +78,24 @@ class BiasTest:
 
 
 @dataclass(frozen=True)
+class PassFailAgreement:
+    """A Pass/Fail judge against human labels, failures counted as wrong: TPR over the
+    Pass-labelled responses, TNR over the Fail-labelled ones, each interval over items."""
+
+    tpr: Estimate
+    tnr: Estimate
+    n_items: int  # labelled items the two rest on (an item's criteria share it)
+    method: str
+
+    @property
+    def worse(self) -> Estimate:
+        """min(TPR, TNR) with the lower of the two bounds at each end (each a valid interval
+        for its rate, so the lower bound is conservative for the minimum)."""
+        pair = (self.tpr, self.tnr)
+        return Estimate(*(min(getattr(e, f) for e in pair) for f in ("value", "ci_low", "ci_high")))
+
+
+@dataclass(frozen=True)
 class JudgeEvidence:
     """What is known about one judge; ``None`` means "not measured" (the check is skipped).
 
@@ -104,6 +125,7 @@ class JudgeEvidence:
     # every block and stopped when the data said so; a fixed-n interval then claims too much,
     # so the check reads this one.
     accuracy_anytime: Estimate | None = None
+    pass_fail: PassFailAgreement | None = None  # a criterion judge against Pass/Fail labels
 
     def __post_init__(self) -> None:
         if self.n_items < 0 or self.n_judgments < 0:
@@ -112,7 +134,8 @@ class JudgeEvidence:
         for share in (*shares, self.retest_agreement):
             if share is not None and not 0.0 <= share <= 1.0:
                 raise ValueError(f"{self.judge}: rates must lie in [0, 1], got {share}")
-        if not self.has_labels and (self.accuracy is not None or self.kappa is not None):
+        measured = (self.accuracy, self.kappa, self.pass_fail)
+        if not self.has_labels and any(m is not None for m in measured):
             raise ValueError(f"{self.judge}: accuracy or κ given but has_labels is False")
 
 
@@ -203,6 +226,8 @@ def failure_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
 
 def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """Positive evidence of accuracy: the CI's lower bound must clear ``min_accuracy``."""
+    if ev.accuracy is None and ev.pass_fail is not None:
+        return pass_fail_check(ev.pass_fail, th)
     if ev.accuracy is None:
         return _untested(ev, "accuracy")
     parsed = ev.accuracy_parsed
@@ -213,6 +238,16 @@ def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
         bounds = f"{_share(used.ci_low)}–{_share(used.ci_high)}"
         shown += f"; anytime-valid interval {bounds} (--until decided)"
     return _quality("accuracy", shown, used or ev.accuracy, th.min_accuracy, th.fail_accuracy)
+
+
+def pass_fail_check(found: PassFailAgreement, th: TrustThresholds) -> TrustCheck:
+    """The worse of TPR and TNR against the accuracy limits: both must be shown to clear
+    ``min_accuracy``, and either below ``fail_accuracy`` fails (an always-Pass judge has TNR 0)."""
+    shown = (
+        f"worse of TPR {_ci(found.tpr)} and TNR {_ci(found.tnr)} against the human Pass/Fail "
+        f"labels over {found.n_items} items, failures counted, intervals over items"
+    )
+    return _quality("accuracy", shown, found.worse, th.min_accuracy, th.fail_accuracy)
 
 
 def kappa_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:

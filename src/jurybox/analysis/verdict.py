@@ -15,6 +15,7 @@ from jurybox.analysis.model.verdict import (
     Check,
     Figure,
     JudgeVerdict,
+    PassFailFigure,
     SubsetLevel,
     Verdict,
 )
@@ -24,6 +25,7 @@ from jurybox.analysis.trust import (
     Estimate,
     JudgeEvidence,
     JudgeTrust,
+    PassFailAgreement,
     assess_panel,
 )
 
@@ -38,7 +40,11 @@ _PANEL_ORDER = {"trusted": 0, "use_with_caution": 1, "insufficient_evidence": 2,
 
 
 def _figure(est: Estimate | None) -> Figure | None:
-    return None if est is None else Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high)
+    return None if est is None else _shown(est)
+
+
+def _shown(est: Estimate) -> Figure:
+    return Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high)
 
 
 def _bias(test: BiasTest | None) -> BiasFigure | None:
@@ -46,6 +52,12 @@ def _bias(test: BiasTest | None) -> BiasFigure | None:
         return None
     return BiasFigure(
         effect=test.effect, p_holm=test.p_adjusted, conditioned_on_truth=test.conditioned_on_truth
+    )
+
+
+def _pass_fail(found: PassFailAgreement) -> PassFailFigure:
+    return PassFailFigure(
+        tpr=_shown(found.tpr), tnr=_shown(found.tnr), n_items=found.n_items, method=found.method
     )
 
 
@@ -88,6 +100,7 @@ def _judge_verdict(trust: JudgeTrust, ev: JudgeEvidence) -> JudgeVerdict:
         retest_agreement=ev.retest_agreement,
         retest_is_icc=ev.retest_is_icc,
         **({"accuracy_anytime": _figure(ev.accuracy_anytime)} if ev.accuracy_anytime else {}),
+        **({"pass_fail": _pass_fail(ev.pass_fail)} if ev.pass_fail else {}),
     )
 
 

@@ -37,6 +37,17 @@ class Figure(Model):
     ci_high: Number
 
 
+class PassFailFigure(Model):
+    """A Pass/Fail judge against the human labels, failures counted as wrong: TPR over the
+    Pass-labelled responses, TNR over the Fail-labelled ones, each interval over items; the
+    accuracy check reads the worse of the two."""
+
+    tpr: Figure
+    tnr: Figure
+    n_items: int
+    method: str
+
+
 class BiasFigure(Model):
     """A bias effect on [-1, 1] and its p-value, Holm-adjusted across judges and tests."""
 
@@ -74,6 +85,8 @@ class JudgeVerdict(Model):
     retest_is_icc: bool
     # Only for a `--until decided` run: the anytime-valid interval the accuracy check read.
     accuracy_anytime: Figure | None = None
+    # Only for a Pass/Fail (criterion) judge with both classes labelled.
+    pass_fail: PassFailFigure | None = None
 
 
 class SubsetLevel(Model):

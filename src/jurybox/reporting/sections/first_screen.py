@@ -17,7 +17,7 @@ from jurybox.analysis.model import Report
 from jurybox.analysis.model.bias import PositionJudge
 from jurybox.analysis.model.effects import PairedTests
 from jurybox.analysis.model.metrics import CorrectedWinRateMetric
-from jurybox.analysis.model.verdict import Check, JudgeVerdict
+from jurybox.analysis.model.verdict import Check, Figure, JudgeVerdict
 from jurybox.analysis.verdict import worse_subsets
 from jurybox.reporting.view.format import (
     few_items,
@@ -271,12 +271,29 @@ def _accuracy_words(report: Report, judge: str, entry: JudgeVerdict) -> str | No
     accuracy = entry.accuracy
     if gold is None or accuracy is None or not gold.pooled.n_total:
         return None
-    interval = f"95% CI {fmt_num(accuracy.ci_low, 2)}–{fmt_num(accuracy.ci_high, 2)}"
+    interval = _interval(accuracy)
     few = few_items(judge_labelled_items(report, judge))
     return (
         f"agrees with the labels in {fmt_percent(accuracy.value)} of {gold.pooled.n_total} "
         f"labelled judgments ({interval}){few}, failures counted"
     )
+
+
+def _pass_fail_words(entry: JudgeVerdict) -> str | None:
+    """A Pass/Fail judge's TNR and TPR against the human labels; the check read the worse."""
+    found = entry.pass_fail
+    if found is None:
+        return None
+
+    return (
+        f"catches {fmt_percent(found.tnr.value)} of failures (TNR, {_interval(found.tnr)}) and "
+        f"passes {fmt_percent(found.tpr.value)} of passes (TPR, {_interval(found.tpr)}) over "
+        f"{found.n_items} labelled items{few_items(found.n_items)}, failures counted"
+    )
+
+
+def _interval(figure: Figure) -> str:
+    return f"95% CI {fmt_num(figure.ci_low, 2)}–{fmt_num(figure.ci_high, 2)}"
 
 
 def _failure_words(report: Report, judge: str, check: Check) -> str:
@@ -298,7 +315,7 @@ def finding(report: Report, judge: str, entry: JudgeVerdict, check: Check) -> st
     elif check.check == "swap_consistency":
         words = _swap_words(report, judge, check)
     elif check.check == "accuracy" and check.status != "skipped":
-        words = _accuracy_words(report, judge, entry)
+        words = _accuracy_words(report, judge, entry) or _pass_fail_words(entry)
     if words is None:
         words = check.message + _over(report, judge, entry, check)
     return words + _limit(check, entry.level)
