@@ -67,7 +67,7 @@ def test_judges_pair_by_name_then_by_order() -> None:
     assert unpaired == ["A:z"]
 
 
-def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> None:
+def test_planted_accuracy_gain_is_found_over_items_with_the_sign_test() -> None:
     a = _run("A", _pairwise_run("judge_v1", 20), human=GOLD)
     b = _run("B", _pairwise_run("judge_v2", 32), human=GOLD)
     report = compare_runs([a, b], CompareOptions(n_bootstrap=200))
@@ -76,15 +76,19 @@ def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> 
     verdicts = judge.verdicts
     assert verdicts is not None and verdicts.accuracy is not None
     acc = verdicts.accuracy
-    assert acc.n_units == 80
+    assert (acc.n_items, acc.n_judgments_a, acc.n_judgments_b) == (40, 80, 80)
     assert (acc.accuracy_a.value, acc.accuracy_b.value) == (0.5, 0.8)
+    assert acc.accuracy_a.n_clusters == 40
     assert acc.difference.value == pytest.approx(0.3)
+    assert acc.difference.n == 40
     assert acc.difference.ci_low is not None and acc.difference.ci_high is not None
     assert 0 < acc.difference.ci_low < 0.3 < acc.difference.ci_high
-    # 24 discordant units, all in B's favour: exact binomial p = 2 · 0.5^24
-    assert (acc.mcnemar.b, acc.mcnemar.c) == (0, 24)
-    assert acc.mcnemar.p_value == pytest.approx(2 * 0.5**24)
-    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("exact")
+    # 12 items (24 judgments) changed, all in B's favour: the sign test over items,
+    # exact binomial p = 2 · 0.5^12 (over the 24 judgments it was 2 · 0.5^24)
+    assert (acc.mcnemar.b, acc.mcnemar.c) == (0, 12)
+    assert acc.mcnemar.p_value == pytest.approx(2 * 0.5**12)
+    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("sign test over")
+    assert "exact" in acc.mcnemar.method
     assert verdicts.n_changed == 24
     assert [u.item_id for u in verdicts.changed[:2]] == ["q20", "q20"]
     assert verdicts.changed[0].gold == "control"
@@ -97,13 +101,13 @@ def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> 
     assert '"matched_by": "order"' in text
 
 
-def test_many_discordant_units_use_the_asymptotic_mcnemar() -> None:
+def test_many_changed_items_use_the_asymptotic_sign_test() -> None:
     a = _run("A", _pairwise_run("j", 5), human=GOLD)
     b = _run("B", _pairwise_run("j", 40), human=GOLD)
     acc = compare_runs([a, b]).comparisons[0].judges[0].verdicts.accuracy  # type: ignore[union-attr]
-    assert acc is not None and acc.mcnemar.n_discordant == 70
-    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("asymptotic")
-    assert acc.mcnemar.p_value == pytest.approx(sps.chi2.sf(70.0, 1))
+    assert acc is not None and acc.mcnemar.n_discordant == 35
+    assert acc.mcnemar.method is not None and "asymptotic" in acc.mcnemar.method
+    assert acc.mcnemar.p_value == pytest.approx(sps.chi2.sf(35.0, 1))
 
 
 def _criterion(qid: str, arm: str, verdict: str) -> JudgeRecord:
@@ -141,6 +145,7 @@ def test_criterion_verdicts_are_compared_per_arm_against_the_arm_label() -> None
     assert verdicts is not None and verdicts.accuracy is not None
     assert verdicts.n_units == 40 and verdicts.n_changed == 10
     assert (verdicts.accuracy.accuracy_a.value, verdicts.accuracy.accuracy_b.value) == (0.5, 0.75)
+    assert verdicts.accuracy.n_items == 20  # both arms of an item are one unit of accuracy
     assert verdicts.position is None
     assert {unit.gold for unit in verdicts.changed} == {"Fail"}
 
