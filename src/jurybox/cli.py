@@ -798,7 +798,8 @@ def compare_command(
     diff); item links open each run's own report (RUN/report/report.html, if written).
 
     Every run is compared with the first (B − A): per matched judge, verdict accuracy against
-    the gold/human label (McNemar, Bonett-Price paired interval), position consistency, agreement
+    the gold/human label over items (the sign test, a paired interval on per-item shares of
+    both orders and retests), position consistency (McNemar, Bonett-Price), agreement
     between the runs, score differences (paired t, Hodges-Lehmann, Wilcoxon), the items whose
     verdict changed, and, with two or more scoring judges, ADR-016's score study (inter-judge
     alpha/ICC per dimension, ranking stability, conciseness vs length).

@@ -16,6 +16,7 @@ from jurybox.analysis.compare import CompareOptions, RunInput, compare_runs, pai
 from jurybox.analysis.score_study import score_study
 from jurybox.records import Item, JudgeRecord, Status
 from jurybox.reporting.render.compare import render_compare_html, render_compare_markdown
+from jurybox.stats.paired import paired_proportion_difference, paired_share_difference
 
 ARMS = ("control", "treatment")
 ORDERS = {"control_first": ARMS, "treatment_first": ARMS[::-1]}
@@ -67,7 +68,7 @@ def test_judges_pair_by_name_then_by_order() -> None:
     assert unpaired == ["A:z"]
 
 
-def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> None:
+def test_planted_accuracy_gain_is_found_over_items_with_the_sign_test() -> None:
     a = _run("A", _pairwise_run("judge_v1", 20), human=GOLD)
     b = _run("B", _pairwise_run("judge_v2", 32), human=GOLD)
     report = compare_runs([a, b], CompareOptions(n_bootstrap=200))
@@ -76,15 +77,19 @@ def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> 
     verdicts = judge.verdicts
     assert verdicts is not None and verdicts.accuracy is not None
     acc = verdicts.accuracy
-    assert acc.n_units == 80
+    assert (acc.n_items, acc.n_judgments_a, acc.n_judgments_b) == (40, 80, 80)
     assert (acc.accuracy_a.value, acc.accuracy_b.value) == (0.5, 0.8)
+    assert acc.accuracy_a.n_clusters == 40
     assert acc.difference.value == pytest.approx(0.3)
+    assert acc.difference.n == 40
     assert acc.difference.ci_low is not None and acc.difference.ci_high is not None
     assert 0 < acc.difference.ci_low < 0.3 < acc.difference.ci_high
-    # 24 discordant units, all in B's favour: exact binomial p = 2 · 0.5^24
-    assert (acc.mcnemar.b, acc.mcnemar.c) == (0, 24)
-    assert acc.mcnemar.p_value == pytest.approx(2 * 0.5**24)
-    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("exact")
+    # 12 items (24 judgments) changed, all in B's favour: the sign test over items,
+    # exact binomial p = 2 · 0.5^12 (over the 24 judgments it was 2 · 0.5^24)
+    assert (acc.mcnemar.b, acc.mcnemar.c) == (0, 12)
+    assert acc.mcnemar.p_value == pytest.approx(2 * 0.5**12)
+    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("sign test over")
+    assert "exact" in acc.mcnemar.method
     assert verdicts.n_changed == 24
     assert [u.item_id for u in verdicts.changed[:2]] == ["q20", "q20"]
     assert verdicts.changed[0].gold == "control"
@@ -97,13 +102,59 @@ def test_planted_accuracy_gain_is_found_with_mcnemar_and_a_paired_interval() -> 
     assert '"matched_by": "order"' in text
 
 
-def test_many_discordant_units_use_the_asymptotic_mcnemar() -> None:
+def test_many_changed_items_use_the_asymptotic_sign_test() -> None:
     a = _run("A", _pairwise_run("j", 5), human=GOLD)
     b = _run("B", _pairwise_run("j", 40), human=GOLD)
     acc = compare_runs([a, b]).comparisons[0].judges[0].verdicts.accuracy  # type: ignore[union-attr]
-    assert acc is not None and acc.mcnemar.n_discordant == 70
-    assert acc.mcnemar.method is not None and acc.mcnemar.method.startswith("asymptotic")
-    assert acc.mcnemar.p_value == pytest.approx(sps.chi2.sf(70.0, 1))
+    assert acc is not None and acc.mcnemar.n_discordant == 35
+    assert acc.mcnemar.method is not None and "asymptotic" in acc.mcnemar.method
+    assert acc.mcnemar.p_value == pytest.approx(sps.chi2.sf(35.0, 1))
+
+
+def test_the_accuracy_change_counts_items_not_their_two_orders() -> None:
+    """20 items, both orders alike: the interval is the one over 20 items, wider than the
+    paired interval over the 40 judgments it replaced, and the figures say (<30 items)."""
+    gold = {f"q{i:02d}": {"preferred_arm": "control"} for i in range(20)}
+    a = _run("A", _pairwise_run("j", 10, n_items=20), human=gold)
+    b = _run("B", _pairwise_run("j", 14, n_items=20), human=gold)
+    report = compare_runs([a, b], CompareOptions(n_bootstrap=200))
+    acc = report.comparisons[0].judges[0].verdicts.accuracy  # type: ignore[union-attr]
+    assert acc is not None and acc.n_items == acc.difference.n == 20
+    x = np.array([1.0] * 10 + [0.0] * 10)
+    y = np.array([1.0] * 14 + [0.0] * 6)
+    by_item = paired_share_difference(x, y)
+    assert (acc.difference.ci_low, acc.difference.ci_high) == pytest.approx(
+        (by_item.ci_low, by_item.ci_high)
+    )
+    by_judgment = paired_proportion_difference(np.repeat(x, 2) > 0, np.repeat(y, 2) > 0)
+    assert by_item.ci_high - by_item.ci_low > 1.2 * (by_judgment.ci_high - by_judgment.ci_low)
+    markdown = render_compare_markdown(report)
+    row = next(line for line in markdown.splitlines() if line.startswith("| j | 20 (40 / 40)"))
+    assert row.count("(<30 items)") == 3  # accuracy A, B and B − A
+    (headline,) = report.comparisons[0].headlines or []
+    assert headline.n_items == 20 and headline.n_units is None
+
+
+def test_retests_count_in_their_items_share() -> None:
+    """A retest of an item (a third and fourth judgment) weighs inside its item, not as more
+    items: B got q05 wrong on a retest, so q05's share in B is 2/4."""
+    a_records = _pairwise_run("j", 10, n_items=20)
+    retests = [
+        dataclasses.replace(
+            _pairwise("j", "q05", order, "treatment"),
+            retest=True,
+            key=f"q05|j|{order}|r0|retest",
+        )
+        for order in ORDERS
+    ]
+    gold = {f"q{i:02d}": {"preferred_arm": "control"} for i in range(20)}
+    a = _run("A", a_records, human=gold)
+    b = _run("B", a_records + retests, human=gold)
+    acc = compare_runs([a, b]).comparisons[0].judges[0].verdicts.accuracy  # type: ignore[union-attr]
+    assert acc is not None
+    assert (acc.n_items, acc.n_judgments_a, acc.n_judgments_b) == (20, 40, 42)
+    assert acc.difference.value == pytest.approx(-0.5 / 20)
+    assert (acc.mcnemar.b, acc.mcnemar.c) == (1, 0)
 
 
 def _criterion(qid: str, arm: str, verdict: str) -> JudgeRecord:
@@ -141,6 +192,7 @@ def test_criterion_verdicts_are_compared_per_arm_against_the_arm_label() -> None
     assert verdicts is not None and verdicts.accuracy is not None
     assert verdicts.n_units == 40 and verdicts.n_changed == 10
     assert (verdicts.accuracy.accuracy_a.value, verdicts.accuracy.accuracy_b.value) == (0.5, 0.75)
+    assert verdicts.accuracy.n_items == 20  # both arms of an item are one unit of accuracy
     assert verdicts.position is None
     assert {unit.gold for unit in verdicts.changed} == {"Fail"}
 
@@ -293,6 +345,25 @@ def test_conciseness_vs_length_is_one_sided_and_paired_by_item() -> None:
     assert reversed_ is not None and reversed_.conciseness_paired is not None
     assert reversed_.conciseness_paired.p_value is not None
     assert reversed_.conciseness_paired.p_value > 0.99
+
+
+def test_conciseness_shows_its_per_item_difference_with_its_sign() -> None:
+    """The study's table showed '30 items, p 0.000' under 'longer − shorter' with no
+    difference: the median per-item difference is kept and shown, signed."""
+    options = CompareOptions(n_bootstrap=200)
+    lower = score_study(_two_arm_conciseness(0.3), options)
+    higher = score_study(_two_arm_conciseness(-0.3), options)
+    assert lower is not None and lower.conciseness_paired is not None
+    assert higher is not None and higher.conciseness_paired is not None
+    median = lower.conciseness_paired.median_difference
+    assert median is not None and median < -0.5
+    assert (higher.conciseness_paired.median_difference or 0) > 0.5
+    report = compare_runs(
+        [_two_arm_conciseness(0.3), dataclasses.replace(_two_arm_conciseness(0.3), label="B")],
+        options,
+    )
+    markdown = render_compare_markdown(report)
+    assert f"median {median:.2f}, 30 items, p" in markdown.replace("−", "-")
 
 
 def test_compare_pages_escape_user_text_and_load_nothing(tmp_path: Path) -> None:

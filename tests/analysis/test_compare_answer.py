@@ -29,9 +29,10 @@ def test_a_planted_gain_is_better_and_a_loss_worse() -> None:
     high = _run("B", _pairwise_run("j", 32), human=GOLD)
     better = _headlines(low, high)["j"]
     assert (better.answer, better.measure) == ("better", "accuracy")
-    assert (better.value_a, better.value_b, better.n_units) == (0.5, 0.8, 80)
+    assert (better.value_a, better.value_b, better.n_items) == (0.5, 0.8, 40)
     assert better.difference == pytest.approx(0.3)
-    assert better.p_value == better.p_adjusted == pytest.approx(2 * 0.5**24)
+    # the sign test over the 12 items that moved (not the 24 judgments: p 2 · 0.5^24)
+    assert better.p_value == better.p_adjusted == pytest.approx(2 * 0.5**12)
     assert better.trust_a is not None and better.trust_b is not None
     worse = _headlines(high, low)["j"]
     assert worse.answer == "worse" and worse.difference == pytest.approx(-0.3)
@@ -59,10 +60,10 @@ def _b_winner(index: int, right_in_b: int, wrong_in_b: int) -> str:
 
 
 def test_holm_over_the_judges_turns_a_lone_small_p_into_no_evidence() -> None:
-    # y: 3 items (6 units) right only in B, exact McNemar p = 2 / 2^6 = 0.031 alone;
-    # z: 3 items gained and 3 lost, p = 1. Holm over both: 0.031 x 2 = 0.0625, not below 0.05.
-    y_a, y_b = _flipped("y", 3, 0)
-    z_a, z_b = _flipped("z", 3, 3)
+    # y: 6 items (12 judgments) right only in B, exact sign test over items p = 2 / 2^6 =
+    # 0.031 alone; z: 6 items gained and 6 lost, p = 1. Holm over both: 0.0625, not below 0.05.
+    y_a, y_b = _flipped("y", 6, 0)
+    z_a, z_b = _flipped("z", 6, 6)
     alone = _headlines(_run("A", y_a, human=GOLD), _run("B", y_b, human=GOLD))["y"]
     assert alone.answer == "better" and alone.p_value == pytest.approx(2 / 2**6)
     both = _headlines(_run("A", y_a + z_a, human=GOLD), _run("B", y_b + z_b, human=GOLD))

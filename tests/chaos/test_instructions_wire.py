@@ -125,8 +125,13 @@ def test_compare_says_the_instructions_made_the_judge_better(runs: dict[str, Any
     (headline,) = comparison["headlines"]
     assert headline["judge_a"] == headline["judge_b"] == "rules"
     assert (headline["answer"], headline["measure"]) == ("better", "accuracy")
-    assert (headline["value_a"], headline["value_b"], headline["n_units"]) == (0.5, 1.0, 24)
-    assert headline["p_value"] == pytest.approx(2 * 0.5**12)  # 12 units right in B only
+    # every item: right in one order of two in v1 (the first shown), in every judgment in v2
+    assert (headline["value_a"], headline["value_b"], headline["n_items"]) == (0.5, 1.0, ITEMS)
+    assert headline["p_value"] == pytest.approx(2 * 0.5**12)  # sign test: 12 items up, 0 down
+    assert "n_units" not in headline  # the item is the unit, not its orders and retests
+    accuracy = comparison["judges"][0]["verdicts"]["accuracy"]
+    assert accuracy["n_judgments_a"] == accuracy["n_judgments_b"] == ITEMS * 2 + 4
+    assert accuracy["difference"]["ci_low"] > 0
     assert (headline["trust_a"], headline["trust_b"]) == ("not_trusted", "trusted")
     changes = {change["setting"]: change for change in comparison["config_changes"]}
     assert set(changes) == {"task.instructions"}  # output folders are not a change
@@ -137,6 +142,25 @@ def test_compare_says_the_instructions_made_the_judge_better(runs: dict[str, Any
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert "Did B judge better than A?" in html
     assert 'href="../../results/v2/report/report.html#items?item=' in html
+
+
+def test_compare_says_worse_reversed_and_no_evidence_for_the_same_run(
+    runs: dict[str, Any],
+) -> None:
+    (v1, _, _), (v2, _, _) = runs["v1"], runs["v2"]
+    root = runs["root"] / "comparisons"
+    reversed_ = _invoke("compare", str(v2), str(v1), "--out", str(root / "v2_v1"))
+    assert "did B judge better than A? rules: worse" in reversed_
+    assert "(<30 items)" in reversed_  # 12 items: the figures say so, as analyze's do
+    report = json.loads((root / "v2_v1" / "compare.json").read_text(encoding="utf-8"))
+    (headline,) = report["comparisons"][0]["headlines"]
+    assert headline["difference"] == -0.5 and headline["ci_high"] < 0
+    same = _invoke("compare", str(v2), str(v2), "--out", str(root / "v2_v2"))
+    assert "did B judge better than A? rules: no evidence" in same
+    report = json.loads((root / "v2_v2" / "compare.json").read_text(encoding="utf-8"))
+    (headline,) = report["comparisons"][0]["headlines"]
+    assert headline["difference"] == 0 and headline["ci_low"] < 0 < headline["ci_high"]
+    assert "discordant" in headline["reason"]
 
 
 def test_show_prints_exactly_what_the_server_received(runs: dict[str, Any]) -> None:

@@ -74,8 +74,10 @@ def test_compare_two_prompts_of_the_example_config(tmp_path: Path) -> None:
     assert coin["n_changed"] == _changed_units(plain, guided, "coin") > 0
     accuracy = coin["accuracy"]
     diff = accuracy["difference"]
-    gain = accuracy["accuracy_b"]["value"] - accuracy["accuracy_a"]["value"]
-    assert diff["value"] == pytest.approx(gain)
+    # the mean over items of each item's share (retests included), not the pooled share
+    assert diff["value"] == pytest.approx(diff["p_y"] - diff["p_x"])
+    assert accuracy["n_items"] == diff["n"] == accuracy["accuracy_a"]["n_clusters"] == 20
+    assert accuracy["n_judgments_a"] > 2 * accuracy["n_items"]  # both orders and the retests
     assert diff["ci_low"] <= diff["value"] <= diff["ci_high"]
     assert 0 <= accuracy["mcnemar"]["p_value"] <= 1
     assert accuracy["mcnemar"]["method"]

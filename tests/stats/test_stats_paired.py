@@ -16,6 +16,7 @@ from jurybox.stats.paired import (
     kendall_tau_panel,
     mean_difference,
     paired_proportion_difference,
+    paired_share_difference,
 )
 
 # R: example(wilcox.test), Hollander & Wolfe (1973) p. 29, depression scale before/after:
@@ -115,6 +116,74 @@ def test_paired_difference_coverage(cells: tuple[float, ...], n: int) -> None:
     assert coverage >= 0.93
     if n == 80:
         assert coverage <= 0.97
+
+
+def test_share_difference_is_bonett_price_with_one_judgment_per_item() -> None:
+    rng = np.random.default_rng(3)
+    x, y = rng.random(40) < 0.6, rng.random(40) < 0.7
+    items = paired_share_difference(x.astype(float), y.astype(float))
+    units = paired_proportion_difference(x, y)
+    assert (items.estimate, items.ci_low, items.ci_high) == pytest.approx(
+        (units.estimate, units.ci_low, units.ci_high)
+    )
+    assert (items.n_x_higher, items.n_y_higher) == (units.n_x_only, units.n_y_only)
+
+
+def _orders(rng: np.random.Generator, items: int, p: float, rho: float) -> np.ndarray:
+    """items × 2 orders, each right with probability p, sharing one draw with probability rho."""
+    shared = rng.random(items) < p
+    own = rng.random((items, 2)) < p
+    return np.where(rng.random((items, 2)) < rho, shared[:, None], own)
+
+
+Design = tuple[int, float, float, float, float]
+
+
+def share_coverage(design: Design, sims: int) -> tuple[float, float]:
+    """(adjusted Wald over items, paired t over items) coverage; both orders of every item,
+    correlated rho; run B keeps run A's judgment with probability s, else judges afresh at p_b.
+    An undefined t interval (every item's difference equal) counts as a miss."""
+    items, p_a, p_b, s, rho = design
+    rng = np.random.default_rng(11)
+    truth = (1 - s) * (p_b - p_a)
+    hits = np.zeros(2)
+    for _ in range(sims):
+        a = _orders(rng, items, p_a, rho)
+        b = np.where(rng.random((items, 2)) < s, a, _orders(rng, items, p_b, rho))
+        x, y = a.mean(axis=1), b.mean(axis=1)
+        res = paired_share_difference(x, y)
+        hits[0] += res.ci_low <= truth <= res.ci_high
+        if np.ptp(y - x) > 0:
+            t = sps.ttest_1samp(y - x, 0.0).confidence_interval(0.95)
+            hits[1] += t.low <= truth <= t.high
+    return hits[0] / sims, hits[1] / sims
+
+
+# items, accuracy A, accuracy of B's fresh judgments, share B keeps A's judgment, within-item rho
+SHARE_GRID = [
+    (20, 0.6, 0.8, 0.5, 0.5),
+    (20, 0.8, 0.8, 0.95, 0.5),  # few judgments change: the usual case between two runs
+    (30, 0.7, 1.0, 0.9, 0.5),
+    (50, 0.7, 0.8, 0.6, 0.5),
+    (100, 0.7, 0.75, 0.5, 0.3),
+    (40, 0.6, 0.8, 0.7, 1.0),
+]
+
+
+@pytest.mark.parametrize("design", SHARE_GRID)
+def test_share_difference_coverage_over_items(design: Design) -> None:
+    """Correlated orders: ≥ 0.95 everywhere; the paired t over items misses where few change."""
+    adjusted, t = share_coverage(design, 1000)
+    assert adjusted >= 0.95
+    if design[3] >= 0.9:
+        assert t < 0.85
+
+
+def test_share_difference_needs_shares() -> None:
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        paired_share_difference([0.5, 1.5], [0.5, 0.5])
+    with pytest.raises(ValueError, match="paired"):
+        paired_share_difference([0.5], [0.5, 0.5])
 
 
 def test_kendall_tau_panel_is_the_mean_pairwise_tau() -> None:

@@ -1,8 +1,11 @@
-"""Two runs over the same items, paired unit by unit: what changed and is the change real.
+"""Two runs over the same items, paired item by item: what changed and is the change real.
 
-A *unit* is an item in one presentation order (and criterion): the two runs' verdicts on it are
-a paired observation, so correctness is compared with McNemar's test on the discordant units and
-the Bonett–Price interval for the paired difference, never as two independent proportions.
+Accuracy pairs *items*: per item, each run's share of right judgments over all of its
+judgments of the item (both orders, retests), the change the mean per-item difference with
+an adjusted Wald interval over items and the sign test over the items whose share moved; the
+orders of an item usually agree, so they are not independent units (issue 33). Verdict
+agreement and the changed-verdict list pair *units* (an item in one presentation order and
+criterion, first repeat).
 Scores are paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift,
 Wilcoxon.
 Judges are matched by name; judges whose names appear in one run only are paired by their order
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jurybox.analysis._common import TOTAL, attempt
+from jurybox.analysis._common import TOTAL, attempt, with_fields
 from jurybox.analysis.compare_answer import config_changes, headlines, trust_levels
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
@@ -37,10 +40,12 @@ from jurybox.analysis.model.compare import (
     RunSummary,
     ScoreComparison,
     ScoreStudy,
+    ShareDifferenceMetric,
     ShiftMetric,
     VerdictComparison,
 )
 from jurybox.analysis.model.metrics import (
+    ClusteredProportionMetric,
     CorrelationMetric,
     KappaMetric,
     McNemarMetric,
@@ -51,6 +56,7 @@ from jurybox.analysis.model.metrics import (
 )
 from jurybox.analysis.score_study import compare_studies, score_study
 from jurybox.stats import (
+    clustered_proportion,
     cohen_kappa,
     mcnemar,
     percent_agreement,
@@ -59,7 +65,12 @@ from jurybox.stats import (
     wilcoxon_signed_rank,
     wilson_interval,
 )
-from jurybox.stats.paired import hodges_lehmann, mean_difference, paired_proportion_difference
+from jurybox.stats.paired import (
+    hodges_lehmann,
+    mean_difference,
+    paired_proportion_difference,
+    paired_share_difference,
+)
 from jurybox.versions import jurybox_version
 
 UNIT = ["query_id", "order", "criterion"]
@@ -106,8 +117,11 @@ def compare_runs(runs: Sequence[RunInput], options: CompareOptions | None = None
             f"Differences read B − A, A being the first run ({runs[0].label}).",
             "Judges are paired by name; judges found in one run only are paired by order of "
             "appearance (matched_by: order).",
-            f"McNemar's test is exact (binomial) up to {EXACT_MCNEMAR_MAX} discordant units, "
-            "asymptotic chi-square beyond; each result names its variant.",
+            "Accuracy counts items: each run's share of right judgments of an item (both "
+            "orders, retests), B − A the mean per-item difference.",
+            f"McNemar's test (for accuracy: the sign test over items, its form) is exact "
+            f"(binomial) up to {EXACT_MCNEMAR_MAX} discordant units, asymptotic chi-square "
+            "beyond; each result names its variant.",
             "Better / worse: the headline test's p-value, Holm-adjusted over the judges "
             f"compared, below {1 - options.confidence:.2g}; otherwise no evidence. Trust "
             "levels as jurybox analyze gives them, with its default thresholds.",
@@ -198,10 +212,11 @@ def _compare_judge(
 # --- verdicts --------------------------------------------------------------------------------
 
 
-def _verdicts(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
-    """One row per unit of this judge (first repeat, retests left out): label and gold."""
+def _judgments(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
+    """One row per parsed judgment of this judge (every order, repeat and retest): label, gold
+    and ``first`` (the first repeat of a unit, not a retest)."""
     rec = frame.ok
-    rec = rec[(rec["judge"] == judge) & ~rec["retest"].astype(bool) & (rec["repeat"] == 0)]
+    rec = rec[rec["judge"] == judge]
     label = rec["preferred_arm"].where(rec["mode"] == "pairwise", rec["verdict"])
     table = pd.DataFrame(
         {
@@ -211,10 +226,16 @@ def _verdicts(frame: AnalysisFrame, judge: str) -> pd.DataFrame:
             "arm": rec["target_arm"],
             "pairwise": rec["mode"] == "pairwise",
             "label": label,
+            "first": ~rec["retest"].astype(bool) & (rec["repeat"] == 0),
         }
     ).dropna(subset=["label"])
-    table = table.drop_duplicates(UNIT, keep="last")
     return table.assign(gold=_gold(frame, table))
+
+
+def _verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
+    """One row per unit (first repeat, retests left out)."""
+    first = judgments[judgments["first"]]
+    return first.drop_duplicates(UNIT, keep="last")
 
 
 def _gold(frame: AnalysisFrame, table: pd.DataFrame) -> pd.Series:
@@ -235,7 +256,8 @@ def _gold(frame: AnalysisFrame, table: pd.DataFrame) -> pd.Series:
 def _compare_verdicts(
     a: AnalysisFrame, b: AnalysisFrame, pair: JudgePairing, options: CompareOptions
 ) -> VerdictComparison | None:
-    va, vb = _verdicts(a, pair.judge_a), _verdicts(b, pair.judge_b)
+    ja, jb = _judgments(a, pair.judge_a), _judgments(b, pair.judge_b)
+    va, vb = _verdicts(ja), _verdicts(jb)
     if va.empty or vb.empty:
         return None  # score-only judges: their comparison is in ``scores``
     both = va.merge(vb[[*UNIT, "label", "gold"]], on=UNIT, suffixes=("_a", "_b"))
@@ -245,7 +267,7 @@ def _compare_verdicts(
     la, lb = both["label_a"].astype(str), both["label_b"].astype(str)
     changed = both[la != lb].sort_values(UNIT)
     n = len(both)
-    accuracy, why = _accuracy(both, options.confidence)
+    accuracy, why = _accuracy(ja, jb, options.confidence)
     return VerdictComparison.given(
         n_units=n,
         n_changed=len(changed),
@@ -298,20 +320,59 @@ def paired_binary(
     )
 
 
+def _item_shares(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Per item with a label: its judgments' share right (``share``) and their number."""
+    scored = judgments[judgments["gold"].notna()]
+    right = scored["label"].astype(str) == scored["gold"].astype(str)
+    by_item = right.groupby(scored["query_id"])
+    return pd.DataFrame({"share": by_item.mean(), "n": by_item.size()})
+
+
 def _accuracy(
-    both: pd.DataFrame, confidence: float
+    ja: pd.DataFrame, jb: pd.DataFrame, confidence: float
 ) -> tuple[AccuracyComparison | None, str | None]:
-    scored = both[both["gold"].notna()]
-    if scored.empty:
-        return None, "no gold or human label for the units both runs judged"
-    gold = scored["gold"].astype(str)
-    x = (scored["label_a"].astype(str) == gold).to_numpy()
-    y = (scored["label_b"].astype(str) == gold).to_numpy()
-    acc_a, acc_b, diff, test = paired_binary(x, y, confidence)
+    """Accuracy of each run and B − A over the items both judged, the item the unit."""
+    sa, sb = _item_shares(ja), _item_shares(jb)
+    items = sa.index.intersection(sb.index)
+    if items.empty:
+        return None, "no gold or human label for the items both runs judged"
+    x, y = sa.loc[items, "share"].to_numpy(float), sb.loc[items, "share"].to_numpy(float)
+    n = len(items)
+    diff = attempt(ShareDifferenceMetric, paired_share_difference, x, y, confidence=confidence, n=n)
+    a_higher, b_higher = int(np.sum(x > y)), int(np.sum(y > x))
+    method = "exact" if a_higher + b_higher <= EXACT_MCNEMAR_MAX else "asymptotic"
+    table = [[n - a_higher - b_higher, a_higher], [b_higher, 0]]
+    test = attempt(McNemarMetric, mcnemar, table, method, n=n)
+    if test.method is not None:
+        sign = "sign test over items (b, c: items whose share is higher in A, in B), as "
+        test = with_fields(test, method=sign + test.method)
     comparison = AccuracyComparison(
-        n_units=len(scored), accuracy_a=acc_a, accuracy_b=acc_b, difference=diff, mcnemar=test
+        n_items=n,
+        n_judgments_a=int(sa.loc[items, "n"].sum()),
+        n_judgments_b=int(sb.loc[items, "n"].sum()),
+        accuracy_a=_clustered(ja, items, confidence),
+        accuracy_b=_clustered(jb, items, confidence),
+        difference=diff,
+        mcnemar=test,
     )
     return comparison, None
+
+
+def _clustered(
+    judgments: pd.DataFrame, items: pd.Index, confidence: float
+) -> ClusteredProportionMetric:
+    """A run's share of right judgments on these items, the interval counting items."""
+    scored = judgments[judgments["gold"].notna() & judgments["query_id"].isin(items)]
+    right = (scored["label"].astype(str) == scored["gold"].astype(str)).to_numpy(float)
+    ids = scored["query_id"].to_numpy()
+    return attempt(
+        ClusteredProportionMetric,
+        clustered_proportion,
+        right,
+        ids,
+        confidence=confidence,
+        n=len(scored),
+    )
 
 
 def _consistent(verdicts: pd.DataFrame) -> pd.Series:

@@ -1,7 +1,8 @@
 """The answer of ``jurybox compare``: per paired judge, did run B do better than run A?
 
 Each judge's headline is the figure that says whether its judgments are right: accuracy against
-the gold/human label, unit by unit, with McNemar's test (``analysis.compare``), or, for a judge
+the gold/human label, item by item (the mean per-item difference, its adjusted Wald interval
+over items and the sign test over items; ``analysis.compare``), or, for a judge
 that only scores, the absolute error of its total score against the human score per response,
 paired, with Student's paired t test. A difference counts ("better" / "worse") when the test's
 p-value, Holm-adjusted over the judges of the comparison, is below 1 − confidence; otherwise the
@@ -97,9 +98,10 @@ def _figure(
         test = accuracy.mcnemar
         return {
             "measure": "accuracy",
-            "n_units": accuracy.n_units,
-            "value_a": accuracy.accuracy_a.value,
-            "value_b": accuracy.accuracy_b.value,
+            "n_items": accuracy.n_items,
+            # the mean over items of each run's share: B − A is their difference
+            "value_a": accuracy.difference.p_x,
+            "value_b": accuracy.difference.p_y,
             "difference": accuracy.difference.value,
             "ci_low": accuracy.difference.ci_low,
             "ci_high": accuracy.difference.ci_high,

@@ -24,6 +24,7 @@ from jurybox.analysis._common import TOTAL, attempt, with_fields
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model.compare import (
     AlphaDifferenceMetric,
+    ConcisenessMetric,
     ConcordanceMetric,
     DimensionReliability,
     DimensionVersusHolistic,
@@ -37,7 +38,6 @@ from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
     CorrelationMetric,
     ICCMetric,
-    WilcoxonMetric,
 )
 from jurybox.stats import (
     alpha_difference,
@@ -153,12 +153,13 @@ def _conciseness(
     )
 
 
-def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
+def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> ConcisenessMetric:
     """Per item with two responses of different lengths: the judges' mean conciseness score of
     the longer minus the shorter's; Wilcoxon signed-rank, one-sided ``less`` (items, not
-    responses, are the replicates: the two responses of an item are not independent)."""
+    responses, are the replicates: the two responses of an item are not independent), and the
+    median of those differences (the statistic alone has no sign to read)."""
     if frame.items.empty:
-        return attempt(WilcoxonMetric, _no_lengths, n=0)
+        return attempt(ConcisenessMetric, _no_lengths, n=0)
     means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
     both = pd.concat(
         [means.rename("score"), frame.items.set_index(["query_id", "arm"])["length"]],
@@ -171,12 +172,17 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> WilcoxonMetric:
         if len(part) == 2 and part["length"].nunique() == 2
     ]
     test = attempt(
-        WilcoxonMetric, wilcoxon_signed_rank, np.asarray(diffs), alternative="less", n=len(diffs)
+        ConcisenessMetric,
+        wilcoxon_signed_rank,
+        np.asarray(diffs),
+        alternative="less",
+        n=len(diffs),
     )
     if test.method is None:
         return test
     paired = "per item: conciseness of the longer response − the shorter's, one-sided (less); "
-    return with_fields(test, method=paired + test.method)
+    median = float(np.median(diffs))
+    return with_fields(test, method=paired + test.method, median_difference=median)
 
 
 def _longer_minus_shorter(lengths: np.ndarray, scores: np.ndarray) -> float:

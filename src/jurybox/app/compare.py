@@ -24,7 +24,7 @@ from jurybox.pipeline.manifest import MANIFEST_FILE, read_manifest
 from jurybox.records import Item
 from jurybox.reporting.render.compare import ComparePaths, write_compare
 from jurybox.reporting.render.html import HTML_FILE
-from jurybox.reporting.view.format import fmt_p, fmt_value_ci
+from jurybox.reporting.view.format import few_items, fmt_p, fmt_value_ci
 
 __all__ = ["CompareOptions", "compare_to_dir", "load_run", "run_labels"]
 
@@ -156,7 +156,8 @@ def _verdict_line(run_a: str, run_b: str, judge: JudgeComparison) -> str:
         f"{run_b} vs {run_a}, {name}: {verdicts.n_changed} of {verdicts.n_units} verdicts changed"
     )
     if verdicts.accuracy is not None:
-        diff = verdicts.accuracy.difference
-        line += f"; accuracy B − A {fmt_value_ci(diff.value, diff.ci_low, diff.ci_high)}"
-        line += f", McNemar p {fmt_p(verdicts.accuracy.mcnemar.p_value)}"
+        accuracy = verdicts.accuracy
+        diff, few = accuracy.difference, few_items(accuracy.n_items)
+        line += f"; accuracy B − A {fmt_value_ci(diff.value, diff.ci_low, diff.ci_high)}{few}"
+        line += f" over {accuracy.n_items} items, sign test p {fmt_p(accuracy.mcnemar.p_value)}"
     return line

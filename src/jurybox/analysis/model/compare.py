@@ -19,6 +19,7 @@ from typing import ClassVar, Literal
 from jurybox.analysis.model._base import Label, Metric, Model, Number
 from jurybox.analysis.model.metrics import (
     AlphaIntervalMetric,
+    ClusteredProportionMetric,
     CorrelationMetric,
     ICCMetric,
     KappaMetric,
@@ -33,6 +34,7 @@ from jurybox.stats.paired import (
     MeanDifference,
     PairedProportionDifference,
     RankingStability,
+    SharePairedDifference,
     ShiftEstimate,
 )
 from jurybox.stats.study import Concordance, VarianceDifference
@@ -41,7 +43,10 @@ from jurybox.stats.study import Concordance, VarianceDifference
 # made by the pages, relative to where they are written).
 # 3: ADR-016 as the ADR states it: ScoreStudy.concordance (Kendall's W against its null, was
 # kendall_w) and conciseness_paired; DimensionVersusHolistic.variance decides lower_variance.
-COMPARE_SCHEMA_VERSION = 3
+# 4: the item is the unit of the accuracy comparison (issue 33): AccuracyComparison.n_items,
+# n_judgments_a/_b (was n_units), its difference a ShareDifferenceMetric over items and its
+# test counting items; Headline.n_items; conciseness_paired.median_difference.
+COMPARE_SCHEMA_VERSION = 4
 
 Answer = Literal["better", "worse", "no evidence"]
 TrustLevel = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
@@ -57,6 +62,20 @@ class PairedDifferenceMetric(Metric):
     p_y: Number | None = None
     n_x_only: int | None = None
     n_y_only: int | None = None
+    confidence: Number | None = None
+
+
+class ShareDifferenceMetric(Metric):
+    """``SharePairedDifference`` (mean over items of B's share right − A's, adjusted Wald
+    interval over items), headline ``estimate``."""
+
+    result_type: ClassVar[type | None] = SharePairedDifference
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    p_x: Number | None = None
+    p_y: Number | None = None
+    n_x_higher: int | None = None
+    n_y_higher: int | None = None
     confidence: Number | None = None
 
 
@@ -191,12 +210,18 @@ class PositionComparison(Model):
 
 
 class AccuracyComparison(Model):
-    """Verdict correctness against the gold/human label on the units both runs judged."""
+    """Verdict correctness against the gold/human label on the items both runs judged, the
+    item the unit: each run's share over its judgments of the item (both orders, retests),
+    paired by item. ``accuracy_a``/``_b``: shares over judgments with the interval over items;
+    ``difference``: the mean per-item difference; ``mcnemar``: the sign test over the items
+    whose share differs (McNemar's form, b and c counting items)."""
 
-    n_units: int
-    accuracy_a: ProportionMetric
-    accuracy_b: ProportionMetric
-    difference: PairedDifferenceMetric
+    n_items: int
+    n_judgments_a: int
+    n_judgments_b: int
+    accuracy_a: ClusteredProportionMetric
+    accuracy_b: ClusteredProportionMetric
+    difference: ShareDifferenceMetric
     mcnemar: McNemarMetric
 
 
@@ -248,6 +273,13 @@ class DimensionReliability(Model):
     icc: ICCMetric
 
 
+class ConcisenessMetric(WilcoxonMetric):
+    """The one-sided Wilcoxon test of longer − shorter conciseness per item, with the median
+    of those per-item differences (negative: longer responses scored less concise)."""
+
+    median_difference: Number | None = None
+
+
 class ScoreStudy(Model):
     """ADR-016's measures for one run's scores."""
 
@@ -259,7 +291,7 @@ class ScoreStudy(Model):
     conciseness_length: CorrelationMetric | None = None
     # Per item with two responses of different lengths: conciseness score of the longer minus
     # the shorter's, Wilcoxon signed-rank, one-sided (ADR-016 expects it below 0).
-    conciseness_paired: WilcoxonMetric | None = None
+    conciseness_paired: ConcisenessMetric | None = None
     conciseness_dimension: str | None = None
 
 
@@ -290,16 +322,18 @@ class StudyComparison(Model):
 
 class Headline(Model):
     """One paired judge's answer to "did B do better than A?", on its headline figure: accuracy
-    against the gold/human label (McNemar's test), or, for a judge that only scores, how far
-    its scores are from the human scores (mean absolute error, paired t test). ``better`` and
-    ``worse`` need the test's p-value, Holm-adjusted over the judges of the comparison, below
-    1 − confidence; anything else is ``no evidence``, with ``reason`` where no test could run."""
+    against the gold/human label, item by item (the sign test over items), or, for a judge
+    that only scores, how far its scores are from the human scores (mean absolute error,
+    paired t test). ``better`` and ``worse`` need the test's p-value, Holm-adjusted over the
+    judges of the comparison, below 1 − confidence; anything else is ``no evidence``, with
+    ``reason`` where no test could run."""
 
     judge_a: str
     judge_b: str
     answer: Answer
     measure: Literal["accuracy", "score error"] | None = None
-    n_units: int | None = None
+    n_units: int | None = None  # score error: the responses both runs scored
+    n_items: int | None = None  # accuracy: the items both runs judged (the unit)
     value_a: Number | None = None  # accuracy, or mean absolute error, of run A
     value_b: Number | None = None
     difference: Number | None = None  # B − A (for score error, negative is better)

@@ -19,7 +19,7 @@ from jurybox.analysis.overview import ComparisonFound, Leaderboard, Overview, Ru
 from jurybox.reporting.explorer import script_hash
 from jurybox.reporting.render.html import _environment
 from jurybox.reporting.sections.first_screen import result_lines
-from jurybox.reporting.view.format import MISSING, fmt_num, fmt_rate, fmt_value_ci
+from jurybox.reporting.view.format import MISSING, few_items, fmt_num, fmt_rate, fmt_value_ci
 
 TEMPLATE = "view.html.j2"
 SCRIPT = "view.js"
@@ -261,9 +261,9 @@ def _comparison_lines(comparison: ComparisonFound, most: int = 4) -> list[str]:
             if accuracy is not None:
                 change = accuracy.difference
                 lines.append(
-                    head + f"accuracy {fmt_rate(accuracy.accuracy_a.value)} → "
-                    f"{fmt_rate(accuracy.accuracy_b.value)}, change "
+                    head + f"accuracy {fmt_rate(change.p_x)} → {fmt_rate(change.p_y)}, change "
                     f"{fmt_value_ci(change.value, change.ci_low, change.ci_high)}"
+                    + few_items(accuracy.n_items)
                 )
             else:
                 lines.append(head + f"{verdicts.n_changed} of {verdicts.n_units} verdicts changed")

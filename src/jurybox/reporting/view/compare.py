@@ -11,24 +11,35 @@ from collections.abc import Iterable
 from jurybox.analysis.model import Metric
 from jurybox.analysis.model.compare import (
     CompareReport,
+    ConcisenessMetric,
     JudgeComparison,
     RunComparison,
     ScoreStudy,
     StudyComparison,
 )
 from jurybox.reporting.view.compare_answer import RunLinks
-from jurybox.reporting.view.format import fmt_count, fmt_num, fmt_p, fmt_rate, fmt_score, fmt_text
+from jurybox.reporting.view.format import (
+    few_items,
+    fmt_count,
+    fmt_num,
+    fmt_p,
+    fmt_rate,
+    fmt_score,
+    fmt_text,
+)
 from jurybox.reporting.view.tables import Link, Section, Table
 
 
-def _value_ci(metric: Metric | None, digits: int = 3) -> str:
+def _value_ci(metric: Metric | None, digits: int = 3, items: int | None = None) -> str:
+    """The value and its interval, `` (<30 items)`` when ``items`` (what it rests on) are few."""
     if metric is None:
         return fmt_num(None)
     low, high = getattr(metric, "ci_low", None), getattr(metric, "ci_high", None)
     text = fmt_num(metric.value, digits)
+    few = few_items(items) if metric.value is not None else ""
     if low is None or high is None:
-        return text
-    return f"{text} [{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
+        return text + few
+    return f"{text} [{fmt_num(low, digits)}, {fmt_num(high, digits)}]{few}"
 
 
 def _p(metric: Metric | None) -> str:
@@ -106,7 +117,15 @@ def _accuracy_table(comparison: RunComparison, key: str) -> Table:
     table = Table(
         f"{key}-accuracy",
         "Verdict accuracy against the gold/human label (paired)",
-        ["Judge", "Units", "Accuracy A", "Accuracy B", "B − A", "McNemar p", "Right only A/B"],
+        [
+            "Judge",
+            "Items (judgments A / B)",
+            "Accuracy A",
+            "Accuracy B",
+            "B − A (mean over items)",
+            "Sign test p (items)",
+            "Items higher in A / B",
+        ],
     )
     for judge in comparison.judges:
         verdicts = judge.verdicts
@@ -118,16 +137,16 @@ def _accuracy_table(comparison: RunComparison, key: str) -> Table:
             continue
         table.add(
             _judge_label(judge),
-            fmt_num(acc.n_units),
-            _value_ci(acc.accuracy_a),
-            _value_ci(acc.accuracy_b),
-            _value_ci(acc.difference),
+            f"{fmt_num(acc.n_items)} ({fmt_num(acc.n_judgments_a)} / {fmt_num(acc.n_judgments_b)})",
+            _value_ci(acc.accuracy_a, items=acc.n_items),
+            _value_ci(acc.accuracy_b, items=acc.n_items),
+            _value_ci(acc.difference, items=acc.n_items),
             _p(acc.mcnemar),
             fmt_count(acc.mcnemar.b, acc.mcnemar.c).replace("/", " / ")
             if acc.mcnemar.b is not None
             else fmt_num(None),
         )
-        _explain(table, _judge_label(judge), [acc.difference, acc.mcnemar])
+        _explain(table, _judge_label(judge), [acc.accuracy_a, acc.difference, acc.mcnemar])
     return table
 
 
@@ -144,9 +163,9 @@ def _position_table(comparison: RunComparison, key: str) -> Table:
         table.add(
             _judge_label(judge),
             fmt_num(position.n_items),
-            _value_ci(position.consistency_a),
-            _value_ci(position.consistency_b),
-            _value_ci(position.difference),
+            _value_ci(position.consistency_a, items=position.n_items),
+            _value_ci(position.consistency_b, items=position.n_items),
+            _value_ci(position.difference, items=position.n_items),
             _p(position.mcnemar),
         )
         _explain(table, _judge_label(judge), [position.difference, position.mcnemar])
@@ -281,6 +300,15 @@ def _versus_table(study: StudyComparison, key: str) -> Table:
     return table
 
 
+def _conciseness(paired: ConcisenessMetric | None) -> str:
+    """``median −1.5 over 35 items, p 0.012``: the per-item difference with its sign."""
+    if paired is None:
+        return fmt_num(None)
+    median = paired.median_difference
+    shown = f"median {fmt_score(median)}, " if median is not None else ""
+    return f"{shown}{fmt_num(paired.n)} items{few_items(paired.n)}, p {_p(paired)}"
+
+
 def reliability_table(studies: list[ScoreStudy]) -> Table:
     table = Table(
         "reliability",
@@ -325,7 +353,7 @@ def stability_table(studies: list[ScoreStudy]) -> Table:
             f"{fmt_rate(w.value)} ({fmt_rate(w.null_expectation)})",
             _p(w),
             {"above chance": "yes, above chance"}.get(w.decision or "", "no evidence"),
-            f"{fmt_num(paired.n)} items, p {_p(paired)}" if paired is not None else fmt_num(None),
+            _conciseness(paired),
             _value_ci(study.conciseness_length),
         )
         _explain(table, study.run, [study.ranking_stability, w, paired, study.conciseness_length])
