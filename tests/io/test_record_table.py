@@ -13,7 +13,9 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
+from click.testing import CliRunner
 
+from jurybox.cli import main
 from jurybox.errors import DatasetError
 from jurybox.io import record_table
 from jurybox.io.judgments import read_records, record_json
@@ -169,6 +171,8 @@ BAD: list[tuple[str, str, str | None]] = [
     (_literal("input_tokens", "NaN"), "expected an integer", "input_tokens"),
     (_literal("repeat", "9" * 5000), "a number of 5,000 characters", None),
     (_literal("extra", DEEP), "nested deeper than 100 levels", None),
+    (_line(preferred_arm="treatmnt"), "'treatmnt' is not an arm the record showed "
+     "('treatment', 'control') nor a tie", "preferred_arm"),
 ]  # fmt: skip
 
 
@@ -185,6 +189,34 @@ def test_a_bad_line_names_the_file_the_line_and_the_field(
     with pytest.raises(DatasetError) as again:  # the resume path reads lines by the same rules
         list(read_records(path))
     assert str(again.value) == str(raised.value)
+
+
+def test_a_preferred_arm_is_an_arm_shown_a_tie_or_null(tmp_path: Path) -> None:
+    """A tie in any case and an unparsed (null) preference read; so does every golden record,
+    rankings and scores included. The arm a record names must be one of its own ``positions``."""
+    good = [_line(0, preferred_arm="Tie"), _line(1, preferred_arm=None), *LINES[2:]]
+    read = read_judgments(_write(tmp_path / "judgments.jsonl", good)).records()
+    assert [r.preferred_arm for r in read[:2]] == ["Tie", None]
+    assert {r.mode for r in read} == {"pairwise", "rubric", "ranking", "criterion"}
+    other = next(r for r in RECORDS if r.mode == "ranking").positions["C"]
+    bad = _line(0, preferred_arm=other)  # an arm another record showed, not this one
+    with pytest.raises(DatasetError, match=r"judgments.jsonl:3, field 'preferred_arm': 'c' is not"):
+        read_judgments(_write(tmp_path / "judgments.jsonl", [LINES[1], LINES[2], bad]))
+
+
+def test_analyze_refuses_a_typo_arm_with_exit_2(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = [*LINES[:3], _line(3, preferred_arm="treatmnt"), *LINES[4:]]
+    judgments = _write(run / "judgments.jsonl", lines)
+    before = judgments.read_bytes()
+    result = CliRunner().invoke(main, ["analyze", str(run), "--no-plots"])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "judgments.jsonl:4" in said and "preferred_arm" in said and "treatmnt" in said
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert judgments.read_bytes() == before and not (run / "report").exists()
 
 
 def test_bytes_that_are_not_utf8_are_a_clean_error(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ so neither keeps a list of fields of its own. The rules, for every reader of the
   ``float`` a finite JSON number, ``NaN`` only inside a mapping of scores (a holistic answer
   without a number is one; a cost or latency is not), text is text; a mapping's ``null``
   values read as absent, a list's items may not be null;
+- ``preferred_arm`` is null, ``tie`` (any case) or one of the arms of ``positions``;
 - text UTF-8 cannot encode (an escaped lone surrogate) becomes U+FFFD and is counted in
   ``text_replaced``, as the writer counts it; keys not in ``JudgeRecord`` are ignored; a
   record of schema version 1 gets its collision-free key (``records.record_key``).
@@ -135,12 +136,24 @@ def checked_record(data: Mapping[str, Any], path: str | None, line: int | None) 
     except _Bad as bad:
         raise DatasetError(str(bad), path=path, line=line, field=bad.where) from None
     values["text_replaced"] += replaced
+    _check_preferred_arm(values, path, line)
     try:
         values["key"] = record_key(values)
     except (TypeError, ValueError) as exc:
         raise DatasetError(f"invalid record: {exc}", path=path, line=line) from None
     values["schema_version"] = RECORD_SCHEMA_VERSION
     return values
+
+
+def _check_preferred_arm(values: Mapping[str, Any], path: str | None, line: int | None) -> None:
+    """``preferred_arm`` is null, a tie or one of the arms the record showed (``positions``):
+    any other name (a typo) would be read as an arm no judge was shown."""
+    preferred, shown = values["preferred_arm"], values["positions"]
+    if preferred is None or preferred.lower() == "tie" or preferred in shown.values():
+        return
+    arms = ", ".join(repr(arm) for arm in shown.values())
+    message = f"{preferred!r} is not an arm the record showed ({arms}) nor a tie"
+    raise DatasetError(message, path=path, line=line, field="preferred_arm")
 
 
 def _field(spec: RecordField, value: Any) -> Any:

@@ -10,7 +10,8 @@ a line that breaks one is a ``DatasetError`` naming the file, the line and the f
 How: the file is read in blocks of whole lines; ``pyarrow.json`` parses each block (C++, every
 core) with the declared types for the plain fields, the mappings inferred as structs and turned
 into maps. A block pyarrow refuses or cannot read as declared (a wrong type, an infinite
-number, ``NaN`` outside a score, a required field null, bytes that are not UTF-8, an escaped
+number, ``NaN`` outside a score, a required field null, a ``preferred_arm`` that is no arm
+of its ``positions``, bytes that are not UTF-8, an escaped
 lone surrogate, a record of schema version 1, a line of a thousand brackets, which could exhaust
 pyarrow's stack) is read line by line by the same rules (``parse_line``: the bounded
 ``parse_json`` of every outside file, then ``checked_record``): that names the line at fault, or
@@ -366,6 +367,8 @@ def _arrow_table(block: _Block, wanted: Sequence[str]) -> pa.Table | None:
         parsed.validate(full=True)  # pyarrow keeps bytes that are not UTF-8 as they are
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    if not _arms_shown(parsed):
+        return None
     arrays = []
     for spec in record_fields():
         column = parsed.column(spec.name) if spec.name in parsed.column_names else None
@@ -378,6 +381,22 @@ def _arrow_table(block: _Block, wanted: Sequence[str]) -> pa.Table | None:
         if spec.name in wanted:
             arrays.append(array)
     return pa.Table.from_arrays(arrays, schema=_schema_of(tuple(wanted)))
+
+
+def _arms_shown(parsed: pa.Table) -> bool:
+    """Whether every ``preferred_arm`` is null, a tie or an arm of its record's ``positions``
+    (a struct as parsed); False: the line by line reading names the line that is not."""
+    if "preferred_arm" not in parsed.column_names:
+        return True
+    preferred = parsed.column("preferred_arm")
+    good = pc.or_kleene(pc.is_null(preferred), pc.equal(pc.utf8_lower(preferred), "tie"))
+    shown = parsed.column("positions") if "positions" in parsed.column_names else None
+    if shown is not None and pa.types.is_struct(shown.type):
+        for field in range(shown.type.num_fields):
+            arm = pc.struct_field(shown, [field])
+            if pa.types.is_string(arm.type):  # another type: the line by line reading says
+                good = pc.or_kleene(good, pc.fill_null(pc.equal(preferred, arm), False))
+    return bool(pc.all(good).as_py())
 
 
 @functools.cache
