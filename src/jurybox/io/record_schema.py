@@ -50,7 +50,9 @@ DESCRIPTIONS: dict[str, str] = {
     "preference_reasoning": "The judge's stated reasoning.",
     "scores_response_a": "Pairwise with scores: dimension -> score of response A.",
     "scores_response_b": "Pairwise with scores: dimension -> score of response B.",
-    "preferred_arm": "The preference mapped back to an arm name, `tie`, or null when unparsed.",
+    "preferred_arm": "The preference mapped back to an arm name, `tie`, or null when unparsed. "
+    "Any other value (a name not among the record's `positions`) is refused: the reader names "
+    "the file, the line and the field.",
     "scores": "Arm -> dimension -> score.",
     "confidences": "Arm -> dimension -> the judge's confidence in that score.",
     "overall": "Arm -> weighted overall score after ceilings and gates.",
