@@ -12,9 +12,6 @@ the rule word, else it picks the response shown first.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +23,7 @@ from jurybox.cli import main
 from optimize_helpers import MARKER, RULE, SIX_VARIANTS, questions, write_items
 
 from .conftest import StartServer
-from .helpers import CLI, run_cli
+from .helpers import kill_when, run_cli
 
 
 def _configs(folder: Path, url: str, n: int, variants: list[dict[str, str]], **extra: Any) -> Path:
@@ -131,22 +128,11 @@ def test_a_killed_optimize_resumes_without_asking_a_recorded_judgment_again(
     server = wire_server(rule_word=RULE, rule_marker=MARKER, record_bodies=True, latency_s=0.02)
     config = _configs(tmp_path, server.url, 80, SIX_VARIANTS[:4], concurrency=2)
     out = tmp_path / "results" / "optimize"
-    process = subprocess.Popen(
-        [*CLI, "optimize", str(config), "--budget-calls", "400"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    kill_when(  # past the first candidate, inside the search
+        ["optimize", str(config), "--budget-calls", "400"],
+        lambda: _lines(out) >= 40,
+        timeout_s=120.0,
     )
-    try:
-        deadline = time.monotonic() + 120.0
-        while _lines(out) < 40:  # past the first candidate, inside the search
-            assert process.poll() is None, process.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "no judgment recorded in 120 s"
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait(30)
-        assert process.stderr is not None
-        process.stderr.close()
     recorded_at_kill = _lines(out)
     before = _units(server.bodies())
     state = json.loads((out / "state.json").read_text(encoding="utf-8"))

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +24,14 @@ from jurybox.pipeline.runner import Runtime, execute, load_inputs
 from jurybox.pipeline.until import UntilSchedule, parse_until
 
 from .conftest import StartServer
-from .helpers import CLI, count_lines, run_cli, split_jsonl, write_config, write_marked_items
+from .helpers import (
+    count_lines,
+    kill_when,
+    run_cli,
+    split_jsonl,
+    write_config,
+    write_marked_items,
+)
 
 ITEMS = 400
 UNITS = 2 * ITEMS  # both orders, no retests
@@ -98,22 +102,7 @@ def test_always_first_stops_early_not_trusted_and_resumes_to_the_same_stop(
     out = tmp_path / "killed"
     config = write_config(tmp_path / "run.yaml", _config(tmp_path, server.url, out, 2))
     judgments = out / "judgments.jsonl"
-    process = subprocess.Popen(
-        [*CLI, "run", str(config), "--until", "decided"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60.0
-        while count_lines(judgments) < 3:
-            assert process.poll() is None, process.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "no record written in 60 s"
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.wait(30)
-        assert process.stderr is not None
-        process.stderr.close()
+    kill_when(["run", str(config), "--until", "decided"], lambda: count_lines(judgments) >= 3)
     rows, _ = split_jsonl(judgments)
     assert 0 < len(rows) < judge["units_judged"], "the kill must land mid-run"
     manifest = json.loads((out / "manifest.json").read_text("utf-8"))
