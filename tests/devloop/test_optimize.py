@@ -301,3 +301,14 @@ def test_a_dollar_budget_bounds_the_plan_with_the_judges_prices(tmp_path: Path) 
     assert len(plan["rungs"]) > 1  # 0.2 USD does not buy every candidate every dev item
     assert report["budget"] == {"calls": None, "usd": 0.2}
     assert report["spent"]["usd"] <= 0.2
+
+
+@pytest.mark.parametrize("command", ["optimize", "calibrate"])
+def test_a_config_that_is_not_utf8_is_named_not_a_traceback(tmp_path: Path, command: str) -> None:
+    """The optimize and devloop configs are read as the run config is (config.read_yaml_mapping):
+    bytes that are not UTF-8 name the file, exit 2."""
+    config = tmp_path / "bad.yaml"
+    config.write_bytes(b"base: run\xff.yaml\n")
+    result = CliRunner().invoke(main, [command, str(config)])
+    assert result.exit_code == 2, result.output
+    assert f"{config}: not valid UTF-8" in " ".join(result.output.split())

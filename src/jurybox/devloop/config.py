@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from jurybox.config import JudgeConfig, answer_identity
+from jurybox.config import JudgeConfig, answer_identity, read_yaml_mapping
 from jurybox.devloop.leakage import resolve_examples
 from jurybox.devloop.split import LoadedSplit, load_split
 from jurybox.errors import ConfigError
@@ -34,7 +34,7 @@ from jurybox.evaluators import check_fingerprint
 from jurybox.prompts import criterion_prompt
 from jurybox.records import Item
 from jurybox.rubrics.criteria import Criterion, load_criterion
-from jurybox.rubrics.model import read_yaml_mapping, validation_error
+from jurybox.rubrics.model import validation_error
 
 
 class _Frozen(BaseModel):
@@ -160,11 +160,7 @@ def _setup(
 def load_devloop(path: str | Path) -> Devloop:
     """Read the config, then load, resolve, leak-check and hash every criterion."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("config file not found", path=str(path)) from None
-    data = read_yaml_mapping(text, str(path))
+    data, _ = read_yaml_mapping(path)  # missing, not UTF-8, not YAML: named errors
     try:
         config = DevloopConfig.model_validate({**data, "source_path": str(path)})
     except ValidationError as exc:

@@ -28,9 +28,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jurybox.config import JudgeConfig, RunConfig, load_config
+from jurybox.config import JudgeConfig, RunConfig, load_config, read_yaml_mapping
 from jurybox.errors import ConfigError
-from jurybox.rubrics.model import read_yaml_mapping, validation_error
+from jurybox.rubrics.model import validation_error
 
 
 class _Frozen(BaseModel):
@@ -128,11 +128,7 @@ def resolve_beside(config_path: Path, relative: str) -> Path:
 def load_optimize(path: str | Path) -> Optimize:
     """Read the optimize file and its base run config; errors name file, line and field."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("optimize config not found", path=str(path)) from None
-    data = read_yaml_mapping(text, str(path))
+    data, text = read_yaml_mapping(path)  # missing, not UTF-8, not YAML: named errors
     try:
         config = OptimizeConfig.model_validate(data)
     except ValidationError as exc:
