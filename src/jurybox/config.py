@@ -557,6 +557,15 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
     Raises ConfigError naming the file (and line) when it is missing, not UTF-8, not YAML or
     not a mapping.
     """
+    data, text = read_yaml_file(path)
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", path=str(path))
+    return data, text
+
+
+def read_yaml_file(path: str | Path) -> tuple[Any, str]:
+    """Any YAML document in a file, and its text; ConfigError naming the file (and line) when
+    it is missing, not UTF-8 or not YAML."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -572,8 +581,6 @@ def read_yaml_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
         raise ConfigError(
             f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path), line=line
         ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("expected a mapping at the top level", path=str(path))
     return data, text
 
 

@@ -16,6 +16,7 @@ from jurybox.app.optimize import OptimizeStopped
 from jurybox.cli import main
 from jurybox.config import load_config
 from jurybox.errors import ConfigError
+from jurybox.optimize.candidates import read_variants
 from jurybox.providers.fake import FakeProvider
 from jurybox.records import CompletionRequest
 from optimize_helpers import (
@@ -312,3 +313,18 @@ def test_a_config_that_is_not_utf8_is_named_not_a_traceback(tmp_path: Path, comm
     result = CliRunner().invoke(main, [command, str(config)])
     assert result.exit_code == 2, result.output
     assert f"{config}: not valid UTF-8" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"- x\xff\n", "not valid UTF-8"), (b"- [unclosed\n", ":2: invalid YAML")],
+)
+def test_a_variants_file_that_is_not_yaml_is_named(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    """Instruction variants are read as every YAML file is (config.read_yaml_file)."""
+    variants = tmp_path / "variants.yaml"
+    variants.write_bytes(content)
+    with pytest.raises(ConfigError) as refused:
+        read_variants(variants)
+    assert str(refused.value).startswith(str(variants)) and message in str(refused.value)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from jurybox.config import PairwiseExample, RunConfig, load_yaml
+from jurybox.config import PairwiseExample, RunConfig, read_yaml_file
 from jurybox.devloop.split import normalise_text, response_hash
 from jurybox.errors import ConfigError
 from jurybox.optimize.split import OptimizeSplit, held_out_texts, item_hash
@@ -89,10 +89,7 @@ def read_variants(path: Path) -> list[Variant]:
         if not files:
             raise ConfigError("no .md or .txt file in the variants folder", path=str(path))
         return _unique([Variant(f.stem, _text(f, str(f)), "file") for f in files], path)
-    try:
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path))
-    except FileNotFoundError:
-        raise ConfigError("instruction variants not found", path=str(path)) from None
+    data, _ = read_yaml_file(path)  # missing, not UTF-8, not YAML: named errors
     if not isinstance(data, list) or not data:
         raise ConfigError("expected a YAML list of instruction variants", path=str(path))
     return _unique([_variant(entry, i, path) for i, entry in enumerate(data)], path)
