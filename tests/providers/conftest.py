@@ -10,6 +10,7 @@ two ``conftest`` modules (tests/ and tests/providers/) cannot both be imported b
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -100,6 +101,19 @@ def release() -> Iterator[threading.Event]:
     event = threading.Event()
     yield event
     event.set()
+
+
+@pytest.fixture
+def dead_port() -> Iterator[int]:
+    """A port on 127.0.0.1 where a connect is refused, for the whole test.
+
+    The socket stays bound without listening: Linux refuses connects to it, and no other server
+    (another test, another pytest process) can take the port meanwhile, as it could once a
+    probe socket is released.
+    """
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 @pytest.fixture

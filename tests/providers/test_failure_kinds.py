@@ -38,13 +38,6 @@ def _chat(content: str) -> dict[str, Any]:
     return {"id": "x", "model": "m", "choices": [{"index": 0, "message": message}]}
 
 
-def _dead_port() -> int:
-    """A port on 127.0.0.1 with nothing listening (bound, read, released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _judge(base_url: str, **extra: Any) -> dict[str, Any]:
     return {
         "provider": "openai_compatible",
@@ -102,11 +95,11 @@ def serve(wire: Any, release: threading.Event) -> Any:
 
 
 def test_each_kind_is_named_alike_in_records_summary_and_report(
-    tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, serve: Any, dead_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     judges = {name: _judge(serve.url(f"/{name}/v1")) for name in PATHS if name != "dead"}
     judges["slow"]["timeout_s"] = 0.3
-    judges["dead"] = _judge(f"http://127.0.0.1:{_dead_port()}/v1")
+    judges["dead"] = _judge(f"http://127.0.0.1:{dead_port}/v1")
     judges["good"] = _judge(serve.url("/good/v1"))
     config = _config(tmp_path, judges)
     monkeypatch.chdir(tmp_path)
@@ -136,10 +129,12 @@ def test_each_kind_is_named_alike_in_records_summary_and_report(
 
 
 def test_a_server_that_is_not_there_stops_its_judge_in_seconds(
-    tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, serve: Any, dead_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    port = _dead_port()
-    judges = {"dead": _judge(f"http://127.0.0.1:{port}/v1"), "good": _judge(serve.url("/good/v1"))}
+    judges = {
+        "dead": _judge(f"http://127.0.0.1:{dead_port}/v1"),
+        "good": _judge(serve.url("/good/v1")),
+    }
     config = _config(tmp_path, judges, n=30)
     # the default retry policy (5 retries, 1 s backoff): the fail-fast is what keeps it short
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
@@ -158,7 +153,7 @@ def test_a_server_that_is_not_there_stops_its_judge_in_seconds(
     assert len(dead) == len(good) == 60
     assert all(r.status.value == "ok" for r in good)  # the other judge carried on
     assert all(failure_kind(r) == "connection refused" for r in dead)
-    hint = f"is the server at http://127.0.0.1:{port} up?"
+    hint = f"is the server at http://127.0.0.1:{dead_port} up?"
     assert all(hint in (r.error or "") for r in dead)
     assert sum(r.attempts for r in dead) <= 3 * 2  # a few attempts, not 6 per item
     assert hint in " ".join(run.output.split())

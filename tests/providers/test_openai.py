@@ -531,13 +531,8 @@ def test_vendor_default_key_variable(monkeypatch: pytest.MonkeyPatch) -> None:
         create("j", JudgeConfig(provider="openai", model="gpt-test"))
 
 
-def test_connection_refused_is_transient(make_provider: Any) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port with nothing listening
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    error = failure(make_provider(base_url=f"http://127.0.0.1:{port}/v1"))
+def test_connection_refused_is_transient(make_provider: Any, dead_port: int) -> None:
+    error = failure(make_provider(base_url=f"http://127.0.0.1:{dead_port}/v1"))
 
     assert isinstance(error, TransientError)
 

@@ -101,13 +101,10 @@ def test_requests_go_through_the_configured_proxy(
     assert "Authorization" not in request.headers  # api_key_env is null: no key at all
 
 
-def test_a_proxy_failure_never_shows_its_password(clean_proxy_env: pytest.MonkeyPatch) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port with nothing listening
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    clean_proxy_env.setenv("HTTP_PROXY", f"http://alice:{PROXY_PASSWORD}@127.0.0.1:{port}")
+def test_a_proxy_failure_never_shows_its_password(
+    clean_proxy_env: pytest.MonkeyPatch, dead_port: int
+) -> None:
+    clean_proxy_env.setenv("HTTP_PROXY", f"http://alice:{PROXY_PASSWORD}@127.0.0.1:{dead_port}")
     provider = _provider("http://judge.invalid/v1")
 
     async def call() -> BaseException:
@@ -123,7 +120,7 @@ def test_a_proxy_failure_never_shows_its_password(clean_proxy_env: pytest.Monkey
     error = provider.classify_error(raw)
 
     assert error.retryable and "connection refused" in str(error)
-    assert f"is the proxy at http://127.0.0.1:{port} up?" in str(error)
+    assert f"is the proxy at http://127.0.0.1:{dead_port} up?" in str(error)
     for thing in (raw, error, provider):
         assert PROXY_PASSWORD not in str(thing) and PROXY_PASSWORD not in repr(thing)
 
