@@ -20,7 +20,6 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
-    first_pivot,
     fresh_records,
     fresh_scores,
     score_categories,
@@ -85,7 +84,9 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
 
     def build() -> pd.DataFrame:
         rows = fresh_scores(frame, dimension, columns=[*SCORE_UNIT, "judge", "score"])
-        return first_pivot(rows, SCORE_UNIT, "judge", "score")
+        return rows.drop_duplicates([*SCORE_UNIT, "judge"]).pivot(
+            index=SCORE_UNIT, columns="judge", values="score"
+        )
 
     return frame.memo(f"score_matrix|{dimension}", build)
 
