@@ -15,7 +15,6 @@ import pytest
 from jurybox.analysis import AnalysisFrame, build_frame
 from jurybox.analysis._common import (
     TOTAL,
-    KeySet,
     in_values,
     keyed_like,
 )
@@ -47,25 +46,6 @@ def test_in_values_is_isin(missing: bool) -> None:
         assert (in_values(keys, wanted) == expected).all()
         assert (in_values(pd.CategoricalIndex(keys), wanted) == expected).all()
         assert (in_values(keys.astype(object), wanted) == expected).all()
-
-
-@pytest.mark.parametrize("missing", [False, True])
-def test_a_key_set_is_isin_whatever_the_categories(missing: bool) -> None:
-    """A ``KeySet`` keeps its lookup per categories: the same wanted keys in tables with other
-    categories (or none) are still ``isin``, the second time as the first."""
-    rng = np.random.default_rng(4)
-    tables = [
-        pd.Series(_categorical(_keys(rng, 300, letters, missing)))
-        for letters in ("abcdef", "cdefgh", "abcdef")
-    ]
-    for wanted in (["a", "x", "g"], [], ["a", None]):
-        keyset = KeySet(wanted)
-        assert len(keyset) == len(wanted)
-        for keys in [*tables, *tables]:
-            expected = keys.astype(object).isin(np.asarray(wanted, dtype=object)).to_numpy()
-            assert (in_values(keys, keyset) == expected).all()
-            assert (in_values(pd.CategoricalIndex(keys), keyset) == expected).all()
-            assert (in_values(keys.astype(object), keyset) == expected).all()
 
 
 def _reference_fill_totals(scores: pd.DataFrame) -> pd.DataFrame:

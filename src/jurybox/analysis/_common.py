@@ -14,7 +14,7 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -169,53 +169,18 @@ def mapped(keys: pd.Series, mapping: Mapping[Any, Any] | pd.Series) -> pd.Series
     return keys.map(mapping)
 
 
-class KeySet:
-    """Wanted keys for ``in_values``, looked up among a categorical's categories once per
-    categories: a subgroup's item ids are looked for in every dimension's table, each typed
-    with the score table's categories (one lookup of tens of thousands of ids, not one per
-    table)."""
-
-    def __init__(self, wanted: Any) -> None:
-        self.values: np.ndarray[Any, Any] = np.asarray(wanted, dtype=object)
-        self._hits: list[tuple[pd.Index, np.ndarray[Any, np.dtype[np.bool_]]]] = []
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def hits(self, categories: pd.Index) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Per category code, whether it is wanted; the last entry is code -1 (missing)."""
-        for known, hit in self._hits:
-            if known is categories:
-                return hit
-        hit = _category_hits(categories, self.values)
-        self._hits.append((categories, hit))  # the categories held: their id stays theirs
-        return hit
-
-
-def _category_hits(
-    categories: pd.Index, wanted: np.ndarray[Any, Any]
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    where = categories.get_indexer_for(cast(Any, wanted))  # an array, as pandas takes it
-    hit = np.zeros(len(categories) + 1, dtype=bool)  # the last one: code -1, a missing key
-    hit[where[where >= 0]] = True
-    hit[-1] = bool(pd.Index([np.nan], dtype=object).isin(wanted)[0])  # as pandas matches it
-    return hit
-
-
-def in_values(
-    keys: pd.Series | pd.Index, wanted: Any | KeySet
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
+def in_values(keys: pd.Series | pd.Index, wanted: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """``keys.isin(wanted)`` as a boolean array. Where ``keys`` is categorical (the score
-    table's ``query_id``) the wanted values are looked up among the categories, whose hash
-    table pandas keeps, and rows are flagged by code; else through a hash table of Python
-    strings (pandas' arrow-string ``isin`` builds a pyarrow scalar per wanted value).
-    A ``KeySet`` keeps its lookup for the next keys with the same categories."""
-    keyset = wanted if isinstance(wanted, KeySet) else None
-    values = keyset.values if keyset is not None else np.asarray(wanted, dtype=object)
+    table's ``query_id``) the wanted values are looked up among the categories and rows are
+    flagged by code; else through a hash table of Python strings (pandas' arrow-string
+    ``isin`` builds a pyarrow scalar per wanted value)."""
+    values = np.asarray(wanted, dtype=object)
     if not isinstance(keys.dtype, pd.CategoricalDtype):
         return np.asarray(pd.Index(keys).astype(object).isin(values), dtype=bool)
-    categories = keys.dtype.categories
-    hit = keyset.hits(categories) if keyset is not None else _category_hits(categories, values)
+    # Per category code whether it is wanted; the last entry is code -1, a missing key, matched
+    # as pandas matches it.
+    missing = pd.Index([np.nan], dtype=object).isin(values)
+    hit = np.append(keys.dtype.categories.isin(values), missing)
     codes = np.asarray(pd.Categorical(keys).codes if isinstance(keys, pd.Index) else keys.cat.codes)
     found: np.ndarray[Any, np.dtype[np.bool_]] = hit[codes]
     return found

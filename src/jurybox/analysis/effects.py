@@ -26,7 +26,6 @@ from numpy.typing import ArrayLike
 from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
-    KeySet,
     attempt,
     fresh_scores,
     in_values,
@@ -159,7 +158,7 @@ def _adjusted(test: PairedTests, p_holm: float | None, significant: bool | None)
 
 def _subgroup(
     frame: AnalysisFrame,
-    qids: KeySet | None,
+    qids: ArrayLike | None,
     contrast: tuple[str, str],
     options: AnalysisOptions,
 ) -> Subgroup:
@@ -188,8 +187,8 @@ def _by_metadata(
                 f"{len(qids)} item(s), fewer than min_items={options.min_items}"
             )
         else:
-            out[str(value)] = _subgroup(frame, KeySet(qids), contrast, options)
-    tested = {str(v): KeySet(q) for v, q in groups.items() if len(q) >= options.min_items}
+            out[str(value)] = _subgroup(frame, qids, contrast, options)
+    tested = {str(v): q for v, q in groups.items() if len(q) >= options.min_items}
     return ByMetadata.of(groups=out, heterogeneity=_heterogeneity(frame, tested, contrast, options))
 
 
@@ -233,12 +232,11 @@ def _equivalence(
     )
     if len(normal) == 0:
         return Equivalence.skip("no item is marked metadata.normal")
-    normal_ids = KeySet(normal)
     control, treatment = contrast
     dims: dict[str, TOSTMetric | Skipped] = {}
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
-        wide = wide[in_values(wide.index, normal_ids)]
+        wide = wide[in_values(wide.index, normal)]
         if not {control, treatment} <= set(wide.columns):
             dims[dim] = skipped("no normal item has scores for both arms")
             continue
