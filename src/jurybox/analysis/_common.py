@@ -254,30 +254,12 @@ def fresh_scores(
         fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
         dims = frame.scores["dimension"].take(fresh)
         split: dict[str | None, np.ndarray[Any, np.dtype[np.intp]]] = {None: fresh}
-        if isinstance(dims.dtype, pd.CategoricalDtype):
-            split.update(_split_by_code(fresh, dims))
-            return split
-        groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
+        # A categorical is grouped by its codes; a text column through Python strings.
+        by = dims if isinstance(dims.dtype, pd.CategoricalDtype) else dims.to_numpy(dtype=object)
+        groups = dims.groupby(by, sort=False, observed=True).indices
         split.update({str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()})
         return split
 
     found = frame.memo("scores:fresh_positions", positions).get(dimension)
     table = frame.scores if columns is None else frame.scores[columns]
     return table.iloc[:0] if found is None else table.take(found)
-
-
-def _split_by_code(
-    positions: np.ndarray[Any, np.dtype[np.intp]], values: pd.Series
-) -> dict[str, np.ndarray[Any, np.dtype[np.intp]]]:
-    """The ``positions`` of each category of ``values`` (categorical, one per position), in
-    order; missing values and absent categories left out: a groupby's ``indices``, by one
-    stable sort of the codes instead of hashing a Python string per row."""
-    codes = np.asarray(values.cat.codes)
-    order = np.argsort(codes, kind="stable")
-    categories = values.cat.categories
-    bounds = np.searchsorted(codes[order], np.arange(len(categories) + 1))
-    return {
-        str(category): positions[order[bounds[k] : bounds[k + 1]]]
-        for k, category in enumerate(categories)
-        if bounds[k + 1] > bounds[k]
-    }
