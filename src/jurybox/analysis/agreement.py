@@ -111,24 +111,6 @@ def _pair_codes(
     return lookup[codes].reshape(values.shape), cats
 
 
-def _closed_form_kappa(
-    a: Any, b: Any, weights: Any, categories: list[int] | None, confidence: float
-) -> Any:
-    """``stats.cohen_kappa(a, b, ...)`` by the closed form of ``stats.cohen_kappa_tables``, or
-    None where the reference must decide (missing labels, labels off the scale or unsortable,
-    weights without a declared scale, or a pair the closed form leaves open)."""
-    x, y = np.asarray(a), np.asarray(b)
-    if x.ndim != 1 or x.shape != y.shape or x.size == 0 or (weights and categories is None):
-        return None
-    coded = _pair_codes(np.column_stack([x.astype(object), y.astype(object)]), categories)
-    if coded is None or (coded[0] < 0).any():
-        return None
-    codes, cats = coded
-    k = len(cats)
-    table = np.bincount(codes[:, 0] * k + codes[:, 1], minlength=k * k).reshape(1, k, k)
-    return stats.cohen_kappa_tables(table, cats, weights, confidence=confidence)[0]
-
-
 def kappa_metric(
     model: type[K],
     a: Any,
@@ -138,21 +120,11 @@ def kappa_metric(
     categories: list[int] | None = None,
     n: int,
     confidence: float,
-    items: Any = None,
-    rng: int | None = None,
+    items: Any,
+    rng: int | None,
 ) -> K:
-    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``.
-
-    With ``items`` (the item of each rated unit) the interval is the bootstrap over items;
-    without, the asymptotic one, computed by the closed form where it settles the pair (about
-    30 times faster than statsmodels' results object) and by the reference otherwise."""
-    if items is None:
-        known = _closed_form_kappa(a, b, weights, categories, confidence)
-        if known is not None:
-            return attempt(model, _known, known, n=n)
-    how: dict[str, Any] = (
-        {"interval": "asymptotic"} if items is None else {"clusters": items, "rng": rng}
-    )
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, its interval the bootstrap
+    over ``items`` (the item of each rated unit)."""
     return attempt(
         model,
         stats.cohen_kappa,
@@ -162,7 +134,8 @@ def kappa_metric(
         categories=categories,
         n=n,
         confidence=confidence,
-        **how,
+        clusters=items,
+        rng=rng,
     )
 
 
