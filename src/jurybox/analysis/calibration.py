@@ -76,10 +76,6 @@ def gold_preferences(frame: AnalysisFrame) -> pd.Series:
     return prefs.set_index("query_id")["label"]
 
 
-def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnnotator:
-    return annotator_agreement(frame.labels.annotators, options)
-
-
 def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> InterAnnotator:
     """Agreement among annotators (``HumanLabels.annotators``: query_id, annotator, label) on
     the items several of them labelled; ``jurybox label``'s page shows the same block."""
@@ -100,7 +96,14 @@ def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> I
 
 
 def _kappa(
-    a: pd.Series, b: pd.Series, items: pd.Series, options: AnalysisOptions, model: type[K]
+    a: pd.Series,
+    b: pd.Series,
+    items: pd.Series,
+    options: AnalysisOptions,
+    model: type[K],
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    categories: list[int] | None = None,
 ) -> K:
     """Kappa of a judge against the humans, its interval a bootstrap over ``items`` (a judge's
     orders, repeats and responses of one item are one cluster)."""
@@ -108,6 +111,8 @@ def _kappa(
         model,
         a.to_numpy(),
         b.to_numpy(),
+        weights,
+        categories=categories,
         n=len(a),
         confidence=options.confidence,
         items=items.to_numpy(),
@@ -160,17 +165,7 @@ def _weighted(
     """Weighted kappa over every point of the scale (the declared one, else the observed span),
     its interval a bootstrap over items."""
     categories, scope = scale
-    metric = kappa_metric(
-        KappaMetric,
-        a.to_numpy(),
-        b.to_numpy(),
-        weights,
-        categories=categories,
-        n=len(a),
-        confidence=options.confidence,
-        items=items.to_numpy(),
-        rng=options.seed,
-    )
+    metric = _kappa(a, b, items, options, KappaMetric, weights=weights, categories=categories)
     return with_fields(metric, method=f"{metric.method}; {scope}") if metric.method else metric
 
 
@@ -416,7 +411,7 @@ def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCalibr
     if labels.empty and labels.annotators.empty:
         return HumanCalibration.skip("no human labels (item `human` fields or a labels mapping)")
     return HumanCalibration.of(
-        inter_annotator=_inter_annotator(frame, options),
+        inter_annotator=annotator_agreement(labels.annotators, options),
         preferences=_preference_kappas(frame, options),
         scores=_score_calibration(frame, options),
         criterion=_criterion(frame, options),
