@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from jurybox import stats
 from jurybox.analysis.model import Metric, Model, Skipped
 from jurybox.analysis.options import AnalysisOptions
 
@@ -144,6 +145,13 @@ def json_safe(obj: Any) -> Any:
 def rate(successes: int, n: int) -> float | None:
     """A plain share, None when the denominator is 0 (callers add the reason)."""
     return successes / n if n else None
+
+
+def win_rate(model: type[M], wins: int, losses: int, ties: int, options: AnalysisOptions) -> M:
+    """The win rate with its Wilson interval, a tie counting half a win."""
+    n, interval = wins + losses + ties, options.confidence
+    fn = stats.win_rate_interval
+    return attempt(model, fn, wins, losses, ties, n=n, confidence=interval, tie_policy="half")
 
 
 def majority_vote(frame: pd.DataFrame, by: str | list[str], column: str) -> pd.Series:

@@ -32,6 +32,7 @@ from jurybox.analysis._common import (
     json_safe,
     majority_vote,
     skipped,
+    win_rate,
     with_fields,
 )
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -281,16 +282,7 @@ def _win_rate(
     control, treatment = contrast
     wins, losses = int((labels == treatment).sum()), int((labels == control).sum())
     ties = int((labels == "tie").sum())
-    metric = attempt(
-        PreferenceWinRate,
-        stats.win_rate_interval,
-        wins,
-        losses,
-        ties,
-        n=wins + losses + ties,
-        confidence=options.confidence,
-        tie_policy="half",
-    )
+    metric = win_rate(PreferenceWinRate, wins, losses, ties, options)
     return with_fields(metric, flip_is_tie=True)
 
 

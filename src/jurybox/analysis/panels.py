@@ -24,6 +24,7 @@ from jurybox.analysis._common import (
     majority_vote,
     mapped,
     skipped,
+    win_rate,
 )
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -202,19 +203,6 @@ def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> DawidSkene:
     return DawidSkene.of(**out)
 
 
-def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> WinRateMetric:
-    return attempt(
-        WinRateMetric,
-        stats.win_rate_interval,
-        wins,
-        losses,
-        ties,
-        n=wins + losses + ties,
-        confidence=options.confidence,
-        tie_policy="half",
-    )
-
-
 def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
     rows: list[WinRateRow] = []
     cons = consolidated(frame)
@@ -229,7 +217,7 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
             rows.append(
                 extend(
                     WinRateRow,
-                    _rate(wins, losses, ties, options),
+                    win_rate(WinRateMetric, wins, losses, ties, options),
                     arm=arm,
                     opponent=other,
                     rater=rater,
@@ -243,7 +231,7 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
         rows.append(
             extend(
                 WinRateRow,
-                _rate(wins, losses, 0, options),
+                win_rate(WinRateMetric, wins, losses, 0, options),
                 arm=str(arm),
                 opponent=str(other),
                 rater="panel",
