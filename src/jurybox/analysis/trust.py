@@ -36,7 +36,7 @@ from jurybox.thresholds import TrustThresholds
 
 Level = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 CheckStatus = Literal["fail", "warn", "skipped", "pass"]
-_STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
+STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 # Checks of equal status are listed in this order: the most telling first.
 _CHECK_ORDER: tuple[str, ...] = ("failure_rate", "accuracy", "kappa", "position")
 _CHECK_ORDER += ("swap_consistency", "length", "self_preference", "retest")
@@ -411,7 +411,7 @@ def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
 
 def _ordered(checks: Sequence[TrustCheck]) -> tuple[TrustCheck, ...]:
     return tuple(
-        sorted(checks, key=lambda c: (_STATUS_ORDER[c.status], _CHECK_ORDER.index(c.check)))
+        sorted(checks, key=lambda c: (STATUS_ORDER[c.status], _CHECK_ORDER.index(c.check)))
     )
 
 
@@ -505,7 +505,7 @@ def _reason(level: Level, quality: TrustCheck, checks: Sequence[TrustCheck]) -> 
     return worst.message
 
 
-_LEVEL_ORDER: dict[str, int] = {
+LEVEL_ORDER: dict[str, int] = {
     "trusted": 0,
     "use_with_caution": 1,
     "insufficient_evidence": 2,
@@ -521,7 +521,7 @@ def assess_panel(
         raise ValueError("no judges to assess")
     judges = sorted(
         (assess_judge(ev, thresholds) for ev in evidence),
-        key=lambda j: (_LEVEL_ORDER[j.level], j.judge),
+        key=lambda j: (LEVEL_ORDER[j.level], j.judge),
     )
     return PanelTrust(judges=tuple(judges), line=panel_line(judges))
 
