@@ -217,24 +217,15 @@ def keyed_like(
 def judge_rows(
     frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
 ) -> pd.DataFrame:
-    """The rows of ``build()`` whose ``judge`` is ``judge``: the same rows, in the same order and
-    with the same index, as filtering ``table[table["judge"] == judge]``, but the table is built
-    and split by judge once per frame (``name`` keys the cache), not filtered once per judge."""
-
-    def split() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-        table = build()
-        parts = table.groupby("judge", sort=False, observed=True)
-        return table, {str(j): part for j, part in parts}
-
-    table, parts = frame.memo(f"judge_rows:{name}", split)
-    found = parts.get(judge)
-    return table.iloc[:0] if found is None else found
+    """The rows of ``build()`` whose ``judge`` is ``judge`` (``table[table["judge"] == judge]``),
+    the table built once per frame (``name`` keys the cache)."""
+    table = frame.memo(f"judge_rows:{name}", build)
+    return table[table["judge"].eq(judge).fillna(False).to_numpy(dtype=bool)]
 
 
 def records_by_judge(frame: AnalysisFrame) -> list[tuple[str, pd.DataFrame]]:
-    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order), from
-    the split by judge the frame keeps (``judge_rows``): the summary and the evidence read the
-    same parts, instead of copying every record once more per grouping."""
+    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order),
+    through ``judge_rows``."""
     judges = sorted(frame.records["judge"].dropna().unique().tolist())
     return [(judge, judge_rows(frame, "records", lambda: frame.records, judge)) for judge in judges]
 
