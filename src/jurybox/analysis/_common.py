@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from jurybox import stats
 from jurybox.analysis.model import Metric, Model, Skipped
+from jurybox.analysis.model.metrics import ProportionMetric
 from jurybox.analysis.options import AnalysisOptions
 
 if TYPE_CHECKING:  # frame.py imports this module
@@ -145,6 +146,12 @@ def json_safe(obj: Any) -> Any:
 def rate(successes: int, n: int) -> float | None:
     """A plain share, None when the denominator is 0 (callers add the reason)."""
     return successes / n if n else None
+
+
+def wilson_share(successes: int, n: int, options: AnalysisOptions) -> ProportionMetric:
+    """The share ``successes`` / ``n`` with its Wilson interval."""
+    fn = stats.wilson_interval
+    return attempt(ProportionMetric, fn, successes, n, n=n, confidence=options.confidence)
 
 
 def win_rate(model: type[M], wins: int, losses: int, ties: int, options: AnalysisOptions) -> M:

@@ -31,6 +31,7 @@ from jurybox.analysis._common import (
     score_categories,
     skipped,
     unavailable,
+    wilson_share,
     with_fields,
 )
 from jurybox.analysis.agreement import agreement_block, kappa_metric
@@ -61,7 +62,6 @@ from jurybox.analysis.model.metrics import (
     ICCMetric,
     KappaMetric,
     PPIMeanMetric,
-    ProportionMetric,
     TprTnrMetric,
 )
 from jurybox.analysis.options import AnalysisOptions
@@ -367,15 +367,9 @@ def _criterion_entry(
             n=n,
             confidence=options.confidence,
         ),
-        human_pass_rate=_share(int(labels.sum()), n, options),
-        judge_pass_rate=_share(int(preds.sum()), n, options),
+        human_pass_rate=wilson_share(int(labels.sum()), n, options),
+        judge_pass_rate=wilson_share(int(preds.sum()), n, options),
         corrected_pass_rate=corrected,
-    )
-
-
-def _share(successes: int, n: int, options: AnalysisOptions) -> ProportionMetric:
-    return attempt(
-        ProportionMetric, stats.wilson_interval, successes, n, n=n, confidence=options.confidence
     )
 
 

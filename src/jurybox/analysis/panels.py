@@ -17,19 +17,19 @@ import pandas as pd
 from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
-    attempt,
     extend,
     fresh_records,
     json_safe,
     majority_vote,
     mapped,
     skipped,
+    wilson_share,
     win_rate,
 )
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
-from jurybox.analysis.model.metrics import ProportionMetric, WinRateMetric
+from jurybox.analysis.model.metrics import WinRateMetric
 from jurybox.analysis.model.panels import (
     ArmScore,
     Borda,
@@ -62,14 +62,7 @@ def _majority(
         qids = decided.index.get_level_values("query_id")
         target = pd.Series(qids.map(gold.to_dict()), index=decided.index).dropna()
         hits = int((decided.loc[target.index] == target).sum())
-        accuracy = attempt(
-            ProportionMetric,
-            stats.wilson_interval,
-            hits,
-            len(target),
-            n=len(target),
-            confidence=options.confidence,
-        )
+        accuracy = wilson_share(hits, len(target), options)
     return Majority.given(
         n_items=len(votes),
         counts={str(k): int(v) for k, v in counts.items()},

@@ -25,6 +25,7 @@ from jurybox.analysis._common import (
     fresh_records,
     fresh_scores,
     in_values,
+    wilson_share,
 )
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
@@ -33,7 +34,6 @@ from jurybox.analysis.model.metrics import (
     ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
-    ProportionMetric,
 )
 from jurybox.analysis.model.reliability import (
     ConfidenceBin,
@@ -269,14 +269,7 @@ def _confidence_number(values: pd.Series) -> pd.Series:
 def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[ConfidenceBin]:
     out = []
     for value, hits in hit.groupby(level):
-        metric = attempt(
-            ProportionMetric,
-            stats.wilson_interval,
-            int(hits.sum()),
-            len(hits),
-            n=len(hits),
-            confidence=options.confidence,
-        )
+        metric = wilson_share(int(hits.sum()), len(hits), options)
         out.append(extend(ConfidenceBin, metric, stated_confidence=float(value)))
     return out
 
