@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from jurybox import stats
 from jurybox.analysis.model import Metric, Model, Skipped
-from jurybox.analysis.model.metrics import ProportionMetric
+from jurybox.analysis.model.metrics import ICCMetric, ProportionMetric
 from jurybox.analysis.options import AnalysisOptions
 
 if TYPE_CHECKING:  # frame.py imports this module
@@ -152,6 +152,13 @@ def wilson_share(successes: int, n: int, options: AnalysisOptions) -> Proportion
     """The share ``successes`` / ``n`` with its Wilson interval."""
     fn = stats.wilson_interval
     return attempt(ProportionMetric, fn, successes, n, n=n, confidence=options.confidence)
+
+
+def icc_over_items(values: Any, items: Any, options: AnalysisOptions) -> ICCMetric:
+    """ICC(2,1) of the raters (columns) over the rows, its interval a bootstrap over ``items``
+    (the item of each row)."""
+    over = {"clusters": items, "rng": options.seed, "confidence": options.confidence}
+    return attempt(ICCMetric, stats.icc, values, "2,1", n=len(values), **over)
 
 
 def win_rate(model: type[M], wins: int, losses: int, ties: int, options: AnalysisOptions) -> M:

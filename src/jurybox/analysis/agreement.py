@@ -22,6 +22,7 @@ from jurybox.analysis._common import (
     attempt,
     fresh_records,
     fresh_scores,
+    icc_over_items,
     score_categories,
     unavailable,
     with_fields,
@@ -40,7 +41,6 @@ from jurybox.analysis.model.metrics import (
     ClusteredProportionMetric,
     FleissKappaMetric,
     GwetMetric,
-    ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
 )
@@ -335,16 +335,7 @@ def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B
             n=len(matrix),
         ),
         krippendorff_alpha_ci=_alpha_ci(matrix, "interval", options),
-        icc=attempt(
-            ICCMetric,
-            stats.icc,
-            complete.to_numpy(dtype=float),
-            "2,1",
-            n=len(complete),
-            confidence=options.confidence,
-            clusters=_items_of(complete),
-            rng=options.seed,
-        ),
+        icc=icc_over_items(complete.to_numpy(dtype=float), _items_of(complete), options),
     )
 
 

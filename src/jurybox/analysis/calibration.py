@@ -26,6 +26,7 @@ from jurybox.analysis._common import (
     TOTAL,
     attempt,
     fresh_records,
+    icc_over_items,
     in_values,
     majority_vote,
     score_categories,
@@ -258,15 +259,10 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
         for judge, rows in merged.groupby("judge"):
             dims.setdefault(str(judge), {})[dim] = _dimension_kappa(rows, options)
             if dim == TOTAL:
-                icc[str(judge)] = attempt(
-                    ICCMetric,
-                    stats.icc,
+                icc[str(judge)] = icc_over_items(
                     rows[["score", "score_human"]].to_numpy(),
-                    "2,1",
-                    n=len(rows),
-                    confidence=options.confidence,
-                    clusters=rows["query_id"].astype(str).to_numpy(),
-                    rng=options.seed,
+                    rows["query_id"].astype(str).to_numpy(),
+                    options,
                 )
     if not dims:
         return HumanScores.skip("no judge scored a response that humans scored")

@@ -24,6 +24,7 @@ from jurybox.analysis._common import (
     extend,
     fresh_records,
     fresh_scores,
+    icc_over_items,
     in_values,
     wilson_share,
 )
@@ -59,15 +60,10 @@ def _retest_icc_by(
     """ICC(2,1) of test vs retest scores for each value of ``column``, its interval over items
     where an item holds several scored responses or orders."""
     return {
-        str(key): attempt(
-            ICCMetric,
-            stats.icc,
+        str(key): icc_over_items(
             rows[["score_test", "score_retest"]].to_numpy(),
-            "2,1",
-            n=len(rows),
-            confidence=options.confidence,
-            clusters=rows["query_id"].astype(str).to_numpy(),
-            rng=options.seed,
+            rows["query_id"].astype(str).to_numpy(),
+            options,
         )
         for key, rows in scores.groupby(column)
     }
@@ -266,6 +262,11 @@ def _confidence_number(values: pd.Series) -> pd.Series:
     return text.map(_CONFIDENCE_LEVELS).fillna(pd.to_numeric(values, errors="coerce"))
 
 
+def _spearman(x: pd.Series, y: pd.Series, options: AnalysisOptions) -> CorrelationMetric:
+    x_values, y_values, conf = x.to_numpy(float), y.to_numpy(float), options.confidence
+    return attempt(CorrelationMetric, stats.spearman, x_values, y_values, n=len(x), confidence=conf)
+
+
 def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[ConfidenceBin]:
     out = []
     for value, hits in hit.groupby(level):
@@ -310,14 +311,7 @@ def _calibration_preferences(
     judges = {}
     for judge, part in rows.groupby("judge"):
         judges[str(judge)] = PreferenceCalibration(
-            spearman=attempt(
-                CorrelationMetric,
-                stats.spearman,
-                part["level"].to_numpy(float),
-                part["hit"].to_numpy(float),
-                n=len(part),
-                confidence=options.confidence,
-            ),
+            spearman=_spearman(part["level"], part["hit"], options),
             bins=_bins(part["level"], part["hit"], options),
         )
     return PreferenceCalibrationSection.of(
@@ -356,14 +350,7 @@ def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Score
     judges = {}
     for judge, part in rows.groupby("judge"):
         judges[str(judge)] = ScoreCalibration(
-            spearman=attempt(
-                CorrelationMetric,
-                stats.spearman,
-                part["confidence"].to_numpy(float),
-                part["error"].to_numpy(float),
-                n=len(part),
-                confidence=options.confidence,
-            ),
+            spearman=_spearman(part["confidence"], part["error"], options),
             bins=_bins(part["confidence"], part["error"] <= 1.0, options),
             mean_abs_error=float(part["error"].mean()),
         )
