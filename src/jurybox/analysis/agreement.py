@@ -144,6 +144,35 @@ def _known(result: Any) -> Any:
     return result
 
 
+def pair_over_items(
+    a: Any,
+    b: Any,
+    items: Any,
+    options: AnalysisOptions,
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    categories: list[int] | None = None,
+) -> tuple[KappaMetric, PercentAgreementMetric]:
+    """Cohen's kappa (its interval a bootstrap over ``items``, the item of each unit) and the
+    percent agreement (its interval counting items) of two raters' labels."""
+    n, conf = len(a), options.confidence
+    kappa = kappa_metric(
+        KappaMetric,
+        a,
+        b,
+        weights,
+        categories=categories,
+        n=n,
+        confidence=conf,
+        items=items,
+        rng=options.seed,
+    )
+    share = attempt(
+        PercentAgreementMetric, stats.percent_agreement, a, b, clusters=items, n=n, confidence=conf
+    )
+    return kappa, share
+
+
 def _pairs_over_items(
     matrix: pd.DataFrame, options: AnalysisOptions, scale: Scale
 ) -> list[PairAgreement]:
@@ -154,29 +183,9 @@ def _pairs_over_items(
     for first, second in combinations(matrix.columns, 2):
         both = matrix[[first, second]].dropna()
         a, b, items = both[first].to_numpy(), both[second].to_numpy(), _items_of(both)
-        n, conf = len(both), options.confidence
-        kappa = kappa_metric(
-            KappaMetric,
-            a,
-            b,
-            weights,
-            categories=categories,
-            items=items,
-            rng=options.seed,
-            n=n,
-            confidence=conf,
-        )
+        kappa, share = pair_over_items(a, b, items, options, weights=weights, categories=categories)
         if note and kappa.method is not None:
             kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
-        share = attempt(
-            PercentAgreementMetric,
-            stats.percent_agreement,
-            a,
-            b,
-            clusters=items,
-            n=n,
-            confidence=conf,
-        )
         out.append(
             PairAgreement(
                 raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share

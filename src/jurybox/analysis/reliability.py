@@ -28,13 +28,12 @@ from jurybox.analysis._common import (
     in_values,
     wilson_share,
 )
+from jurybox.analysis.agreement import pair_over_items
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
     CronbachAlphaMetric,
     ICCMetric,
-    KappaMetric,
-    PercentAgreementMetric,
 )
 from jurybox.analysis.model.reliability import (
     ConfidenceBin,
@@ -122,30 +121,9 @@ def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
 def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> LabelRetest:
     """Agreement of test and retest labels; intervals over items (an item's orders and
     repeats are one cluster)."""
-    a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
-    items = pairs["query_id"].to_numpy()
-    return LabelRetest(
-        n_pairs=n,
-        percent_agreement=attempt(
-            PercentAgreementMetric,
-            stats.percent_agreement,
-            a,
-            b,
-            n=n,
-            confidence=options.confidence,
-            clusters=items,
-        ),
-        cohen_kappa=attempt(
-            KappaMetric,
-            stats.cohen_kappa,
-            a,
-            b,
-            n=n,
-            confidence=options.confidence,
-            clusters=items,
-            rng=options.seed,
-        ),
-    )
+    a, b = pairs[f"{column}_test"], pairs[f"{column}_retest"]
+    kappa, share = pair_over_items(a, b, pairs["query_id"].to_numpy(), options)
+    return LabelRetest(n_pairs=len(pairs), percent_agreement=share, cohen_kappa=kappa)
 
 
 def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> TestRetest:
