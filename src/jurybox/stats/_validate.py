@@ -90,6 +90,18 @@ def paired(
     return xa - ya
 
 
+def binary_pair(
+    x: ArrayLike, y: ArrayLike, names: tuple[str, str] = ("x", "y")
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Two pass/fail samples of equal length (``binary_1d`` each)."""
+    xa, ya = binary_1d(x, names[0]), binary_1d(y, names[1])
+    if xa.shape != ya.shape:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must be paired (same length), got {xa.size} and {ya.size}"
+        )
+    return xa, ya
+
+
 def count(value: float, name: str, *, minimum: int = 0) -> int:
     """A whole number ≥ ``minimum`` (floats like 3.0 are accepted)."""
     if isinstance(value, bool) or not float(value).is_integer():
