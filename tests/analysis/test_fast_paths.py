@@ -15,8 +15,6 @@ import pytest
 from jurybox.analysis import AnalysisFrame, build_frame
 from jurybox.analysis._common import (
     TOTAL,
-    KeySet,
-    first_pivot,
     in_values,
     keyed_like,
 )
@@ -48,25 +46,6 @@ def test_in_values_is_isin(missing: bool) -> None:
         assert (in_values(keys, wanted) == expected).all()
         assert (in_values(pd.CategoricalIndex(keys), wanted) == expected).all()
         assert (in_values(keys.astype(object), wanted) == expected).all()
-
-
-@pytest.mark.parametrize("missing", [False, True])
-def test_a_key_set_is_isin_whatever_the_categories(missing: bool) -> None:
-    """A ``KeySet`` keeps its lookup per categories: the same wanted keys in tables with other
-    categories (or none) are still ``isin``, the second time as the first."""
-    rng = np.random.default_rng(4)
-    tables = [
-        pd.Series(_categorical(_keys(rng, 300, letters, missing)))
-        for letters in ("abcdef", "cdefgh", "abcdef")
-    ]
-    for wanted in (["a", "x", "g"], [], ["a", None]):
-        keyset = KeySet(wanted)
-        assert len(keyset) == len(wanted)
-        for keys in [*tables, *tables]:
-            expected = keys.astype(object).isin(np.asarray(wanted, dtype=object)).to_numpy()
-            assert (in_values(keys, keyset) == expected).all()
-            assert (in_values(pd.CategoricalIndex(keys), keyset) == expected).all()
-            assert (in_values(keys.astype(object), keyset) == expected).all()
 
 
 def _reference_fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
@@ -197,61 +176,6 @@ def test_dimension_matrix_is_the_pivot(repeated: int) -> None:
     for judge, part in theirs.items():
         np.testing.assert_array_equal(mine[judge], part)
     assert _dimension_matrix(dims.astype({"arm": object})) is None
-
-
-def _assert_same_pivot(fast: pd.DataFrame, slow: pd.DataFrame) -> None:
-    """Equal frames, and equal in what ``assert_frame_equal`` lets pass: each index level's
-    values and type (observed categories only), the codes, the columns' dtype."""
-    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
-    assert fast.columns.dtype == slow.columns.dtype and fast.columns.name == slow.columns.name
-    assert isinstance(fast.index, pd.MultiIndex) and isinstance(slow.index, pd.MultiIndex)
-    for mine, theirs in zip(fast.index.levels, slow.index.levels, strict=True):
-        pd.testing.assert_index_equal(mine, theirs, exact=True)
-    for mine_codes, their_codes in zip(fast.index.codes, slow.index.codes, strict=True):
-        np.testing.assert_array_equal(mine_codes, their_codes)
-
-
-@pytest.mark.parametrize(
-    ("n", "duplicates", "missing"),
-    [(0, False, False), (1, False, False), (40, False, False), (3000, False, False),
-     (3000, True, False), (3000, True, True), (500, False, True)],
-)  # fmt: skip
-def test_first_pivot_is_drop_duplicates_then_pivot(n: int, duplicates: bool, missing: bool) -> None:
-    """``first_pivot`` is the pivot of the first row of each unit and column, for categorical
-    keys with unseen categories, integer keys, duplicated cells, a judge absent from these
-    rows, and (the pandas path) missing keys."""
-    rng = np.random.default_rng(n + duplicates + 2 * missing)
-    judges = pd.CategoricalDtype(pd.Index(["a", "b", "c", "d"], dtype=object))
-    items = pd.CategoricalDtype(pd.Index([f"q{i:03d}" for i in range(60)], dtype=object))
-    table = pd.DataFrame(
-        {
-            "query_id": pd.Categorical(rng.choice(items.categories[:50], n), dtype=items),
-            "order": pd.Categorical(rng.choice(["x", "y"], n)),
-            "arm": pd.Categorical(rng.choice(["control", "treatment"], n)),
-            "repeat": rng.choice([0, 2, 5], n).astype(np.int64),
-            "judge": pd.Categorical(rng.choice(["a", "c", "d"], n), dtype=judges),
-            "score": rng.integers(0, 10, n).astype(float),
-        }
-    )
-    table.loc[rng.random(n) < 0.05, "score"] = np.nan
-    if not duplicates:
-        table = table.drop_duplicates(["query_id", "order", "arm", "repeat", "judge"])
-    if missing and n:
-        table.loc[table.index[: max(1, n // 20)], "order"] = np.nan
-    keys = ["query_id", "order", "arm", "repeat"]
-    every_category_used = table.assign(
-        query_id=table["query_id"].cat.remove_unused_categories(),
-        judge=table["judge"].cat.remove_unused_categories(),
-    )  # pandas then keeps the sorted categories, else orders by first appearance
-    for rows in (table, every_category_used):
-        slow = rows.drop_duplicates([*keys, "judge"]).pivot(
-            index=keys, columns="judge", values="score"
-        )
-        fast = first_pivot(rows, keys, "judge", "score")
-        if n:
-            _assert_same_pivot(fast, slow)
-        else:
-            pd.testing.assert_frame_equal(fast, slow)
 
 
 def _retest_scores_by_pandas(frame: AnalysisFrame) -> pd.DataFrame:

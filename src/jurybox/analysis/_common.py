@@ -14,13 +14,15 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from jurybox import stats
 from jurybox.analysis.model import Metric, Model, Skipped
+from jurybox.analysis.model.metrics import ICCMetric, ProportionMetric
 from jurybox.analysis.options import AnalysisOptions
 
 if TYPE_CHECKING:  # frame.py imports this module
@@ -146,6 +148,26 @@ def rate(successes: int, n: int) -> float | None:
     return successes / n if n else None
 
 
+def wilson_share(successes: int, n: int, options: AnalysisOptions) -> ProportionMetric:
+    """The share ``successes`` / ``n`` with its Wilson interval."""
+    fn = stats.wilson_interval
+    return attempt(ProportionMetric, fn, successes, n, n=n, confidence=options.confidence)
+
+
+def icc_over_items(values: Any, items: Any, options: AnalysisOptions) -> ICCMetric:
+    """ICC(2,1) of the raters (columns) over the rows, its interval a bootstrap over ``items``
+    (the item of each row)."""
+    over = {"clusters": items, "rng": options.seed, "confidence": options.confidence}
+    return attempt(ICCMetric, stats.icc, values, "2,1", n=len(values), **over)
+
+
+def win_rate(model: type[M], wins: int, losses: int, ties: int, options: AnalysisOptions) -> M:
+    """The win rate with its Wilson interval, a tie counting half a win."""
+    n, interval = wins + losses + ties, options.confidence
+    fn = stats.win_rate_interval
+    return attempt(model, fn, wins, losses, ties, n=n, confidence=interval, tie_policy="half")
+
+
 def majority_vote(frame: pd.DataFrame, by: str | list[str], column: str) -> pd.Series:
     """The strict plurality label of ``column`` within each ``by`` group; groups whose top count
     is shared get None (no majority), so that a split panel is never silently resolved."""
@@ -169,53 +191,18 @@ def mapped(keys: pd.Series, mapping: Mapping[Any, Any] | pd.Series) -> pd.Series
     return keys.map(mapping)
 
 
-class KeySet:
-    """Wanted keys for ``in_values``, looked up among a categorical's categories once per
-    categories: a subgroup's item ids are looked for in every dimension's table, each typed
-    with the score table's categories (one lookup of tens of thousands of ids, not one per
-    table)."""
-
-    def __init__(self, wanted: Any) -> None:
-        self.values: np.ndarray[Any, Any] = np.asarray(wanted, dtype=object)
-        self._hits: list[tuple[pd.Index, np.ndarray[Any, np.dtype[np.bool_]]]] = []
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def hits(self, categories: pd.Index) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Per category code, whether it is wanted; the last entry is code -1 (missing)."""
-        for known, hit in self._hits:
-            if known is categories:
-                return hit
-        hit = _category_hits(categories, self.values)
-        self._hits.append((categories, hit))  # the categories held: their id stays theirs
-        return hit
-
-
-def _category_hits(
-    categories: pd.Index, wanted: np.ndarray[Any, Any]
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    where = categories.get_indexer_for(cast(Any, wanted))  # an array, as pandas takes it
-    hit = np.zeros(len(categories) + 1, dtype=bool)  # the last one: code -1, a missing key
-    hit[where[where >= 0]] = True
-    hit[-1] = bool(pd.Index([np.nan], dtype=object).isin(wanted)[0])  # as pandas matches it
-    return hit
-
-
-def in_values(
-    keys: pd.Series | pd.Index, wanted: Any | KeySet
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
+def in_values(keys: pd.Series | pd.Index, wanted: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """``keys.isin(wanted)`` as a boolean array. Where ``keys`` is categorical (the score
-    table's ``query_id``) the wanted values are looked up among the categories, whose hash
-    table pandas keeps, and rows are flagged by code; else through a hash table of Python
-    strings (pandas' arrow-string ``isin`` builds a pyarrow scalar per wanted value).
-    A ``KeySet`` keeps its lookup for the next keys with the same categories."""
-    keyset = wanted if isinstance(wanted, KeySet) else None
-    values = keyset.values if keyset is not None else np.asarray(wanted, dtype=object)
+    table's ``query_id``) the wanted values are looked up among the categories and rows are
+    flagged by code; else through a hash table of Python strings (pandas' arrow-string
+    ``isin`` builds a pyarrow scalar per wanted value)."""
+    values = np.asarray(wanted, dtype=object)
     if not isinstance(keys.dtype, pd.CategoricalDtype):
         return np.asarray(pd.Index(keys).astype(object).isin(values), dtype=bool)
-    categories = keys.dtype.categories
-    hit = keyset.hits(categories) if keyset is not None else _category_hits(categories, values)
+    # Per category code whether it is wanted; the last entry is code -1, a missing key, matched
+    # as pandas matches it.
+    missing = pd.Index([np.nan], dtype=object).isin(values)
+    hit = np.append(keys.dtype.categories.isin(values), missing)
     codes = np.asarray(pd.Categorical(keys).codes if isinstance(keys, pd.Index) else keys.cat.codes)
     found: np.ndarray[Any, np.dtype[np.bool_]] = hit[codes]
     return found
@@ -244,24 +231,15 @@ def keyed_like(
 def judge_rows(
     frame: AnalysisFrame, name: str, build: Callable[[], pd.DataFrame], judge: str
 ) -> pd.DataFrame:
-    """The rows of ``build()`` whose ``judge`` is ``judge``: the same rows, in the same order and
-    with the same index, as filtering ``table[table["judge"] == judge]``, but the table is built
-    and split by judge once per frame (``name`` keys the cache), not filtered once per judge."""
-
-    def split() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-        table = build()
-        parts = table.groupby("judge", sort=False, observed=True)
-        return table, {str(j): part for j, part in parts}
-
-    table, parts = frame.memo(f"judge_rows:{name}", split)
-    found = parts.get(judge)
-    return table.iloc[:0] if found is None else found
+    """The rows of ``build()`` whose ``judge`` is ``judge`` (``table[table["judge"] == judge]``),
+    the table built once per frame (``name`` keys the cache)."""
+    table = frame.memo(f"judge_rows:{name}", build)
+    return table[table["judge"].eq(judge).fillna(False).to_numpy(dtype=bool)]
 
 
 def records_by_judge(frame: AnalysisFrame) -> list[tuple[str, pd.DataFrame]]:
-    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order), from
-    the split by judge the frame keeps (``judge_rows``): the summary and the evidence read the
-    same parts, instead of copying every record once more per grouping."""
+    """``list(frame.records.groupby("judge"))`` (judges sorted, each one's rows in order),
+    through ``judge_rows``."""
     judges = sorted(frame.records["judge"].dropna().unique().tolist())
     return [(judge, judge_rows(frame, "records", lambda: frame.records, judge)) for judge in judges]
 
@@ -289,109 +267,12 @@ def fresh_scores(
         fresh = np.flatnonzero(~frame.scores["retest"].to_numpy(dtype=bool))
         dims = frame.scores["dimension"].take(fresh)
         split: dict[str | None, np.ndarray[Any, np.dtype[np.intp]]] = {None: fresh}
-        if isinstance(dims.dtype, pd.CategoricalDtype):
-            split.update(_split_by_code(fresh, dims))
-            return split
-        groups = dims.groupby(dims.to_numpy(dtype=object), sort=False).indices
+        # A categorical is grouped by its codes; a text column through Python strings.
+        by = dims if isinstance(dims.dtype, pd.CategoricalDtype) else dims.to_numpy(dtype=object)
+        groups = dims.groupby(by, sort=False, observed=True).indices
         split.update({str(dim): fresh[np.asarray(rows)] for dim, rows in groups.items()})
         return split
 
     found = frame.memo("scores:fresh_positions", positions).get(dimension)
     table = frame.scores if columns is None else frame.scores[columns]
     return table.iloc[:0] if found is None else table.take(found)
-
-
-def _split_by_code(
-    positions: np.ndarray[Any, np.dtype[np.intp]], values: pd.Series
-) -> dict[str, np.ndarray[Any, np.dtype[np.intp]]]:
-    """The ``positions`` of each category of ``values`` (categorical, one per position), in
-    order; missing values and absent categories left out: a groupby's ``indices``, by one
-    stable sort of the codes instead of hashing a Python string per row."""
-    codes = np.asarray(values.cat.codes)
-    order = np.argsort(codes, kind="stable")
-    categories = values.cat.categories
-    bounds = np.searchsorted(codes[order], np.arange(len(categories) + 1))
-    return {
-        str(category): positions[order[bounds[k] : bounds[k + 1]]]
-        for k, category in enumerate(categories)
-        if bounds[k + 1] > bounds[k]
-    }
-
-
-def _level_codes(values: pd.Series) -> tuple[np.ndarray[Any, np.dtype[np.intp]], pd.Index] | None:
-    """Each row's code in the level a pivot's index (or columns) makes of the column, and that
-    level, as pandas makes it (``MultiIndex.remove_unused_levels``): a categorical whose every
-    category occurs keeps them all, in order; else the categories that occur, in order of first
-    appearance. An integer column: its sorted values. None for any other column, or one with a
-    missing value."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        codes = np.asarray(values.cat.codes, dtype=np.intp)
-        categories = values.dtype.categories
-        if len(codes) and codes.min() < 0:
-            return None
-        if (np.bincount(codes, minlength=len(categories)) > 0).all():
-            level = pd.CategoricalIndex(categories, dtype=values.dtype, name=values.name)
-            return codes, level
-        seen = pd.unique(codes)  # in order of first appearance
-        recode = np.zeros(len(categories), dtype=np.intp)
-        recode[seen] = np.arange(len(seen))
-        level = pd.CategoricalIndex(categories.take(seen), dtype=values.dtype, name=values.name)
-        return recode[codes], level
-    if values.dtype.kind in "iu":
-        uniques, inverse = np.unique(values.to_numpy(), return_inverse=True)
-        return np.asarray(inverse, dtype=np.intp).ravel(), pd.Index(uniques, name=values.name)
-    return None
-
-
-def first_pivot(rows: pd.DataFrame, index: list[str], column: str, values: str) -> pd.DataFrame:
-    """``rows.drop_duplicates([*index, column]).pivot(index=index, columns=column,
-    values=values)``: the same frame (index, columns, values), built from the keys' codes where
-    every key is categorical or integer without missing values. Pandas instead hashes the
-    keys' tuples to drop the duplicates, then combines and sorts them again to pivot: 6.3 s
-    against 2.4 s for the seven matrices of a million records (cProfile, loaded machine)."""
-    if len(index) < 2 or not len(rows) or rows[values].dtype != float:
-        return _pandas_pivot(rows, index, column, values)
-    coded = [_level_codes(rows[key]) for key in (*index, column)]
-    if any(found is None for found in coded):
-        return _pandas_pivot(rows, index, column, values)
-    levels = [found[1] for found in coded if found is not None]
-    codes = [found[0] for found in coded if found is not None]
-    unit = np.zeros(len(rows), dtype=np.int64)
-    span = 1
-    for level, code in zip(levels[:-1], codes[:-1], strict=True):
-        span *= len(level)
-        if span >= 2**62:  # the combined numbers would overflow
-            return _pandas_pivot(rows, index, column, values)
-        unit *= len(level)
-        unit += code
-    units, row_unit = np.unique(unit, return_inverse=True)  # sorted: the pivot's row order
-    row_unit = np.asarray(row_unit, dtype=np.intp).ravel()
-    width = len(levels[-1])
-    cell = row_unit * width + codes[-1]
-    taken = rows[values].to_numpy(dtype=float)
-    if np.bincount(cell).max() > 1:  # duplicates: the first row of each cell is kept
-        order = np.argsort(cell, kind="stable")
-        starts = np.flatnonzero(np.diff(cell[order], prepend=-1) != 0)
-        cell, taken = cell[order[starts]], taken[order[starts]]
-    matrix = np.full(len(units) * width, np.nan)
-    matrix[cell] = taken
-    # The units' own codes per level, from the combined number (last level varies fastest).
-    unit_codes: list[np.ndarray[Any, Any]] = []
-    rest = units
-    for level in reversed(levels[:-1]):
-        unit_codes.append(rest % len(level))
-        rest = rest // len(level)
-    names = [level.name for level in levels[:-1]]
-    row_index = pd.MultiIndex(
-        levels=cast(Any, levels[:-1]),
-        codes=cast(Any, unit_codes[::-1]),
-        names=names,
-        verify_integrity=False,
-    )
-    return pd.DataFrame(
-        matrix.reshape(len(units), width), index=row_index, columns=levels[-1], copy=False
-    )
-
-
-def _pandas_pivot(rows: pd.DataFrame, index: list[str], column: str, values: str) -> pd.DataFrame:
-    return rows.drop_duplicates([*index, column]).pivot(index=index, columns=column, values=values)

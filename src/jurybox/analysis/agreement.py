@@ -20,9 +20,9 @@ from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
     attempt,
-    first_pivot,
     fresh_records,
     fresh_scores,
+    icc_over_items,
     score_categories,
     unavailable,
     with_fields,
@@ -41,7 +41,6 @@ from jurybox.analysis.model.metrics import (
     ClusteredProportionMetric,
     FleissKappaMetric,
     GwetMetric,
-    ICCMetric,
     KappaMetric,
     PercentAgreementMetric,
 )
@@ -85,7 +84,9 @@ def score_matrix(frame: AnalysisFrame, dimension: str) -> pd.DataFrame:
 
     def build() -> pd.DataFrame:
         rows = fresh_scores(frame, dimension, columns=[*SCORE_UNIT, "judge", "score"])
-        return first_pivot(rows, SCORE_UNIT, "judge", "score")
+        return rows.drop_duplicates([*SCORE_UNIT, "judge"]).pivot(
+            index=SCORE_UNIT, columns="judge", values="score"
+        )
 
     return frame.memo(f"score_matrix|{dimension}", build)
 
@@ -110,24 +111,6 @@ def _pair_codes(
     return lookup[codes].reshape(values.shape), cats
 
 
-def _closed_form_kappa(
-    a: Any, b: Any, weights: Any, categories: list[int] | None, confidence: float
-) -> Any:
-    """``stats.cohen_kappa(a, b, ...)`` by the closed form of ``stats.cohen_kappa_tables``, or
-    None where the reference must decide (missing labels, labels off the scale or unsortable,
-    weights without a declared scale, or a pair the closed form leaves open)."""
-    x, y = np.asarray(a), np.asarray(b)
-    if x.ndim != 1 or x.shape != y.shape or x.size == 0 or (weights and categories is None):
-        return None
-    coded = _pair_codes(np.column_stack([x.astype(object), y.astype(object)]), categories)
-    if coded is None or (coded[0] < 0).any():
-        return None
-    codes, cats = coded
-    k = len(cats)
-    table = np.bincount(codes[:, 0] * k + codes[:, 1], minlength=k * k).reshape(1, k, k)
-    return stats.cohen_kappa_tables(table, cats, weights, confidence=confidence)[0]
-
-
 def kappa_metric(
     model: type[K],
     a: Any,
@@ -137,21 +120,11 @@ def kappa_metric(
     categories: list[int] | None = None,
     n: int,
     confidence: float,
-    items: Any = None,
-    rng: int | None = None,
+    items: Any,
+    rng: int | None,
 ) -> K:
-    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``.
-
-    With ``items`` (the item of each rated unit) the interval is the bootstrap over items;
-    without, the asymptotic one, computed by the closed form where it settles the pair (about
-    30 times faster than statsmodels' results object) and by the reference otherwise."""
-    if items is None:
-        known = _closed_form_kappa(a, b, weights, categories, confidence)
-        if known is not None:
-            return attempt(model, _known, known, n=n)
-    how: dict[str, Any] = (
-        {"interval": "asymptotic"} if items is None else {"clusters": items, "rng": rng}
-    )
+    """``attempt(model, stats.cohen_kappa, a, b, weights, ...)``, its interval the bootstrap
+    over ``items`` (the item of each rated unit)."""
     return attempt(
         model,
         stats.cohen_kappa,
@@ -161,13 +134,43 @@ def kappa_metric(
         categories=categories,
         n=n,
         confidence=confidence,
-        **how,
+        clusters=items,
+        rng=rng,
     )
 
 
 def _known(result: Any) -> Any:
     """A statistic computed beforehand, through ``attempt`` like any other."""
     return result
+
+
+def pair_over_items(
+    a: Any,
+    b: Any,
+    items: Any,
+    options: AnalysisOptions,
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    categories: list[int] | None = None,
+) -> tuple[KappaMetric, PercentAgreementMetric]:
+    """Cohen's kappa (its interval a bootstrap over ``items``, the item of each unit) and the
+    percent agreement (its interval counting items) of two raters' labels."""
+    n, conf = len(a), options.confidence
+    kappa = kappa_metric(
+        KappaMetric,
+        a,
+        b,
+        weights,
+        categories=categories,
+        n=n,
+        confidence=conf,
+        items=items,
+        rng=options.seed,
+    )
+    share = attempt(
+        PercentAgreementMetric, stats.percent_agreement, a, b, clusters=items, n=n, confidence=conf
+    )
+    return kappa, share
 
 
 def _pairs_over_items(
@@ -180,29 +183,9 @@ def _pairs_over_items(
     for first, second in combinations(matrix.columns, 2):
         both = matrix[[first, second]].dropna()
         a, b, items = both[first].to_numpy(), both[second].to_numpy(), _items_of(both)
-        n, conf = len(both), options.confidence
-        kappa = kappa_metric(
-            KappaMetric,
-            a,
-            b,
-            weights,
-            categories=categories,
-            items=items,
-            rng=options.seed,
-            n=n,
-            confidence=conf,
-        )
+        kappa, share = pair_over_items(a, b, items, options, weights=weights, categories=categories)
         if note and kappa.method is not None:
             kappa = with_fields(kappa, method=f"{kappa.method}; {note}")
-        share = attempt(
-            PercentAgreementMetric,
-            stats.percent_agreement,
-            a,
-            b,
-            clusters=items,
-            n=n,
-            confidence=conf,
-        )
         out.append(
             PairAgreement(
                 raters=[str(first), str(second)], cohen_kappa=kappa, percent_agreement=share
@@ -361,16 +344,7 @@ def _interval_block(matrix: pd.DataFrame, options: AnalysisOptions, kind: type[B
             n=len(matrix),
         ),
         krippendorff_alpha_ci=_alpha_ci(matrix, "interval", options),
-        icc=attempt(
-            ICCMetric,
-            stats.icc,
-            complete.to_numpy(dtype=float),
-            "2,1",
-            n=len(complete),
-            confidence=options.confidence,
-            clusters=_items_of(complete),
-            rng=options.seed,
-        ),
+        icc=icc_over_items(complete.to_numpy(dtype=float), _items_of(complete), options),
     )
 
 

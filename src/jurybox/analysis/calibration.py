@@ -26,11 +26,13 @@ from jurybox.analysis._common import (
     TOTAL,
     attempt,
     fresh_records,
+    icc_over_items,
     in_values,
     majority_vote,
     score_categories,
     skipped,
     unavailable,
+    wilson_share,
     with_fields,
 )
 from jurybox.analysis.agreement import agreement_block, kappa_metric
@@ -61,7 +63,6 @@ from jurybox.analysis.model.metrics import (
     ICCMetric,
     KappaMetric,
     PPIMeanMetric,
-    ProportionMetric,
     TprTnrMetric,
 )
 from jurybox.analysis.options import AnalysisOptions
@@ -74,10 +75,6 @@ def gold_preferences(frame: AnalysisFrame) -> pd.Series:
     """query_id -> gold label (arm or "tie")."""
     prefs = frame.labels.preferences.drop_duplicates("query_id")
     return prefs.set_index("query_id")["label"]
-
-
-def _inter_annotator(frame: AnalysisFrame, options: AnalysisOptions) -> InterAnnotator:
-    return annotator_agreement(frame.labels.annotators, options)
 
 
 def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> InterAnnotator:
@@ -100,7 +97,14 @@ def annotator_agreement(annotators: pd.DataFrame, options: AnalysisOptions) -> I
 
 
 def _kappa(
-    a: pd.Series, b: pd.Series, items: pd.Series, options: AnalysisOptions, model: type[K]
+    a: pd.Series,
+    b: pd.Series,
+    items: pd.Series,
+    options: AnalysisOptions,
+    model: type[K],
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    categories: list[int] | None = None,
 ) -> K:
     """Kappa of a judge against the humans, its interval a bootstrap over ``items`` (a judge's
     orders, repeats and responses of one item are one cluster)."""
@@ -108,6 +112,8 @@ def _kappa(
         model,
         a.to_numpy(),
         b.to_numpy(),
+        weights,
+        categories=categories,
         n=len(a),
         confidence=options.confidence,
         items=items.to_numpy(),
@@ -160,17 +166,7 @@ def _weighted(
     """Weighted kappa over every point of the scale (the declared one, else the observed span),
     its interval a bootstrap over items."""
     categories, scope = scale
-    metric = kappa_metric(
-        KappaMetric,
-        a.to_numpy(),
-        b.to_numpy(),
-        weights,
-        categories=categories,
-        n=len(a),
-        confidence=options.confidence,
-        items=items.to_numpy(),
-        rng=options.seed,
-    )
+    metric = _kappa(a, b, items, options, KappaMetric, weights=weights, categories=categories)
     return with_fields(metric, method=f"{metric.method}; {scope}") if metric.method else metric
 
 
@@ -263,15 +259,10 @@ def _score_calibration(frame: AnalysisFrame, options: AnalysisOptions) -> HumanS
         for judge, rows in merged.groupby("judge"):
             dims.setdefault(str(judge), {})[dim] = _dimension_kappa(rows, options)
             if dim == TOTAL:
-                icc[str(judge)] = attempt(
-                    ICCMetric,
-                    stats.icc,
+                icc[str(judge)] = icc_over_items(
                     rows[["score", "score_human"]].to_numpy(),
-                    "2,1",
-                    n=len(rows),
-                    confidence=options.confidence,
-                    clusters=rows["query_id"].astype(str).to_numpy(),
-                    rng=options.seed,
+                    rows["query_id"].astype(str).to_numpy(),
+                    options,
                 )
     if not dims:
         return HumanScores.skip("no judge scored a response that humans scored")
@@ -372,15 +363,9 @@ def _criterion_entry(
             n=n,
             confidence=options.confidence,
         ),
-        human_pass_rate=_share(int(labels.sum()), n, options),
-        judge_pass_rate=_share(int(preds.sum()), n, options),
+        human_pass_rate=wilson_share(int(labels.sum()), n, options),
+        judge_pass_rate=wilson_share(int(preds.sum()), n, options),
         corrected_pass_rate=corrected,
-    )
-
-
-def _share(successes: int, n: int, options: AnalysisOptions) -> ProportionMetric:
-    return attempt(
-        ProportionMetric, stats.wilson_interval, successes, n, n=n, confidence=options.confidence
     )
 
 
@@ -416,7 +401,7 @@ def analyze_human(frame: AnalysisFrame, options: AnalysisOptions) -> HumanCalibr
     if labels.empty and labels.annotators.empty:
         return HumanCalibration.skip("no human labels (item `human` fields or a labels mapping)")
     return HumanCalibration.of(
-        inter_annotator=_inter_annotator(frame, options),
+        inter_annotator=annotator_agreement(labels.annotators, options),
         preferences=_preference_kappas(frame, options),
         scores=_score_calibration(frame, options),
         criterion=_criterion(frame, options),

@@ -27,7 +27,6 @@ from jurybox.analysis.model.compare import (
     Headline,
     JudgeComparison,
     JudgeTrust,
-    TrustLevel,
 )
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.report import analyze_frame
@@ -68,16 +67,12 @@ def headlines(
             judge_a=judge.judge_a,
             judge_b=judge.judge_b,
             answer=_answer(figure, 1 - confidence),
-            trust_a=_level(levels_a, judge.judge_a),
-            trust_b=_level(levels_b, judge.judge_b),
+            trust_a=levels_a.get(judge.judge_a),
+            trust_b=levels_b.get(judge.judge_b),
             **figure,
         )
         for judge, figure in zip(judges, found, strict=True)
     ]
-
-
-def _level(levels: Mapping[str, TrustLevel], judge: str) -> TrustLevel | None:
-    return levels.get(judge)
 
 
 def _answer(figure: Mapping[str, Any], alpha: float) -> str:
@@ -171,16 +166,12 @@ def config_changes(
 ) -> tuple[list[ConfigChange], str | None]:
     """What differs between two runs' manifests: the own prompt's text first (a diff), then
     every other setting of the config snapshot. The reason instead when either has none."""
-    if a is None or b is None or not isinstance(a.get("config"), dict):
-        return [], "a run without manifest.json (an import) keeps no config to compare"
-    if not isinstance(b.get("config"), dict):
+    if a is None or b is None or not all(isinstance(m.get("config"), dict) for m in (a, b)):
         return [], "a run without manifest.json (an import) keeps no config to compare"
     changes = _prompt_changes(a.get("prompt"), b.get("prompt"))
     flat_a, flat_b = _flatten(a["config"]), _flatten(b["config"])
     for setting in sorted(set(flat_a) | set(flat_b), key=_setting_order):
-        if setting in _NOT_COMPARED or setting.split(".")[0:2] == ["task", "template"]:
-            continue
-        if setting in _PROMPT_SETTINGS:
+        if setting in _NOT_COMPARED | _PROMPT_SETTINGS or setting.startswith("task.template."):
             continue
         value_a, value_b = flat_a.get(setting), flat_b.get(setting)
         if value_a != value_b:

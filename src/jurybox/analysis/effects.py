@@ -26,13 +26,13 @@ from numpy.typing import ArrayLike
 from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
-    KeySet,
     attempt,
     fresh_scores,
     in_values,
     json_safe,
     majority_vote,
     skipped,
+    win_rate,
     with_fields,
 )
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -159,7 +159,7 @@ def _adjusted(test: PairedTests, p_holm: float | None, significant: bool | None)
 
 def _subgroup(
     frame: AnalysisFrame,
-    qids: KeySet | None,
+    qids: ArrayLike | None,
     contrast: tuple[str, str],
     options: AnalysisOptions,
 ) -> Subgroup:
@@ -188,8 +188,8 @@ def _by_metadata(
                 f"{len(qids)} item(s), fewer than min_items={options.min_items}"
             )
         else:
-            out[str(value)] = _subgroup(frame, KeySet(qids), contrast, options)
-    tested = {str(v): KeySet(q) for v, q in groups.items() if len(q) >= options.min_items}
+            out[str(value)] = _subgroup(frame, qids, contrast, options)
+    tested = {str(v): q for v, q in groups.items() if len(q) >= options.min_items}
     return ByMetadata.of(groups=out, heterogeneity=_heterogeneity(frame, tested, contrast, options))
 
 
@@ -233,12 +233,11 @@ def _equivalence(
     )
     if len(normal) == 0:
         return Equivalence.skip("no item is marked metadata.normal")
-    normal_ids = KeySet(normal)
     control, treatment = contrast
     dims: dict[str, TOSTMetric | Skipped] = {}
     for dim in (*frame.dimensions, TOTAL):
         wide = item_arm_scores(frame, dim)
-        wide = wide[in_values(wide.index, normal_ids)]
+        wide = wide[in_values(wide.index, normal)]
         if not {control, treatment} <= set(wide.columns):
             dims[dim] = skipped("no normal item has scores for both arms")
             continue
@@ -283,16 +282,7 @@ def _win_rate(
     control, treatment = contrast
     wins, losses = int((labels == treatment).sum()), int((labels == control).sum())
     ties = int((labels == "tie").sum())
-    metric = attempt(
-        PreferenceWinRate,
-        stats.win_rate_interval,
-        wins,
-        losses,
-        ties,
-        n=wins + losses + ties,
-        confidence=options.confidence,
-        tie_policy="half",
-    )
+    metric = win_rate(PreferenceWinRate, wins, losses, ties, options)
     return with_fields(metric, flip_is_tie=True)
 
 

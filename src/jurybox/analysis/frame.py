@@ -400,11 +400,6 @@ def _set_apart(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]
     return scores[finite].reset_index(drop=True), scores[~finite].reset_index(drop=True)
 
 
-# --- streamed: a judgments file's checked lines, chunk by chunk, without record objects ------
-
-# What ``JudgeRecord`` gives a field that a line leaves out.
-
-
 def _arms_by_query(records: pd.DataFrame, items: Sequence[Item] | None) -> dict[str, list[str]]:
     """Arms known for each query: from items, else from single-response records."""
     found: dict[str, list[str]] = {str(item.id): list(item.responses) for item in items or ()}

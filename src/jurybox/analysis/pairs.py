@@ -26,45 +26,43 @@ def pairwise_records(frame: AnalysisFrame) -> pd.DataFrame:
 
 
 def order_pairs(frame: AnalysisFrame) -> pd.DataFrame:
-    """Cached ``build_order_pairs``."""
-    return frame.memo("order_pairs", lambda: build_order_pairs(frame))
-
-
-def consolidated(frame: AnalysisFrame) -> pd.DataFrame:
-    """Cached ``build_consolidated``."""
-    return frame.memo("consolidated", lambda: build_consolidated(frame))
-
-
-def build_order_pairs(frame: AnalysisFrame) -> pd.DataFrame:
     """One row per (judge, item, repeat) judged in two different orders.
 
     Columns: judge, query_id, repeat, ok_1, ok_2, pref_1, pref_2, order_1, order_2, status_1,
     status_2. Slot 1 is the alphabetically first order name, so slots are stable across judges.
     """
-    recs = pairwise_records(frame).sort_values([*PAIR_KEY, "order"])
-    recs = recs.drop_duplicates([*PAIR_KEY, "first_arm"])
-    recs = recs.assign(slot=recs.groupby(PAIR_KEY).cumcount() + 1)
-    recs = recs[recs["slot"] <= 2]
-    wide = recs.pivot(
-        index=PAIR_KEY, columns="slot", values=["ok", "preferred_arm", "order", "status"]
-    )
-    wide.columns = [f"{column[0]}_{column[1]}" for column in wide.columns]
-    wide = wide.rename(columns={"preferred_arm_1": "pref_1", "preferred_arm_2": "pref_2"})
-    if "ok_2" not in wide.columns:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in PAIR_COLUMNS})
-    wide = wide.dropna(subset=["ok_1", "ok_2"]).reset_index()
-    wide["ok_1"] = wide["ok_1"].astype(bool)
-    wide["ok_2"] = wide["ok_2"].astype(bool)
-    return wide
+
+    def build() -> pd.DataFrame:
+        recs = pairwise_records(frame).sort_values([*PAIR_KEY, "order"])
+        recs = recs.drop_duplicates([*PAIR_KEY, "first_arm"])
+        recs = recs.assign(slot=recs.groupby(PAIR_KEY).cumcount() + 1)
+        recs = recs[recs["slot"] <= 2]
+        wide = recs.pivot(
+            index=PAIR_KEY, columns="slot", values=["ok", "preferred_arm", "order", "status"]
+        )
+        wide.columns = [f"{column[0]}_{column[1]}" for column in wide.columns]
+        wide = wide.rename(columns={"preferred_arm_1": "pref_1", "preferred_arm_2": "pref_2"})
+        if "ok_2" not in wide.columns:
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in PAIR_COLUMNS})
+        wide = wide.dropna(subset=["ok_1", "ok_2"]).reset_index()
+        wide["ok_1"] = wide["ok_1"].astype(bool)
+        wide["ok_2"] = wide["ok_2"].astype(bool)
+        return wide
+
+    return frame.memo("order_pairs", build)
 
 
-def build_consolidated(frame: AnalysisFrame) -> pd.DataFrame:
+def consolidated(frame: AnalysisFrame) -> pd.DataFrame:
     """One verdict per (judge, item, repeat): columns judge, query_id, repeat, label (arm or
     "tie"), n_orders (1 or 2 successful orders), flipped (the two orders disagreed)."""
-    recs = pairwise_records(frame)
-    recs = recs[recs["ok"]]
-    grouped = recs.groupby(PAIR_KEY)["preferred_arm"]
-    out = grouped.agg(first="first", n_orders="size", n_labels="nunique").reset_index()
-    out["flipped"] = out["n_labels"] > 1
-    out["label"] = out["first"].where(~out["flipped"], "tie")
-    return out[[*PAIR_KEY, "label", "n_orders", "flipped"]]
+
+    def build() -> pd.DataFrame:
+        recs = pairwise_records(frame)
+        recs = recs[recs["ok"]]
+        grouped = recs.groupby(PAIR_KEY)["preferred_arm"]
+        out = grouped.agg(first="first", n_orders="size", n_labels="nunique").reset_index()
+        out["flipped"] = out["n_labels"] > 1
+        out["label"] = out["first"].where(~out["flipped"], "tie")
+        return out[[*PAIR_KEY, "label", "n_orders", "flipped"]]
+
+    return frame.memo("consolidated", build)

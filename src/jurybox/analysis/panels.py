@@ -17,18 +17,19 @@ import pandas as pd
 from jurybox import stats
 from jurybox.analysis._common import (
     TOTAL,
-    attempt,
     extend,
     fresh_records,
     json_safe,
     majority_vote,
     mapped,
     skipped,
+    wilson_share,
+    win_rate,
 )
 from jurybox.analysis.calibration import gold_preferences
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
 from jurybox.analysis.model import Skipped
-from jurybox.analysis.model.metrics import ProportionMetric, WinRateMetric
+from jurybox.analysis.model.metrics import WinRateMetric
 from jurybox.analysis.model.panels import (
     ArmScore,
     Borda,
@@ -61,14 +62,7 @@ def _majority(
         qids = decided.index.get_level_values("query_id")
         target = pd.Series(qids.map(gold.to_dict()), index=decided.index).dropna()
         hits = int((decided.loc[target.index] == target).sum())
-        accuracy = attempt(
-            ProportionMetric,
-            stats.wilson_interval,
-            hits,
-            len(target),
-            n=len(target),
-            confidence=options.confidence,
-        )
+        accuracy = wilson_share(hits, len(target), options)
     return Majority.given(
         n_items=len(votes),
         counts={str(k): int(v) for k, v in counts.items()},
@@ -202,19 +196,6 @@ def _dawid_skene(frame: AnalysisFrame, options: AnalysisOptions) -> DawidSkene:
     return DawidSkene.of(**out)
 
 
-def _rate(wins: int, losses: int, ties: int, options: AnalysisOptions) -> WinRateMetric:
-    return attempt(
-        WinRateMetric,
-        stats.win_rate_interval,
-        wins,
-        losses,
-        ties,
-        n=wins + losses + ties,
-        confidence=options.confidence,
-        tie_policy="half",
-    )
-
-
 def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
     rows: list[WinRateRow] = []
     cons = consolidated(frame)
@@ -229,7 +210,7 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
             rows.append(
                 extend(
                     WinRateRow,
-                    _rate(wins, losses, ties, options),
+                    win_rate(WinRateMetric, wins, losses, ties, options),
                     arm=arm,
                     opponent=other,
                     rater=rater,
@@ -243,7 +224,7 @@ def _win_rates(frame: AnalysisFrame, options: AnalysisOptions) -> WinRates:
         rows.append(
             extend(
                 WinRateRow,
-                _rate(wins, losses, 0, options),
+                win_rate(WinRateMetric, wins, losses, 0, options),
                 arm=str(arm),
                 opponent=str(other),
                 rater="panel",

@@ -24,16 +24,16 @@ from jurybox.analysis._common import (
     extend,
     fresh_records,
     fresh_scores,
+    icc_over_items,
     in_values,
+    wilson_share,
 )
+from jurybox.analysis.agreement import pair_over_items
 from jurybox.analysis.frame import AnalysisFrame
 from jurybox.analysis.model.metrics import (
     CorrelationMetric,
     CronbachAlphaMetric,
     ICCMetric,
-    KappaMetric,
-    PercentAgreementMetric,
-    ProportionMetric,
 )
 from jurybox.analysis.model.reliability import (
     ConfidenceBin,
@@ -59,15 +59,10 @@ def _retest_icc_by(
     """ICC(2,1) of test vs retest scores for each value of ``column``, its interval over items
     where an item holds several scored responses or orders."""
     return {
-        str(key): attempt(
-            ICCMetric,
-            stats.icc,
+        str(key): icc_over_items(
             rows[["score_test", "score_retest"]].to_numpy(),
-            "2,1",
-            n=len(rows),
-            confidence=options.confidence,
-            clusters=rows["query_id"].astype(str).to_numpy(),
-            rng=options.seed,
+            rows["query_id"].astype(str).to_numpy(),
+            options,
         )
         for key, rows in scores.groupby(column)
     }
@@ -126,30 +121,9 @@ def _label_retests(frame: AnalysisFrame, column: str) -> pd.DataFrame:
 def _label_block(pairs: pd.DataFrame, column: str, options: AnalysisOptions) -> LabelRetest:
     """Agreement of test and retest labels; intervals over items (an item's orders and
     repeats are one cluster)."""
-    a, b, n = pairs[f"{column}_test"], pairs[f"{column}_retest"], len(pairs)
-    items = pairs["query_id"].to_numpy()
-    return LabelRetest(
-        n_pairs=n,
-        percent_agreement=attempt(
-            PercentAgreementMetric,
-            stats.percent_agreement,
-            a,
-            b,
-            n=n,
-            confidence=options.confidence,
-            clusters=items,
-        ),
-        cohen_kappa=attempt(
-            KappaMetric,
-            stats.cohen_kappa,
-            a,
-            b,
-            n=n,
-            confidence=options.confidence,
-            clusters=items,
-            rng=options.seed,
-        ),
-    )
+    a, b = pairs[f"{column}_test"], pairs[f"{column}_retest"]
+    kappa, share = pair_over_items(a, b, pairs["query_id"].to_numpy(), options)
+    return LabelRetest(n_pairs=len(pairs), percent_agreement=share, cohen_kappa=kappa)
 
 
 def analyze_test_retest(frame: AnalysisFrame, options: AnalysisOptions) -> TestRetest:
@@ -266,17 +240,15 @@ def _confidence_number(values: pd.Series) -> pd.Series:
     return text.map(_CONFIDENCE_LEVELS).fillna(pd.to_numeric(values, errors="coerce"))
 
 
+def _spearman(x: pd.Series, y: pd.Series, options: AnalysisOptions) -> CorrelationMetric:
+    x_values, y_values, conf = x.to_numpy(float), y.to_numpy(float), options.confidence
+    return attempt(CorrelationMetric, stats.spearman, x_values, y_values, n=len(x), confidence=conf)
+
+
 def _bins(level: pd.Series, hit: pd.Series, options: AnalysisOptions) -> list[ConfidenceBin]:
     out = []
     for value, hits in hit.groupby(level):
-        metric = attempt(
-            ProportionMetric,
-            stats.wilson_interval,
-            int(hits.sum()),
-            len(hits),
-            n=len(hits),
-            confidence=options.confidence,
-        )
+        metric = wilson_share(int(hits.sum()), len(hits), options)
         out.append(extend(ConfidenceBin, metric, stated_confidence=float(value)))
     return out
 
@@ -317,14 +289,7 @@ def _calibration_preferences(
     judges = {}
     for judge, part in rows.groupby("judge"):
         judges[str(judge)] = PreferenceCalibration(
-            spearman=attempt(
-                CorrelationMetric,
-                stats.spearman,
-                part["level"].to_numpy(float),
-                part["hit"].to_numpy(float),
-                n=len(part),
-                confidence=options.confidence,
-            ),
+            spearman=_spearman(part["level"], part["hit"], options),
             bins=_bins(part["level"], part["hit"], options),
         )
     return PreferenceCalibrationSection.of(
@@ -363,14 +328,7 @@ def _calibration_scores(frame: AnalysisFrame, options: AnalysisOptions) -> Score
     judges = {}
     for judge, part in rows.groupby("judge"):
         judges[str(judge)] = ScoreCalibration(
-            spearman=attempt(
-                CorrelationMetric,
-                stats.spearman,
-                part["confidence"].to_numpy(float),
-                part["error"].to_numpy(float),
-                n=len(part),
-                confidence=options.confidence,
-            ),
+            spearman=_spearman(part["confidence"], part["error"], options),
             bins=_bins(part["confidence"], part["error"] <= 1.0, options),
             mean_abs_error=float(part["error"].mean()),
         )

@@ -135,14 +135,9 @@ def _conciseness(
     frame: AnalysisFrame, dimension: str, options: CompareOptions
 ) -> CorrelationMetric:
     """Spearman of the judges' mean conciseness score of a response with its length."""
-    means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
-    lengths = (
-        frame.items.set_index(["query_id", "arm"])["length"] if not frame.items.empty else None
-    )
-    if lengths is None:
+    both = _score_lengths(frame, dimension)
+    if both is None:
         return attempt(CorrelationMetric, _no_lengths, n=0)
-    both = pd.concat([means.rename("score"), lengths.rename("length")], axis=1, join="inner")
-    both = both.dropna()
     return attempt(
         CorrelationMetric,
         spearman,
@@ -158,14 +153,9 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> ConcisenessMetr
     the longer minus the shorter's; Wilcoxon signed-rank, one-sided ``less`` (items, not
     responses, are the replicates: the two responses of an item are not independent), and the
     median of those differences (the statistic alone has no sign to read)."""
-    if frame.items.empty:
+    both = _score_lengths(frame, dimension)
+    if both is None:
         return attempt(ConcisenessMetric, _no_lengths, n=0)
-    means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
-    both = pd.concat(
-        [means.rename("score"), frame.items.set_index(["query_id", "arm"])["length"]],
-        axis=1,
-        join="inner",
-    ).dropna()
     diffs = [
         _longer_minus_shorter(part["length"].to_numpy(float), part["score"].to_numpy(float))
         for _, part in both.groupby(level="query_id", sort=True)
@@ -183,6 +173,16 @@ def _conciseness_paired(frame: AnalysisFrame, dimension: str) -> ConcisenessMetr
     paired = "per item: conciseness of the longer response − the shorter's, one-sided (less); "
     median = float(np.median(diffs))
     return with_fields(test, method=paired + test.method, median_difference=median)
+
+
+def _score_lengths(frame: AnalysisFrame, dimension: str) -> pd.DataFrame | None:
+    """The judges' mean ``dimension`` score of each response beside its length (None: the
+    lengths are unknown)."""
+    if frame.items.empty:
+        return None
+    means = judge_scores(frame, dimension).groupby(["query_id", "arm"])["score"].mean()
+    lengths = frame.items.set_index(["query_id", "arm"])["length"]
+    return pd.concat([means.rename("score"), lengths], axis=1, join="inner").dropna()
 
 
 def _longer_minus_shorter(lengths: np.ndarray, scores: np.ndarray) -> float:

@@ -29,6 +29,7 @@ from jurybox.analysis._common import (
     keyed_like,
     skipped,
     unavailable,
+    win_rate,
     with_fields,
 )
 from jurybox.analysis.frame import AnalysisFrame, judge_scores
@@ -234,15 +235,7 @@ def _preference_entry(rows: pd.DataFrame, options: AnalysisOptions) -> SelfPrefe
     )
     excess = float((paired["pick"] - paired["others"]).mean()) if len(paired) else None
     p = test.p_value
-    own_win_rate = attempt(
-        WinRateMetric,
-        stats.win_rate_interval,
-        wins,
-        len(rows) - wins - ties,
-        ties,
-        n=len(rows),
-        confidence=options.confidence,
-    )
+    own_win_rate = win_rate(WinRateMetric, wins, len(rows) - wins - ties, ties, options)
     fields = {
         "family": str(rows["family"].iloc[0]),
         "own_win_rate": own_win_rate,

@@ -36,7 +36,7 @@ from jurybox.thresholds import TrustThresholds
 
 Level = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
 CheckStatus = Literal["fail", "warn", "skipped", "pass"]
-_STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
+STATUS_ORDER: dict[str, int] = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
 # Checks of equal status are listed in this order: the most telling first.
 _CHECK_ORDER: tuple[str, ...] = ("failure_rate", "accuracy", "kappa", "position")
 _CHECK_ORDER += ("swap_consistency", "length", "self_preference", "retest")
@@ -202,6 +202,17 @@ def _graded(value: float, warn: float, fail: float, *, higher_is_better: bool) -
     return "warn" if bad(warn) else "pass"
 
 
+def _checked(
+    check: str, status: CheckStatus, value: float, limits: tuple[float, float], message: str
+) -> TrustCheck:
+    """A check decided against ``limits`` (warn, fail): the fail limit applied to a fail."""
+    warn, fail = limits
+    applied = fail if status == "fail" else warn
+    return TrustCheck(
+        check=check, status=status, value=value, threshold=warn, applied=applied, message=message
+    )
+
+
 def failure_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     """The share of calls with no verdict; every call failed is a failure whatever the limits."""
     rate = ev.failure_rate
@@ -214,14 +225,8 @@ def failure_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
         if every
         else f"{rate:.0%} of calls failed (limit {applied:.0%})"
     )
-    return TrustCheck(
-        check="failure_rate",
-        status=status,
-        value=rate,
-        threshold=th.warn_failure_rate,
-        applied=applied,
-        message=message,
-    )
+    limits = (th.warn_failure_rate, th.fail_failure_rate)
+    return _checked("failure_rate", status, rate, limits, message)
 
 
 def accuracy_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
@@ -281,15 +286,7 @@ def _quality(check: str, shown: str, est: Estimate, minimum: float, fail: float)
         status, message = "pass", f"{shown}: clears {_share(minimum)}"
     else:
         status, message = "warn", f"{shown}: not shown to clear {_share(minimum)}"
-    applied = fail if status == "fail" else minimum
-    return TrustCheck(
-        check=check,
-        status=status,
-        value=est.value,
-        threshold=minimum,
-        applied=applied,
-        message=message,
-    )
+    return _checked(check, status, est.value, (minimum, fail), message)
 
 
 def _untested(ev: JudgeEvidence, check: str) -> TrustCheck:
@@ -316,14 +313,8 @@ def swap_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     applied = th.fail_swap_consistency if status == "fail" else th.warn_swap_consistency
     shown = _ci(ev.swap_interval) if ev.swap_interval is not None else _share(value)
     message = f"swap consistency {shown}{also}, failures counted (limit {_share(applied)})"
-    return TrustCheck(
-        check="swap_consistency",
-        status=status,
-        value=value,
-        threshold=th.warn_swap_consistency,
-        applied=applied,
-        message=message,
-    )
+    limits = (th.warn_swap_consistency, th.fail_swap_consistency)
+    return _checked("swap_consistency", status, value, limits, message)
 
 
 def _bias_status(test: BiasTest, th: TrustThresholds, *, may_fail: bool) -> CheckStatus:
@@ -336,14 +327,8 @@ def _bias_check(
     check: str, test: BiasTest, th: TrustThresholds, status: CheckStatus, *, found: str, clean: str
 ) -> TrustCheck:
     """A bias test's check: ``found`` describes a preference, ``clean`` its absence."""
-    return TrustCheck(
-        check=check,
-        status=status,
-        value=test.effect,
-        threshold=th.warn_bias_effect,
-        applied=th.fail_bias_effect if status == "fail" else th.warn_bias_effect,
-        message=clean if status == "pass" else found,
-    )
+    limits = (th.warn_bias_effect, th.fail_bias_effect)
+    return _checked(check, status, test.effect, limits, clean if status == "pass" else found)
 
 
 def position_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
@@ -421,19 +406,12 @@ def retest_check(ev: JudgeEvidence, th: TrustThresholds) -> TrustCheck:
     what = "test-retest ICC of the total" if ev.retest_is_icc else "test-retest agreement"
     applied = fail if status == "fail" else warn
     message = f"{what} {_share(value)} (limit {_share(applied)})"
-    return TrustCheck(
-        check="retest",
-        status=status,
-        value=value,
-        threshold=warn,
-        applied=applied,
-        message=message,
-    )
+    return _checked("retest", status, value, (warn, fail), message)
 
 
 def _ordered(checks: Sequence[TrustCheck]) -> tuple[TrustCheck, ...]:
     return tuple(
-        sorted(checks, key=lambda c: (_STATUS_ORDER[c.status], _CHECK_ORDER.index(c.check)))
+        sorted(checks, key=lambda c: (STATUS_ORDER[c.status], _CHECK_ORDER.index(c.check)))
     )
 
 
@@ -527,7 +505,7 @@ def _reason(level: Level, quality: TrustCheck, checks: Sequence[TrustCheck]) -> 
     return worst.message
 
 
-_LEVEL_ORDER: dict[str, int] = {
+LEVEL_ORDER: dict[str, int] = {
     "trusted": 0,
     "use_with_caution": 1,
     "insufficient_evidence": 2,
@@ -543,7 +521,7 @@ def assess_panel(
         raise ValueError("no judges to assess")
     judges = sorted(
         (assess_judge(ev, thresholds) for ev in evidence),
-        key=lambda j: (_LEVEL_ORDER[j.level], j.judge),
+        key=lambda j: (LEVEL_ORDER[j.level], j.judge),
     )
     return PanelTrust(judges=tuple(judges), line=panel_line(judges))
 

@@ -21,6 +21,8 @@ from jurybox.analysis.model.verdict import (
 )
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.analysis.trust import (
+    LEVEL_ORDER,
+    STATUS_ORDER,
     BiasTest,
     Estimate,
     JudgeEvidence,
@@ -35,8 +37,6 @@ _LEVEL_WORDS = {
     "not_trusted": "No",
     "insufficient_evidence": "Not enough evidence to say",
 }
-_STATUS_ORDER = {"fail": 0, "warn": 1, "skipped": 2, "pass": 3}
-_PANEL_ORDER = {"trusted": 0, "use_with_caution": 1, "insufficient_evidence": 2, "not_trusted": 3}
 
 
 def _figure(est: Estimate | None) -> Figure | None:
@@ -62,18 +62,7 @@ def _pass_fail(found: PassFailAgreement) -> PassFailFigure:
 
 
 def _checks(trust: JudgeTrust) -> list[Check]:
-    return [
-        Check(
-            check=c.check,
-            judge=trust.judge,
-            status=c.status,
-            value=c.value,
-            threshold=c.threshold,
-            message=c.message,
-            applied=c.applied,
-        )
-        for c in trust.checks
-    ]
+    return [Check(judge=trust.judge, **c.model_dump()) for c in trust.checks]
 
 
 def _judge_verdict(trust: JudgeTrust, ev: JudgeEvidence) -> JudgeVerdict:
@@ -127,11 +116,11 @@ def build_verdict(frame: AnalysisFrame, families: Families, options: AnalysisOpt
     checks = [c for verdict in judges.values() for c in verdict.checks]
     worst_first = sorted(
         (c for c in checks if c.status in ("fail", "warn")),
-        key=lambda c: _STATUS_ORDER[c.status],
+        key=lambda c: STATUS_ORDER[c.status],
     )
     # The panel is as trustworthy as its weakest judge (its aggregated verdicts mix them all);
     # the line names the judges that can be trusted on their own.
-    level = max((t.level for t in panel.judges), key=_PANEL_ORDER.__getitem__)
+    level = max((t.level for t in panel.judges), key=LEVEL_ORDER.__getitem__)
     lines = [f"{t.judge} ({t.level.replace('_', ' ')}): {t.reason}" for t in panel.judges]
     return Verdict(
         level=level,
@@ -182,5 +171,5 @@ def worse_subsets(verdict: Verdict, judge: str) -> list[tuple[str, SubsetLevel]]
     return [
         (name, levels[judge])
         for name, levels in (verdict.subsets or {}).items()
-        if judge in levels and _PANEL_ORDER[levels[judge].level] > _PANEL_ORDER[pooled]
+        if judge in levels and LEVEL_ORDER[levels[judge].level] > LEVEL_ORDER[pooled]
     ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,6 +90,18 @@ def paired(
     return xa - ya
 
 
+def binary_pair(
+    x: ArrayLike, y: ArrayLike, names: tuple[str, str] = ("x", "y")
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Two pass/fail samples of equal length (``binary_1d`` each)."""
+    xa, ya = binary_1d(x, names[0]), binary_1d(y, names[1])
+    if xa.shape != ya.shape:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must be paired (same length), got {xa.size} and {ya.size}"
+        )
+    return xa, ya
+
+
 def count(value: float, name: str, *, minimum: int = 0) -> int:
     """A whole number ≥ ``minimum`` (floats like 3.0 are accepted)."""
     if isinstance(value, bool) or not float(value).is_integer():
@@ -110,3 +122,24 @@ def binary_1d(values: ArrayLike, name: str) -> NDArray[np.bool_]:
         shown = sorted(map(repr, uniq))[:5]
         raise ValueError(f"{name} must hold only 0/1 or booleans, got values {', '.join(shown)}")
     return arr.astype(bool)
+
+
+def category_order(
+    seen: set[Hashable], categories: Sequence[Hashable] | None
+) -> tuple[Hashable, ...]:
+    """The ordered categories of the labels ``seen``: ``categories`` (no duplicates, holding
+    every label), else the labels sorted."""
+    if categories is None:
+        try:
+            return tuple(sorted(seen))  # type: ignore[type-var]
+        except TypeError as exc:
+            raise ValueError(
+                "labels of mixed types cannot be ordered; pass categories explicitly"
+            ) from exc
+    cats = tuple(categories)
+    if len(set(cats)) != len(cats):
+        raise ValueError(f"categories contains duplicates: {cats!r}")
+    missing = seen - set(cats)
+    if missing:
+        raise ValueError(f"labels not in categories: {sorted(map(repr, missing))}")
+    return cats

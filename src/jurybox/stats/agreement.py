@@ -12,7 +12,14 @@ from scipy import stats as sps
 from statsmodels.stats import inter_rater
 
 from jurybox.stats._rng import RNGLike, as_generator
-from jurybox.stats._validate import LabelMatrix, confidence_level, count, labels_1d, numeric_2d
+from jurybox.stats._validate import (
+    LabelMatrix,
+    category_order,
+    confidence_level,
+    count,
+    labels_1d,
+    numeric_2d,
+)
 from jurybox.stats.clustered import clustered_proportion
 from jurybox.stats.kappa_ci import Weights, disagreement_weights, kappa_interval, tables_by_cluster
 from jurybox.stats.prevalence import wilson_interval
@@ -120,7 +127,7 @@ def cohen_kappa(
     if interval not in ("bootstrap", "asymptotic"):
         raise ValueError(f"interval must be 'bootstrap' or 'asymptotic', got {interval!r}")
     reps = count(n_bootstrap, "n_bootstrap", minimum=200)
-    cats = _category_order(np.concatenate([x, y]), categories)
+    cats = category_order(set(np.concatenate([x, y]).tolist()), categories)
     index = {c: i for i, c in enumerate(cats)}
     a_codes = np.array([index[u] for u in x.tolist()], dtype=np.intp)
     b_codes = np.array([index[v] for v in y.tolist()], dtype=np.intp)
@@ -365,26 +372,6 @@ def _paired_labels(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[Any], NDArray[An
     if x.shape != y.shape:
         raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
     return x, y
-
-
-def _category_order(
-    values: NDArray[Any], categories: Sequence[Hashable] | None
-) -> tuple[Hashable, ...]:
-    seen = set(values.tolist())
-    if categories is None:
-        try:
-            return tuple(sorted(seen))
-        except TypeError as exc:
-            raise ValueError(
-                "labels of mixed types cannot be ordered; pass categories explicitly"
-            ) from exc
-    cats = tuple(categories)
-    if len(set(cats)) != len(cats):
-        raise ValueError(f"categories contains duplicates: {cats!r}")
-    missing = seen - set(cats)
-    if missing:
-        raise ValueError(f"labels not in categories: {sorted(map(repr, missing))}")
-    return cats
 
 
 def _square_table(table: ArrayLike) -> NDArray[np.float64]:

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from jurybox.stats._bootstrap import cluster_totals, summed_interval
 from jurybox.stats._rng import RNGLike, as_generator
-from jurybox.stats._validate import LabelMatrix, confidence_level, count, numeric_2d
+from jurybox.stats._validate import LabelMatrix, category_order, confidence_level, count, numeric_2d
 from jurybox.stats.clustered import cluster_codes
 
 __all__ = ["GwetResult", "gwet_ac", "gwet_ac_counts"]
@@ -86,7 +86,7 @@ def gwet_ac(
     seen = set(labels)
     if not seen:
         raise ValueError("data holds no labels (every value is missing)")
-    cats = _categories(seen, categories)
+    cats = category_order(seen, categories)
     index = {c: i for i, c in enumerate(cats)}
     position = np.array([index[label] for label in labels], dtype=np.intp)
     units = np.flatnonzero(present) % raw.shape[1]  # the flat index runs rater-major
@@ -238,21 +238,6 @@ def _label_codes(
         count=int(present.sum()),
     )
     return present, codes, list(index)
-
-
-def _categories(seen: set[Hashable], categories: Sequence[Hashable] | None) -> list[Hashable]:
-    if categories is None:
-        try:
-            return sorted(seen)  # type: ignore[type-var]
-        except TypeError as exc:
-            raise ValueError("labels of mixed types cannot be ordered; pass categories") from exc
-    cats = list(categories)
-    if len(set(cats)) != len(cats):
-        raise ValueError(f"categories contains duplicates: {cats!r}")
-    unknown = seen - set(cats)
-    if unknown:
-        raise ValueError(f"labels not in categories: {sorted(map(repr, unknown))}")
-    return cats
 
 
 def _weights(q: int, weights: GwetWeights) -> NDArray[np.float64]:

@@ -21,7 +21,7 @@ from scipy import stats as sps
 
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import (
-    binary_1d,
+    binary_pair,
     confidence_level,
     count,
     numeric_1d,
@@ -159,9 +159,7 @@ def paired_proportion_difference(
         Statistics 37, 479–488.
     """
     conf = confidence_level(confidence)
-    xa, ya = binary_1d(x, "x"), binary_1d(y, "y")
-    if xa.shape != ya.shape:
-        raise ValueError(f"x and y must be paired (same length), got {xa.size} and {ya.size}")
+    xa, ya = binary_pair(x, y)
     n = xa.size
     x_only, y_only = int(np.sum(xa & ~ya)), int(np.sum(~xa & ya))
     p_x_only, p_y_only = (x_only + 1) / (n + 2), (y_only + 1) / (n + 2)

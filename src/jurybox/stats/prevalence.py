@@ -18,7 +18,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from jurybox.stats._rng import RNGLike, as_generator
-from jurybox.stats._validate import binary_1d, confidence_level, count
+from jurybox.stats._validate import binary_1d, binary_pair, confidence_level, count
 from jurybox.stats.clustered import effective_counts
 from jurybox.stats.results import (
     CorrectedRate,
@@ -375,11 +375,7 @@ def _lang_reiczigel(
 
 
 def _labelled(labels: ArrayLike, preds: ArrayLike) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    y, p = binary_1d(labels, "test_labels"), binary_1d(preds, "test_preds")
-    if y.shape != p.shape:
-        raise ValueError(
-            f"test_labels and test_preds must be paired (same length), got {y.size} and {p.size}"
-        )
+    y, p = binary_pair(labels, preds, ("test_labels", "test_preds"))
     if y.all() or not y.any():
         only = "pass" if y.all() else "fail"
         raise ValueError(

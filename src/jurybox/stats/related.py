@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-from jurybox.stats._validate import binary_1d, confidence_level, numeric_1d, numeric_2d
+from jurybox.stats._validate import binary_pair, confidence_level, numeric_1d, numeric_2d
 from jurybox.stats.clustered import effective_counts
 from jurybox.stats.hypothesis import binomial_test
 
@@ -148,13 +148,8 @@ def paired_position_test(
         (swap-order consistency).
     """
     conf = confidence_level(confidence)
-    ab = binary_1d(first_in_order_ab, "first_in_order_ab")
-    ba = binary_1d(first_in_order_ba, "first_in_order_ba")
-    if ab.shape != ba.shape:
-        raise ValueError(
-            f"first_in_order_ab and first_in_order_ba must be paired (same length), "
-            f"got {ab.size} and {ba.size}"
-        )
+    names = ("first_in_order_ab", "first_in_order_ba")
+    ab, ba = binary_pair(first_in_order_ab, first_in_order_ba, names)
     first, second = int(np.sum(ab & ba)), int(np.sum(~ab & ~ba))
     flips = first + second
     if flips == 0:

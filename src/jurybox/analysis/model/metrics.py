@@ -32,7 +32,6 @@ from jurybox.stats.results import (
     PercentAgreement,
     ProportionInterval,
     RankBiserialResult,
-    RoganGladenResult,
     TOSTResult,
     TprTnrResult,
     WilcoxonResult,
@@ -241,17 +240,6 @@ class TprTnrMetric(Metric):
     tnr: ProportionMetric | None = None
     n_positive: int | None = None
     n_negative: int | None = None
-
-
-class RoganGladenMetric(Metric):
-    """``RoganGladenResult``, headline ``estimate``."""
-
-    result_type: ClassVar[type | None] = RoganGladenResult
-    raw: Number | None = None
-    clipped: bool | None = None
-    p_obs: Number | None = None
-    tpr: Number | None = None
-    tnr: Number | None = None
 
 
 class CorrectedRateMetric(Metric):
