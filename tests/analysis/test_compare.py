@@ -177,6 +177,40 @@ def _criterion(qid: str, arm: str, verdict: str) -> JudgeRecord:
     )
 
 
+def _one_order(records: list[JudgeRecord]) -> list[JudgeRecord]:
+    return [r for r in records if r.presentation_order == "control_first"]
+
+
+def test_the_runs_agreement_counts_items_not_their_two_orders() -> None:
+    """40 items, both orders alike in each run: agreement and kappa between the runs over the
+    80 units have the intervals of the 40 items alone, not the narrower ones of 80 units."""
+    mixed = [*range(0, 40, 3), *range(1, 40, 5)]
+    a_records = _pairwise_run("j", 25)
+    b_records = [  # B flips the winner on some items (both orders), so kappa is neither 0 nor 1
+        _pairwise(r.judge_name, r.query_id, r.presentation_order or "", "treatment")
+        if int(r.query_id[1:]) in mixed
+        else r
+        for r in a_records
+    ]
+
+    def verdicts(a: list[JudgeRecord], b: list[JudgeRecord]) -> Any:
+        report = compare_runs([_run("A", a), _run("B", b)], CompareOptions(n_bootstrap=400))
+        return report.comparisons[0].judges[0].verdicts
+
+    both, single = (
+        verdicts(a_records, b_records),
+        verdicts(_one_order(a_records), _one_order(b_records)),
+    )
+    assert (both.n_units, both.n_items, single.n_units, single.n_items) == (80, 40, 40, 40)
+    assert both.kappa.value == pytest.approx(single.kappa.value)
+    assert 0 < both.kappa.value < 1
+    for metric in ("kappa", "agreement"):
+        two, one = getattr(both, metric), getattr(single, metric)
+        assert (two.ci_low, two.ci_high) == pytest.approx((one.ci_low, one.ci_high)), metric
+    assert both.kappa.method is not None and "bootstrap over items" in both.kappa.method
+    assert both.agreement.n_clusters == 40
+
+
 def test_criterion_verdicts_are_compared_per_arm_against_the_arm_label() -> None:
     """Human: control passes, treatment fails. A says Pass to everything; B gets treatment
     right on the first 10 items. Units are item × arm; there is no order to be consistent in."""

@@ -5,7 +5,8 @@ judgments of the item (both orders, retests), the change the mean per-item diffe
 an adjusted Wald interval over items and the sign test over the items whose share moved; the
 orders of an item usually agree, so they are not independent units (issue 33). Verdict
 agreement and the changed-verdict list pair *units* (an item in one presentation order and
-criterion, first repeat).
+criterion, first repeat); their intervals count items: percent agreement's the design effect
+over items, Cohen's kappa's a bootstrap drawing items (``CompareOptions.n_bootstrap``, ``seed``).
 Scores are paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift,
 Wilcoxon.
 Judges are matched by name; judges whose names appear in one run only are paired by their order
@@ -266,13 +267,20 @@ def _compare_verdicts(
     both["gold"] = both["gold_a"].where(both["gold_a"].notna(), both["gold_b"])
     la, lb = both["label_a"].astype(str), both["label_b"].astype(str)
     changed = both[la != lb].sort_values(UNIT)
-    n = len(both)
+    n, items = len(both), both["query_id"].to_numpy()
     accuracy, why = _accuracy(ja, jb, options.confidence)
     return VerdictComparison.given(
         n_units=n,
+        n_items=int(both["query_id"].nunique()),
         n_changed=len(changed),
         agreement=attempt(
-            PercentAgreementMetric, percent_agreement, la, lb, n=n, confidence=options.confidence
+            PercentAgreementMetric,
+            percent_agreement,
+            la,
+            lb,
+            n=n,
+            confidence=options.confidence,
+            clusters=items,
         ),
         kappa=attempt(
             KappaMetric,
@@ -281,7 +289,9 @@ def _compare_verdicts(
             lb,
             n=n,
             confidence=options.confidence,
-            interval="asymptotic",
+            clusters=items,
+            n_bootstrap=options.n_bootstrap,
+            rng=options.seed,
         ),
         accuracy=accuracy,
         accuracy_skipped=why,

@@ -46,7 +46,9 @@ from jurybox.stats.study import Concordance, VarianceDifference
 # 4: the item is the unit of the accuracy comparison (issue 33): AccuracyComparison.n_items,
 # n_judgments_a/_b (was n_units), its difference a ShareDifferenceMetric over items and its
 # test counting items; Headline.n_items; conciseness_paired.median_difference.
-COMPARE_SCHEMA_VERSION = 4
+# 5: VerdictComparison.n_items; its agreement and kappa intervals count items (the design
+# effect over items, a bootstrap drawing items), no longer units as if independent.
+COMPARE_SCHEMA_VERSION = 5
 
 Answer = Literal["better", "worse", "no evidence"]
 TrustLevel = Literal["trusted", "use_with_caution", "not_trusted", "insufficient_evidence"]
@@ -229,6 +231,7 @@ class VerdictComparison(Model):
     """Verdicts (pairwise winners, criterion Pass/Fail) of one judge pair, unit by unit."""
 
     n_units: int
+    n_items: int  # the items of the units: what the intervals of agreement and kappa count
     n_changed: int
     agreement: PercentAgreementMetric
     kappa: KappaMetric

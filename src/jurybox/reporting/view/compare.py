@@ -176,7 +176,7 @@ def _agreement_table(comparison: RunComparison, key: str) -> Table:
     table = Table(
         f"{key}-agreement",
         "Agreement between the two runs' verdicts",
-        ["Judge", "Units", "Same verdict", "Cohen's κ", "Changed"],
+        ["Judge", "Units (items)", "Same verdict", "Cohen's κ", "Changed"],
     )
     for judge in comparison.judges:
         verdicts = judge.verdicts
@@ -184,9 +184,9 @@ def _agreement_table(comparison: RunComparison, key: str) -> Table:
             continue
         table.add(
             _judge_label(judge),
-            fmt_num(verdicts.n_units),
-            _value_ci(verdicts.agreement),
-            _value_ci(verdicts.kappa),
+            f"{fmt_num(verdicts.n_units)} ({fmt_num(verdicts.n_items)})",
+            _value_ci(verdicts.agreement, items=verdicts.n_items),
+            _value_ci(verdicts.kappa, items=verdicts.n_items),
             fmt_num(verdicts.n_changed),
         )
         _explain(table, _judge_label(judge), [verdicts.agreement, verdicts.kappa])
