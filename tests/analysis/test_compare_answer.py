@@ -88,10 +88,37 @@ def test_a_scoring_judge_is_better_when_its_scores_come_closer_to_the_humans() -
     b = _run("B", near, items=items, human=human)
     headline = _headlines(a, b)["j"]
     assert (headline.answer, headline.measure, headline.n_units) == ("better", "score error", 12)
+    assert headline.n_items == 12
     assert headline.value_a == pytest.approx(3.9) and headline.value_b == pytest.approx(0.25)
     assert headline.difference == pytest.approx(-3.65)
     assert headline.test is not None and "paired t" in headline.test
     assert _headlines(b, a)["j"].answer == "worse"
+
+
+def test_the_score_error_change_counts_items_not_their_responses() -> None:
+    """Two responses per item with the same error: the paired t over 12 items, not over the 24
+    responses as if independent (whose interval would be narrower by about sqrt(2))."""
+    arms = ("left", "right")
+    items = [Item(f"i{i:02d}", f"question {i}", dict.fromkeys(arms, "x")) for i in range(12)]
+    human = {item.id: {"overall": dict.fromkeys(arms, 7.0)} for item in items}
+
+    def scored(base: float, step: float, per_arm: tuple[str, ...]) -> list[JudgeRecord]:
+        return [
+            _scored("j", item, {"quality": base + (i % 4) * step}, arm=arm)
+            for i, item in enumerate(items)
+            for arm in per_arm
+        ]
+
+    def headline(arms_scored: tuple[str, ...]) -> Headline:
+        a = _run("A", scored(5.0, 0.3, arms_scored), items=items, human=human)
+        b = _run("B", scored(6.0, 0.1, arms_scored), items=items, human=human)
+        return _headlines(a, b)["j"]
+
+    two, one = headline(arms), headline(arms[:1])
+    assert (two.n_units, two.n_items, one.n_units, one.n_items) == (24, 12, 12, 12)
+    assert two.difference == pytest.approx(one.difference)
+    assert (two.ci_low, two.ci_high) == pytest.approx((one.ci_low, one.ci_high))
+    assert two.p_value == pytest.approx(one.p_value)
 
 
 def _manifest(**task: Any) -> dict[str, Any]:

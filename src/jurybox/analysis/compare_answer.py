@@ -114,8 +114,10 @@ def _figure(
 
 def _score_errors(
     judge: JudgeComparison, frames: tuple[AnalysisFrame, AnalysisFrame]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """|judge total − human total| per response both runs scored, for A and B (None: none)."""
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """|judge total − human total| per item (the mean over its responses both runs scored), for
+    A and B, and how many responses (None: fewer than two items). The item is the unit: the
+    arms of one item share its question, so their errors are not independent."""
     human = frames[0].labels.scores
     if human.empty:
         human = frames[1].labels.scores
@@ -129,24 +131,26 @@ def _score_errors(
         sides.append(scores[scores["judge"] == name][["query_id", "arm", "score"]])
     both = sides[0].merge(sides[1], on=["query_id", "arm"], suffixes=("_a", "_b"))
     both = both.merge(truth, on=["query_id", "arm"])
-    if len(both) < 2:
+    both["error_a"] = (both["score_a"] - both["human"]).abs()
+    both["error_b"] = (both["score_b"] - both["human"]).abs()
+    by_item = both.groupby("query_id")[["error_a", "error_b"]].mean()
+    if len(by_item) < 2:
         return None
-    human_score = both["human"].to_numpy(float)
-    return (
-        np.abs(both["score_a"].to_numpy(float) - human_score),
-        np.abs(both["score_b"].to_numpy(float) - human_score),
-    )
+    return by_item["error_a"].to_numpy(float), by_item["error_b"].to_numpy(float), len(both)
 
 
-def _error_figure(error_a: np.ndarray, error_b: np.ndarray, confidence: float) -> dict[str, Any]:
+def _error_figure(
+    error_a: np.ndarray, error_b: np.ndarray, responses: int, confidence: float
+) -> dict[str, Any]:
     figure: dict[str, Any] = {
         "measure": "score error",
-        "n_units": int(error_a.size),
+        "n_units": responses,
+        "n_items": int(error_a.size),
         "value_a": float(error_a.mean()),
         "value_b": float(error_b.mean()),
     }
     if np.array_equal(error_a, error_b):
-        return {**figure, "difference": 0.0, "reason": "the same error on every response"}
+        return {**figure, "difference": 0.0, "reason": "the same error on every item"}
     result = mean_difference(error_b, error_a, confidence=confidence)
     return {
         **figure,

@@ -47,7 +47,8 @@ from jurybox.stats.study import Concordance, VarianceDifference
 # n_judgments_a/_b (was n_units), its difference a ShareDifferenceMetric over items and its
 # test counting items; Headline.n_items; conciseness_paired.median_difference.
 # 5: VerdictComparison.n_items; its agreement and kappa intervals count items (the design
-# effect over items, a bootstrap drawing items), no longer units as if independent.
+# effect over items, a bootstrap drawing items), no longer units as if independent;
+# Headline's score error is paired per item (the mean over its responses), with n_items.
 COMPARE_SCHEMA_VERSION = 5
 
 Answer = Literal["better", "worse", "no evidence"]
@@ -326,17 +327,18 @@ class StudyComparison(Model):
 class Headline(Model):
     """One paired judge's answer to "did B do better than A?", on its headline figure: accuracy
     against the gold/human label, item by item (the sign test over items), or, for a judge
-    that only scores, how far its scores are from the human scores (mean absolute error,
-    paired t test). ``better`` and ``worse`` need the test's p-value, Holm-adjusted over the
-    judges of the comparison, below 1 − confidence; anything else is ``no evidence``, with
-    ``reason`` where no test could run."""
+    that only scores, how far its scores are from the human scores (mean absolute error per
+    item, the mean over its responses; paired t test over items). ``better`` and ``worse``
+    need the test's p-value, Holm-adjusted over the judges of the comparison, below
+    1 − confidence; anything else is ``no evidence``, with ``reason`` where no test could
+    run."""
 
     judge_a: str
     judge_b: str
     answer: Answer
     measure: Literal["accuracy", "score error"] | None = None
     n_units: int | None = None  # score error: the responses both runs scored
-    n_items: int | None = None  # accuracy: the items both runs judged (the unit)
+    n_items: int | None = None  # the items both runs judged (the unit of the test)
     value_a: Number | None = None  # accuracy, or mean absolute error, of run A
     value_b: Number | None = None
     difference: Number | None = None  # B − A (for score error, negative is better)

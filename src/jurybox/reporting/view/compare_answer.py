@@ -150,15 +150,14 @@ def _figure(headline: Headline) -> str:
     name = "accuracy" if headline.measure == "accuracy" else "mean |score − human score|"
     change = f"{name} {fmt_num(headline.value_a, digits)} → {fmt_num(headline.value_b, digits)}"
     diff = fmt_value_ci(headline.difference, headline.ci_low, headline.ci_high, digits)
-    if headline.measure == "accuracy":
-        over = f"{fmt_num(headline.n_items)} items"
-        diff += few_items(headline.n_items)
-    else:
-        over = f"{fmt_num(headline.n_units)} responses"
+    over = f"{fmt_num(headline.n_items)} items"
+    diff += few_items(headline.n_items)
+    if headline.measure == "score error":
+        over += f" ({fmt_num(headline.n_units)} responses)"
     text = f"{change} over {over} (B − A {diff}"
     if headline.p_value is None:
         return f"{text}); {headline.reason or 'no test'}"
-    test = "sign test over items" if headline.measure == "accuracy" else "paired t"
+    test = "sign test over items" if headline.measure == "accuracy" else "paired t over items"
     text += f"; {test} p {fmt_p(headline.p_value)}"
     if (headline.n_tested or 0) > 1:
         text += f", Holm-adjusted over {headline.n_tested} judges {fmt_p(headline.p_adjusted)}"
