@@ -415,3 +415,33 @@ def test_compare_pages_escape_user_text_and_load_nothing(tmp_path: Path) -> None
     markdown = render_compare_markdown(report)
     assert "<script>" not in markdown
     assert "Verdict accuracy" in markdown
+
+
+def test_score_differences_count_items_not_their_responses() -> None:
+    """Each item's two responses scored alike: every figure of the score table is the one of
+    the items alone (one response each), not that of twice as many independent responses."""
+    arms = ("left", "right")
+    items = [Item(f"i{i:02d}", f"question {i}", dict.fromkeys(arms, "x")) for i in range(16)]
+
+    def run(label: str, base: float, step: float, per_arm: tuple[str, ...]) -> RunInput:
+        records = [
+            _scored("j", item, {"quality": base + (i % 5) * step + (i % 3) * 0.5}, arm=arm)
+            for i, item in enumerate(items)
+            for arm in per_arm
+        ]
+        return _run(label, records, items=items)
+
+    def scores(per_arm: tuple[str, ...]) -> Any:
+        a, b = run("A", 5.0, 0.2, per_arm), run("B", 5.5, 0.3, per_arm)
+        report = compare_runs([a, b], CompareOptions(n_bootstrap=200))
+        judge = report.comparisons[0].judges[0]
+        return next(row for row in judge.scores if row.dimension == "quality")
+
+    two, one = scores(arms), scores(arms[:1])
+    assert (two.n_units, two.n_items, one.n_units, one.n_items) == (32, 16, 16, 16)
+    for metric in ("mean_difference", "shift", "correlation"):
+        got, alone = getattr(two, metric), getattr(one, metric)
+        assert got.value == pytest.approx(alone.value), metric
+        assert (got.ci_low, got.ci_high) == pytest.approx((alone.ci_low, alone.ci_high)), metric
+    assert two.wilcoxon.p_value == pytest.approx(one.wilcoxon.p_value)
+    assert two.mean_difference.p_value == pytest.approx(one.mean_difference.p_value)

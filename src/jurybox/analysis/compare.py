@@ -7,8 +7,8 @@ orders of an item usually agree, so they are not independent units (issue 33). V
 agreement and the changed-verdict list pair *units* (an item in one presentation order and
 criterion, first repeat); their intervals count items: percent agreement's the design effect
 over items, Cohen's kappa's a bootstrap drawing items (``CompareOptions.n_bootstrap``, ``seed``).
-Scores are paired per response (item × arm, mean over orders): paired t, Hodges–Lehmann shift,
-Wilcoxon.
+Scores are paired per response (item × arm, mean over orders) and tested per item (the mean over
+its responses): paired t, Hodges–Lehmann shift, Wilcoxon, Spearman.
 Judges are matched by name; judges whose names appear in one run only are paired by their order
 of appearance, and the pairing says which.
 """
@@ -433,11 +433,15 @@ def _compare_scores(
     a: AnalysisFrame, b: AnalysisFrame, pair: JudgePairing, dimension: str, confidence: float
 ) -> ScoreComparison:
     both = paired_scores(a, pair.judge_a, b, pair.judge_b, dimension)
-    x, y = both["score_a"].to_numpy(float), both["score_b"].to_numpy(float)
-    n = len(both)
+    # the item is the unit: its responses (arms) share its question, so their scores are not
+    # independent; with one response per item this is the response itself
+    by_item = both.groupby("query_id")[["score_a", "score_b"]].mean()
+    x, y = by_item["score_a"].to_numpy(float), by_item["score_b"].to_numpy(float)
+    n = len(by_item)
     return ScoreComparison(
         dimension=dimension,
-        n_units=n,
+        n_units=len(both),
+        n_items=n,
         mean_a=float(x.mean()) if n else None,
         mean_b=float(y.mean()) if n else None,
         mean_difference=attempt(

@@ -48,7 +48,8 @@ from jurybox.stats.study import Concordance, VarianceDifference
 # test counting items; Headline.n_items; conciseness_paired.median_difference.
 # 5: VerdictComparison.n_items; its agreement and kappa intervals count items (the design
 # effect over items, a bootstrap drawing items), no longer units as if independent;
-# Headline's score error is paired per item (the mean over its responses), with n_items.
+# Headline's score error and ScoreComparison are paired per item (the mean over its responses),
+# with n_items.
 COMPARE_SCHEMA_VERSION = 5
 
 Answer = Literal["better", "worse", "no evidence"]
@@ -244,10 +245,12 @@ class VerdictComparison(Model):
 
 
 class ScoreComparison(Model):
-    """One dimension's scores (mean over orders) of the same responses under both runs."""
+    """One dimension's scores (mean over orders) of the same responses under both runs, each
+    figure over items (an item's score the mean over its responses)."""
 
     dimension: str
-    n_units: int
+    n_units: int  # the responses both runs scored
+    n_items: int  # their items: the unit of every figure
     mean_a: Number | None
     mean_b: Number | None
     mean_difference: MeanDifferenceMetric

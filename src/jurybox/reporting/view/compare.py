@@ -200,7 +200,7 @@ def _scores_table(comparison: RunComparison, key: str) -> Table:
         [
             "Judge",
             "Dimension",
-            "Units",
+            "Responses (items)",
             "Mean A",
             "Mean B",
             "Mean diff",
@@ -216,15 +216,15 @@ def _scores_table(comparison: RunComparison, key: str) -> Table:
             table.add(
                 _judge_label(judge),
                 row.dimension,
-                fmt_num(row.n_units),
+                f"{fmt_num(row.n_units)} ({fmt_num(row.n_items)})",
                 fmt_score(row.mean_a),
                 fmt_score(row.mean_b),
-                _value_ci(row.mean_difference, 2),
+                _value_ci(row.mean_difference, 2, items=row.n_items),
                 _p(row.mean_difference),
-                _value_ci(row.shift, 2),
+                _value_ci(row.shift, 2, items=row.n_items),
                 _p(row.wilcoxon),
                 fmt_rate(row.rank_biserial.value),
-                _value_ci(row.correlation),
+                _value_ci(row.correlation, items=row.n_items),
             )
             label = f"{_judge_label(judge)} {row.dimension}"
             metrics = [row.mean_difference, row.shift, row.wilcoxon, row.rank_biserial]
