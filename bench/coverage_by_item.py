@@ -29,11 +29,16 @@ are correlated; each grid point simulates items whose judgments share one draw w
 * ``alpha``: nominal Krippendorff's α of two raters on a yes/no label at 90 % prevalence (the
   small-sample corner where α's bootstrap fell short), both orders of every item, the second a
   copy with probability ``rho``; ``stats.krippendorff_alpha_ci`` over items and over units.
+* ``fleiss``: Fleiss' κ of a panel of three raters on a yes/no label at 80 % prevalence, both
+  orders of every item, the second a copy with probability ``rho``; each rater gives the true
+  label with probability ``p``, else a coin. ``stats.fleiss_kappa``'s bootstrap over items
+  beside the same bootstrap over units.
 
-Usage: ``python bench/coverage_by_item.py [--sims 1000] [--only accuracy,swap,kappa,ac1,icc]
-[--quick] [--jobs 2] [--rhos 0,0.3,0.7,1] [--sizes 20,50,100,200,400]``. One line per grid
-point; the binomial SE of a point is sqrt(0.95·0.05/sims) (0.0069 at 1,000). ``--quick`` is
-the corner grid the test suite runs (tests/stats/test_stats_clustered.py).
+Usage: ``python bench/coverage_by_item.py [--sims 1000]
+[--only accuracy,swap,kappa,ac1,icc,alpha,fleiss] [--quick] [--jobs 2] [--rhos 0,0.3,0.7,1]
+[--sizes 20,50,100,200,400]``. One line per grid point; the binomial SE of a point is
+sqrt(0.95·0.05/sims) (0.0069 at 1,000). ``--quick`` is the corner grid the test suite runs
+(tests/stats/test_stats_clustered.py).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from jurybox.stats import cohen_kappa_table, gwet_ac, icc, krippendorff_alpha_ci
+from jurybox.stats import cohen_kappa_table, fleiss_kappa, gwet_ac, icc, krippendorff_alpha_ci
 from jurybox.stats.clustered import clustered_bounds
 from jurybox.stats.kappa_ci import disagreement_weights, kappa_bootstrap, kappa_of_tables
 
@@ -263,6 +268,41 @@ def alpha_point(rng: Gen, sims: int, n: int, p: float, rho: float) -> dict[str, 
     return {**{k: v / max(defined, 1) for k, v in hits.items()}, "undefined": 1 - defined / sims}
 
 
+def fleiss_point(rng: Gen, sims: int, n: int, p: float, rho: float) -> dict[str, float]:
+    """Coverage of Fleiss' kappa's bootstrap over items and over units: a panel of three
+    raters, a yes/no label at 80 % prevalence, both orders of every item (the second a copy
+    with probability rho); each rater gives the true label with probability p, else a coin.
+    Truth: (po − pe) / (1 − pe), po = s² + (1 − s)² (two raters agree), pe = r² + (1 − r)²."""
+    s = p + (1 - p) / 2
+    r = PREVALENCE * s + (1 - PREVALENCE) * (1 - s)
+    p_o, p_e = s**2 + (1 - s) ** 2, r**2 + (1 - r) ** 2
+    truth = (p_o - p_e) / (1 - p_e)
+    items = np.repeat(np.arange(n), 2)
+    hits = {"items": 0, "units": 0}
+    defined = 0
+    for _ in range(sims):
+        truth_of = rng.random((n, 2)) < PREVALENCE
+        right = rng.random((3, n, 2)) < p
+        labels = np.where(right, truth_of, rng.random((3, n, 2)) < 0.5)
+        copy = rng.random(n) < rho
+        labels[:, :, 1] = np.where(copy, labels[:, :, 0], labels[:, :, 1])
+        yes = labels.reshape(3, 2 * n).sum(axis=0)
+        counts = np.column_stack([3 - yes, yes])
+        try:
+            found = {
+                "items": fleiss_kappa(counts, clusters=items, rng=rng),
+                "units": fleiss_kappa(counts, rng=rng),
+            }
+        except ValueError:
+            continue  # one label everywhere: kappa undefined (counted as undefined)
+        if found["items"].ci_low is None or found["units"].ci_low is None:
+            continue
+        defined += 1
+        for key, result in found.items():
+            hits[key] += result.ci_low <= truth <= result.ci_high
+    return {**{k: v / max(defined, 1) for k, v in hits.items()}, "undefined": 1 - defined / sims}
+
+
 POINTS = {
     "accuracy": accuracy_point,
     "swap": swap_point,
@@ -270,8 +310,15 @@ POINTS = {
     "ac1": ac1_point,
     "icc": icc_point,
     "alpha": alpha_point,
+    "fleiss": fleiss_point,
 }
-RATES_OF = {"kappa": KAPPA_RATES, "ac1": AC1_RATES, "icc": ICC_VALUES, "alpha": AC1_RATES}
+RATES_OF = {
+    "kappa": KAPPA_RATES,
+    "ac1": AC1_RATES,
+    "icc": ICC_VALUES,
+    "alpha": AC1_RATES,
+    "fleiss": AC1_RATES,
+}
 
 
 def grid(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jurybox.stats import gwet_ac, gwet_ac_counts, icc
+from jurybox.stats import fleiss_kappa, gwet_ac, gwet_ac_counts, icc
+from jurybox.stats.agreement import _fleiss_of_sums
 from jurybox.stats.reliability import _icc_of_sums
 
 KINDS = ("1,1", "2,1", "3,1", "1,k", "2,k", "3,k")
@@ -59,6 +60,79 @@ def test_gwet_without_spread_has_no_interval_and_says_why() -> None:
     counts = np.array([[2, 0], [2, 0], [0, 2]] * 3)  # every unit agrees: pa = 1 everywhere
     found = gwet_ac_counts(counts, rng=0)
     assert found.coefficient == pytest.approx(1.0)
+    assert found.ci_low is None and found.ci_high is None
+    assert "no interval" in found.method and "no spread" in found.method
+
+
+def _counts(labels: np.ndarray) -> np.ndarray:
+    """Units × {no, yes} rating counts of raters × units yes/no labels."""
+    yes = labels.sum(axis=0)
+    return np.column_stack([labels.shape[0] - yes, yes])
+
+
+def _panel(rng: np.random.Generator, items: int, p: float, raters: int = 3) -> np.ndarray:
+    """``raters`` × (items × 2 orders) yes/no labels at 80 % prevalence, each rater right with
+    probability p (else a coin), the second order a copy of the first."""
+    truth = rng.random(items) < 0.8
+    labels = [
+        np.where(rng.random(items) < p, truth, rng.random(items) < 0.5) for _ in range(raters)
+    ]
+    return np.repeat(np.vstack(labels).astype(int), 2, axis=1)
+
+
+def test_fleiss_of_summed_terms_is_fleiss_kappa() -> None:
+    """The per-unit terms the bootstrap sums give the kappa statsmodels computes."""
+    counts = _counts(_panel(np.random.default_rng(5), 40, 0.7))
+    found = fleiss_kappa(counts, rng=0)
+    agreement = (np.sum(counts**2, axis=1) - 3) / 6
+    terms = np.column_stack([np.ones(len(counts)), agreement, counts])
+    assert _fleiss_of_sums(terms.sum(axis=0)[None, :], 3)[0] == pytest.approx(found.kappa)
+
+
+def test_fleiss_interval_over_items_equals_the_one_of_the_items_alone() -> None:
+    """Both orders of every item alike: the interval over items of the 80 units is that of the
+    40 items rated once (the same resamples, each item's terms doubled), wider than the one
+    over 80 units taken as independent."""
+    labels = _panel(np.random.default_rng(6), 40, 0.7)
+    items = np.repeat(np.arange(40), 2)
+    over_items = fleiss_kappa(_counts(labels), clusters=items, rng=0)
+    alone = fleiss_kappa(_counts(labels[:, ::2]), rng=0)
+    over_units = fleiss_kappa(_counts(labels), rng=0)
+    assert over_items.kappa == pytest.approx(alone.kappa)
+    assert (over_items.ci_low, over_items.ci_high) == pytest.approx((alone.ci_low, alone.ci_high))
+    assert over_items.n_clusters == 40 and over_units.n_clusters == 80
+    assert over_items.ci_low is not None and over_items.ci_high is not None
+    assert over_units.ci_low is not None and over_units.ci_high is not None
+    assert over_items.ci_high - over_items.ci_low > 1.25 * (over_units.ci_high - over_units.ci_low)
+    assert "bootstrap interval over 40 items" in over_items.method
+
+
+def test_fleiss_interval_covers_with_repeated_orders() -> None:
+    """200 panels of 3 raters on 30 items in two identical orders: the interval over items
+    covers kappa's limit about 95 % of the time, the one over 60 'independent' units far less
+    (the full grid: bench/coverage_by_item.py --only fleiss)."""
+    rng = np.random.default_rng(7)
+    p = 0.75
+    s = p + (1 - p) / 2
+    r = 0.8 * s + 0.2 * (1 - s)
+    p_o, p_e = s**2 + (1 - s) ** 2, r**2 + (1 - r) ** 2
+    truth = (p_o - p_e) / (1 - p_e)
+    items = np.repeat(np.arange(30), 2)
+    hits = {"items": 0, "units": 0}
+    for _ in range(200):
+        counts = _counts(_panel(rng, 30, p))
+        for name, clusters in (("items", items), ("units", None)):
+            found = fleiss_kappa(counts, clusters=clusters, n_bootstrap=500, rng=rng)
+            assert found.ci_low is not None and found.ci_high is not None
+            hits[name] += found.ci_low <= truth <= found.ci_high
+    assert hits["items"] >= 0.91 * 200
+    assert hits["units"] <= 0.90 * 200
+
+
+def test_fleiss_without_spread_has_no_interval_and_says_why() -> None:
+    counts = np.array([[3, 0], [3, 0], [0, 3]] * 3)  # every unit agrees
+    found = fleiss_kappa(counts, rng=0)
+    assert found.kappa == pytest.approx(1.0)
     assert found.ci_low is None and found.ci_high is None
     assert "no interval" in found.method and "no spread" in found.method
 

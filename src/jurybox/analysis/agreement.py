@@ -269,14 +269,23 @@ def _codes(matrix: pd.DataFrame, level: str) -> np.ndarray[Any, np.dtype[np.floa
     return np.where(codes < 0, np.nan, codes.astype(float)).T
 
 
-def _fleiss(matrix: pd.DataFrame) -> FleissKappaMetric:
-    """Fleiss' kappa over the units every judge rated (it needs equal raters per unit)."""
+def _fleiss(matrix: pd.DataFrame, options: AnalysisOptions) -> FleissKappaMetric:
+    """Fleiss' kappa over the units every judge rated (it needs equal raters per unit), its
+    interval a bootstrap over items."""
     complete = matrix.dropna()
     codes, n_labels = _factorized(complete)
     counts = np.zeros((len(complete), n_labels), dtype=int)
     rows = np.repeat(np.arange(len(complete)), complete.shape[1])
     np.add.at(counts, (rows, codes.ravel()), 1)
-    return attempt(FleissKappaMetric, stats.fleiss_kappa, counts, n=len(complete))
+    return attempt(
+        FleissKappaMetric,
+        stats.fleiss_kappa,
+        counts,
+        clusters=_items_of(complete),
+        confidence=options.confidence,
+        rng=options.seed,
+        n=len(complete),
+    )
 
 
 def _all_agree(matrix: pd.DataFrame, confidence: float) -> ClusteredProportionMetric:
@@ -398,7 +407,7 @@ def agreement_block(
         krippendorff_alpha=attempt(
             AlphaMetric, stats.krippendorff_alpha, _codes(matrix, level), level, n=len(matrix)
         ),
-        fleiss_kappa=_fleiss(matrix),
+        fleiss_kappa=_fleiss(matrix, options),
         percent_agreement=_all_agree(matrix, options.confidence),
         pairs=_pair_metrics(matrix, options, scale),
         krippendorff_alpha_ci=_alpha_ci(matrix, level, options),

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 from statsmodels.stats import inter_rater
 
+from jurybox.stats._bootstrap import cluster_totals, summed_interval
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import (
     LabelMatrix,
@@ -20,7 +21,7 @@ from jurybox.stats._validate import (
     labels_1d,
     numeric_2d,
 )
-from jurybox.stats.clustered import clustered_proportion
+from jurybox.stats.clustered import cluster_codes, clustered_proportion
 from jurybox.stats.kappa_ci import Weights, disagreement_weights, kappa_interval, tables_by_cluster
 from jurybox.stats.prevalence import wilson_interval
 from jurybox.stats.results import AlphaResult, FleissKappaResult, KappaResult, PercentAgreement
@@ -255,17 +256,34 @@ def _refuse_degenerate(
             )
 
 
-def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
+def fleiss_kappa(
+    counts: ArrayLike,
+    *,
+    clusters: ArrayLike | None = None,
+    confidence: float = 0.95,
+    n_bootstrap: int = 2000,
+    rng: RNGLike = None,
+) -> FleissKappaResult:
     """Fleiss' kappa from an items × categories matrix of rating counts.
 
     Args:
-        counts: ``counts[i, j]`` = number of raters who put item i in category j. Every item
+        counts: ``counts[i, j]`` = number of raters who put unit i in category j. Every unit
             must have the same number of ratings (≥ 2).
+        clusters: The item of each unit where items repeat (presentation orders, arms,
+            repeats); None: every unit its own item.
+        confidence: Two-sided confidence level of the interval.
+        n_bootstrap: Bootstrap replicates (≥ 200).
+        rng: Generator, seed or None (the bootstrap's resampling).
 
     Returns:
-        ``FleissKappaResult`` with kappa, observed/expected agreement and the z-test of
+        ``FleissKappaResult`` with kappa, observed/expected agreement, the z-test of
         kappa = 0 using the null standard error of Fleiss, Nee & Landis (1979) (as R
-        ``irr::kappam.fleiss``).
+        ``irr::kappam.fleiss``), and the expanded BCa bootstrap interval over items: both
+        agreements are means of per-unit terms, so a resample of items is a weighted sum of
+        each item's terms (``_bootstrap.summed_interval``; past 2,000 items the normal
+        interval with the jackknife SE over items). The null SE assumes independent units and
+        kappa = 0: it tests, it does not bound. No interval (None, the reason in ``method``)
+        with fewer than 2 items or resamples that never vary.
 
     References:
         Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
@@ -273,9 +291,12 @@ def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
         Fleiss, J. L., Nee, J. C. M. & Landis, J. R. (1979). Large sample variance of kappa in
         the case of different sets of raters. Psychological Bulletin 86, 974–977.
     """
+    conf = confidence_level(confidence)
+    reps = count(n_bootstrap, "n_bootstrap", minimum=200)
     table = numeric_2d(counts, "counts")
     if (table < 0).any() or not np.equal(np.mod(table, 1), 0).all():
         raise ValueError("counts must be non-negative whole numbers (raters per category)")
+    codes = cluster_codes(clusters, table.shape[0])
     per_item = table.sum(axis=1)
     n_raters = int(per_item[0])
     if not np.all(per_item == n_raters):
@@ -290,7 +311,7 @@ def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
     p_e = float(np.sum(p_j**2))
     if np.isclose(p_e, 1.0):
         raise ValueError("Fleiss' kappa is undefined: every rating is in one category")
-    p_o = float(np.mean((np.sum(table**2, axis=1) - n_raters) / (n_raters * (n_raters - 1))))
+    p_o = float(np.mean(_fleiss_agreement(table, n_raters)))
     kappa = float(inter_rater.fleiss_kappa(table, method="fleiss"))
     pq = p_j * (1 - p_j)
     var0 = (2 / (pq.sum() ** 2 * n_items * n_raters * (n_raters - 1))) * (
@@ -298,6 +319,24 @@ def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
     )
     se0 = float(np.sqrt(var0))
     z = kappa / se0
+    method = "Fleiss' kappa (1971); z-test with the null SE of Fleiss, Nee & Landis (1979)"
+    # per unit: [1, its observed agreement, its ratings per category]
+    terms = np.column_stack([np.ones(n_items), _fleiss_agreement(table, n_raters), table])
+    try:
+        low, high, how = summed_interval(
+            cluster_totals(terms, codes),
+            lambda sums: _fleiss_of_sums(sums, n_raters),
+            confidence=conf,
+            n_bootstrap=reps,
+            rng=as_generator(rng),
+            what="Fleiss' kappa",
+        )
+    except ValueError as exc:
+        ci: tuple[float | None, float | None] = (None, None)
+        method += f"; no interval: {exc}"
+    else:
+        ci = (max(-1.0, low), min(1.0, high))
+        method += f"; {how}"
     return FleissKappaResult(
         kappa=kappa,
         p_observed=p_o,
@@ -308,8 +347,27 @@ def fleiss_kappa(counts: ArrayLike) -> FleissKappaResult:
         n_items=n_items,
         n_raters=n_raters,
         n_categories=table.shape[1],
-        method="Fleiss' kappa (1971); z-test with the null SE of Fleiss, Nee & Landis (1979)",
+        method=method,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        n_clusters=int(codes.max()) + 1,
+        confidence=conf,
     )
+
+
+def _fleiss_agreement(table: NDArray[np.float64], raters: int) -> NDArray[np.float64]:
+    """Each unit's share of agreeing rater pairs."""
+    return np.asarray((np.sum(table**2, axis=1) - raters) / (raters * (raters - 1)), np.float64)
+
+
+def _fleiss_of_sums(sums: NDArray[np.float64], raters: int) -> NDArray[np.float64]:
+    """Fleiss' kappa of each row of summed unit terms ([units, agreement, per category…])."""
+    units = sums[:, 0]
+    shares = sums[:, 2:] / (raters * units[:, None])
+    expected = np.sum(shares**2, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (sums[:, 1] / units - expected) / (1 - expected)
+    return np.asarray(np.where(np.isclose(expected, 1.0), np.nan, kappa), np.float64)
 
 
 def krippendorff_alpha(data: LabelMatrix, level: Level = "nominal") -> AlphaResult:

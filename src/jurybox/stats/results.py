@@ -109,10 +109,14 @@ class FleissKappaResult:
     se0: float
     z: float
     p_value: float
-    n_items: int
+    n_items: int  # units rated (an item in one order, arm or repeat is a unit)
     n_raters: int
     n_categories: int
     method: str
+    ci_low: float | None = None  # expanded BCa bootstrap over items (None: see method)
+    ci_high: float | None = None
+    n_clusters: int | None = None  # the items the bootstrap draws
+    confidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,7 @@ class KappaMetric(Metric):
 
 
 class FleissKappaMetric(Metric):
-    """``FleissKappaResult``, headline ``kappa``."""
+    """``FleissKappaResult``, headline ``kappa``; its interval a bootstrap over items."""
 
     result_type: ClassVar[type | None] = FleissKappaResult
     p_observed: Number | None = None
@@ -82,6 +82,10 @@ class FleissKappaMetric(Metric):
     n_items: int | None = None
     n_raters: int | None = None
     n_categories: int | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    n_clusters: int | None = None
+    confidence: Number | None = None
 
 
 class AlphaMetric(Metric):

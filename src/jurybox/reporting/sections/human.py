@@ -56,7 +56,7 @@ def _annotator_table(section: Section, node: InterAnnotator) -> None:
     )
     table.add(
         "Fleiss' κ",
-        cell(table, node.fleiss_kappa, interval=False),
+        cell(table, node.fleiss_kappa),
         fmt_num(node.fleiss_kappa.n if node.fleiss_kappa else None),
     )
     for pair in node.pairs or []:
