@@ -22,7 +22,6 @@ from typing import Any, Literal
 # given such a key when read, from their own fields.
 RECORD_SCHEMA_VERSION = 2
 
-Mode = Literal["rubric", "pairwise", "ranking", "criterion"]
 POSITION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
