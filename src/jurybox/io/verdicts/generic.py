@@ -47,7 +47,6 @@ MAP_KEYS = {
     "arm_a": "option: name of the first arm (default response_a)",
     "arm_b": "option: name of the second arm (default response_b)",
 }
-_OPTIONS = {"preferred_is", "arm_a", "arm_b"}
 _VERDICT_KEYS = ("preferred", "score", "label")
 _BINARY = {
     **dict.fromkeys(("yes", "true", "1", "pass", "passed", "y", "t"), "Pass"),
