@@ -298,8 +298,7 @@ def test_neutralise_skips_only_text_no_opener_can_start_in() -> None:
     starts = {chr(p) for p in range(0x110000) if any(pattern.match(chr(p) + r) for r in rests)}
     assert starts == set(_STARTS)
     for text in ("plain", "a &LT;/question> b", "x ＜/untrusted_response>", "<question>", ""):
-        fresh = neutralise.__wrapped__(text)  # type: ignore[attr-defined]  # lru_cache's
-        assert neutralise(text) == fresh
+        fresh = neutralise(text)
         assert (fresh == text) == (not any(char in text for char in _STARTS))
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_FAILURE, EXIT_BAD_INPUT = 1, 2
 
 # The path types every command shares (start-up, issue #19: each click.Path made looks up its
 # translated names through gettext, ~27 of them per start); click's types hold no state.

@@ -536,13 +536,21 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], source: str) -> int:
 
 
 def load_yaml(text: str, source: str) -> Any:
-    """``yaml.safe_load`` that raises ConfigError on a duplicate key, naming both lines."""
-    loader = _UniqueKeyLoader(text)
-    loader.source = source
+    """``yaml.safe_load`` that raises ConfigError on a duplicate key, naming both lines, and on
+    text that is not YAML, naming ``source`` and the line."""
     try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
+        loader = _UniqueKeyLoader(text)  # its reader refuses characters YAML forbids
+        loader.source = source
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}", path=source, line=line
+        ) from None
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -573,15 +581,7 @@ def read_yaml_file(path: str | Path) -> tuple[Any, str]:
         raise ConfigError("file not found", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not valid UTF-8 ({exc.reason})", path=str(path)) from None
-    try:
-        data = load_yaml(text, str(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path), line=line
-        ) from None
-    return data, text
+    return load_yaml(text, str(path)), text
 
 
 def config_from_mapping(

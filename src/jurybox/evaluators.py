@@ -269,11 +269,6 @@ class CodeEvaluator:
         return user_verdict(_call_user(self._functions[key], item, arm))
 
 
-def evaluate(check: CodeCheck, item: Item, arm: str, base_dir: Path | None = None) -> CodeVerdict:
-    """One check on one response (loads a user function or schema file each call)."""
-    return CodeEvaluator().evaluate(check, item, arm, base_dir)
-
-
 def _file_digest(path: Path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()

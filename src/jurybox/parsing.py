@@ -17,7 +17,6 @@ one holistic score instead of the rubric is returned as a holistic fallback, fla
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -237,13 +236,9 @@ def extract_json(
 # --- value validation -------------------------------------------------------------------------
 
 
-# A judge's answers use a handful of key names and labels: each is normalised once and kept
-# (bounded, so answers full of made-up keys cannot grow the caches).
-_KEPT_LIMIT = 1024
 _KEY_SPACING = re.compile(r"[\s-]+")
 
 
-@functools.lru_cache(maxsize=_KEPT_LIMIT)
 def _key(name: str) -> str:
     return _KEY_SPACING.sub("_", name.strip().lower())
 
@@ -284,9 +279,7 @@ def _label(value: Any, allowed: Sequence[str], what: str) -> str:
     """Case-insensitive enum match, with "Response A" accepted for "A"."""
     if not isinstance(value, str):
         raise ParseError(f"{what} must be a string, got {value!r}")
-    # Kept per (value, options) when the options cannot change (a tuple).
-    matching = _kept_matching_label if type(allowed) is tuple else _matching_label
-    found = matching(value, allowed)
+    found = _matching_label(value, allowed)
     if found is None:
         raise ParseError(f"unknown {what} {value!r} (allowed: {', '.join(allowed)})")
     return found
@@ -300,9 +293,6 @@ def _matching_label(value: str, allowed: Sequence[str]) -> str | None:
         if cleaned.lower() == option.lower():
             return option
     return None
-
-
-_kept_matching_label = functools.lru_cache(maxsize=_KEPT_LIMIT)(_matching_label)
 
 
 def _confidence_label(value: Any) -> str | None:

@@ -46,7 +46,6 @@ from jurybox.records import Completion, CompletionRequest, Item, JudgeRecord, Wo
 
 __all__ = ["judge", "read_records", "write_judgments"]
 
-COLUMNS = ("key", "query_id", "judge_name", "status", "record")
 _OWNER_RESTARTS = 3
 # A call's cache key, request and cached answer (all None with the cache off).
 _LookedUp = tuple[str | None, CompletionRequest | None, Completion | None]

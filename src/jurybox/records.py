@@ -22,7 +22,6 @@ from typing import Any, Literal
 # given such a key when read, from their own fields.
 RECORD_SCHEMA_VERSION = 2
 
-Mode = Literal["rubric", "pairwise", "ranking", "criterion"]
 POSITION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
@@ -276,7 +275,7 @@ class DimensionScore:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)  # no slots: ``from_fields`` fills the instance dict
+@dataclass(frozen=True)  # no slots: ``to_dict`` reads the instance dict
 class JudgeRecord:
     """One line of judgments.jsonl: a judgment, its provenance and its raw text.
 
@@ -360,28 +359,6 @@ class JudgeRecord:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
-    def from_fields(cls, fields: Mapping[str, Any]) -> JudgeRecord:
-        """A record from its field values, defaults for the rest: what ``JudgeRecord(**fields)``
-        gives (an unknown or missing field is a ``TypeError`` too), about ten times faster.
-
-        A frozen dataclass's generated ``__init__`` sets each of the ~55 fields with its own
-        ``object.__setattr__`` call, and ``dataclasses.replace`` goes through it again; building
-        a record that way three times per judgment was a visible share of a run's CPU.
-        """
-        # Subset tests first: they build no set, and a record's fields pass them.
-        if not fields.keys() <= _RECORD_FIELD_SET:
-            unknown = fields.keys() - _RECORD_FIELD_SET
-            raise TypeError(f"JudgeRecord has no field(s) {sorted(unknown)}")
-        if not fields.keys() >= _RECORD_REQUIRED:
-            missing = _RECORD_REQUIRED - fields.keys()
-            raise TypeError(f"JudgeRecord needs the field(s) {sorted(missing)}")
-        record = object.__new__(cls)
-        values = record.__dict__  # a frozen dataclass forbids setattr, not its __dict__
-        values.update(_RECORD_TEMPLATE)  # every field, in the order of the fields
-        values.update(fields)
-        return record
-
-    @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeRecord:
         """A record read back (a line of judgments.jsonl): unknown keys ignored, an old schema
         migrated; a missing field is a ``TypeError``, as from the constructor."""
@@ -389,21 +366,9 @@ class JudgeRecord:
         values["status"] = Status(values["status"])
         values["key"] = record_key(data)
         values["schema_version"] = RECORD_SCHEMA_VERSION  # migrated (see ``record_key``)
-        return cls.from_fields(values)
+        return cls(**values)
 
 
 # Computed once: ``dataclasses.fields`` per record was a visible share of reading a large run.
 _RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(JudgeRecord))
 _RECORD_FIELD_SET: frozenset[str] = frozenset(_RECORD_FIELDS)
-# ``from_fields``: the defaults (all immutable: no field may have a ``default_factory``, whose
-# value ``from_fields`` would share between records).
-_RECORD_DEFAULTS: dict[str, Any] = {
-    f.name: f.default
-    for f in dataclasses.fields(JudgeRecord)
-    if f.default is not dataclasses.MISSING
-}
-_RECORD_REQUIRED: frozenset[str] = _RECORD_FIELD_SET - _RECORD_DEFAULTS.keys()
-# All fields in order, the defaults set (required fields hold None until ``from_fields`` sets them).
-_RECORD_TEMPLATE: dict[str, Any] = {name: _RECORD_DEFAULTS.get(name) for name in _RECORD_FIELDS}
-if any(f.default_factory is not dataclasses.MISSING for f in dataclasses.fields(JudgeRecord)):
-    raise TypeError("JudgeRecord.from_fields cannot give a default_factory field its value")

@@ -136,11 +136,10 @@ def register_url(url: str | None) -> None:
     register_login(unquote(user), unquote(password))
 
 
-def register_proxy_environment(environ: Mapping[str, str] | None = None) -> None:
+def register_proxy_environment() -> None:
     """The user info of every proxy variable (``*_proxy``, any case: what urllib, httpx and
     aiohttp read)."""
-    environ = os.environ if environ is None else environ
-    for name, value in environ.items():
+    for name, value in os.environ.items():
         if name.lower().endswith("_proxy") and name.lower() != "no_proxy":
             register_url(value)
 

@@ -45,7 +45,7 @@ def _record(qid: str, judge: str, order: str, arm: str | None, **extra: Any) -> 
         "preferred_arm": arm,
         **extra,
     }
-    return JudgeRecord.from_fields(fields)
+    return JudgeRecord(**fields)
 
 
 def _items(gold: Mapping[str, str | None]) -> list[Item]:

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from jurybox.config import config_from_mapping
 from jurybox.errors import BadRequestError, ConfigError
-from jurybox.evaluators import check_fingerprint, evaluate, user_verdict
+from jurybox.evaluators import CodeEvaluator, check_fingerprint, user_verdict
 from jurybox.io.judgments import read_records
 from jurybox.modes.code import CheckRequest, CodeProvider, code_request
 from jurybox.pipeline.runner import Runtime, run_async
@@ -28,7 +28,7 @@ def _item(response: str, question: str = "q?") -> Item:
 
 
 def _run(spec: dict[str, Any], response: str, base_dir: Path | None = None) -> tuple[str, str]:
-    verdict = evaluate(CHECK.validate_python(spec), _item(response), "a", base_dir)
+    verdict = CodeEvaluator().evaluate(CHECK.validate_python(spec), _item(response), "a", base_dir)
     return verdict.answer, verdict.reasoning
 
 

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import logging
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def test_a_poison_answer_and_dataset_run_resume_and_analyse(tmp_path: Path) -> N
     assert all(r.preference_reasoning == REPLACEMENT for r in records)
     assert {r.query_id for r in records} == {"q0", "q1", f"q{REPLACEMENT}2"}
     # The cache kept the (cleaned) answers; a resume has nothing left to do.
-    with ResponseCache(out / "cache.sqlite") as cache:
+    with closing(ResponseCache(out / "cache.sqlite")) as cache:
         assert len(cache) > 0
     again = FakeProvider("fake-model", replies=[POISON_ANSWER])
     resumed = asyncio.run(
@@ -105,7 +106,7 @@ def _analyse(judgments: Path, dataset: Path | None, out_dir: Path) -> None:
 
 def test_the_cache_stores_a_poison_completion(tmp_path: Path) -> None:
     completion = Completion(text="x\ud800", model="m", structured={"reasoning": "\udfff"})
-    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+    with closing(ResponseCache(tmp_path / "cache.sqlite")) as cache:
         cache.put("k", completion)
         stored = cache.get("k")
     assert stored is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_the_command_lines_force_reaches_the_run(tmp_path: Path) -> None:
 
 def test_a_full_cache_database_is_an_os_error_naming_the_file(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
-    with ResponseCache(path) as cache:
+    with closing(ResponseCache(path)) as cache:
         # A database that may not grow: sqlite answers "database or disk is full", as on a
         # full disk, without needing one.
         cache._db.execute("PRAGMA max_page_count = 1")

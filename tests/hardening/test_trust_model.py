@@ -10,7 +10,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from jurybox.errors import ConfigError
-from jurybox.evaluators import check_fingerprint, evaluate, load_function
+from jurybox.evaluators import CodeEvaluator, check_fingerprint, load_function
 from jurybox.records import Item
 from jurybox.rubrics.criteria import CodeCheck
 
@@ -52,7 +52,7 @@ def test_a_module_only_in_cwd_or_sys_path_is_refused(planted: Path) -> None:
 
 def test_the_criterion_folder_wins_over_a_same_named_module_elsewhere(planted: Path) -> None:
     (planted / "planted_check.py").write_text(HONEST, encoding="utf-8")
-    verdict = evaluate(_check("planted_check:verdict"), _item(), "a", planted)
+    verdict = CodeEvaluator().evaluate(_check("planted_check:verdict"), _item(), "a", planted)
     assert verdict.reasoning == "from the criterion folder"
     assert check_fingerprint(_check("planted_check:verdict"), planted)
 

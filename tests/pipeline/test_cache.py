@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from jurybox.config import JudgeConfig
@@ -61,7 +62,7 @@ def test_roundtrip_in_wal_mode_and_shared_between_handles(tmp_path: Path) -> Non
         structured={"verdict": "A"},
         finish_reason="stop",
     )
-    with ResponseCache(path) as first, ResponseCache(path) as second:
+    with closing(ResponseCache(path)) as first, closing(ResponseCache(path)) as second:
         assert first.get("k") is None
         first.put("k", completion)
         assert second.get("k") == completion

@@ -113,7 +113,7 @@ def _records() -> list[JudgeRecord]:
         "raw_response": 'say "A" — ünïcode \ud800',
         "timestamp": "2026-11-25T20:00:00.000+00:00",
     }
-    built = JudgeRecord.from_fields({**fields, "preference": "A", "latency_ms": 12.5})
+    built = JudgeRecord(**{**fields, "preference": "A", "latency_ms": 12.5})
     return [
         built,
         JudgeRecord(**fields),  # the generated __init__

@@ -8,11 +8,11 @@ from jurybox.reporting.view.format import (
     MISSING,
     fmt_ci,
     fmt_count,
-    fmt_estimate,
     fmt_num,
     fmt_p,
     fmt_rate,
     fmt_score,
+    fmt_value_ci,
 )
 
 
@@ -59,7 +59,6 @@ def test_intervals_counts_and_estimates() -> None:
     assert fmt_ci(None, 0.5) == MISSING
     assert fmt_count(12, 66) == "12/66"
     assert fmt_count(None, 66) == MISSING
-    metric = {"value": 0.795, "ci_low": 0.7337, "ci_high": 0.8451}
-    assert fmt_estimate(metric, "value") == "0.795 [0.734, 0.845]"
-    assert fmt_estimate({"value": 0.5}, "value") == "0.500"
+    assert fmt_value_ci(0.795, 0.7337, 0.8451) == "0.795 [0.734, 0.845]"
+    assert fmt_value_ci(0.5, None, None) == "0.500"
     assert fmt_num(True) == "yes"

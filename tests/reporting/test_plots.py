@@ -10,7 +10,7 @@ from jurybox.analysis import analyze_records
 from jurybox.analysis.model.human import CriterionJudge
 from jurybox.reporting import PLOT_NAMES
 from jurybox.reporting.plots import build_plot_specs
-from jurybox.reporting.plots.draw import render, render_png
+from jurybox.reporting.plots.draw import render
 from jurybox.reporting.plots.specs import BarPanel, PlotSpec
 
 from .conftest import Built
@@ -64,7 +64,7 @@ def test_pairwise_data_uses_labelled_fallbacks(pairwise: Built) -> None:
 def test_plots_without_a_frame_still_render(pairwise: Built) -> None:
     for spec in build_plot_specs(pairwise.report, None):
         if spec.drawn:
-            assert render_png(spec)[:8] == PNG_SIGNATURE
+            assert render(spec).png[:8] == PNG_SIGNATURE
 
 
 def test_rendering_is_deterministic_and_leaks_no_pyplot_state(rubric: Built) -> None:

@@ -131,11 +131,10 @@ def build_report(
     human: Mapping[str, Mapping[str, Any]] | None,
     items: Sequence[Item] | None,
     options: AnalysisOptions,
-    label_source: str | None = None,
 ) -> tuple[Report, AnalysisFrame]:
     """The report and the tidy frame it was computed from (the plots need both)."""
     judged = records if isinstance(records, Judgments) else records_table(records)
-    frame = _frame(judged, human=human, items=items, options=options, label_source=label_source)
+    frame = _frame(judged, human=human, items=items, options=options, label_source=None)
     return _analysed(frame, judged.released(), items, options), frame
 
 
@@ -195,7 +194,6 @@ def analyze_to_dir(
     out_dir: Path,
     console: Console | None = None,
     plots: bool | Collection[str] = True,
-    options: AnalysisOptions | None = None,
     thresholds: TrustThresholds | None = None,
     labels_config: LabelsConfig | None = None,
 ) -> ReportPaths:
@@ -207,9 +205,8 @@ def analyze_to_dir(
     run's manifest.json beside the records gives the rubric's declared scale
     (``AnalysisOptions.score_scale``: weighted kappa and AC2 weigh over every point of it).
     Prints the headline figures to ``console`` (stderr by default) and returns the paths.
-    ``thresholds`` set the trust verdict's limits (ignored when ``options`` is given);
-    ``labels_config`` how to read the labels (default: the run config's ``labels:``, per its
-    manifest).
+    ``thresholds`` set the trust verdict's limits; ``labels_config`` how to read the labels
+    (default: the run config's ``labels:``, per its manifest).
     """
     console = console or Console(stderr=True)
     path = _judgments_file(Path(judgments))
@@ -221,7 +218,7 @@ def analyze_to_dir(
         judged = _judgments(path, console)
         labels = run_labels(sources)
         screen = _screened(labels, judged, console) if labels is not None else None
-        options = options or _run_options(path, judged, thresholds)
+        options = _run_options(path, judged, thresholds)
         frame = _frame(
             judged,
             human=screen.labels if screen is not None else None,

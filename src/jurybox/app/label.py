@@ -254,7 +254,6 @@ class LabelSession:
         self._read: tuple[tuple[int, int], list[LabelLine]] = ((-1, -1), [])
         self.log = LabelLog(self.path)  # repairs a torn last line before anything is read
         self.given_at_start = self.lines()
-        self.at_start = len(self.progress().latest)
 
     def close(self) -> None:
         self.log.close()

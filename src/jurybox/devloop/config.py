@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -173,10 +172,3 @@ def load_devloop(path: str | Path) -> Devloop:
         raise ConfigError(f"criterion names must be unique: {repeated}", path=str(path))
     ordered = sorted(setups, key=lambda setup: not setup.is_code)  # stable: code first
     return Devloop(config, path, config.resolve(config.run_dir), tuple(ordered))
-
-
-def split_counts(split: LoadedSplit) -> Mapping[str, Mapping[str, int]]:
-    counts: dict[str, dict[str, int]] = {}
-    for entry in split.entries.values():
-        counts.setdefault(entry.split, {"Pass": 0, "Fail": 0})[entry.label] += 1
-    return counts

@@ -149,11 +149,6 @@ def decode_utf8(raw: bytes, *, path: str, line: int | None = None) -> str:
         ) from None
 
 
-def read_json_file(path: Path) -> Any:
-    """The value of a whole ``.json`` file (UTF-8, a leading byte-order mark skipped)."""
-    return parse_json(read_utf8(path), path=str(path), line=1)
-
-
 def read_utf8(path: Path) -> str:
     """A whole file's text: UTF-8 only, a leading byte-order mark skipped."""
     try:

@@ -14,7 +14,6 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_LABEL_FIELDS = ("preferred_arm", "scores", "verdict")
 _VERDICTS = ("Pass", "Fail")
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from jurybox.config import TaskConfig
 from jurybox.errors import ConfigError, ParseError
-from jurybox.modes.base import Presentation, answer_modules
+from jurybox.modes.base import Presentation
 from jurybox.records import Completion
 
 if TYPE_CHECKING:
@@ -37,9 +37,11 @@ def answer_of(value: str) -> Answer:
 
 def read_criterion(completion: Completion) -> CriterionResult:
     """A criterion answer (a model's or a check's) as a typed result, reasoning kept."""
-    modules = answer_modules()
-    judged = modules.parse_criterion(completion.text, completion.structured)
-    return modules.CriterionResult(judged.method, answer_of(judged.answer), judged.reasoning)
+    from jurybox.modes.results import CriterionResult  # noqa: PLC0415 - after the first request
+    from jurybox.parsing import parse_criterion  # noqa: PLC0415 - after the first request
+
+    judged = parse_criterion(completion.text, completion.structured)
+    return CriterionResult(judged.method, answer_of(judged.answer), judged.reasoning)
 
 
 def runnable_criterion(path: Path) -> Criterion:

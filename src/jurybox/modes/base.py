@@ -16,7 +16,6 @@ the completion hit ``max_tokens``, ``refused`` when the judge or a content filte
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,53 +82,6 @@ class Presentation:
     criterion: str | None = None
 
 
-class AnswerModules:
-    """What reading an answer needs: the parsers and the result types, imported when the first
-    answer is read (after the first request, issue 19) and then kept: an ``import`` inside a
-    function costs ~1 µs on every call, and reading one answer took several. Each name is kept
-    on its own so that it keeps its type."""
-
-    def __init__(self) -> None:
-        from jurybox import parsing  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.modes import results  # noqa: PLC0415 - after the first request (#19)
-
-        self.JudgeRefusal = parsing.JudgeRefusal
-        self.parse_pairwise = parsing.parse_pairwise
-        self.parse_pairwise_rubric = parsing.parse_pairwise_rubric
-        self.parse_batch_pairwise = parsing.parse_batch_pairwise
-        self.parse_rubric = parsing.parse_rubric
-        self.parse_ranking = parsing.parse_ranking
-        self.parse_criterion = parsing.parse_criterion
-        self.Pair = results.Pair
-        self.Failed = results.Failed
-        self.PairwiseResult = results.PairwiseResult
-        self.RubricResult = results.RubricResult
-        self.RankingResult = results.RankingResult
-        self.CriterionResult = results.CriterionResult
-
-
-@functools.cache
-def answer_modules() -> AnswerModules:
-    return AnswerModules()
-
-
-class ScoringModules:
-    """Rubric scoring of what a judge said (imported and kept as ``AnswerModules`` are)."""
-
-    def __init__(self) -> None:
-        from jurybox.modes import scoring  # noqa: PLC0415 - after the first request (#19)
-        from jurybox.rubrics.scoring import apply_safety_cap  # noqa: PLC0415 - after it too
-
-        self.scored_arms = scoring.scored_arms
-        self.safety_of = scoring.safety_of
-        self.apply_safety_cap = apply_safety_cap
-
-
-@functools.cache
-def scoring_modules() -> ScoringModules:
-    return ScoringModules()
-
-
 def item_of(items: Mapping[str, Item], unit: WorkUnit) -> Item:
     try:
         return items[unit.item_id]
@@ -145,7 +97,9 @@ def arms_of(unit: WorkUnit) -> tuple[str, str]:
 
 
 def pair_of(unit: WorkUnit) -> Pair:
-    return answer_modules().Pair(*arms_of(unit))
+    from jurybox.modes.results import Pair  # noqa: PLC0415 - after the first request
+
+    return Pair(*arms_of(unit))
 
 
 def vendor_refusal(completion: Completion) -> str | None:
@@ -158,13 +112,14 @@ def vendor_refusal(completion: Completion) -> str | None:
 
 def parse_failure(completion: Completion, exc: ParseError, pair: Pair | None = None) -> Failed:
     """A ParseError as a result: refused, truncated (hit max_tokens) or unparsed."""
-    modules = answer_modules()
+    from jurybox.modes.results import Failed  # noqa: PLC0415 - after the first request
+    from jurybox.parsing import JudgeRefusal  # noqa: PLC0415 - after the first request
 
-    if isinstance(exc, modules.JudgeRefusal):
-        return modules.Failed(Status.REFUSED, str(exc), pair)
+    if isinstance(exc, JudgeRefusal):
+        return Failed(Status.REFUSED, str(exc), pair)
     if completion.finish_reason == "length":
-        return modules.Failed(Status.TRUNCATED, f"truncated at max_tokens: {exc}", pair)
-    return modules.Failed(Status.UNPARSED, str(exc), pair)
+        return Failed(Status.TRUNCATED, f"truncated at max_tokens: {exc}", pair)
+    return Failed(Status.UNPARSED, str(exc), pair)
 
 
 class JudgingMode(ABC):
@@ -290,11 +245,10 @@ class JudgingMode(ABC):
         """One typed result per unit. Never raises on bad judge text."""
         refused = vendor_refusal(completion)
         if refused is not None:
-            failed = answer_modules().Failed
-            return [failed(Status.REFUSED, refused, self.pair_labels(unit)) for unit in units]
-        if len(units) != 1:
-            raise ValueError(f"only batch pairwise takes several units, got {len(units)}")
-        unit = units[0]
+            from jurybox.modes.results import Failed  # noqa: PLC0415 - after the first request
+
+            return [Failed(Status.REFUSED, refused, self.pair_labels(unit)) for unit in units]
+        unit = single(units)
         try:
             return [self.read(unit, item_of(items, unit), completion)]
         except ParseError as exc:

@@ -15,12 +15,10 @@ from jurybox.errors import ConfigError, ParseError
 from jurybox.modes.base import (
     JudgingMode,
     Presentation,
-    answer_modules,
     arms_of,
     item_of,
     pair_of,
     parse_failure,
-    scoring_modules,
     single,
     vendor_refusal,
 )
@@ -97,45 +95,49 @@ class PairwiseMode(JudgingMode):
         )
 
     def pair_labels(self, unit: WorkUnit) -> Pair | None:
-        if len(unit.order) != 2:
-            return None
-        return answer_modules().Pair(unit.order[0], unit.order[1])
+        return pair_of(unit) if len(unit.order) == 2 else None
 
     def interpret(
         self, units: Sequence[WorkUnit], items: Mapping[str, Item], completion: Completion
     ) -> list[Judgment]:
         if not self.is_batch or vendor_refusal(completion) is not None:
             return super().interpret(units, items, completion)
-        modules = answer_modules()
-        results = modules.parse_batch_pairwise(completion.text, completion.structured, len(units))
+        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request
+        from jurybox.parsing import parse_batch_pairwise  # noqa: PLC0415 - after the first request
+
+        parsed = parse_batch_pairwise(completion.text, completion.structured, len(units))
         out: list[Judgment] = []
-        for unit, result in zip(units, results, strict=True):
+        for unit, result in zip(units, parsed, strict=True):
             if isinstance(result, ParseError):
                 out.append(parse_failure(completion, result, self.pair_labels(unit)))
                 continue
             verdict = _verdict(result.verdict)
             out.append(
-                modules.PairwiseResult(
+                PairwiseResult(
                     result.method, pair_of(unit), verdict, result.confidence, result.reasoning
                 )
             )
         return out
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        modules = answer_modules()
+        from jurybox import parsing  # noqa: PLC0415 - after the first request
+        from jurybox.modes.results import PairwiseResult  # noqa: PLC0415 - after the first request
+
         pair = pair_of(unit)
         if not self.ctx.task.pairwise_with_rubric:
-            plain = modules.parse_pairwise(completion.text, completion.structured)
-            return modules.PairwiseResult(
+            plain = parsing.parse_pairwise(completion.text, completion.structured)
+            return PairwiseResult(
                 plain.method, pair, _verdict(plain.verdict), plain.confidence, plain.reasoning
             )
-        judged = modules.parse_pairwise_rubric(
+        from jurybox.modes import scoring  # noqa: PLC0415 - only a pairwise run with a rubric
+
+        judged = parsing.parse_pairwise_rubric(
             completion.text,
             completion.structured,
             self.ctx.require_rubric(),
             confidence_scale=self.ctx.confidence_scale,
         )
-        return modules.PairwiseResult(
+        return PairwiseResult(
             judged.method,
             pair,
             _verdict(judged.verdict),
@@ -143,7 +145,7 @@ class PairwiseMode(JudgingMode):
             judged.reasoning,
             scores_a={d.name: d.score for d in judged.scores_a},
             scores_b={d.name: d.score for d in judged.scores_b},
-            arms=scoring_modules().scored_arms(
+            arms=scoring.scored_arms(
                 self.ctx, item, {pair.a: judged.scores_a, pair.b: judged.scores_b}
             ),
         )

@@ -11,9 +11,7 @@ from jurybox.errors import ConfigError
 from jurybox.modes.base import (
     JudgingMode,
     Presentation,
-    answer_modules,
     item_of,
-    scoring_modules,
     single,
 )
 from jurybox.prompts import PromptParts, ranking_prompt
@@ -56,16 +54,18 @@ class RankingMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        modules = answer_modules()
+        from jurybox.modes import results, scoring  # noqa: PLC0415 - after the first request
+        from jurybox.parsing import parse_ranking  # noqa: PLC0415 - after the first request
+
         letters = list(POSITION_LETTERS[: len(unit.order)])
-        judged = modules.parse_ranking(
+        judged = parse_ranking(
             completion.text, completion.structured, letters, self.ctx.require_rubric()
         )
         positions = unit.positions()
-        arms = scoring_modules().scored_arms(
+        arms = scoring.scored_arms(
             self.ctx, item, {positions[letter]: judged.evaluations[letter] for letter in letters}
         )
         judge_rank = {positions[letter]: index for index, letter in enumerate(judged.ranking)}
         overall = arms.overall
         ranking = sorted(overall, key=lambda arm: (-overall[arm], judge_rank[arm]))
-        return modules.RankingResult(judged.method, arms, tuple(ranking))
+        return results.RankingResult(judged.method, arms, tuple(ranking))

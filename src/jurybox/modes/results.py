@@ -1,7 +1,7 @@
 """Typed results of one judgment, one frozen dataclass per mode, and how each lands in a record.
 
 A mode's ``interpret`` returns these; ``pipeline.recording`` adds provenance and usage and
-builds the record with the result's ``fields()`` in one go (``JudgeRecord.from_fields``);
+builds the record with the result's ``fields()`` in one go (``JudgeRecord(**fields)``);
 ``fill(record)`` applies them to an existing record. Both refuse a misspelt or unknown field
 name (``TypeError``), so nothing a result says is silently dropped.
 """

@@ -14,9 +14,7 @@ from jurybox.config import TaskConfig
 from jurybox.modes.base import (
     JudgingMode,
     Presentation,
-    answer_modules,
     item_of,
-    scoring_modules,
     single,
 )
 from jurybox.prompts import PromptParts, rubric_prompt
@@ -54,22 +52,25 @@ class RubricMode(JudgingMode):
         )
 
     def read(self, unit: WorkUnit, item: Item, completion: Completion) -> Judgment:
-        modules, scoring = answer_modules(), scoring_modules()
+        from jurybox.modes import results, scoring  # noqa: PLC0415 - after the first request
+        from jurybox.parsing import parse_rubric  # noqa: PLC0415 - after the first request
+        from jurybox.rubrics.scoring import apply_safety_cap  # noqa: PLC0415 - after it too
+
         arm = unit.order[0]
-        judged = modules.parse_rubric(
+        judged = parse_rubric(
             completion.text,
             completion.structured,
             self.ctx.require_rubric(),
             confidence_scale=self.ctx.confidence_scale,
         )
         if not judged.holistic_fallback:
-            return modules.RubricResult(
+            return results.RubricResult(
                 judged.method, arm, scoring.scored_arms(self.ctx, item, {arm: judged.scores})
             )
         # One holistic number instead of the rubric: kept as the overall, flagged, never spread
         # over dimensions; ceilings and gates cannot apply without dimensions, the safety cap can.
         holistic = judged.holistic_score if judged.holistic_score is not None else float("nan")
         safety = scoring.safety_of(self.ctx, item.responses[arm])
-        value, _ = scoring.apply_safety_cap(holistic, None, safety, self.ctx.safety)
+        value, _ = apply_safety_cap(holistic, None, safety, self.ctx.safety)
         flag = safety.label if safety is not None else None
-        return modules.RubricResult(judged.method, arm, None, holistic=value, safety_flag=flag)
+        return results.RubricResult(judged.method, arm, None, holistic=value, safety_flag=flag)

@@ -236,12 +236,6 @@ def read_ledger(root: Path) -> Iterator[dict[str, Any]]:
     return read_lines(root / LEDGER)
 
 
-def current_seed(root: Path) -> int | None:
-    """The seed of the latest split drawn in ``root`` (None: none yet)."""
-    seeds = [int(e["seed"]) for e in read_ledger(root) if e.get("event") == "split"]
-    return seeds[-1] if seeds else None
-
-
 def passes_on_test(root: Path, seed: int) -> list[dict[str, Any]]:
     """Every test pass started on the split of ``seed`` (finished or not), oldest first."""
     return [

@@ -15,7 +15,6 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from jurybox.config import JudgeConfig, answer_identity
@@ -119,14 +118,3 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> ResponseCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -3,7 +3,7 @@
 A mode's ``interpret`` decides what the judge said, as a typed result (``jurybox.modes.results``);
 this module adds what the pipeline knows (which unit, which run, tokens, cost, attempts, cache)
 and lets the result fill its own fields (status, verdict, scores: never provenance). The result
-names only fields ``JudgeRecord`` has (``JudgeRecord.from_fields`` raises otherwise), so
+names only fields ``JudgeRecord`` has (its constructor raises otherwise), so
 nothing a mode says is silently dropped.
 """
 
@@ -152,7 +152,7 @@ def completed_records(
         )
         fields.update(_usage(completion, index, len(units), cost, cache_hit))
         fields.update(judged.fields())
-        records.append(JudgeRecord.from_fields(fields))
+        records.append(JudgeRecord(**fields))
     return records
 
 
@@ -177,8 +177,8 @@ def failed_records(
     """``provider_error`` records: the call never produced an answer."""
     text = error_text(ctx, error, attempts)
     return [
-        JudgeRecord.from_fields(
-            _identity(
+        JudgeRecord(
+            **_identity(
                 ctx,
                 unit,
                 status=Status.PROVIDER_ERROR,

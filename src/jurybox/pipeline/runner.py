@@ -23,7 +23,6 @@ from jurybox.io.judgments import JsonlWriter, read_records
 from jurybox.modes import JudgingMode, build_mode
 from jurybox.pipeline.answer_cap import cap_answer
 from jurybox.pipeline.cache import CACHE_FILE, ResponseCache, cache_key
-from jurybox.pipeline.deadline import Deadlines
 from jurybox.pipeline.failures import FailureTally
 from jurybox.pipeline.lock import run_directory_lock
 from jurybox.pipeline.manifest import (
@@ -181,7 +180,6 @@ class _Session:
         self.batch_records = 0
         self.batch_saved_usd = 0.0
         self.stopping = False  # set by a stop signal: workers take no new batch
-        self.deadlines: dict[float, Deadlines] = {}  # per timeout_s: one timer for its calls
         # Judges whose server is not there (a call found none, retries spent): by the id of
         # their provider, so a mode's own answerer under the same judge name carries on.
         self.stopped: dict[int, JudgeStopped] = {}
@@ -370,9 +368,6 @@ class _Session:
     ) -> tuple[Completion, int] | CallFailed:
         estimate = estimate_tokens_of(request.system, request.user)
         limit_s = judge.config.timeout_s
-        deadlines = self.deadlines.get(limit_s)
-        if deadlines is None:
-            deadlines = self.deadlines[limit_s] = Deadlines(limit_s)
 
         async def attempt() -> Completion:
             stopped = self.stopped.get(id(judge.provider))
@@ -382,7 +377,7 @@ class _Session:
                 self.provider_calls += 1
                 started = time.perf_counter()
                 try:
-                    with deadlines.bound():
+                    async with asyncio.timeout(limit_s):
                         completion = await judge.provider.complete(request)
                 except TimeoutError:
                     # A bare TimeoutError says nothing; the record should say which limit was hit.

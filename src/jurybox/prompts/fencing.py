@@ -77,13 +77,9 @@ _ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.isspace() holds in 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ,.-]*$")
 
 
-@functools.lru_cache(maxsize=4096)
 def neutralise(text: str) -> str:
     """Defang anything in ``text`` that could be read as one of the prompt's own tags (see the
-    module docstring): its opener is put in square brackets. Idempotent.
-
-    Kept per text: each response and question is shown in several prompts (both orders, every
-    retest), and a look-up costs a fraction of a scan."""
+    module docstring): its opener is put in square brackets. Idempotent."""
     if not _may_hold_tag(text):
         return text  # C scans only: ordinary text is returned as it is
     return _tag_like(text.isascii()).sub(r"[\g<opener>]", text)
@@ -97,9 +93,8 @@ def fence_untrusted(text: str, label: str) -> str:
     return f'<{FENCE_TAG} label="{_checked_label(label)}">\n{neutralise(text)}\n</{FENCE_TAG}>'
 
 
-@functools.lru_cache(maxsize=1024)  # a run fences with a handful of labels: each checked once
 def _checked_label(label: str) -> str:
-    """``label``, or ValueError when it does not match ``_LABEL`` (not kept: raised each time)."""
+    """``label``, or ValueError when it does not match ``_LABEL``."""
     if not _LABEL.match(label):
         raise ValueError(f"fence label {label!r} must match {_LABEL.pattern}")
     return label

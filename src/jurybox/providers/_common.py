@@ -117,13 +117,13 @@ def parse_retry_after(
         return None
     millis = _header(headers, "retry-after-ms")
     if millis is not None:
-        value = _as_float(millis)
+        value = non_negative_number(millis)
         if value is not None:
             return value / 1000.0
     raw = _header(headers, "retry-after")
     if raw is None:
         return None
-    seconds = _as_float(raw)
+    seconds = non_negative_number(raw)
     if seconds is not None:
         return seconds
     return _seconds_until(raw, now)
@@ -136,7 +136,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def _as_float(raw: str) -> float | None:
+def non_negative_number(raw: str) -> float | None:
     try:
         value = float(raw.strip())
     except ValueError:

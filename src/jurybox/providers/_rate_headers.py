@@ -18,16 +18,16 @@ unreadable is ``None``: a garbled header must never fail a call.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybox.providers._common import parse_retry_after
+from jurybox.errors import ProviderError
+from jurybox.providers._common import classify_status, non_negative_number, parse_retry_after
 from jurybox.records import RateLimits
 
-__all__ = ["parse_duration", "quota_limits", "rate_limits_from_headers"]
+__all__ = ["parse_duration", "quota_limits", "rate_limits_from_headers", "status_error"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|us|µs|ns|h|m|s)")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -38,7 +38,7 @@ _ANTHROPIC = "anthropic-ratelimit-{kind}-{field}"
 def parse_duration(text: str) -> float | None:
     """Seconds in a Go-style duration (``"1h2m3.5s"``, ``"20ms"``) or a bare number of seconds."""
     text = text.strip()
-    number = _number(text)
+    number = non_negative_number(text)
     if number is not None:
         return number
     total, at = 0.0, 0
@@ -48,6 +48,13 @@ def parse_duration(text: str) -> float | None:
         total += float(match.group(1)) * _UNIT_S[match.group(2)]
         at = match.end()
     return total if at == len(text) and at > 0 else None
+
+
+def status_error(status: int, message: str, headers: Mapping[str, str]) -> ProviderError:
+    """``classify_status`` of a response (``message`` scrubbed), with the Retry-After and the
+    rate limits its headers state."""
+    retry_after, limits = parse_retry_after(headers), rate_limits_from_headers(headers)
+    return classify_status(status, message, retry_after=retry_after, rate_limits=limits)
 
 
 def rate_limits_from_headers(
@@ -84,7 +91,7 @@ def quota_limits(details: Iterable[Mapping[str, Any]], retry_after_s: float | No
             if not isinstance(violation, Mapping):
                 continue
             quota = str(violation.get("quotaId") or violation.get("quotaMetric") or "")
-            value = _number(str(violation.get("quotaValue", "")))
+            value = non_negative_number(str(violation.get("quotaValue", "")))
             if value is None or "PerMinute" not in quota:
                 continue
             if "Token" in quota:
@@ -119,7 +126,7 @@ def _get(headers: Mapping[str, str], name: str) -> str | None:
 def _first_number(headers: Mapping[str, str], names: list[str]) -> float | None:
     for name in names:
         raw = _get(headers, name)
-        value = _number(raw) if raw is not None else None
+        value = non_negative_number(raw) if raw is not None else None
         if value is not None:
             return value
     return None
@@ -142,11 +149,3 @@ def _seconds_until(stamp: str, now: datetime) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now).total_seconds())
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) and value >= 0 else None

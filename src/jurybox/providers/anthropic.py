@@ -39,15 +39,13 @@ from jurybox.providers._common import (
     Dependency,
     MalformedResponseError,
     Stopwatch,
-    classify_status,
     classify_vendor_error,
     connect_error,
-    parse_retry_after,
     resolve_api_key,
     safe_schema_name,
     scrub_secrets,
 )
-from jurybox.providers._rate_headers import rate_limits_from_headers
+from jurybox.providers._rate_headers import rate_limits_from_headers, status_error
 from jurybox.records import Completion, CompletionRequest, FinishReason, RateLimits
 
 if TYPE_CHECKING:  # the SDK itself is loaded by ``create`` (``_SDK.load``), when a judge needs it
@@ -192,13 +190,7 @@ class AnthropicProvider:
         anthropic = self._sdk
         if isinstance(exc, anthropic.APIStatusError):
             detail = scrub_secrets(_status_detail(exc), self._secrets)
-            headers = exc.response.headers
-            return classify_status(
-                exc.status_code,
-                detail,
-                retry_after=parse_retry_after(headers),
-                rate_limits=rate_limits_from_headers(headers),
-            )
+            return status_error(exc.status_code, detail, exc.response.headers)
         if isinstance(exc, anthropic.APITimeoutError):
             return TransientError("anthropic: request timed out", kind="timeout")
         if isinstance(exc, anthropic.APIConnectionError):

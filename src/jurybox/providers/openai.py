@@ -17,14 +17,12 @@ from jurybox.providers._chat_format import chat_body, completion_from_chat
 from jurybox.providers._common import (
     Dependency,
     Stopwatch,
-    classify_status,
     classify_vendor_error,
     connect_error,
-    parse_retry_after,
     resolve_api_key,
     scrub_secrets,
 )
-from jurybox.providers._rate_headers import rate_limits_from_headers
+from jurybox.providers._rate_headers import rate_limits_from_headers, status_error
 from jurybox.records import Completion, CompletionRequest
 
 _SDK = Dependency("openai", "the openai SDK", ("pip install openai",))
@@ -112,13 +110,7 @@ class OpenAIProvider:
         sdk, secrets = self._sdk, self._secrets
         if isinstance(exc, sdk.APIStatusError):
             message = scrub_secrets(f"HTTP {exc.status_code}: {exc.message}", secrets)
-            headers = exc.response.headers
-            return classify_status(
-                exc.status_code,
-                message,
-                retry_after=parse_retry_after(headers),
-                rate_limits=rate_limits_from_headers(headers),
-            )
+            return status_error(exc.status_code, message, exc.response.headers)
         if isinstance(exc, sdk.APITimeoutError):
             return TransientError(f"timed out after {self._judge.timeout_s:g} s", kind="timeout")
         if isinstance(exc, sdk.APIConnectionError):

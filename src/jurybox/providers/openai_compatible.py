@@ -43,13 +43,11 @@ from jurybox.providers._common import (
     Dependency,
     MalformedResponseError,
     Stopwatch,
-    classify_status,
     classify_vendor_error,
     connect_error,
-    parse_retry_after,
     scrub_secrets,
 )
-from jurybox.providers._rate_headers import rate_limits_from_headers
+from jurybox.providers._rate_headers import rate_limits_from_headers, status_error
 from jurybox.providers.base import read_api_key
 from jurybox.records import Completion, CompletionRequest
 from jurybox.redaction import redact_credentials
@@ -188,11 +186,9 @@ class OpenAICompatibleProvider:
             status, headers, raw = await self._post(session, self._replicas[index], body)
         finally:
             self.in_flight[index] -= 1
-        limits = rate_limits_from_headers(headers)
         if not 200 <= status < 300:
             message = scrub_secrets(error_message(status, raw), self._secrets)
-            retry_after = parse_retry_after(headers)
-            raise classify_status(status, message, retry_after=retry_after, rate_limits=limits)
+            raise status_error(status, message, headers)
         try:
             data = json.loads(raw)
         except ValueError:
@@ -202,7 +198,7 @@ class OpenAICompatibleProvider:
             default_model=self.model,
             latency_ms=watch.elapsed_ms,
             native="response_format" in body,
-            rate_limits=limits,
+            rate_limits=rate_limits_from_headers(headers),
         )
 
     async def _post(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -33,6 +34,19 @@ _ID = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 _LABEL = re.compile(r"^[\w][\w .-]*$")
 
 
+def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{what} {value!r} must match {pattern.pattern}")
+        return value
+
+    return AfterValidator(check)
+
+
+_ExampleId = Annotated[str, _matching(_ID, "example id")]
+_ExampleLabel = Annotated[str, _matching(_LABEL, "example label")]
+
+
 class _Frozen(BaseModel):
     # defer_build: the validators are built on first use, so a run that loads no rubric or
     # criterion file (a plain pairwise run) does not build them before its first request.
@@ -42,7 +56,7 @@ class _Frozen(BaseModel):
 class FewShotExample(_Frozen):
     """A labelled example shown to the judge."""
 
-    id: str | None = Field(None, description="Stable id, used for split-leakage checks.")
+    id: _ExampleId | None = Field(None, description="Stable id, used for split-leakage checks.")
     input: str = Field(
         validation_alias=AliasChoices("input", "question"),
         description="The user input / question (YAML key `input` or `question`).",
@@ -50,7 +64,7 @@ class FewShotExample(_Frozen):
     response: str
     answer: Literal["Pass", "Fail"]
     reasoning: str = Field(min_length=1, description="Why the answer is right: shown as few-shot.")
-    label: str | None = Field(None, description="Free tag such as 'borderline'.")
+    label: _ExampleLabel | None = Field(None, description="Free tag such as 'borderline'.")
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -58,42 +72,14 @@ class FewShotExample(_Frozen):
         # "pass" / "PASS" in a hand-written YAML file mean the same thing as "Pass".
         return value.strip().capitalize() if isinstance(value, str) else value
 
-    @field_validator("id")
-    @classmethod
-    def _valid_id(cls, value: str | None) -> str | None:
-        if value is not None and not _ID.match(value):
-            raise ValueError(f"example id {value!r} must match {_ID.pattern}")
-        return value
-
-    @field_validator("label")
-    @classmethod
-    def _valid_label(cls, value: str | None) -> str | None:
-        if value is not None and not _LABEL.match(value):
-            raise ValueError(f"example label {value!r} must match {_LABEL.pattern}")
-        return value
-
 
 class ExampleRef(_Frozen):
     """A grounding example taken from the train split by item id (question, response and the
     human label come from the split; the reasoning shown to the judge is written here)."""
 
-    id: str = Field(description="Item id in the train split.")
+    id: _ExampleId = Field(description="Item id in the train split.")
     reasoning: str = Field(min_length=1, description="Why the human label is right.")
-    label: str | None = Field(None, description="Free tag such as 'borderline'.")
-
-    @field_validator("id")
-    @classmethod
-    def _valid_id(cls, value: str) -> str:
-        if not _ID.match(value):
-            raise ValueError(f"example id {value!r} must match {_ID.pattern}")
-        return value
-
-    @field_validator("label")
-    @classmethod
-    def _valid_label(cls, value: str | None) -> str | None:
-        if value is not None and not _LABEL.match(value):
-            raise ValueError(f"example label {value!r} must match {_LABEL.pattern}")
-        return value
+    label: _ExampleLabel | None = Field(None, description="Free tag such as 'borderline'.")
 
 
 class RegexCheck(_Frozen):

@@ -18,7 +18,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jurybox.config import load_yaml
@@ -260,13 +259,7 @@ def _read_source(name_or_path: str, base_dir: Path | None) -> tuple[str, str]:
 
 def read_yaml_mapping(text: str, source: str) -> dict[str, Any]:
     """Parse YAML text that must hold a mapping; errors name the file and line."""
-    try:
-        data = load_yaml(text, source)  # a duplicate key is a ConfigError naming both lines
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", exc)
-        raise ConfigError(f"invalid YAML: {problem}", path=source, line=line) from None
+    data = load_yaml(text, source)  # not YAML, or a duplicate key: a ConfigError naming lines
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", path=source)
     return data

@@ -131,18 +131,17 @@ def items_from_rows(
     config: DatasetConfig | None = None,
     *,
     source: str = "<rows>",
-    first_row: int = 1,
 ) -> list[Item]:
     """Validate rows already in memory (a Ray Data batch, a DataFrame's records) as items.
 
     Rows are read like Parquet rows: nested values as such, JSON text or dotted columns, and
     ``config.columns`` / ``response_columns`` rename. Errors name ``source`` and the row number
-    (counted from ``first_row``).
+    (counted from 1).
     """
     spec = _Spec.build(config or DatasetConfig(), source)
     records = (
         _Record(_Where(source, number), dict(row), flat=True)
-        for number, row in enumerate(rows, start=first_row)
+        for number, row in enumerate(rows, start=1)
     )
     return _items(records, spec, source)
 

@@ -24,10 +24,17 @@ class Loaded:
     records: list[JudgeRecord] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
     unreadable: Counter[str] = field(default_factory=Counter)
+    seen: Counter[tuple[str, ...]] = field(default_factory=Counter)
 
     def note(self, value: Any) -> None:
         """Count one verdict value the format does not define (shown at the end of the import)."""
         self.unreadable[value_label(value)] += 1
+
+    def repeat(self, *key: str) -> int:
+        """The same judge, item and order again (a re-run appended to the file) is a repeat:
+        0 the first time, then 1, 2 ..., not a clash."""
+        self.seen[key] += 1
+        return self.seen[key] - 1
 
 
 def value_label(value: Any) -> str:

@@ -84,7 +84,6 @@ def read_alpacaeval(source: Path, stamp: str) -> Loaded:
     """AlpacaEval / AlpacaFarm annotation files (a file, or a folder of ``*.json``)."""
     loaded = Loaded()
     items = _Items()
-    seen: dict[tuple[str, str], int] = {}
     for path in _files(source):
         for at, raw in json_entries(path):
             entry = mapping_of(raw, at)
@@ -94,7 +93,7 @@ def read_alpacaeval(source: Path, stamp: str) -> Loaded:
             if winner is None:
                 loaded.note(value)
             judge = text_of(entry, "annotator", at, required=False) or path.stem
-            repeat = seen[(item.id, judge)] = seen.get((item.id, judge), -1) + 1
+            repeat = loaded.repeat(item.id, judge)
             loaded.records.append(
                 pair_record(
                     run_id=f"import-alpacaeval-{path.stem}",

@@ -125,12 +125,6 @@ class _Reader:
         base = source.parent if source.is_file() else source
         bench = base.parent if base.name == "model_judgment" else base
         self.texts = _Texts(bench)
-        self.seen: dict[tuple[str, ...], int] = {}
-
-    def repeat(self, *key: str) -> int:
-        """A judgment already seen (a re-run appended to the file) is a repeat, not a clash."""
-        self.seen[key] = self.seen.get(key, -1) + 1
-        return self.seen[key]
 
     def pair(self, row: Mapping[str, Any], at: At) -> None:
         qid = id_of(row, "question_id", at)
@@ -138,7 +132,7 @@ class _Reader:
         turn = _turn_of(row, at)
         item_id = f"mt_bench/{qid}/turn{turn}/{models['model_1']} vs {models['model_2']}"
         judge, model = _judge(row, at)
-        repeat = self.repeat(item_id, judge)
+        repeat = self.loaded.repeat(item_id, judge)
         for game, shown in _GAMES:
             value = row.get(game, MISSING)
             winner = value if value in ("model_1", "model_2", "tie") else None
@@ -188,7 +182,7 @@ class _Reader:
                 score=score,
                 status=Status.OK if score is not None else Status.UNPARSED,
                 raw=raw_text(row.get("judgment")),
-                repeat=self.repeat(item_id, judge, name),
+                repeat=self.loaded.repeat(item_id, judge, name),
             )
         )
         item = self.items.get(item_id) or Item(

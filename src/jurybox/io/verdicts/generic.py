@@ -47,7 +47,6 @@ MAP_KEYS = {
     "arm_a": "option: name of the first arm (default response_a)",
     "arm_b": "option: name of the second arm (default response_b)",
 }
-_OPTIONS = {"preferred_is", "arm_a", "arm_b"}
 _VERDICT_KEYS = ("preferred", "score", "label")
 _BINARY = {
     **dict.fromkeys(("yes", "true", "1", "pass", "passed", "y", "t"), "Pass"),
@@ -169,19 +168,13 @@ def _swapped(row: Mapping[str, Any], mapping: Mapping[str, str]) -> bool:
 
 
 class _Reader:
-    """One generic table being read: the mapping, the repeat counter, what was found."""
+    """One generic table being read: the mapping and what was found."""
 
     def __init__(self, source: Path, mapping: Mapping[str, str], stamp: str) -> None:
         self.source, self.m, self.stamp = source, mapping, stamp
         self.run_id = f"import-generic-{source.stem}"
         self.loaded = Loaded()
         self.items: dict[str, Item] = {}
-        self.seen: dict[tuple[str, ...], int] = {}
-
-    def repeat(self, *key: str) -> int:
-        """The same judge, item and order again is a repeat, not a duplicate."""
-        self.seen[key] = self.seen.get(key, -1) + 1
-        return self.seen[key]
 
     def pairwise(self, row: Mapping[str, Any], at: At) -> None:
         m = self.m
@@ -204,7 +197,7 @@ class _Reader:
                 shown=shown,
                 winner=winner,
                 status=Status.OK if winner else Status.UNPARSED,
-                repeat=self.repeat(qid, judge, shown[0]),
+                repeat=self.loaded.repeat(qid, judge, shown[0]),
                 confidence=_optional(row, m, "confidence", at),
                 model=_optional(row, m, "model", at),
             )
@@ -233,7 +226,7 @@ class _Reader:
                 verdict=read if key == "label" else None,
                 criterion=criterion,
                 model=_optional(row, m, "model", at),
-                repeat=self.repeat(qid, judge, arm, criterion or ""),
+                repeat=self.loaded.repeat(qid, judge, arm, criterion or ""),
             )
         )
         self._single_item(qid, arm, key, row, at)

@@ -429,11 +429,6 @@ def item_row(item: Item) -> ItemRow:
     return ItemRow(str(item.id), cut_text(item.question, TEXT_CHARS), responses)
 
 
-def row_json(row: ItemRow, judges: Sequence[str]) -> dict[str, Any]:
-    """One item as the page's script reads it (the short keys of ``ExplorerData.to_json``)."""
-    return _row_json(row, judges)
-
-
 class ExplorerRows:
     """The embedded explorer's rows, built as the records are read (``add``): one per dataset
     item, in order, then one per other item the records name."""

@@ -75,11 +75,6 @@ def render(spec: PlotSpec) -> RenderedPlot:
     return RenderedPlot(spec, png.getvalue(), svg.getvalue().decode("utf-8"))
 
 
-def render_png(spec: PlotSpec) -> bytes:
-    """Draw ``spec`` and return the PNG bytes."""
-    return render(spec).png
-
-
 def build_figure(spec: PlotSpec) -> Figure:
     """The drawn figure of a plot that applies (the axes stay readable for tests)."""
     if not spec.drawn:

@@ -9,7 +9,6 @@ as ``<0.001``; counts as integers. A missing value is an em dash, never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 MISSING = "—"
@@ -79,13 +78,6 @@ def fmt_count(numerator: Any, denominator: Any) -> str:
     if not (_is_number(numerator) and _is_number(denominator)):
         return MISSING
     return f"{int(numerator)}/{int(denominator)}"
-
-
-def fmt_estimate(entry: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3) -> str:
-    """``estimate [ci_low, ci_high]`` from a metric mapping, or the estimate alone."""
-    if not entry:
-        return MISSING
-    return fmt_value_ci(entry.get(key), entry.get("ci_low"), entry.get("ci_high"), digits)
 
 
 #: A figure that rests on fewer items than this says so beside it (``few_items``).

@@ -48,10 +48,3 @@ def safe_link_target(url: str) -> str | None:
     if not scheme and ":" in cleaned.split("/", 1)[0]:
         return None  # "javascript&colon;..." after unescaping, or an odd scheme urlsplit missed
     return url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-
-
-def markdown_link(label: str, url: str) -> str:
-    """``[label](url)`` with the label escaped; just the escaped label when ``url`` is unsafe."""
-    target = safe_link_target(url)
-    text = escape_markdown(label)
-    return f"[{text}]({target})" if target is not None else text
