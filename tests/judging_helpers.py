@@ -3,6 +3,7 @@ as the ``JudgeRecord`` fields they fill (what reaches judgments.jsonl)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ def record_fields(judgment: Judgment, unit: WorkUnit) -> dict[str, Any]:
         raw_response=None,
         timestamp="",
     )
-    fields = judgment.fill(blank).to_dict()
+    fields = dataclasses.replace(blank, **judgment.fields()).to_dict()
     fields["status"] = Status(fields["status"])
     return fields
 

@@ -1,18 +1,18 @@
 """Typed results of one judgment, one frozen dataclass per mode, and how each lands in a record.
 
 A mode's ``interpret`` returns these; ``pipeline.recording`` adds provenance and usage and
-builds the record with the result's ``fields()`` in one go (``JudgeRecord(**fields)``);
-``fill(record)`` applies them to an existing record. Both refuse a misspelt or unknown field
-name (``TypeError``), so nothing a result says is silently dropped.
+builds the record with the result's ``fields()`` in one go (``JudgeRecord(**fields)``), which
+refuses a misspelt or unknown field name (``TypeError``), so nothing a result says is silently
+dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from jurybox.records import JudgeRecord, Status
+from jurybox.records import Status
 
 Verdict = Literal["A", "B", "TIE"]
 Answer = Literal["Pass", "Fail"]
@@ -45,9 +45,6 @@ class Failed:
             "response_b_label": self.pair.b if self.pair else None,
         }
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
-
 
 def _ok(method: str) -> dict[str, Any]:
     return {
@@ -77,9 +74,6 @@ class ArmScores:
             "gate_failures": self.gate_failures,
             "safety_flags": self.safety_flags,
         }
-
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
 
 
 @dataclass(frozen=True)
@@ -117,9 +111,6 @@ class PairwiseResult:
             fields.update(self.arms.fields())
         return fields
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
-
 
 @dataclass(frozen=True)
 class RubricResult:
@@ -141,9 +132,6 @@ class RubricResult:
         fields.update(holistic_fallback=True, overall={self.arm: holistic}, safety_flags=flags)
         return fields
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
-
 
 @dataclass(frozen=True)
 class RankingResult:
@@ -159,9 +147,6 @@ class RankingResult:
         fields["ranking"] = list(self.ranking)
         return fields
 
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
-
 
 @dataclass(frozen=True)
 class CriterionResult:
@@ -175,9 +160,6 @@ class CriterionResult:
         fields = _ok(self.method)
         fields["verdict"] = self.answer
         return fields
-
-    def fill(self, record: JudgeRecord) -> JudgeRecord:
-        return replace(record, **self.fields())
 
 
 Judgment = Failed | PairwiseResult | RubricResult | RankingResult | CriterionResult
