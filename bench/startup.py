@@ -15,7 +15,8 @@ imports, the wall of ``jurybox --help`` and ``jurybox run --help``, and the impo
 real run by package: over the whole run, and before its first request (an audit hook marks the
 first TCP connect in the ``-X importtime`` output).
 
-Usage: ``python bench/startup.py [--tries 10] [--items 4] [--src TREE]``; with ``--baseline
+Usage: ``python bench/startup.py [--tries 10] [--items 4] [--src TREE] [--provider openai]``
+(``openai``: the vendor adapter through the openai SDK instead of aiohttp); with ``--baseline
 TREE`` it times only the first request, of TREE and of the source tree taking turns (the fair
 comparison on a machine whose load changes by the minute); with ``--instructions`` it counts
 the instructions the child runs from its start to its first request under valgrind's callgrind
@@ -90,7 +91,16 @@ class ServerThread:
         self._thread.join(10)
 
 
-def write_inputs(folder: Path, url: str, items: int) -> Path:
+# ``--provider openai``: the vendor adapter, through the openai SDK (httpx), at the same server;
+# the SDK requires a key, and this one only ever reaches the loopback server of this process.
+LOOPBACK_KEY_ENV = "JURYBOX_BENCH_LOOPBACK_KEY"
+PROVIDERS = {
+    "openai_compatible": {"provider": "openai_compatible", "api_key_env": None},
+    "openai": {"provider": "openai", "api_key_env": LOOPBACK_KEY_ENV},
+}
+
+
+def write_inputs(folder: Path, url: str, items: int, provider: str = "openai_compatible") -> Path:
     """A pairwise dataset of ``items`` items and a config with one keyless local judge."""
     answers = {"control": "a", "treatment": "b"}
     rows = (
@@ -98,14 +108,7 @@ def write_inputs(folder: Path, url: str, items: int) -> Path:
     )
     (folder / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
     config = {
-        "judges": {
-            "wire": {
-                "provider": "openai_compatible",
-                "model": "wire-judge",
-                "base_url": url,
-                "api_key_env": None,
-            }
-        },
+        "judges": {"wire": {**PROVIDERS[provider], "model": "wire-judge", "base_url": url}},
         "task": {"mode": "pairwise"},
         "pipeline": {"cache": False, "test_retest_count": 0},
         "paths": {"dataset": "items.jsonl", "output_dir": "out"},
@@ -118,7 +121,7 @@ def write_inputs(folder: Path, url: str, items: int) -> Path:
 def child_env(src: Path = SRC) -> dict[str, str]:
     """``src`` first; bytecode is written and read, as for an installed package."""
     path = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH", "")]))
-    env = {**os.environ, "PYTHONPATH": path}
+    env = {**os.environ, "PYTHONPATH": path, LOOPBACK_KEY_ENV: "sk-loopback-only"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # else every start compiles jurybox from source
     return env
 
@@ -305,6 +308,12 @@ def main() -> None:
     parser.add_argument("--tries", type=int, default=10)
     parser.add_argument("--items", type=int, default=4)
     parser.add_argument("--top", type=int, default=20, help="Packages listed in the breakdown.")
+    parser.add_argument(
+        "--provider",
+        choices=sorted(PROVIDERS),
+        default="openai_compatible",
+        help="The judge's adapter: openai_compatible (aiohttp) or openai (the openai SDK).",
+    )
     parser.add_argument("--src", type=Path, help="Source tree to time (default: this one's).")
     parser.add_argument(
         "--baseline",
@@ -325,7 +334,7 @@ def main() -> None:
         print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         with tempfile.TemporaryDirectory() as tmp, ServerThread() as server:
-            config = write_inputs(Path(tmp), server.url, args.items)
+            config = write_inputs(Path(tmp), server.url, args.items, args.provider)
             trees = {"baseline": args.baseline.resolve(), "source": src}
             side_by_side(server, config, Path(tmp), trees, args.tries)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -334,7 +343,7 @@ def main() -> None:
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}; {platform.platform()}; {os.cpu_count()} CPUs")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp, ServerThread() as server:
-        config = write_inputs(Path(tmp), server.url, args.items)
+        config = write_inputs(Path(tmp), server.url, args.items, args.provider)
         time_first_request(server, config, Path(tmp) / "warm-up", src)  # writes the bytecode
         outputs = [Path(tmp) / f"out{n}" for n in range(args.tries)]
         runs = [time_first_request(server, config, output, src) for output in outputs]
