@@ -140,7 +140,8 @@ PART_RECORDS = 100_000
 def score_columns(table: pa.Table) -> pd.DataFrame:
     """The score rows of the ok records that are not holistic fallbacks (``frame`` module
     docstring; rows whose score is NaN or infinite kept, for the frame to set apart and name),
-    record by record, typed as a DataFrame of their Python values types them."""
+    record by record: numbers typed as a DataFrame of their Python values types them, the
+    texts (``arm``, ``position``, ``dimension``) as the sorted categoricals the frame keeps."""
     parts = [
         _score_part(table.slice(first, PART_RECORDS), first)
         for first in range(0, table.num_rows, PART_RECORDS)
@@ -161,7 +162,7 @@ def score_columns(table: pa.Table) -> pd.DataFrame:
 
 def _score_part(table: pa.Table, first: int) -> dict[str, Any]:
     """The score rows of a part of the records (``rec`` counted from ``first``): numbers as
-    numpy arrays, texts as Arrow strings."""
+    numpy arrays, texts dictionary encoded (a few distinct ones over ten times the records)."""
     ok = pc.and_(
         pc.equal(table.column("status"), Status.OK.value),
         pc.invert(table.column("holistic_fallback")),
