@@ -123,18 +123,21 @@ def test_sorted_categorical_is_pandas_categorical() -> None:
     assert sorted_categorical(values.astype(object), object_categories=False) is None
 
 
+def _dimension_rows(
+    rng: np.random.Generator, n: int, categorical: bool, **columns: Any
+) -> pd.DataFrame:
+    """Rows of a ``dimension`` ("u", "v", "w" or missing; text or categorical), ``columns``
+    and a ``score``, indexed from 3."""
+    dims = _keys(rng, n, "uvw", missing=True)
+    dimension = _categorical(dims) if categorical else pd.Series(dims, dtype="str")
+    table = pd.DataFrame({"dimension": dimension, **columns, "score": rng.random(n)})
+    return table.set_index(pd.RangeIndex(3, 3 + n))
+
+
 @pytest.mark.parametrize("categorical", [False, True])
 def test_split_by_is_the_groupby(categorical: bool) -> None:
     rng = np.random.default_rng(6)
-    n = 300
-    keys = _keys(rng, n, "wvu", missing=True)
-    table = pd.DataFrame(
-        {
-            "dimension": _categorical([*keys[:-1], None]) if categorical else keys,
-            "judge": _categorical(_keys(rng, n, "ab", False)),
-            "score": rng.random(n),
-        }
-    ).set_index(pd.RangeIndex(7, 7 + n))
+    table = _dimension_rows(rng, 300, categorical, judge=_categorical(_keys(rng, 300, "ab", False)))
     if categorical:  # a category no row holds
         table["dimension"] = table["dimension"].cat.add_categories(["absent"])
     parts = split_by(table, "dimension")
@@ -176,15 +179,7 @@ def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
     from jurybox.analysis.frame import AnalysisFrame
 
     rng = np.random.default_rng(5)
-    n = 400
-    dims = _keys(rng, n, "uvw", missing=True)
-    scores = pd.DataFrame(
-        {
-            "dimension": _categorical(dims) if categorical else pd.Series(dims, dtype="str"),
-            "retest": rng.random(n) < 0.2,
-            "score": rng.random(n),
-        }
-    ).set_index(pd.RangeIndex(3, 3 + n))
+    scores = _dimension_rows(rng, 400, categorical, retest=rng.random(400) < 0.2)
     frame = AnalysisFrame(pd.DataFrame(), scores, pd.DataFrame(), None, (), ())  # type: ignore[arg-type]
     for dim in ("u", "v", "w", "absent"):
         expected = scores[(scores["dimension"] == dim) & ~scores["retest"]]
