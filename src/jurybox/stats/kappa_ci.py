@@ -87,7 +87,7 @@ def tables_by_cluster(
     cells = (groups * k + a_codes) * k + b_codes
     # counted as floats at once (exact), not as integers then copied
     counts = np.bincount(cells, weights=np.ones(cells.size), minlength=size * k * k)
-    return counts.reshape(size, k, k)
+    return np.asarray(counts, dtype=np.float64).reshape(size, k, k)  # float64 already: no copy
 
 
 def kappa_bootstrap(
