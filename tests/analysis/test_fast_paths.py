@@ -17,6 +17,7 @@ from jurybox.analysis._common import (
     TOTAL,
     in_values,
     keyed_like,
+    split_by,
 )
 from jurybox.analysis.frame import _fill_totals
 from jurybox.analysis.frame import _sorted_categorical as sorted_categorical
@@ -64,8 +65,9 @@ def _reference_fill_totals(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([scores, means[columns]], ignore_index=True)
 
 
+@pytest.mark.parametrize("categorical", [False, True])  # the score table's texts are codes
 @pytest.mark.parametrize("share_without_total", [0.0, 0.3, 1.0])
-def test_fill_totals_matches_the_merge(share_without_total: float) -> None:
+def test_fill_totals_matches_the_merge(share_without_total: float, categorical: bool) -> None:
     rng = np.random.default_rng(3)
     rows = []
     for rec in range(60):
@@ -77,6 +79,11 @@ def test_fill_totals_matches_the_merge(share_without_total: float) -> None:
                 rows.append((rec, arm, "A", TOTAL, float(rng.integers(1, 11)), np.nan, 0.0))
     columns = ["rec", "arm", "position", "dimension", "score", "confidence", "gate_failed"]
     scores = pd.DataFrame(rows, columns=columns).astype({"arm": "str", "dimension": "str"})
+    if categorical:
+        for name in ("arm", "position", "dimension"):
+            scores[name] = _categorical(
+                scores[name].astype(object).where(scores[name].notna(), None).tolist()
+            )
     pd.testing.assert_frame_equal(_fill_totals(scores), _reference_fill_totals(scores))
 
 
@@ -93,6 +100,30 @@ def test_sorted_categorical_is_pandas_categorical() -> None:
     encoded = sorted_categorical(empty, object_categories=False)
     assert encoded is not None and encoded.isna().all()
     assert sorted_categorical(values.astype(object), object_categories=False) is None
+
+
+def _dimension_rows(
+    rng: np.random.Generator, n: int, categorical: bool, **columns: Any
+) -> pd.DataFrame:
+    """Rows of a ``dimension`` ("u", "v", "w" or missing; text or categorical), ``columns``
+    and a ``score``, indexed from 3."""
+    dims = _keys(rng, n, "uvw", missing=True)
+    dimension = _categorical(dims) if categorical else pd.Series(dims, dtype="str")
+    table = pd.DataFrame({"dimension": dimension, **columns, "score": rng.random(n)})
+    return table.set_index(pd.RangeIndex(3, 3 + n))
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_split_by_is_the_groupby(categorical: bool) -> None:
+    rng = np.random.default_rng(6)
+    table = _dimension_rows(rng, 300, categorical, judge=_categorical(_keys(rng, 300, "ab", False)))
+    if categorical:  # a category no row holds
+        table["dimension"] = table["dimension"].cat.add_categories(["absent"])
+    parts = split_by(table, "dimension")
+    expected = [(str(k), part.drop(columns="dimension")) for k, part in table.groupby("dimension")]
+    assert [key for key, _ in parts] == [key for key, _ in expected] == ["u", "v", "w"]
+    for (_, got), (_, wanted) in zip(parts, expected, strict=True):
+        pd.testing.assert_frame_equal(got, wanted)
 
 
 def test_keyed_like_keeps_an_inner_merge() -> None:
@@ -127,15 +158,7 @@ def test_fresh_scores_are_the_boolean_filter(categorical: bool) -> None:
     from jurybox.analysis.frame import AnalysisFrame
 
     rng = np.random.default_rng(5)
-    n = 400
-    dims = _keys(rng, n, "uvw", missing=True)
-    scores = pd.DataFrame(
-        {
-            "dimension": _categorical(dims) if categorical else pd.Series(dims, dtype="str"),
-            "retest": rng.random(n) < 0.2,
-            "score": rng.random(n),
-        }
-    ).set_index(pd.RangeIndex(3, 3 + n))
+    scores = _dimension_rows(rng, 400, categorical, retest=rng.random(400) < 0.2)
     frame = AnalysisFrame(pd.DataFrame(), scores, pd.DataFrame(), None, (), ())  # type: ignore[arg-type]
     for dim in ("u", "v", "w", "absent"):
         expected = scores[(scores["dimension"] == dim) & ~scores["retest"]]

@@ -236,6 +236,11 @@ def test_slices_read_other_columns_of_the_kept_records_again(
     whole = read_judgments(path)
     keys = read_judgments(path, ["key"]).released()
     assert len(keys) == len(whole) and keys.table.num_columns == 0
+    # only the columns kept stay in memory; the others are read again, the same
+    narrowed = read_judgments(path, ["overall", "query_id"]).released(keep=["overall", "error"])
+    assert narrowed.table.column_names == ["overall"] and narrowed.dropped == whole.dropped
+    columns = ["query_id", "overall", "error"]
+    assert pa.concat_tables(narrowed.slices(columns)).equals(whole.table.select(columns))
     parts = list(keys.slices(["raw_response", "overall"]))
     assert len(parts) > 1
     assert pa.concat_tables(parts).equals(whole.table.select(["raw_response", "overall"]))

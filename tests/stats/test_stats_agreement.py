@@ -312,3 +312,27 @@ def test_kappa_of_a_positional_judge_is_undefined_not_zero_to_zero() -> None:
     picked = np.tile(["A", "B"], 30)
     with pytest.raises(ValueError, match="no spread"):
         cohen_kappa(picked, gold, clusters=np.repeat(np.arange(30), 2), rng=0)
+
+
+def test_kappa_of_a_stack_of_tables_is_each_tables_kappa() -> None:
+    """More tables than are weighed at once, each one's kappa as the formula gives it alone;
+    and the tables of each cluster counted as ``np.bincount`` counts them."""
+    from jurybox.stats import kappa_ci
+    from jurybox.stats.clustered import cluster_codes
+
+    rng = np.random.default_rng(8)
+    k = 6
+    weights = kappa_ci.disagreement_weights(k, "quadratic")
+    stack = rng.integers(0, 4, (kappa_ci._TABLES_AT_ONCE * 2 + 17, k, k)).astype(float)
+    total = stack.sum(axis=(-2, -1))
+    row, col = stack.sum(axis=-1) / total[:, None], stack.sum(axis=-2) / total[:, None]
+    observed = np.sum(stack * weights, axis=(-2, -1)) / total
+    expected = np.einsum("...i,ij,...j->...", row, weights, col)
+    assert np.array_equal(kappa_ci.kappa_of_tables(stack, weights), 1 - observed / expected)
+    assert kappa_ci.kappa_of_tables(stack[0], weights).shape == ()
+    a, b = rng.integers(0, k, 500), rng.integers(0, k, 500)
+    clusters = rng.integers(0, 40, 500)
+    tables = kappa_ci.tables_by_cluster(a, b, k, clusters)
+    cells = (cluster_codes(clusters, 500) * k + a) * k + b
+    assert tables.dtype == np.float64
+    assert np.array_equal(tables.ravel(), np.bincount(cells, minlength=tables.size))

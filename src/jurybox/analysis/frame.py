@@ -39,8 +39,13 @@ import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from jurybox.analysis._common import TOTAL, fresh_scores, in_values
-from jurybox.analysis.frame_columns import SCORE_COLUMNS, record_columns, score_columns
+from jurybox.analysis._common import TOTAL, fresh_scores, in_values, split_by
+from jurybox.analysis.frame_columns import (
+    SCORE_COLUMNS,
+    record_columns,
+    score_columns,
+    sorted_categorical,
+)
 from jurybox.analysis.labels import HumanLabels, build_labels
 from jurybox.analysis.options import AnalysisOptions
 from jurybox.io.record_fields import record_fields
@@ -126,11 +131,12 @@ def judge_scores(frame: AnalysisFrame, dimension: str = TOTAL) -> pd.DataFrame:
 
     def build() -> dict[str, pd.DataFrame]:
         keys = ["dimension", "judge", "family", "query_id", "arm"]
-        rows = fresh_scores(frame, columns=[*keys, "score"])
-        means = rows.groupby(keys, as_index=False, sort=False).agg(
-            score=("score", "mean"), n_records=("score", "size")
+        means = (
+            fresh_scores(frame, columns=[*keys, "score"])
+            .groupby(keys, as_index=False, sort=False)
+            .agg(score=("score", "mean"), n_records=("score", "size"))
         )
-        return {str(d): part.drop(columns="dimension") for d, part in means.groupby("dimension")}
+        return dict(split_by(means, "dimension"))
 
     found = frame.memo("judge_scores", build).get(dimension)
     if found is None:
@@ -362,14 +368,8 @@ def _sorted_categorical(values: pd.Series, *, object_categories: bool) -> pd.Cat
     array = pa.array(values.array)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    encoded = pc.dictionary_encode(array)
-    distinct = encoded.dictionary.to_pylist()
-    categories = sorted(distinct)
-    position = {value: i for i, value in enumerate(categories)}
-    remap = np.array([position[v] for v in distinct] + [-1], dtype=np.int64)  # null: -1
-    codes = remap[pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)]
-    index = pd.Index(categories, dtype=object if object_categories else None)
-    return pd.Categorical.from_codes(codes, categories=index)
+    encoded = pa.chunked_array([pc.dictionary_encode(array)])
+    return sorted_categorical(encoded, object_categories=object_categories)
 
 
 def _assemble(

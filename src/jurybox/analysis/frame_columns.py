@@ -140,7 +140,8 @@ PART_RECORDS = 100_000
 def score_columns(table: pa.Table) -> pd.DataFrame:
     """The score rows of the ok records that are not holistic fallbacks (``frame`` module
     docstring; rows whose score is NaN or infinite kept, for the frame to set apart and name),
-    record by record, typed as a DataFrame of their Python values types them."""
+    record by record: numbers typed as a DataFrame of their Python values types them, the
+    texts (``arm``, ``position``, ``dimension``) as the sorted categoricals the frame keeps."""
     parts = [
         _score_part(table.slice(first, PART_RECORDS), first)
         for first in range(0, table.num_rows, PART_RECORDS)
@@ -155,13 +156,13 @@ def score_columns(table: pa.Table) -> pd.DataFrame:
         if isinstance(values[0], np.ndarray):
             columns[name] = np.concatenate(values)
         else:
-            columns[name] = _labelled(pa.chunked_array(values, type=pa.string()))
+            columns[name] = _categorical(pa.chunked_array(values))
     return pd.DataFrame(columns)
 
 
 def _score_part(table: pa.Table, first: int) -> dict[str, Any]:
     """The score rows of a part of the records (``rec`` counted from ``first``): numbers as
-    numpy arrays, texts as Arrow strings."""
+    numpy arrays, texts dictionary encoded (a few distinct ones over ten times the records)."""
     ok = pc.and_(
         pc.equal(table.column("status"), Status.OK.value),
         pc.invert(table.column("holistic_fallback")),
@@ -187,9 +188,9 @@ def _score_part(table: pa.Table, first: int) -> dict[str, Any]:
     taken = pa.array(rows)
     return {
         "rec": rec[rows] + first,
-        "arm": _named(arm[rows], names),
-        "position": _taken(letters, positions.keys),
-        "dimension": dimensions.take(taken),
+        "arm": pc.dictionary_encode(_named(arm[rows], names)),
+        "position": pc.dictionary_encode(_taken(letters, positions.keys)),
+        "dimension": pc.dictionary_encode(dimensions.take(taken)),
         "score": scores[rows],
         "confidence": _confidences(table, arms, dims, len(totals.rec))[rows],
         "gate_failed": np.concatenate((np.full(len(dims.rec), np.nan), gated))[rows],
@@ -214,12 +215,31 @@ def _named(codes: np.ndarray[Any, Any], names: pa.Array) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, names).cast(pa.string())
 
 
-def _labelled(values: pa.ChunkedArray) -> pd.Series:
-    """Texts as ``pd.Series(<their Python values>).infer_objects()`` types them: Arrow
-    strings (NaN where missing), or objects where every value is missing."""
+def _categorical(values: pa.ChunkedArray) -> Any:
+    """Texts given as dictionary codes (a part's own dictionary each) as the sorted
+    categorical the frame keeps of them (``sorted_categorical``), never a text per row: a
+    million records' score rows are six million. Where every value is missing: objects, as
+    ``pd.Series(<their Python values>).infer_objects()`` types them."""
     if values.null_count == len(values):
         return pd.Series(np.full(len(values), None, dtype=object)).infer_objects()
-    return pd.Series(values.to_pandas())
+    return sorted_categorical(values.unify_dictionaries())
+
+
+def sorted_categorical(
+    encoded: pa.ChunkedArray, *, object_categories: bool = False
+) -> pd.Categorical:
+    """``pd.Categorical(<the texts>, categories=sorted(<distinct texts>))`` of dictionary
+    encoded texts (one dictionary for every chunk, each value in it occurring): codes
+    remapped, no text per row. ``object_categories``: categories held as Python strings."""
+    distinct = encoded.chunk(0).dictionary.to_pylist() if encoded.num_chunks else []
+    categories = sorted(distinct)
+    position = {value: i for i, value in enumerate(categories)}
+    remap = np.array([position[v] for v in distinct] + [-1], dtype=np.int64)  # null: -1
+    indices = [pc.fill_null(chunk.indices, -1) for chunk in encoded.chunks]
+    joined = pa.chunked_array(indices, type=pa.int32()) if indices else pa.array([], pa.int32())
+    codes = remap[np.asarray(joined.to_numpy(), dtype=np.int64)]
+    index = pd.Index(categories, dtype=object if object_categories else None)
+    return pd.Categorical.from_codes(codes, categories=index)
 
 
 def _confidences(table: pa.Table, arms: MapEntries, dims: MapEntries, n_totals: int) -> Any:

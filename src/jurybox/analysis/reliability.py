@@ -310,6 +310,7 @@ def _score_errors(frame: AnalysisFrame) -> tuple[pd.DataFrame, str]:
         if not merged.empty:
             return merged.assign(error=(merged["score"] - merged["score_human"]).abs()), "human"
     grouped = allrows.groupby(["query_id", "arm", "dimension", "judge"])["score"].mean()
+    del allrows  # every score row: let go before the joins below copy the rows with confidence
     per_item = grouped.groupby(level=[0, 1, 2]).agg(["sum", "size"])
     keyed = rows.join(per_item, on=["query_id", "arm", "dimension"])
     own = rows.join(grouped.rename("own"), on=["query_id", "arm", "dimension", "judge"])["own"]

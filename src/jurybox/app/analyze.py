@@ -44,7 +44,7 @@ from jurybox.io.record_table import Judgments, records_table
 from jurybox.records import Item, JudgeRecord
 from jurybox.reporting import ReportPaths, print_summary, report_folder, write_reports
 from jurybox.reporting.explorer.calls import PROMPT_RECORDS
-from jurybox.reporting.render.records_pass import write_pass
+from jurybox.reporting.render.records_pass import PASS_FIELDS, write_pass
 from jurybox.thresholds import TrustThresholds
 
 
@@ -166,6 +166,14 @@ def _analysed(
     return report
 
 
+def _benchmark_items(items: Sequence[Item] | None) -> list[Item] | None:
+    """The items the analysis still reads once the frame holds theirs: only those of an
+    imported benchmark (its own figures). The texts of the others go, before the analysis."""
+    if items is None:
+        return None
+    return [item for item in items if item.metadata and item.metadata.get("source")]
+
+
 def _run_options(
     path: Path, judged: Judgments, thresholds: TrustThresholds | None
 ) -> AnalysisOptions:
@@ -229,9 +237,12 @@ def analyze_to_dir(
         # The appendix and the explorer now, from the columns the frame read (the texts read
         # again): then the frame holds all the analysis reads.
         prompts = sent_prompts(path) if len(judged) <= PROMPT_RECORDS else None
+        # Of the columns the frame read, only those the pass shows stay (the scores go).
+        judged = judged.released(keep=PASS_FIELDS)
         written = write_pass(frame, judged, items, staging, prompts)
         try:
             judged = judged.released()
+            items = _benchmark_items(items)
             report = _analysed(frame, judged, items, options)
             report = _with_run(_with_input_screen(report, judged.dropped, screen), path)
             doing = f"writing the report{' and its plots' if plots else ''} to {out_dir}"

@@ -130,11 +130,14 @@ class Judgments:
             yield pa.Table.from_arrays(arrays, schema=_schema_of(tuple(columns)))
             done += part.num_rows
 
-    def released(self) -> Judgments:
-        """The same records without their columns in memory (``slices`` reads them again)."""
+    def released(self, keep: Sequence[str] = ()) -> Judgments:
+        """The same records with only the columns ``keep`` in memory, the others let go
+        (``slices`` reads them again)."""
         if self.source is None:
             return self
-        return replace(self, table=self.table.select([]))
+        return replace(
+            self, table=self.table.select([n for n in self.table.column_names if n in keep])
+        )
 
     def records(self, query_ids: Iterable[str] | None = None) -> list[JudgeRecord]:
         """The records (of these items only), as ``JudgeRecord`` objects."""
