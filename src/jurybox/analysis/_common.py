@@ -289,4 +289,8 @@ def split_by(table: pd.DataFrame, column: str) -> list[tuple[str, pd.DataFrame]]
         return [(str(key), part.drop(columns=column)) for key, part in table.groupby(column)]
     rest = table.drop(columns=column)
     groups = values.groupby(values, observed=True).indices
-    return [(str(key), rest.take(groups[key])) for key in values.cat.categories if key in groups]
+    return [
+        (str(key), rest.take(np.asarray(groups[key])))
+        for key in values.cat.categories
+        if key in groups
+    ]
