@@ -122,6 +122,32 @@ def summed_interval(
     return low, high, f"expanded BCa bootstrap interval over {groups} items"
 
 
+def agreement_interval(
+    totals: FloatArray,
+    statistic: Callable[[FloatArray], FloatArray],
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+    what: str,
+) -> tuple[float | None, float | None, str]:
+    """``summed_interval`` of an agreement coefficient, clipped to [-1, 1], and the words its
+    result's ``method`` ends with: ``"; <how it was made>"``, or ``"; no interval: <why>"`` (the
+    bounds None) where the interval is undefined."""
+    try:
+        low, high, how = summed_interval(
+            totals,
+            statistic,
+            confidence=confidence,
+            n_bootstrap=n_bootstrap,
+            rng=rng,
+            what=what,
+        )
+    except ValueError as exc:
+        return None, None, f"; no interval: {exc}"
+    return max(-1.0, low), min(1.0, high), f"; {how}"
+
+
 def jackknife_normal(
     point: float, jack: FloatArray, confidence: float, what: str
 ) -> tuple[float, float, str]:

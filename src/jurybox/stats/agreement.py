@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as sps
 from statsmodels.stats import inter_rater
 
-from jurybox.stats._bootstrap import cluster_totals, summed_interval
+from jurybox.stats._bootstrap import agreement_interval, cluster_totals
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import (
     LabelMatrix,
@@ -322,21 +322,14 @@ def fleiss_kappa(
     method = "Fleiss' kappa (1971); z-test with the null SE of Fleiss, Nee & Landis (1979)"
     # per unit: [1, its observed agreement, its ratings per category]
     terms = np.column_stack([np.ones(n_items), _fleiss_agreement(table, n_raters), table])
-    try:
-        low, high, how = summed_interval(
-            cluster_totals(terms, codes),
-            lambda sums: _fleiss_of_sums(sums, n_raters),
-            confidence=conf,
-            n_bootstrap=reps,
-            rng=as_generator(rng),
-            what="Fleiss' kappa",
-        )
-    except ValueError as exc:
-        ci: tuple[float | None, float | None] = (None, None)
-        method += f"; no interval: {exc}"
-    else:
-        ci = (max(-1.0, low), min(1.0, high))
-        method += f"; {how}"
+    low, high, how = agreement_interval(
+        cluster_totals(terms, codes),
+        lambda sums: _fleiss_of_sums(sums, n_raters),
+        confidence=conf,
+        n_bootstrap=reps,
+        rng=as_generator(rng),
+        what="Fleiss' kappa",
+    )
     return FleissKappaResult(
         kappa=kappa,
         p_observed=p_o,
@@ -347,9 +340,9 @@ def fleiss_kappa(
         n_items=n_items,
         n_raters=n_raters,
         n_categories=table.shape[1],
-        method=method,
-        ci_low=ci[0],
-        ci_high=ci[1],
+        method=method + how,
+        ci_low=low,
+        ci_high=high,
         n_clusters=int(codes.max()) + 1,
         confidence=conf,
     )

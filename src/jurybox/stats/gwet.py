@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from jurybox.stats._bootstrap import cluster_totals, summed_interval
+from jurybox.stats._bootstrap import agreement_interval, cluster_totals
 from jurybox.stats._rng import RNGLike, as_generator
 from jurybox.stats._validate import LabelMatrix, category_order, confidence_level, count, numeric_2d
 from jurybox.stats.clustered import cluster_codes
@@ -161,21 +161,14 @@ def gwet_ac_counts(
     method = f"Gwet's {kind}; pa over units with ≥ 2 ratings, pe over all rated units"
     _, codes = np.unique(codes, return_inverse=True)
     terms = _unit_terms(table, weighted, pairable)
-    try:
-        low, high, how = summed_interval(
-            cluster_totals(terms, codes.ravel()),
-            lambda sums: _coefficient(sums, float(w.sum()), q),
-            confidence=conf,
-            n_bootstrap=reps,
-            rng=as_generator(rng),
-            what=f"Gwet's {kind}",
-        )
-    except ValueError as exc:
-        ci: tuple[float | None, float | None] = (None, None)
-        method += f"; no interval: {exc}"
-    else:
-        ci = (max(-1.0, low), min(1.0, high))
-        method += f"; {how}"
+    low, high, how = agreement_interval(
+        cluster_totals(terms, codes.ravel()),
+        lambda sums: _coefficient(sums, float(w.sum()), q),
+        confidence=conf,
+        n_bootstrap=reps,
+        rng=as_generator(rng),
+        what=f"Gwet's {kind}",
+    )
     return GwetResult(
         coefficient=(p_a - p_e) / (1 - p_e),
         p_agreement=p_a,
@@ -183,9 +176,9 @@ def gwet_ac_counts(
         n_units=int(table.shape[0]),
         n_categories=q,
         weights=weights,
-        method=method,
-        ci_low=ci[0],
-        ci_high=ci[1],
+        method=method + how,
+        ci_low=low,
+        ci_high=high,
         n_clusters=int(codes.max()) + 1,
         confidence=conf,
     )
