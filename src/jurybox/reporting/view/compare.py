@@ -26,20 +26,17 @@ from jurybox.reporting.view.format import (
     fmt_rate,
     fmt_score,
     fmt_text,
+    fmt_value_ci,
 )
-from jurybox.reporting.view.tables import Link, Section, Table
+from jurybox.reporting.view.tables import Link, Section, Table, interval_of
 
 
 def _value_ci(metric: Metric | None, digits: int = 3, items: int | None = None) -> str:
     """The value and its interval, `` (<30 items)`` when ``items`` (what it rests on) are few."""
     if metric is None:
         return fmt_num(None)
-    low, high = getattr(metric, "ci_low", None), getattr(metric, "ci_high", None)
-    text = fmt_num(metric.value, digits)
     few = few_items(items) if metric.value is not None else ""
-    if low is None or high is None:
-        return text + few
-    return f"{text} [{fmt_num(low, digits)}, {fmt_num(high, digits)}]{few}"
+    return fmt_value_ci(metric.value, *interval_of(metric), digits) + few
 
 
 def _p(metric: Metric | None) -> str:
